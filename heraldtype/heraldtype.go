@@ -1,0 +1,261 @@
+// Package heraldtype holds the value types every part of Herald shares:
+// users, devices, notifications, deliveries, their states, and the error
+// values that cross package boundaries. It imports nothing from Herald, so
+// the root package, the stores, the dispatcher and the providers can all
+// depend on it without cycles (the role rivertype plays in River).
+package heraldtype
+
+import (
+	"strconv"
+	"time"
+)
+
+// Platform is the kind of device a push token belongs to (S0.2).
+type Platform string
+
+const (
+	PlatformAndroid Platform = "android"
+	PlatformIOS     Platform = "ios"
+	PlatformWeb     Platform = "web"
+)
+
+// Valid reports whether p is a known platform.
+func (p Platform) Valid() bool {
+	return p == PlatformAndroid || p == PlatformIOS || p == PlatformWeb
+}
+
+// DeviceStatus says whether a device's token may still be used (S0.2).
+type DeviceStatus string
+
+const (
+	DeviceActive  DeviceStatus = "ACTIVE"
+	DeviceInvalid DeviceStatus = "INVALID"
+)
+
+// Channel is a way of reaching a person. Only push is delivered by the core;
+// sms, email and in_app arrive with their providers.
+type Channel string
+
+const (
+	ChannelPush  Channel = "push"
+	ChannelSMS   Channel = "sms"
+	ChannelEmail Channel = "email"
+	ChannelInApp Channel = "in_app"
+)
+
+// Priority of a notification (S3.4).
+type Priority string
+
+const (
+	PriorityLow    Priority = "LOW"
+	PriorityNormal Priority = "NORMAL"
+	PriorityHigh   Priority = "HIGH"
+)
+
+// Valid reports whether p is a known priority.
+func (p Priority) Valid() bool {
+	return p == PriorityLow || p == PriorityNormal || p == PriorityHigh
+}
+
+// PayloadMode chooses between a notification the OS displays (alert) and a
+// data-only message the app renders itself (S1.4).
+type PayloadMode string
+
+const (
+	PayloadAlert PayloadMode = "alert"
+	PayloadData  PayloadMode = "data"
+)
+
+// Valid reports whether m is a known payload mode.
+func (m PayloadMode) Valid() bool { return m == PayloadAlert || m == PayloadData }
+
+// Guarantee is a notification type's delivery guarantee (Across all seeds,
+// S1.3). at_least_once resends a delivery whose outcome was lost;
+// at_most_once marks it unknown instead, because a duplicate is worse than a
+// miss for routine nudges.
+type Guarantee string
+
+const (
+	AtLeastOnce Guarantee = "at_least_once"
+	AtMostOnce  Guarantee = "at_most_once"
+)
+
+// Valid reports whether g is a known guarantee.
+func (g Guarantee) Valid() bool { return g == AtLeastOnce || g == AtMostOnce }
+
+// DeliveryState is a delivery's place in the state machine drawn in
+// docs/ARCHITECTURE.md.
+type DeliveryState string
+
+const (
+	// StatePending waits for run_at; the queue claims it from here.
+	StatePending DeliveryState = "pending"
+	// StateLeased is claimed by a worker until lease_until.
+	StateLeased DeliveryState = "leased"
+	// StateSent was accepted by the provider. Final.
+	StateSent DeliveryState = "sent"
+	// StateDead failed permanently or ran out of attempts. Final until replayed.
+	StateDead DeliveryState = "dead"
+	// StateUnknown is an at_most_once delivery whose lease expired mid-send:
+	// it may or may not have reached the provider, so it is never resent
+	// automatically. Final until replayed.
+	StateUnknown DeliveryState = "unknown"
+	// StateSkipped was never sent because its device became unusable
+	// (token invalidated, opted out, or deleted) before the send. Final.
+	StateSkipped DeliveryState = "skipped"
+)
+
+// Final reports whether a delivery in state s is never changed again except
+// by an explicit replay.
+func (s DeliveryState) Final() bool {
+	switch s {
+	case StateSent, StateDead, StateUnknown, StateSkipped:
+		return true
+	}
+	return false
+}
+
+// Valid reports whether s is a known state.
+func (s DeliveryState) Valid() bool {
+	switch s {
+	case StatePending, StateLeased, StateSent, StateDead, StateUnknown, StateSkipped:
+		return true
+	}
+	return false
+}
+
+// User is a person Herald notifies (S0.1). Timezone is an IANA name.
+type User struct {
+	ID        string    `json:"id"`
+	Timezone  string    `json:"timezone"`
+	Locale    string    `json:"locale,omitempty"`
+	Email     string    `json:"email,omitempty"`
+	Phone     string    `json:"phone,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Device is one app installation of a user, with its current push token
+// (S0.1, S0.2). A device maps 1:1 to a token, but the token is refreshed
+// over time.
+type Device struct {
+	ID            string       `json:"device_id"`
+	UserID        string       `json:"user_id"`
+	Platform      Platform     `json:"platform"`
+	Token         string       `json:"token"`
+	AppVersion    string       `json:"app_version,omitempty"`
+	PushOptIn     bool         `json:"push_opt_in"`
+	Status        DeviceStatus `json:"status"`
+	FailCount     int          `json:"fail_count"`
+	LastSeenAt    time.Time    `json:"last_seen_at"`
+	InvalidatedAt *time.Time   `json:"invalidated_at,omitempty"`
+	InvalidReason string       `json:"invalid_reason,omitempty"`
+	CreatedAt     time.Time    `json:"created_at"`
+	UpdatedAt     time.Time    `json:"updated_at"`
+}
+
+// Notification is one message for one user. A trigger naming several users
+// creates one notification per user; all of them share the trigger's
+// idempotency key.
+type Notification struct {
+	ID             string            `json:"id"`
+	UserID         string            `json:"user_id"`
+	Type           string            `json:"type"`
+	Title          string            `json:"title,omitempty"`
+	Body           string            `json:"body,omitempty"`
+	Data           map[string]string `json:"data,omitempty"`
+	Channels       []Channel         `json:"channels"`
+	Priority       Priority          `json:"priority"`
+	PayloadMode    PayloadMode       `json:"payload_mode"`
+	Guarantee      Guarantee         `json:"guarantee"`
+	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	SendAt         time.Time         `json:"send_at"`
+	CreatedAt      time.Time         `json:"created_at"`
+}
+
+// Delivery is one attempt target: a notification × channel × device. The
+// deliveries table is the queue.
+type Delivery struct {
+	ID                int64         `json:"id"`
+	NotificationID    string        `json:"notification_id"`
+	UserID            string        `json:"user_id"`
+	Type              string        `json:"type"`
+	Channel           Channel       `json:"channel"`
+	Provider          string        `json:"provider"`
+	DeviceID          string        `json:"device_id,omitempty"`
+	State             DeliveryState `json:"state"`
+	Guarantee         Guarantee     `json:"guarantee"`
+	Attempt           int           `json:"attempt"`
+	MaxAttempts       int           `json:"max_attempts"`
+	RunAt             time.Time     `json:"run_at"`
+	LeaseOwner        string        `json:"lease_owner,omitempty"`
+	LeaseUntil        *time.Time    `json:"lease_until,omitempty"`
+	LastErrorCode     string        `json:"last_error_code,omitempty"`
+	LastError         string        `json:"last_error,omitempty"`
+	ProviderMessageID string        `json:"provider_message_id,omitempty"`
+	ReplayCount       int           `json:"replay_count"`
+	LastReplayAt      *time.Time    `json:"last_replay_at,omitempty"`
+	LastReplayResult  DeliveryState `json:"last_replay_result,omitempty"`
+	CreatedAt         time.Time     `json:"created_at"`
+	UpdatedAt         time.Time     `json:"updated_at"`
+	FinishedAt        *time.Time    `json:"finished_at,omitempty"`
+	Attempts          []Attempt     `json:"attempts,omitempty"`
+}
+
+// IdempotencyKey is the key sent to the app as data.messageId (S0.5), so
+// the app can drop a duplicate it still receives. It is unique per delivery
+// and stable across retries and replays.
+func (d *Delivery) IdempotencyKey() string {
+	return DeliveryKey(d.NotificationID, d.ID)
+}
+
+// DeliveryKey builds a delivery's idempotency key from its notification id
+// and delivery id.
+func DeliveryKey(notificationID string, deliveryID int64) string {
+	return notificationID + "." + strconv.FormatInt(deliveryID, 10)
+}
+
+// AttemptOutcome is what one attempt of a delivery came to.
+type AttemptOutcome string
+
+const (
+	OutcomeSent         AttemptOutcome = "sent"
+	OutcomeRetry        AttemptOutcome = "retry"
+	OutcomeDead         AttemptOutcome = "dead"
+	OutcomeSkipped      AttemptOutcome = "skipped"
+	OutcomeLeaseExpired AttemptOutcome = "lease_expired"
+	OutcomeUnknown      AttemptOutcome = "unknown"
+	OutcomeReplayed     AttemptOutcome = "replayed"
+)
+
+// Attempt is one row of a delivery's timeline.
+type Attempt struct {
+	Attempt           int            `json:"attempt"`
+	At                time.Time      `json:"at"`
+	Outcome           AttemptOutcome `json:"outcome"`
+	ErrorCode         string         `json:"error_code,omitempty"`
+	Error             string         `json:"error,omitempty"`
+	RetryAfter        time.Duration  `json:"retry_after_ns,omitempty"`
+	ProviderMessageID string         `json:"provider_message_id,omitempty"`
+	Latency           time.Duration  `json:"latency_ns,omitempty"`
+}
+
+// Job is a claimed delivery with everything a provider needs to send it:
+// the device's current token (read at claim time, so a refreshed token is
+// used and an invalidated one is skipped) and the notification, shared by
+// all jobs of one notification in a claim batch.
+type Job struct {
+	Delivery     Delivery
+	Notification *Notification
+	// Device is nil when the delivery has no device or the device no longer
+	// exists.
+	Device *Device
+}
+
+// Message is what a provider is asked to send.
+type Message struct {
+	// Key is the delivery's idempotency key (data.messageId, S0.5).
+	Key          string
+	Notification *Notification
+	Device       *Device
+}

@@ -1,0 +1,90 @@
+// Package metrics holds Herald's Prometheus collectors. One Metrics value is
+// created per Client and registered on the registry the embedder chooses, so
+// there is no package-level state and two Clients in one process (as in
+// tests) never collide.
+package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics is every collector Herald exports.
+type Metrics struct {
+	// Accepted counts notifications written by a trigger (not replays).
+	Accepted *prometheus.CounterVec // labels: type
+	// Sent counts deliveries the provider accepted.
+	Sent *prometheus.CounterVec // labels: provider
+	// Failed counts failed attempts, whatever happens next.
+	Failed *prometheus.CounterVec // labels: provider, code
+	// Retried counts failed attempts that were scheduled again.
+	Retried *prometheus.CounterVec // labels: provider, code
+	// Dead counts deliveries that ended dead.
+	Dead *prometheus.CounterVec // labels: provider, code
+	// Skipped counts deliveries skipped because their device became unusable.
+	Skipped *prometheus.CounterVec // labels: reason
+	// Unknown counts at_most_once deliveries whose lease expired mid-send.
+	Unknown prometheus.Counter
+	// Requeued counts at_least_once deliveries whose expired lease was reclaimed.
+	Requeued prometheus.Counter
+	// InvalidatedTokens counts devices invalidated by a provider answer.
+	InvalidatedTokens *prometheus.CounterVec // labels: provider, reason
+	// Throttled counts throttle (quota) answers that slowed a sender down.
+	Throttled *prometheus.CounterVec // labels: provider
+	// QueueDepth is the number of deliveries per state.
+	QueueDepth *prometheus.GaugeVec // labels: state
+	// SendLatency is the time a provider took to answer one send.
+	SendLatency *prometheus.HistogramVec // labels: provider
+	// EndToEndLatency is the time from run_at (due) to the provider's answer
+	// for sent deliveries.
+	EndToEndLatency *prometheus.HistogramVec // labels: provider
+}
+
+// New creates the collectors and registers them on reg (if not nil).
+func New(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Accepted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_notifications_accepted_total", Help: "Notifications accepted by a trigger.",
+		}, []string{"type"}),
+		Sent: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_deliveries_sent_total", Help: "Deliveries accepted by their provider.",
+		}, []string{"provider"}),
+		Failed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_delivery_attempts_failed_total", Help: "Failed delivery attempts by provider error code.",
+		}, []string{"provider", "code"}),
+		Retried: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_deliveries_retried_total", Help: "Failed attempts scheduled for a retry.",
+		}, []string{"provider", "code"}),
+		Dead: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_deliveries_dead_total", Help: "Deliveries that failed permanently or ran out of attempts.",
+		}, []string{"provider", "code"}),
+		Skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_deliveries_skipped_total", Help: "Deliveries skipped because their device became unusable.",
+		}, []string{"reason"}),
+		Unknown: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herald_deliveries_unknown_total", Help: "at_most_once deliveries whose lease expired mid-send (never resent).",
+		}),
+		Requeued: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herald_deliveries_requeued_total", Help: "at_least_once deliveries reclaimed after their lease expired.",
+		}),
+		InvalidatedTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_tokens_invalidated_total", Help: "Device tokens invalidated by a provider answer.",
+		}, []string{"provider", "reason"}),
+		Throttled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_sender_throttled_total", Help: "Quota answers that slowed a sender down.",
+		}, []string{"provider"}),
+		QueueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "herald_queue_depth", Help: "Deliveries by state.",
+		}, []string{"state"}),
+		SendLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "herald_send_duration_seconds", Help: "Provider send latency.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+		}, []string{"provider"}),
+		EndToEndLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "herald_delivery_latency_seconds", Help: "Time from a delivery being due to its provider accepting it.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18),
+		}, []string{"provider"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.Accepted, m.Sent, m.Failed, m.Retried, m.Dead, m.Skipped, m.Unknown,
+			m.Requeued, m.InvalidatedTokens, m.Throttled, m.QueueDepth, m.SendLatency, m.EndToEndLatency)
+	}
+	return m
+}

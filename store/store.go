@@ -1,0 +1,220 @@
+// Package store defines the seam between Herald and its databases. The
+// interface is wide on purpose: it has one consumer (the root package and
+// the dispatcher) and several implementations (store/sqlite now,
+// store/postgres next), and every implementation must pass the shared
+// conformance suite in store/storetest unchanged.
+//
+// Rules every implementation follows:
+//   - Every state change that matters is one database transaction.
+//   - Times are supplied by the caller (an injected clock), never read from
+//     the database clock, so tests control them. Times are stored with at
+//     least millisecond precision and returned in UTC.
+//   - Driver errors are translated in one place per implementation: a
+//     missing row is a *heraldtype.Error with code ENOTFOUND, a uniqueness
+//     violation ECONFLICT.
+//   - Outcome writes are guarded by the state they leave and the lease
+//     owner, so a late or duplicate writer changes nothing (S4.4).
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// Store is what Herald needs from a database.
+type Store interface {
+	// Migrate applies the embedded migrations that have not run yet.
+	Migrate(ctx context.Context) error
+	// Ping reports whether the database answers (readiness).
+	Ping(ctx context.Context) error
+	// Close releases the database.
+	Close() error
+
+	// UpsertUser creates the user or replaces its mutable fields, keeping
+	// CreatedAt. u.UpdatedAt (and CreatedAt on insert) is taken from now.
+	UpsertUser(ctx context.Context, u heraldtype.User, now time.Time) (heraldtype.User, error)
+	// GetUser returns ENOTFOUND if the user does not exist.
+	GetUser(ctx context.Context, id string) (heraldtype.User, error)
+
+	// UpsertDevice registers or refreshes a device by its id (S0.1, S0.2) in
+	// one transaction. The user must exist (ENOTFOUND otherwise). The device
+	// becomes ACTIVE with fail count 0, invalidation cleared and last seen =
+	// now. A token refreshed on the same device replaces the old one. If the
+	// token is held by another device (of this or another user), that
+	// device is detached from it first: its token is cleared and it becomes
+	// INVALID with reason "token_moved", so a token is never held by two
+	// devices. A device id that belongs to another user moves to this user.
+	UpsertDevice(ctx context.Context, d heraldtype.Device, now time.Time) (heraldtype.Device, error)
+	// GetDevice returns ENOTFOUND if the device does not exist.
+	GetDevice(ctx context.Context, id string) (heraldtype.Device, error)
+	// ListDevices returns the user's devices ordered by id; ENOTFOUND if the
+	// user does not exist.
+	ListDevices(ctx context.Context, userID string) ([]heraldtype.Device, error)
+	// DeleteDevice removes a device of the user; ENOTFOUND if there is no
+	// such device for that user. Pending deliveries to it are skipped when
+	// claimed.
+	DeleteDevice(ctx context.Context, userID, deviceID string) error
+	// TouchDevice records a heartbeat: last seen = now. ENOTFOUND if absent.
+	TouchDevice(ctx context.Context, deviceID string, now time.Time) error
+	// PruneDevices deletes devices last seen before cutoff and returns how
+	// many it deleted.
+	PruneDevices(ctx context.Context, cutoff time.Time) (int, error)
+
+	// Enqueue records a trigger: its idempotency record, its notifications
+	// and all their deliveries, in one transaction (S4.1, S0.5). See
+	// EnqueueParams and EnqueueResult.
+	Enqueue(ctx context.Context, p EnqueueParams) (EnqueueResult, error)
+	// GetNotification returns the notification; ENOTFOUND if absent.
+	GetNotification(ctx context.Context, id string) (heraldtype.Notification, error)
+	// ListNotificationDeliveries returns the notification's deliveries
+	// ordered by id, each with its attempts ordered oldest first.
+	ListNotificationDeliveries(ctx context.Context, notificationID string) ([]heraldtype.Delivery, error)
+	// PruneTriggers deletes idempotency records created before cutoff.
+	PruneTriggers(ctx context.Context, cutoff time.Time) (int, error)
+
+	// Claim leases up to p.Limit due deliveries (state pending, run_at <=
+	// p.Now) oldest run_at first, in one transaction: state leased,
+	// lease_owner, lease_until = p.LeaseUntil, attempt+1 (S4.2). Two
+	// concurrent claims never return the same delivery.
+	Claim(ctx context.Context, p ClaimParams) ([]heraldtype.Job, error)
+	// ExtendLeases moves lease_until of the owner's leased deliveries among
+	// ids to until, and returns the ids it extended (a delivery no longer
+	// leased by owner is not extended).
+	ExtendLeases(ctx context.Context, owner string, ids []int64, until time.Time) ([]int64, error)
+	// Complete records a batch of outcomes in one transaction: the delivery
+	// update, its attempt row and any device change (S4.4). An outcome is
+	// applied only if the delivery is still leased by o.Owner with attempt
+	// o.Attempt; otherwise it is ignored. It returns how many were applied.
+	Complete(ctx context.Context, outcomes []Outcome) (int, error)
+	// ReapExpiredLeases handles deliveries whose lease ended before now: an
+	// at_least_once delivery goes back to pending (run_at = now, attempt
+	// kept), an at_most_once one becomes unknown (S1.3). Each gets an
+	// attempt row (lease_expired or unknown).
+	ReapExpiredLeases(ctx context.Context, now time.Time) (ReapResult, error)
+	// NextRunAt returns the earliest run_at of a pending delivery, and false
+	// if there is none, so an idle worker knows when to wake.
+	NextRunAt(ctx context.Context) (time.Time, bool, error)
+	// QueueStats counts deliveries by state (for the queue depth gauge).
+	QueueStats(ctx context.Context) (map[heraldtype.DeliveryState]int, error)
+
+	// ListDeliveries lists deliveries matching f, newest first, with each
+	// delivery's attempts, and the cursor of the next page ("" at the end).
+	ListDeliveries(ctx context.Context, f DeliveryFilter) ([]heraldtype.Delivery, string, error)
+	// ReplayDelivery sends a dead or unknown delivery again (S0.4, S4.6):
+	// state pending, run_at = now, attempt 0, replay_count+1, last_replay_at
+	// = now, last error kept until the next outcome, a "replayed" attempt
+	// row. ENOTFOUND if absent; ECONFLICT if its state cannot be replayed.
+	ReplayDelivery(ctx context.Context, id int64, now time.Time) (heraldtype.Delivery, error)
+	// ReplayDeliveries replays every dead or unknown delivery matching f
+	// (f.State must be dead, unknown or empty for both; f.Cursor and
+	// f.Limit are ignored, at most max are replayed) and returns how many.
+	ReplayDeliveries(ctx context.Context, f DeliveryFilter, now time.Time, max int) (int, error)
+}
+
+// EnqueueParams is one trigger. The caller validates it and generates the
+// notification ids; the store writes it.
+type EnqueueParams struct {
+	// IdempotencyKey, when not empty, makes the trigger idempotent: if a
+	// trigger with this key exists and RequestHash matches, Enqueue writes
+	// nothing and returns the original notifications with Replayed set; if
+	// the hash differs it returns ECONFLICT.
+	IdempotencyKey string
+	RequestHash    string
+	// Notifications have their ID, UserID, CreatedAt and all content set.
+	// Every user must exist, or Enqueue returns ENOTFOUND naming the first
+	// unknown user and writes nothing.
+	Notifications []heraldtype.Notification
+	// MaxAttempts is copied onto every delivery.
+	MaxAttempts int
+	// PushProviders routes a push delivery to a provider by the device's
+	// platform. A platform missing from the map gets no push delivery.
+	PushProviders map[heraldtype.Platform]string
+	Now           time.Time
+}
+
+// EnqueueResult says what a trigger produced.
+type EnqueueResult struct {
+	// Notifications in the order of EnqueueParams.Notifications (or, when
+	// Replayed, of the original trigger).
+	Notifications []EnqueuedNotification
+	// Replayed is true when the idempotency key matched an earlier trigger
+	// and nothing was written.
+	Replayed bool
+}
+
+// EnqueuedNotification is one notification a trigger produced.
+type EnqueuedNotification struct {
+	ID         string
+	UserID     string
+	Deliveries int
+}
+
+// Delivery rules for Enqueue: for each notification and each of its push
+// channels, one pending delivery per device of the user that is ACTIVE and
+// push opted-in and whose platform has a provider, with run_at =
+// notification SendAt (or Now if zero or earlier), attempt 0, the
+// notification's guarantee, and channel "push".
+
+// ClaimParams parameterises Claim.
+type ClaimParams struct {
+	Owner      string
+	Now        time.Time
+	LeaseUntil time.Time
+	Limit      int
+	// ExcludeProviders are not claimed (a provider that is throttled).
+	ExcludeProviders []string
+}
+
+// Outcome is the result of one attempt of one claimed delivery.
+type Outcome struct {
+	DeliveryID int64
+	Owner      string
+	// Attempt is the attempt number the delivery was claimed with.
+	Attempt int
+	// State is the new state: sent, pending (retry at RunAt), dead, or
+	// skipped. Pending with Release set returns the delivery unattempted.
+	State heraldtype.DeliveryState
+	RunAt time.Time
+	// Release undoes the claim without counting an attempt (attempt-1, no
+	// attempt row): the delivery was never handed to the provider, e.g.
+	// because its provider is throttled.
+	Release           bool
+	At                time.Time
+	ErrorCode         string
+	Error             string
+	RetryAfter        time.Duration
+	ProviderMessageID string
+	Latency           time.Duration
+	// InvalidateDevice marks the delivery's device INVALID with
+	// InvalidReason, invalidated_at = At and fail_count+1, in the same
+	// transaction (S0.3: only for a dead token).
+	InvalidateDevice bool
+	InvalidReason    string
+	// DeviceFailed increments the device's fail_count without invalidating
+	// it.
+	DeviceFailed bool
+}
+
+// ReapResult counts what ReapExpiredLeases did.
+type ReapResult struct {
+	Requeued int
+	Unknown  int
+}
+
+// DeliveryFilter selects deliveries for listing and bulk replay. Zero
+// fields match everything.
+type DeliveryFilter struct {
+	State          heraldtype.DeliveryState
+	ErrorCode      string
+	Type           string
+	UserID         string
+	NotificationID string
+	// From and To bound created_at: From <= created_at < To.
+	From, To time.Time
+	// Cursor is the opaque value returned with the previous page.
+	Cursor string
+	// Limit defaults to 50 and is capped at 1000.
+	Limit int
+}
