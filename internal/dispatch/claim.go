@@ -1,0 +1,181 @@
+package dispatch
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// claimLoop claims while there is work and capacity, and otherwise sleeps
+// until Notify, the next due run_at or PollInterval, whichever comes first
+// (S4.2). Store errors back off instead of spinning.
+func (w *Worker) claimLoop(ctx, sendCtx context.Context) {
+	// Claiming a handful at a time when almost every slot is busy would
+	// cost one transaction per delivery; wait until a quarter of a batch
+	// is free instead.
+	lowWater := max(1, min(w.cfg.BatchSize, w.cfg.Concurrency)/4)
+	var errDelay time.Duration
+	for ctx.Err() == nil {
+		if w.capacity() < lowWater {
+			select {
+			case <-ctx.Done():
+				return
+			case <-w.slotFreed:
+			case <-w.completer.flushed:
+			}
+			continue
+		}
+		n, limit, claimNow, err := w.claimBatch(ctx, sendCtx, w.capacity(), &w.sends)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			errDelay = errorBackoff(errDelay)
+			w.log.Error("dispatch: claiming deliveries failed", "retry_in", errDelay, "err", err)
+			sleepCtx(ctx, errDelay)
+			continue
+		}
+		errDelay = 0
+		if n == limit {
+			continue // a full batch: there is probably more
+		}
+		w.idle(ctx, claimNow)
+	}
+}
+
+// capacity is how many deliveries may be claimed now: free send slots,
+// bounded by the room left in the outcome buffer.
+func (w *Worker) capacity() int {
+	return min(w.freeSlots(), w.maxBacklog-w.completer.len())
+}
+
+// claimBatch claims up to min(BatchSize, capacity) deliveries and starts a
+// send for each, tracked by sends. It returns how many it claimed, the limit
+// it asked for and the time it claimed at.
+func (w *Worker) claimBatch(ctx, sendCtx context.Context, capacity int, sends *sync.WaitGroup) (n, limit int, claimNow time.Time, err error) {
+	limit = min(w.cfg.BatchSize, capacity)
+	if limit <= 0 {
+		return 0, 0, time.Time{}, nil
+	}
+	claimNow = w.cfg.Now()
+	leaseUntil := claimNow.Add(w.cfg.LeaseDuration)
+	jobs, err := w.cfg.Store.Claim(ctx, store.ClaimParams{
+		Owner:            w.cfg.Owner,
+		Now:              claimNow,
+		LeaseUntil:       leaseUntil,
+		Limit:            limit,
+		ExcludeProviders: w.throttledProviders(claimNow),
+	})
+	if err != nil {
+		return 0, limit, claimNow, err
+	}
+	for _, job := range jobs {
+		w.slots <- struct{}{} // never blocks: only this goroutine takes slots
+		w.flights.add(job.Delivery.ID, leaseUntil)
+		sends.Go(func() { w.run(sendCtx, ctx, job) })
+	}
+	return len(jobs), limit, claimNow, nil
+}
+
+// throttledProviders are the providers so slowed down that a delivery
+// claimed now could not start its send within its lease: claiming them
+// would only release them again.
+func (w *Worker) throttledProviders(now time.Time) []string {
+	margin := w.cfg.LeaseDuration - w.cfg.SendTimeout
+	var names []string
+	for name, th := range w.throttles {
+		if th.backlog(now) > margin {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// idle sleeps until Notify, the earliest pending run_at after the claim, or
+// PollInterval. A run_at at or before the claim time was either claimed or
+// is not claimable (excluded, or another worker's), so it does not wake the
+// loop, which would otherwise spin.
+func (w *Worker) idle(ctx context.Context, claimNow time.Time) {
+	d := w.cfg.PollInterval
+	next, ok, err := w.cfg.Store.NextRunAt(ctx)
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			w.log.Warn("dispatch: reading the next run_at failed; polling", "err", err)
+		}
+	case ok && next.After(claimNow):
+		d = min(d, max(next.Sub(w.cfg.Now()), 0))
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-w.wake:
+	case <-t.C:
+	}
+}
+
+// every runs f every interval until ctx ends.
+func (w *Worker) every(ctx context.Context, interval time.Duration, f func(context.Context)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f(ctx)
+		}
+	}
+}
+
+// reap is the reaper loop's step; errors are logged and retried next tick.
+func (w *Worker) reap(ctx context.Context) {
+	if err := w.reapOnce(ctx); err != nil && ctx.Err() == nil {
+		w.log.Error("dispatch: reaping expired leases failed", "err", err)
+	}
+}
+
+// reapOnce hands expired leases back to the queue or marks them unknown,
+// by guarantee (S1.3, S2.4 zombie recovery).
+func (w *Worker) reapOnce(ctx context.Context) error {
+	r, err := w.cfg.Store.ReapExpiredLeases(ctx, w.cfg.Now())
+	if err != nil {
+		return err
+	}
+	w.cfg.Metrics.Requeued.Add(float64(r.Requeued))
+	w.cfg.Metrics.Unknown.Add(float64(r.Unknown))
+	if r.Requeued+r.Unknown > 0 {
+		w.log.Warn("dispatch: reaped expired leases", "requeued", r.Requeued, "unknown", r.Unknown)
+	}
+	if r.Requeued > 0 {
+		w.Notify() // requeued deliveries are due now
+	}
+	return nil
+}
+
+// refreshQueueDepth sets the queue depth gauge from the store. It runs on a
+// timer rather than per scrape, so scrapes never load the database.
+func (w *Worker) refreshQueueDepth(ctx context.Context) {
+	stats, err := w.cfg.Store.QueueStats(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.log.Warn("dispatch: reading queue stats failed", "err", err)
+		}
+		return
+	}
+	// Every state is set, so a state that empties shows 0 instead of its
+	// last value.
+	states := [...]heraldtype.DeliveryState{
+		heraldtype.StatePending, heraldtype.StateLeased, heraldtype.StateSent,
+		heraldtype.StateDead, heraldtype.StateUnknown, heraldtype.StateSkipped,
+	}
+	for _, s := range states {
+		w.cfg.Metrics.QueueDepth.WithLabelValues(string(s)).Set(float64(stats[s]))
+	}
+}

@@ -1,0 +1,217 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/metrics"
+	"github.com/heraldhq/herald/store"
+)
+
+// Store is the part of store.Store the worker uses. It is defined here, where
+// it is consumed, so tests can fake six methods instead of the whole seam.
+type Store interface {
+	Claim(ctx context.Context, p store.ClaimParams) ([]heraldtype.Job, error)
+	ExtendLeases(ctx context.Context, owner string, ids []int64, until time.Time) ([]int64, error)
+	Complete(ctx context.Context, outcomes []store.Outcome) (int, error)
+	ReapExpiredLeases(ctx context.Context, now time.Time) (store.ReapResult, error)
+	NextRunAt(ctx context.Context) (time.Time, bool, error)
+	QueueStats(ctx context.Context) (map[heraldtype.DeliveryState]int, error)
+}
+
+var _ Store = store.Store(nil)
+
+// Sender sends one message through one provider. A provider classifies its
+// failures as a *heraldtype.SendError; any other error is treated as a
+// temporary "network" failure (heraldtype.AsSendError). Only the worker
+// decides whether and when to retry (S0.3).
+type Sender interface {
+	Send(ctx context.Context, m *heraldtype.Message) (providerMessageID string, err error)
+}
+
+// Defaults. The retry schedules come from the seeds and the provider
+// documentation: 5 s ×2 capped at 15 min for temporary failures (seed 000,
+// S0.3) and a 60 s minimum for quota answers (PROTOCOLS.md, QUOTA_EXCEEDED).
+const (
+	DefaultBatchSize          = 100
+	DefaultConcurrency        = 64
+	DefaultLeaseDuration      = 30 * time.Second
+	DefaultSendTimeout        = 10 * time.Second
+	DefaultPollInterval       = time.Second // S4.2
+	DefaultReapInterval       = 5 * time.Second
+	DefaultFlushInterval      = 5 * time.Millisecond
+	DefaultFlushSize          = 200
+	DefaultQueueStatsInterval = 5 * time.Second
+	defaultRetryFactor        = 2
+	defaultRetryMax           = 15 * time.Minute
+)
+
+// DefaultRetry returns the default retry policy of each retryable class.
+func DefaultRetry() map[heraldtype.ErrorClass]RetryPolicy {
+	return map[heraldtype.ErrorClass]RetryPolicy{
+		heraldtype.ClassTemporary: {Base: 5 * time.Second, Max: defaultRetryMax, Factor: 2, Jitter: true},
+		heraldtype.ClassThrottled: {Base: 60 * time.Second, Max: defaultRetryMax, Factor: 2, Jitter: true},
+	}
+}
+
+// Config configures a Worker. Zero values take the defaults above.
+type Config struct {
+	// Store is the queue. Required.
+	Store Store
+	// Senders maps a provider name (Delivery.Provider) to its sender. A
+	// delivery whose provider has no sender ends dead with code no_provider.
+	Senders map[string]Sender
+	// Owner identifies this worker's leases; default host-pid-random.
+	Owner string
+	// BatchSize is the most deliveries claimed at once (S2.7 fetch_limit).
+	BatchSize int
+	// Concurrency is the most sends in flight at once, over all providers
+	// (S2.7).
+	Concurrency int
+	// LeaseDuration is how long a claim is held before the reaper may take
+	// it back; in-flight leases are extended past half-life. It must be
+	// longer than SendTimeout.
+	LeaseDuration time.Duration
+	// SendTimeout bounds one send. A send is never started on a lease with
+	// less than SendTimeout left.
+	SendTimeout time.Duration
+	// PollInterval is the fallback wake-up when nothing signals new work
+	// (S4.2: 1 s).
+	PollInterval time.Duration
+	// ReapInterval is how often expired leases are reaped. Negative
+	// disables the reaper (on PostgreSQL only the leader reaps).
+	ReapInterval time.Duration
+	// FlushInterval and FlushSize bound how long and how many outcomes are
+	// buffered before one Complete call records them.
+	FlushInterval time.Duration
+	FlushSize     int
+	// QueueStatsInterval is how often the queue depth gauge is refreshed
+	// from the store. Negative disables it.
+	QueueStatsInterval time.Duration
+	// Retry overrides the retry policy per class (temporary, throttled).
+	// Classes not named keep DefaultRetry. Permanent failures never retry.
+	Retry map[heraldtype.ErrorClass]RetryPolicy
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Rand returns a number in [0, 1) for retry jitter; default
+	// math/rand/v2. Calls are serialised, so it need not be safe for
+	// concurrent use.
+	Rand func() float64
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Metrics defaults to unregistered collectors.
+	Metrics *metrics.Metrics
+}
+
+// withDefaults validates c and returns it with every default applied.
+func (c Config) withDefaults() (Config, error) {
+	if c.Store == nil {
+		return c, errors.New("dispatch: Config.Store is required")
+	}
+	for name, s := range c.Senders {
+		if s == nil {
+			return c, fmt.Errorf("dispatch: Config.Senders[%q] is nil", name)
+		}
+	}
+	ints := []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"BatchSize", &c.BatchSize, DefaultBatchSize},
+		{"Concurrency", &c.Concurrency, DefaultConcurrency},
+		{"FlushSize", &c.FlushSize, DefaultFlushSize},
+	}
+	for _, f := range ints {
+		if *f.v < 0 {
+			return c, fmt.Errorf("dispatch: Config.%s must not be negative, got %d", f.name, *f.v)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	durations := []struct {
+		name     string
+		v        *time.Duration
+		def      time.Duration
+		disabler bool // a negative value disables the loop
+	}{
+		{"LeaseDuration", &c.LeaseDuration, DefaultLeaseDuration, false},
+		{"SendTimeout", &c.SendTimeout, DefaultSendTimeout, false},
+		{"PollInterval", &c.PollInterval, DefaultPollInterval, false},
+		{"ReapInterval", &c.ReapInterval, DefaultReapInterval, true},
+		{"FlushInterval", &c.FlushInterval, DefaultFlushInterval, false},
+		{"QueueStatsInterval", &c.QueueStatsInterval, DefaultQueueStatsInterval, true},
+	}
+	for _, f := range durations {
+		if *f.v < 0 && !f.disabler {
+			return c, fmt.Errorf("dispatch: Config.%s must not be negative, got %s", f.name, *f.v)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	if c.LeaseDuration <= c.SendTimeout {
+		return c, fmt.Errorf("dispatch: Config.LeaseDuration (%s) must be longer than SendTimeout (%s)", c.LeaseDuration, c.SendTimeout)
+	}
+	retry := DefaultRetry()
+	for class, p := range c.Retry {
+		if class != heraldtype.ClassTemporary && class != heraldtype.ClassThrottled {
+			return c, fmt.Errorf("dispatch: Config.Retry: class %q is not retryable (want %q or %q)",
+				class, heraldtype.ClassTemporary, heraldtype.ClassThrottled)
+		}
+		p, err := p.withDefaults()
+		if err != nil {
+			return c, fmt.Errorf("dispatch: Config.Retry[%s]: %w", class, err)
+		}
+		retry[class] = p
+	}
+	c.Retry = retry
+	if c.Owner == "" {
+		c.Owner = defaultOwner()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Rand == nil {
+		c.Rand = rand.Float64
+	} else {
+		c.Rand = serialised(c.Rand)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Metrics == nil {
+		c.Metrics = metrics.New(nil)
+	}
+	return c, nil
+}
+
+// defaultOwner names this process's leases so an operator can tell which
+// instance holds a delivery: host-pid-random (the random part tells two
+// workers of one process apart).
+func defaultOwner() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "herald"
+	}
+	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(rand.Uint64()>>32, 36)
+}
+
+// serialised wraps a jitter source that may not be safe for concurrent use.
+func serialised(f func() float64) func() float64 {
+	var mu sync.Mutex
+	return func() float64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return f()
+	}
+}

@@ -1,0 +1,287 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// fakeStore is an in-memory queue that keeps the store.go contract the
+// worker relies on: claims lease pending due deliveries oldest run_at first
+// and bump the attempt; outcomes apply only under the same owner and
+// attempt; a release undoes the attempt; the reaper requeues or marks
+// unknown by guarantee.
+type fakeStore struct {
+	mu         sync.Mutex
+	nextID     int64
+	deliveries map[int64]*heraldtype.Delivery
+	devices    map[string]*heraldtype.Device
+	notifs     map[string]*heraldtype.Notification
+
+	// failComplete makes the next n Complete calls fail.
+	failComplete int
+	claimErr     error
+	claimCalls   int
+	completes    int // successful Complete calls
+	applied      int
+	ignored      int
+}
+
+func newFakeStore() *fakeStore {
+	return &fakeStore{
+		deliveries: make(map[int64]*heraldtype.Delivery),
+		devices:    make(map[string]*heraldtype.Device),
+		notifs:     make(map[string]*heraldtype.Notification),
+	}
+}
+
+// delivery options for add.
+type fakeDelivery struct {
+	provider    string
+	guarantee   heraldtype.Guarantee
+	maxAttempts int
+	runAt       time.Time
+	device      *heraldtype.Device // nil: a fresh active opted-in device
+	noDevice    bool               // the device was deleted
+}
+
+// add enqueues one pending push delivery and returns its id.
+func (s *fakeStore) add(f fakeDelivery) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	id := s.nextID
+	n := &heraldtype.Notification{ID: fmt.Sprintf("n%d", id), UserID: "u1", Type: "reminder",
+		Title: "t", Body: "b", Channels: []heraldtype.Channel{heraldtype.ChannelPush}}
+	s.notifs[n.ID] = n
+	dev := f.device
+	if dev == nil {
+		dev = &heraldtype.Device{ID: fmt.Sprintf("d%d", id), UserID: "u1", Platform: heraldtype.PlatformAndroid,
+			Token: fmt.Sprintf("tok%d", id), PushOptIn: true, Status: heraldtype.DeviceActive}
+	}
+	if !f.noDevice {
+		s.devices[dev.ID] = dev
+	}
+	if f.provider == "" {
+		f.provider = "fcm"
+	}
+	if f.guarantee == "" {
+		f.guarantee = heraldtype.AtLeastOnce
+	}
+	if f.maxAttempts == 0 {
+		f.maxAttempts = 4
+	}
+	s.deliveries[id] = &heraldtype.Delivery{
+		ID: id, NotificationID: n.ID, UserID: "u1", Type: n.Type, Channel: heraldtype.ChannelPush,
+		Provider: f.provider, DeviceID: dev.ID, State: heraldtype.StatePending, Guarantee: f.guarantee,
+		MaxAttempts: f.maxAttempts, RunAt: f.runAt,
+	}
+	return id
+}
+
+// get returns a copy of a delivery.
+func (s *fakeStore) get(id int64) heraldtype.Delivery {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := *s.deliveries[id]
+	d.Attempts = slices.Clone(d.Attempts)
+	return d
+}
+
+func (s *fakeStore) device(id string) heraldtype.Device {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return *s.devices[id]
+}
+
+// count returns how many deliveries are in state st.
+func (s *fakeStore) count(st heraldtype.DeliveryState) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, d := range s.deliveries {
+		if d.State == st {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *fakeStore) Claim(_ context.Context, p store.ClaimParams) ([]heraldtype.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.claimCalls++
+	if s.claimErr != nil {
+		return nil, s.claimErr
+	}
+	var due []*heraldtype.Delivery
+	for _, d := range s.deliveries {
+		if d.State == heraldtype.StatePending && !d.RunAt.After(p.Now) && !slices.Contains(p.ExcludeProviders, d.Provider) {
+			due = append(due, d)
+		}
+	}
+	sort.Slice(due, func(i, j int) bool {
+		if !due[i].RunAt.Equal(due[j].RunAt) {
+			return due[i].RunAt.Before(due[j].RunAt)
+		}
+		return due[i].ID < due[j].ID
+	})
+	if len(due) > p.Limit {
+		due = due[:p.Limit]
+	}
+	jobs := make([]heraldtype.Job, 0, len(due))
+	for _, d := range due {
+		until := p.LeaseUntil
+		d.State, d.LeaseOwner, d.LeaseUntil = heraldtype.StateLeased, p.Owner, &until
+		d.Attempt++
+		job := heraldtype.Job{Delivery: *d, Notification: s.notifs[d.NotificationID]}
+		job.Delivery.Attempts = nil
+		if dev, ok := s.devices[d.DeviceID]; ok {
+			c := *dev
+			job.Device = &c
+		}
+		jobs = append(jobs, job)
+	}
+	return jobs, nil
+}
+
+func (s *fakeStore) ExtendLeases(_ context.Context, owner string, ids []int64, until time.Time) ([]int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var got []int64
+	for _, id := range ids {
+		d, ok := s.deliveries[id]
+		if ok && d.State == heraldtype.StateLeased && d.LeaseOwner == owner {
+			u := until
+			d.LeaseUntil = &u
+			got = append(got, id)
+		}
+	}
+	return got, nil
+}
+
+func (s *fakeStore) Complete(_ context.Context, outcomes []store.Outcome) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failComplete > 0 {
+		s.failComplete--
+		return 0, fmt.Errorf("fake: database is locked")
+	}
+	for _, o := range outcomes {
+		switch o.State {
+		case heraldtype.StateSent, heraldtype.StatePending, heraldtype.StateDead, heraldtype.StateSkipped:
+		default:
+			return 0, fmt.Errorf("fake: outcome state %q is not allowed", o.State)
+		}
+		if o.Release && o.State != heraldtype.StatePending {
+			return 0, fmt.Errorf("fake: a release must be pending")
+		}
+	}
+	applied := 0
+	for _, o := range outcomes {
+		d, ok := s.deliveries[o.DeliveryID]
+		if !ok || d.State != heraldtype.StateLeased || d.LeaseOwner != o.Owner || d.Attempt != o.Attempt {
+			s.ignored++
+			continue
+		}
+		applied++
+		s.apply(d, o)
+	}
+	s.completes++
+	s.applied += applied
+	return applied, nil
+}
+
+func (s *fakeStore) apply(d *heraldtype.Delivery, o store.Outcome) {
+	d.LeaseOwner, d.LeaseUntil = "", nil
+	if o.Release {
+		d.State, d.RunAt = heraldtype.StatePending, o.RunAt
+		d.Attempt--
+		return
+	}
+	row := heraldtype.Attempt{Attempt: o.Attempt, At: o.At, ErrorCode: o.ErrorCode, Error: o.Error,
+		RetryAfter: o.RetryAfter, ProviderMessageID: o.ProviderMessageID, Latency: o.Latency}
+	d.State = o.State
+	d.LastErrorCode, d.LastError = o.ErrorCode, o.Error
+	switch o.State {
+	case heraldtype.StateSent:
+		row.Outcome = heraldtype.OutcomeSent
+		d.ProviderMessageID = o.ProviderMessageID
+	case heraldtype.StatePending:
+		row.Outcome = heraldtype.OutcomeRetry
+		d.RunAt = o.RunAt
+	case heraldtype.StateDead:
+		row.Outcome = heraldtype.OutcomeDead
+	case heraldtype.StateSkipped:
+		row.Outcome = heraldtype.OutcomeSkipped
+	}
+	if o.State.Final() {
+		at := o.At
+		d.FinishedAt = &at
+	}
+	d.Attempts = append(d.Attempts, row)
+	if dev, ok := s.devices[d.DeviceID]; ok && (o.InvalidateDevice || o.DeviceFailed) {
+		dev.FailCount++
+		if o.InvalidateDevice {
+			at := o.At
+			dev.Status, dev.InvalidReason, dev.InvalidatedAt = heraldtype.DeviceInvalid, o.InvalidReason, &at
+		}
+	}
+}
+
+func (s *fakeStore) ReapExpiredLeases(_ context.Context, now time.Time) (store.ReapResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var r store.ReapResult
+	for _, d := range s.deliveries {
+		if d.State != heraldtype.StateLeased || !d.LeaseUntil.Before(now) {
+			continue
+		}
+		d.LeaseOwner, d.LeaseUntil = "", nil
+		row := heraldtype.Attempt{Attempt: d.Attempt, At: now}
+		if d.Guarantee == heraldtype.AtMostOnce {
+			d.State, row.Outcome = heraldtype.StateUnknown, heraldtype.OutcomeUnknown
+			r.Unknown++
+		} else {
+			d.State, d.RunAt, row.Outcome = heraldtype.StatePending, now, heraldtype.OutcomeLeaseExpired
+			r.Requeued++
+		}
+		d.Attempts = append(d.Attempts, row)
+	}
+	return r, nil
+}
+
+func (s *fakeStore) NextRunAt(context.Context) (time.Time, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var next time.Time
+	found := false
+	for _, d := range s.deliveries {
+		if d.State == heraldtype.StatePending && (!found || d.RunAt.Before(next)) {
+			next, found = d.RunAt, true
+		}
+	}
+	return next, found, nil
+}
+
+func (s *fakeStore) QueueStats(context.Context) (map[heraldtype.DeliveryState]int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := make(map[heraldtype.DeliveryState]int)
+	for _, d := range s.deliveries {
+		m[d.State]++
+	}
+	return m, nil
+}
+
+var _ Store = (*fakeStore)(nil)
+
+func storeClaim(owner string, now time.Time, limit int) store.ClaimParams {
+	return store.ClaimParams{Owner: owner, Now: now, LeaseUntil: now.Add(time.Minute), Limit: limit}
+}

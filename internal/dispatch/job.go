@@ -1,0 +1,224 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// Error codes the worker itself records, next to the providers' own codes.
+const (
+	// CodeDeviceRemoved: the delivery's device was deleted before the send.
+	CodeDeviceRemoved = "device_removed"
+	// CodeTokenInvalid: the device's token was invalidated before the send.
+	CodeTokenInvalid = "token_invalid"
+	// CodeOptedOut: the device turned push off before the send.
+	CodeOptedOut = "opted_out"
+	// CodeNoProvider: no sender is configured for the delivery's provider.
+	CodeNoProvider = "no_provider"
+	// CodeInvalidJob: the store returned a job without its notification.
+	CodeInvalidJob = "invalid_job"
+	// CodeTimeout: the send did not answer within SendTimeout.
+	CodeTimeout = "timeout"
+)
+
+// run processes one claimed delivery and buffers its outcome. It owns one
+// send slot and releases it when done. ctx bounds the send; claimCtx ends
+// when the worker stops claiming, which cuts a throttle wait short.
+func (w *Worker) run(ctx, claimCtx context.Context, job heraldtype.Job) {
+	defer w.releaseSlot()
+	defer w.flights.remove(job.Delivery.ID)
+	o, ok := w.attempt(ctx, claimCtx, job)
+	if ok {
+		w.completer.add(o)
+	}
+}
+
+// attempt decides the outcome of one claimed delivery, sending it if it may
+// be sent. It reports false when no outcome must be recorded: the worker is
+// shutting down mid-send, or the lease was lost. The delivery's lease then
+// expires and the reaper decides by its guarantee (S1.3): that is the
+// designed at_least_once duplicate window.
+func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job) (store.Outcome, bool) {
+	d := &job.Delivery
+	now := w.cfg.Now()
+	switch dev := job.Device; {
+	case dev == nil:
+		return w.skip(d, now, CodeDeviceRemoved, "the device was deleted"), true
+	case dev.Status == heraldtype.DeviceInvalid:
+		return w.skip(d, now, CodeTokenInvalid, "the device's token is invalid: "+dev.InvalidReason), true
+	case !dev.PushOptIn:
+		return w.skip(d, now, CodeOptedOut, "the device opted out of push"), true
+	}
+	if job.Notification == nil {
+		return w.dead(d, now, CodeInvalidJob, "the claimed job has no notification"), true
+	}
+	sender, ok := w.cfg.Senders[d.Provider]
+	if !ok {
+		w.noProvider(d.Provider)
+		return w.dead(d, now, CodeNoProvider, "no sender is configured for provider "+d.Provider), true
+	}
+
+	// Wait for the provider's throttle, but never past the point where the
+	// send could still finish inside the lease: such a delivery goes back
+	// to the queue unattempted, due when the throttle would let it go.
+	th := w.throttles[d.Provider]
+	wait, cancel := th.reserve(now)
+	lease, lost := w.flights.lease(d.ID)
+	if lost {
+		cancel()
+		return store.Outcome{}, false
+	}
+	if wait > 0 {
+		if now.Add(wait + w.cfg.SendTimeout).After(lease) {
+			cancel()
+			return w.release(d, now, now.Add(wait)), true
+		}
+		if !w.sleep(claimCtx, wait) {
+			cancel()
+			if ctx.Err() != nil {
+				return store.Outcome{}, false
+			}
+			// A graceful stop: hand the delivery back rather than hold
+			// Stop up for the throttle.
+			return w.release(d, now, now.Add(wait)), true
+		}
+		now = w.cfg.Now()
+		if lease, lost = w.flights.lease(d.ID); lost {
+			return store.Outcome{}, false
+		}
+	}
+	if lease.Sub(now) < w.cfg.SendTimeout {
+		return w.release(d, now, now), true
+	}
+
+	msg := &heraldtype.Message{
+		Key:          heraldtype.DeliveryKey(d.NotificationID, d.ID),
+		Notification: job.Notification,
+		Device:       job.Device,
+	}
+	sendCtx, cancelSend := context.WithTimeout(ctx, w.cfg.SendTimeout)
+	start := w.cfg.Now()
+	id, err := sender.Send(sendCtx, msg)
+	end := w.cfg.Now()
+	timedOut := errors.Is(sendCtx.Err(), context.DeadlineExceeded)
+	cancelSend()
+	if err != nil && ctx.Err() != nil {
+		// Our own shutdown cut the send short: whether the provider got
+		// it is unknown, so the reaper decides, by guarantee.
+		return store.Outcome{}, false
+	}
+	th.observe(end)
+	return w.decide(d, start, end, id, err, timedOut), true
+}
+
+// decide turns a provider's answer into an outcome. Providers classify;
+// only the worker decides (S0.3).
+func (w *Worker) decide(d *heraldtype.Delivery, start, end time.Time, providerID string, err error, timedOut bool) store.Outcome {
+	m, p := w.cfg.Metrics, d.Provider
+	latency := end.Sub(start)
+	m.SendLatency.WithLabelValues(p).Observe(latency.Seconds())
+	o := store.Outcome{DeliveryID: d.ID, Owner: w.cfg.Owner, Attempt: d.Attempt, At: end, Latency: latency}
+	if err == nil {
+		o.State = heraldtype.StateSent
+		o.ProviderMessageID = providerID
+		m.Sent.WithLabelValues(p).Inc()
+		// End-to-end latency runs from when this attempt was due (its
+		// run_at: the send time, or the retry time) to the provider's
+		// acceptance, so it measures the queue and the send, not the
+		// backoff the schedule asked for.
+		m.EndToEndLatency.WithLabelValues(p).Observe(max(end.Sub(d.RunAt), 0).Seconds())
+		return o
+	}
+
+	se := heraldtype.AsSendError(err)
+	if timedOut && !isSendError(err) {
+		se = &heraldtype.SendError{Class: heraldtype.ClassTemporary, Code: CodeTimeout, Message: err.Error(), Err: err}
+	}
+	o.ErrorCode = se.Code
+	o.Error = se.Message
+	if o.Error == "" {
+		o.Error = se.Error()
+	}
+	o.RetryAfter = se.RetryAfter
+	m.Failed.WithLabelValues(p, se.Code).Inc()
+
+	// A dead token ends the delivery and invalidates the device, whatever
+	// class the provider gave it; no other failure touches the device
+	// (S0.3 note: an auth or configuration error is the sender's fault).
+	if se.TokenInvalid {
+		o.State = heraldtype.StateDead
+		o.InvalidateDevice = true
+		o.InvalidReason = se.Code
+		m.Dead.WithLabelValues(p, se.Code).Inc()
+		m.InvalidatedTokens.WithLabelValues(p, se.Code).Inc()
+		return o
+	}
+	class := se.Class
+	switch class {
+	case heraldtype.ClassPermanent:
+		o.State = heraldtype.StateDead
+		m.Dead.WithLabelValues(p, se.Code).Inc()
+		return o
+	case heraldtype.ClassThrottled:
+		m.Throttled.WithLabelValues(p).Inc()
+		if w.throttles[p].quota(end) {
+			w.log.Warn("dispatch: provider over quota; slowing it down", "provider", p,
+				"limit_per_second", w.throttles[p].currentLimit(end))
+		}
+	default:
+		// An unknown class is retried like a temporary failure: attempts
+		// stay bounded by MaxAttempts.
+		class = heraldtype.ClassTemporary
+	}
+	if d.Attempt >= d.MaxAttempts {
+		o.State = heraldtype.StateDead
+		m.Dead.WithLabelValues(p, se.Code).Inc()
+		w.log.Error("dispatch: delivery dead after its last attempt", "delivery_id", d.ID,
+			"provider", p, "attempts", d.Attempt, "code", se.Code, "err", o.Error)
+		return o
+	}
+	delay := max(w.cfg.Retry[class].Delay(d.Attempt, w.cfg.Rand()), se.RetryAfter)
+	o.State = heraldtype.StatePending
+	o.RunAt = end.Add(delay)
+	m.Retried.WithLabelValues(p, se.Code).Inc()
+	return o
+}
+
+func isSendError(err error) bool {
+	var se *heraldtype.SendError
+	return errors.As(err, &se)
+}
+
+func (w *Worker) skip(d *heraldtype.Delivery, now time.Time, code, msg string) store.Outcome {
+	w.cfg.Metrics.Skipped.WithLabelValues(code).Inc()
+	return store.Outcome{DeliveryID: d.ID, Owner: w.cfg.Owner, Attempt: d.Attempt, At: now,
+		State: heraldtype.StateSkipped, ErrorCode: code, Error: msg}
+}
+
+func (w *Worker) dead(d *heraldtype.Delivery, now time.Time, code, msg string) store.Outcome {
+	w.cfg.Metrics.Dead.WithLabelValues(d.Provider, code).Inc()
+	return store.Outcome{DeliveryID: d.ID, Owner: w.cfg.Owner, Attempt: d.Attempt, At: now,
+		State: heraldtype.StateDead, ErrorCode: code, Error: msg}
+}
+
+// release returns a delivery to the queue without counting an attempt.
+func (w *Worker) release(d *heraldtype.Delivery, now, runAt time.Time) store.Outcome {
+	return store.Outcome{DeliveryID: d.ID, Owner: w.cfg.Owner, Attempt: d.Attempt, At: now,
+		State: heraldtype.StatePending, Release: true, RunAt: runAt}
+}
+
+// noProvider logs a missing sender once per provider name: it is a
+// configuration error, and one line says it as well as a million.
+func (w *Worker) noProvider(name string) {
+	w.mu.Lock()
+	seen := w.missing[name]
+	w.missing[name] = true
+	w.mu.Unlock()
+	if !seen {
+		w.log.Error("dispatch: no sender configured for provider; its deliveries end dead", "provider", name, "code", CodeNoProvider)
+	}
+}

@@ -1,0 +1,349 @@
+package dispatch
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// blocking is a sender whose sends wait for release (or their context) and
+// that counts sends in flight.
+type blocking struct {
+	started chan string
+	release chan struct{}
+	mu      sync.Mutex
+	cur     int
+	max     int
+	keys    map[string]int
+}
+
+func newBlocking() *blocking {
+	return &blocking{started: make(chan string, 1000), release: make(chan struct{}), keys: make(map[string]int)}
+}
+
+func (b *blocking) Send(ctx context.Context, m *heraldtype.Message) (string, error) {
+	b.mu.Lock()
+	b.cur++
+	b.max = max(b.max, b.cur)
+	b.keys[m.Key]++
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.cur--
+		b.mu.Unlock()
+	}()
+	b.started <- m.Key
+	select {
+	case <-b.release:
+		return "pm-" + m.Key, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+func (b *blocking) inFlight() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cur
+}
+
+func startWorker(t *testing.T, h *harness) {
+	t.Helper()
+	if err := h.w.Start(context.Background()); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { _ = h.w.Stop(context.Background()) })
+}
+
+func stopWorker(t *testing.T, h *harness) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.w.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+}
+
+func TestLifecycleErrors(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil, nil)
+	if err := h.w.Stop(context.Background()); err != nil {
+		t.Fatalf("Stop before Start: %v", err)
+	}
+	if err := h.w.Start(context.Background()); err == nil {
+		t.Fatal("Start after Stop succeeded")
+	}
+
+	h = newHarness(t, nil, nil)
+	startWorker(t, h)
+	if err := h.w.Start(context.Background()); err == nil {
+		t.Error("second Start succeeded")
+	}
+	if _, err := h.w.RunOnce(context.Background()); err == nil {
+		t.Error("RunOnce while started succeeded")
+	}
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() { _ = h.w.Stop(context.Background()) })
+	}
+	wg.Wait()
+	stopWorker(t, h) // idempotent
+}
+
+// Notify wakes an idle claim loop at once; PollInterval is an hour here.
+func TestNotifyWakesLoop(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, map[string]Sender{"fcm": okSender()}, func(c *Config) { c.PollInterval = time.Hour })
+	startWorker(t, h)
+	eventually(t, "the first claim", func() bool {
+		h.store.mu.Lock()
+		defer h.store.mu.Unlock()
+		return h.store.claimCalls > 0
+	})
+	id := h.add(fakeDelivery{})
+	h.w.Notify()
+	eventually(t, "the notified delivery to be sent", func() bool { return h.store.get(id).State == heraldtype.StateSent })
+	stopWorker(t, h)
+}
+
+// An idle loop wakes at the next run_at when it is sooner than the poll.
+func TestIdleWakesAtNextRunAt(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, map[string]Sender{"fcm": okSender()}, func(c *Config) {
+		c.PollInterval = time.Hour
+		c.Now = time.Now
+	})
+	id := h.store.add(fakeDelivery{runAt: time.Now().Add(50 * time.Millisecond)})
+	startWorker(t, h)
+	eventually(t, "the scheduled delivery to be sent", func() bool { return h.store.get(id).State == heraldtype.StateSent })
+	stopWorker(t, h)
+}
+
+// Stop records outcomes still buffered; the flush interval is an hour here.
+func TestStopFlushesPendingOutcomes(t *testing.T) {
+	t.Parallel()
+	called := make(chan struct{}, 10)
+	h := newHarness(t, map[string]Sender{"fcm": senderFunc(func(context.Context, *heraldtype.Message) (string, error) {
+		called <- struct{}{}
+		return "pm", nil
+	})}, func(c *Config) { c.FlushInterval = time.Hour })
+	id := h.add(fakeDelivery{})
+	startWorker(t, h)
+	recv(t, "the send", called)
+	stopWorker(t, h)
+	if d := h.store.get(id); d.State != heraldtype.StateSent {
+		t.Fatalf("delivery = %s after Stop, want sent", d.State)
+	}
+}
+
+// The flusher retries a failed Complete and loses nothing.
+func TestFlusherRetriesFailedFlush(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, map[string]Sender{"fcm": okSender()}, nil)
+	h.store.failComplete = 2
+	ids := []int64{h.add(fakeDelivery{}), h.add(fakeDelivery{})}
+	startWorker(t, h)
+	eventually(t, "both deliveries to be sent", func() bool {
+		return h.store.get(ids[0]).State == heraldtype.StateSent && h.store.get(ids[1]).State == heraldtype.StateSent
+	})
+	stopWorker(t, h)
+}
+
+// The heartbeat extends the lease of a slow send past half-life, so the
+// reaper leaves it alone and its outcome is recorded.
+func TestHeartbeatExtendsLeaseOfSlowSend(t *testing.T) {
+	t.Parallel()
+	b := newBlocking()
+	h := newHarness(t, map[string]Sender{"fcm": b}, func(c *Config) {
+		c.LeaseDuration, c.SendTimeout = time.Hour, time.Minute // real beats every 15 min never fire
+	})
+	id := h.add(fakeDelivery{})
+	startWorker(t, h)
+	recv(t, "the send", b.started)
+
+	ctx := context.Background()
+	h.clock.Advance(20 * time.Minute)
+	h.w.heartbeat(ctx) // before half-life: nothing to do
+	if d := h.store.get(id); !d.LeaseUntil.Equal(start().Add(time.Hour)) {
+		t.Fatalf("lease moved before half-life: %s", d.LeaseUntil)
+	}
+	now := h.clock.Advance(15 * time.Minute)
+	h.w.heartbeat(ctx)
+	if d := h.store.get(id); !d.LeaseUntil.Equal(now.Add(time.Hour)) {
+		t.Fatalf("lease until %s, want extended to %s", d.LeaseUntil, now.Add(time.Hour))
+	}
+	// Past the original lease, the reaper does not take the delivery.
+	if r, _ := h.store.ReapExpiredLeases(ctx, start().Add(time.Hour+time.Minute)); r.Requeued != 0 {
+		t.Fatalf("reaper requeued %d deliveries of a live send", r.Requeued)
+	}
+	close(b.release)
+	stopWorker(t, h)
+	if d := h.store.get(id); d.State != heraldtype.StateSent {
+		t.Fatalf("delivery = %s, want sent", d.State)
+	}
+}
+
+// A lease that could not be extended is lost: logged, and the late outcome
+// is ignored by the store.
+func TestHeartbeatDetectsLostLease(t *testing.T) {
+	t.Parallel()
+	b := newBlocking()
+	h := newHarness(t, map[string]Sender{"fcm": b}, func(c *Config) {
+		c.LeaseDuration, c.SendTimeout = time.Hour, time.Minute
+	})
+	id := h.add(fakeDelivery{})
+	startWorker(t, h)
+	recv(t, "the send", b.started)
+
+	ctx := context.Background()
+	now := h.clock.Advance(2 * time.Hour)
+	if _, err := h.store.ReapExpiredLeases(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.store.Claim(ctx, storeClaim("worker-b", now, 1)); err != nil {
+		t.Fatal(err)
+	}
+	h.w.heartbeat(ctx)
+	if _, lost := h.w.flights.lease(id); !lost {
+		t.Error("the heartbeat did not mark the lease lost")
+	}
+	close(b.release)
+	stopWorker(t, h)
+	if d := h.store.get(id); d.State != heraldtype.StateLeased || d.LeaseOwner != "worker-b" {
+		t.Fatalf("delivery = %s owner %q, want still worker-b's", d.State, d.LeaseOwner)
+	}
+}
+
+// S2.7: never more than Concurrency sends in flight, and claims never take
+// more than the free send slots.
+func TestConcurrencyBound(t *testing.T) {
+	t.Parallel()
+	const limit, total = 4, 40
+	b := newBlocking()
+	h := newHarness(t, map[string]Sender{"fcm": b}, func(c *Config) { c.Concurrency = limit })
+	for range total {
+		h.add(fakeDelivery{})
+	}
+	startWorker(t, h)
+	eventually(t, "the send slots to fill", func() bool { return b.inFlight() == limit })
+	if got := h.store.count(heraldtype.StateLeased); got != limit {
+		t.Errorf("%d deliveries leased with %d send slots", got, limit)
+	}
+	close(b.release)
+	eventually(t, "every delivery to be sent", func() bool { return h.store.count(heraldtype.StateSent) == total })
+	stopWorker(t, h)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.max > limit {
+		t.Errorf("%d sends in flight at once, limit %d", b.max, limit)
+	}
+}
+
+// A worker aborted mid-batch (its context cancelled while sends hang) loses
+// nothing: once the leases are reaped, another worker sends every
+// at_least_once delivery, and at_most_once ones in flight become unknown
+// instead of being resent (S1.3).
+func TestAbortedWorkerLosesNothing(t *testing.T) {
+	t.Parallel()
+	const inFlight, total = 8, 20
+	b := newBlocking()
+	h := newHarness(t, map[string]Sender{"fcm": b}, func(c *Config) { c.Concurrency = inFlight })
+	atMostOnce := map[int64]bool{}
+	for i := range total {
+		f := fakeDelivery{}
+		if i < 2 {
+			f.guarantee = heraldtype.AtMostOnce
+		}
+		if id := h.add(f); i < 2 {
+			atMostOnce[id] = true
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := h.w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the send slots to fill", func() bool { return b.inFlight() == inFlight })
+	cancel()
+	stopWorker(t, h) // returns once the aborted worker is down
+	if got := h.store.count(heraldtype.StateLeased); got != inFlight {
+		t.Fatalf("%d deliveries leased after the abort, want %d", got, inFlight)
+	}
+
+	h.clock.Advance(DefaultLeaseDuration + time.Second)
+	var mu sync.Mutex
+	resent := map[string]int{}
+	w2, err := New(Config{Store: h.store, Owner: "worker-b", Now: h.clock.Now, Logger: h.w.log, Metrics: h.metrics,
+		Senders: map[string]Sender{"fcm": senderFunc(func(_ context.Context, m *heraldtype.Message) (string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			resent[m.Key]++
+			return "pm", nil
+		})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		n, err := w2.RunOnce(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	for id := range int64(total) {
+		d := h.store.get(id + 1)
+		switch key := heraldtype.DeliveryKey(d.NotificationID, d.ID); {
+		case atMostOnce[d.ID]:
+			if d.State != heraldtype.StateUnknown || resent[key] != 0 {
+				t.Errorf("at_most_once delivery %d = %s, resent %d times; want unknown, never resent", d.ID, d.State, resent[key])
+			}
+		case d.State != heraldtype.StateSent:
+			t.Errorf("delivery %d = %s, want sent", d.ID, d.State)
+		}
+	}
+	if got := counter(h.metrics.Requeued); got != inFlight-2 {
+		t.Errorf("requeued metric = %v, want %d", got, inFlight-2)
+	}
+	if got := counter(h.metrics.Unknown); got != 2 {
+		t.Errorf("unknown metric = %v, want 2", got)
+	}
+}
+
+func TestQueueDepthGauge(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, map[string]Sender{"fcm": okSender()}, nil)
+	h.add(fakeDelivery{})
+	h.add(fakeDelivery{})
+	h.w.refreshQueueDepth(context.Background())
+	if got := gauge(h.metrics.QueueDepth.WithLabelValues("pending")); got != 2 {
+		t.Errorf("pending depth = %v, want 2", got)
+	}
+	h.runOnce(2)
+	h.w.refreshQueueDepth(context.Background())
+	if p, s := gauge(h.metrics.QueueDepth.WithLabelValues("pending")), gauge(h.metrics.QueueDepth.WithLabelValues("sent")); p != 0 || s != 2 {
+		t.Errorf("depth pending %v sent %v, want 0 and 2", p, s)
+	}
+}
+
+// When Stop's context ends before a hanging send does, the send is
+// cancelled and no outcome is recorded: the lease reaper decides.
+func TestStopDeadlineCancelsHangingSends(t *testing.T) {
+	t.Parallel()
+	b := newBlocking()
+	h := newHarness(t, map[string]Sender{"fcm": b}, nil)
+	id := h.add(fakeDelivery{})
+	startWorker(t, h)
+	recv(t, "the send", b.started)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := h.w.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if d := h.store.get(id); d.State != heraldtype.StateLeased || len(d.Attempts) != 0 {
+		t.Fatalf("delivery = %s with %d attempt rows, want leased and untouched", d.State, len(d.Attempts))
+	}
+}

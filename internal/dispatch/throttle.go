@@ -1,0 +1,178 @@
+package dispatch
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Throttle tuning. A provider answering "over quota" (FCM QUOTA_EXCEEDED,
+// APNs TooManyRequests, HTTP 429) wants the whole sender to slow down, not
+// just the one delivery to back off (PROTOCOLS.md). The limiter is AIMD-like:
+// unlimited at first, halved to half the observed send rate on a quota
+// answer, and doubled again after each quiet period until it is back to the
+// rate that was first throttled, where it becomes unlimited again.
+const (
+	// throttleFloor is the lowest rate, in sends per second, a provider is
+	// slowed to, so a throttled provider still makes progress.
+	throttleFloor = 1.0
+	// throttleHold merges the quota answers of sends that were already in
+	// flight when the first one arrived into one decrease; without it 64
+	// concurrent 429s would divide the rate by 2^64.
+	throttleHold = time.Second
+	// throttleQuiet is how long without a quota answer before the limit is
+	// raised one step.
+	throttleQuiet = 30 * time.Second
+	// throttleRecover is the factor of one recovery step.
+	throttleRecover = 2.0
+	// rateWindow is the time constant of the send rate estimate.
+	rateWindow = 2 * time.Second
+)
+
+// throttle limits the send rate of one provider. All its methods take the
+// time from the caller (the worker's injected clock), so its behaviour is
+// tested without waiting.
+type throttle struct {
+	mu sync.Mutex
+	// lim is nil while the provider is unlimited.
+	lim *rate.Limiter
+	// limit is lim's rate in sends per second (0 while unlimited).
+	limit float64
+	// peak is the observed rate when the provider was first throttled;
+	// recovering back to it lifts the limit.
+	peak float64
+	// lastCut is the last decrease; lastQuota the last quota answer or
+	// recovery step, from which the quiet period is measured.
+	lastCut   time.Time
+	lastQuota time.Time
+	sends     rateEstimator
+}
+
+func newThrottle() *throttle {
+	return &throttle{sends: rateEstimator{tau: rateWindow}}
+}
+
+// observe records that a send was answered, for the rate estimate.
+func (t *throttle) observe(now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sends.add(now)
+}
+
+// quota records a quota answer and reports whether it lowered the limit.
+func (t *throttle) quota(now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lastQuota = now
+	if !t.lastCut.IsZero() && now.Sub(t.lastCut) < throttleHold {
+		return false
+	}
+	observed := t.sends.at(now)
+	base := observed
+	if t.lim == nil {
+		t.peak = max(observed, 2*throttleFloor)
+	} else {
+		base = min(base, t.limit)
+	}
+	t.setLimit(now, max(throttleFloor, base/2))
+	t.lastCut = now
+	return true
+}
+
+// reserve takes one send slot and returns how long the send must wait for
+// it, and a function that gives the slot back if the send does not happen.
+func (t *throttle) reserve(now time.Time) (time.Duration, func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.recover(now)
+	if t.lim == nil {
+		return 0, func() {}
+	}
+	r := t.lim.ReserveN(now, 1)
+	return r.DelayFrom(now), func() { r.CancelAt(now) }
+}
+
+// backlog is how long a send reserved now would wait.
+func (t *throttle) backlog(now time.Time) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.recover(now)
+	if t.lim == nil {
+		return 0
+	}
+	tokens := t.lim.TokensAt(now)
+	if tokens >= 1 {
+		return 0
+	}
+	return time.Duration((1 - tokens) / t.limit * float64(time.Second))
+}
+
+// currentLimit returns the rate limit in sends per second, 0 if unlimited.
+func (t *throttle) currentLimit(now time.Time) float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.recover(now)
+	return t.limit
+}
+
+// recover raises the limit one step per quiet period since the last quota
+// answer or step, and lifts it once it reaches the throttled peak.
+func (t *throttle) recover(now time.Time) {
+	if t.lim == nil {
+		return
+	}
+	quiet := now.Sub(t.lastQuota)
+	if quiet < throttleQuiet {
+		return
+	}
+	steps := int(quiet / throttleQuiet)
+	t.lastQuota = t.lastQuota.Add(time.Duration(steps) * throttleQuiet)
+	next := t.limit * math.Pow(throttleRecover, float64(steps))
+	if next >= t.peak {
+		t.lim, t.limit = nil, 0
+		return
+	}
+	t.setLimit(now, next)
+}
+
+// setLimit sets a finite limit. The burst allows 100 ms worth of sends, so a
+// fast limit does not need a timer per send. A new limiter is made when
+// leaving the unlimited state because rate.Limiter cannot move from an
+// infinite limit at an equal instant (Inf·0 = NaN tokens).
+func (t *throttle) setLimit(now time.Time, limit float64) {
+	burst := max(1, int(limit/10))
+	t.limit = limit
+	if t.lim == nil {
+		t.lim = rate.NewLimiter(rate.Limit(limit), burst)
+		t.lim.SetLimitAt(now, rate.Limit(limit)) // anchors the limiter on the injected clock
+		return
+	}
+	t.lim.SetLimitAt(now, rate.Limit(limit))
+	t.lim.SetBurstAt(now, burst)
+}
+
+// rateEstimator estimates an event rate with an exponentially decaying
+// count: each event adds 1/τ and the sum decays by e^(-Δt/τ), so a steady
+// rate λ converges to λ events per second.
+type rateEstimator struct {
+	tau   time.Duration
+	value float64
+	last  time.Time
+}
+
+func (e *rateEstimator) add(now time.Time) {
+	e.value = e.at(now) + 1/e.tau.Seconds()
+	if now.After(e.last) {
+		e.last = now
+	}
+}
+
+func (e *rateEstimator) at(now time.Time) float64 {
+	dt := now.Sub(e.last)
+	if e.last.IsZero() || dt <= 0 {
+		return e.value
+	}
+	return e.value * math.Exp(-dt.Seconds()/e.tau.Seconds())
+}

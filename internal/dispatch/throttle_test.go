@@ -1,0 +1,201 @@
+package dispatch
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+func TestRateEstimatorConverges(t *testing.T) {
+	t.Parallel()
+	e := rateEstimator{tau: rateWindow}
+	now := start()
+	for range 2000 { // 100/s for 20 s
+		now = now.Add(10 * time.Millisecond)
+		e.add(now)
+	}
+	if got := e.at(now); math.Abs(got-100) > 5 {
+		t.Errorf("rate = %.1f/s, want ≈100", got)
+	}
+	if got := e.at(now.Add(time.Minute)); got > 1 {
+		t.Errorf("rate a minute later = %.2f/s, want ≈0", got)
+	}
+}
+
+func TestThrottleAIMD(t *testing.T) {
+	t.Parallel()
+	th := newThrottle()
+	now := start()
+	// Unlimited at first: any number of sends go at once.
+	for range 1000 {
+		if d, _ := th.reserve(now); d != 0 {
+			t.Fatalf("unlimited throttle made a send wait %s", d)
+		}
+	}
+	for range 2000 { // observed: 200/s
+		now = now.Add(5 * time.Millisecond)
+		th.observe(now)
+	}
+	if !th.quota(now) {
+		t.Fatal("the first quota answer did not slow the sender")
+	}
+	if got := th.currentLimit(now); math.Abs(got-100) > 5 {
+		t.Fatalf("limit = %.1f/s, want half the observed 200/s", got)
+	}
+	// The quota answers of sends already in flight are one signal.
+	if th.quota(now.Add(100 * time.Millisecond)) {
+		t.Error("a second quota answer within the hold cut the rate again")
+	}
+	// Sends are now spaced: past the 10-token burst each waits 1/limit more.
+	var last time.Duration
+	for range 30 {
+		last, _ = th.reserve(now)
+	}
+	if last < 150*time.Millisecond || last > 250*time.Millisecond {
+		t.Errorf("30th send at ≈100/s waits %s, want ≈200ms", last)
+	}
+	// A later quota answer at least halves the limit again (the base is
+	// the lower of the limit and the observed rate), down to the floor.
+	now = now.Add(2 * time.Second)
+	th.quota(now)
+	if got := th.currentLimit(now); got > 50 || got < throttleFloor {
+		t.Errorf("limit after a second cut = %.1f/s, want in [floor, 50]", got)
+	}
+	for range 20 {
+		now = now.Add(2 * time.Second)
+		th.quota(now)
+	}
+	if got := th.currentLimit(now); got != throttleFloor {
+		t.Errorf("limit = %v, want the floor %v", got, throttleFloor)
+	}
+	// Quiet periods double it until it is back at the throttled peak,
+	// where it lifts.
+	prev := th.currentLimit(now)
+	for step := 1; ; step++ {
+		now = now.Add(throttleQuiet)
+		got := th.currentLimit(now)
+		if got == 0 {
+			break
+		}
+		if got != prev*throttleRecover {
+			t.Fatalf("recovery step %d: %v → %v, want ×%v", step, prev, got, throttleRecover)
+		}
+		prev = got
+		if step > 20 {
+			t.Fatal("the limit never lifted")
+		}
+	}
+	if d, _ := th.reserve(now); d != 0 {
+		t.Errorf("lifted throttle made a send wait %s", d)
+	}
+}
+
+func TestThrottleFloorWithoutTraffic(t *testing.T) {
+	t.Parallel()
+	th := newThrottle()
+	now := start()
+	th.quota(now)
+	if got := th.currentLimit(now); got != throttleFloor {
+		t.Fatalf("limit = %v, want the floor", got)
+	}
+	if d, _ := th.reserve(now); d != 0 {
+		t.Errorf("first send waits %s, want the burst token", d)
+	}
+	d, cancel := th.reserve(now)
+	if d != time.Second {
+		t.Errorf("second send waits %s, want 1s", d)
+	}
+	cancel()
+	if got := th.backlog(now); got != time.Second {
+		t.Errorf("backlog after cancel = %s, want 1s", got)
+	}
+}
+
+// A send that would wait on the throttle past its lease safety margin is
+// released, due when the throttle would let it go; claims skip a provider
+// that backlogged.
+func TestThrottledSendReleasedWhenLeaseTooShort(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var waits []time.Duration
+	h := newHarness(t, map[string]Sender{"fcm": okSender()}, func(c *Config) {
+		c.LeaseDuration, c.SendTimeout = 2*time.Second, time.Second
+	})
+	h.w.sleep = func(_ context.Context, d time.Duration) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		waits = append(waits, d)
+		return true
+	}
+	now := h.clock.Now()
+	h.w.throttles["fcm"].quota(now) // 1/s, burst 1
+	ids := []int64{h.add(fakeDelivery{}), h.add(fakeDelivery{}), h.add(fakeDelivery{})}
+	h.runOnce(3)
+
+	var sent, released int
+	for _, id := range ids {
+		switch d := h.store.get(id); {
+		case d.State == heraldtype.StateSent:
+			sent++
+		case d.State == heraldtype.StatePending && d.Attempt == 0 && len(d.Attempts) == 0:
+			released++
+			if got := d.RunAt.Sub(now); got != 2*time.Second {
+				t.Errorf("released delivery due in %s, want 2s (when the throttle lets it go)", got)
+			}
+		default:
+			t.Errorf("delivery %d = %s attempt %d", id, d.State, d.Attempt)
+		}
+	}
+	if sent != 2 || released != 1 {
+		t.Errorf("sent %d released %d, want 2 and 1", sent, released)
+	}
+	if !slices.Equal(waits, []time.Duration{time.Second}) {
+		t.Errorf("throttle waits = %v, want [1s]", waits)
+	}
+
+	// Reserve past the margin: the provider is excluded from claims.
+	for range 3 {
+		h.w.throttles["fcm"].reserve(now)
+	}
+	if got := h.w.throttledProviders(now); !slices.Equal(got, []string{"fcm"}) {
+		t.Errorf("excluded providers = %v, want [fcm]", got)
+	}
+}
+
+// A graceful Stop hands back a delivery waiting on a throttle instead of
+// waiting with it.
+func TestStopReleasesThrottleWaits(t *testing.T) {
+	t.Parallel()
+	waiting := make(chan struct{}, 1)
+	h := newHarness(t, map[string]Sender{"fcm": okSender()}, nil)
+	h.w.sleep = func(ctx context.Context, _ time.Duration) bool {
+		waiting <- struct{}{}
+		<-ctx.Done()
+		return false
+	}
+	now := h.clock.Now()
+	h.w.throttles["fcm"].quota(now) // 1/s, burst 1
+	a, b := h.add(fakeDelivery{}), h.add(fakeDelivery{})
+	startWorker(t, h)
+	recv(t, "a throttle wait", waiting)
+	stopWorker(t, h)
+	var sent, released int
+	for _, id := range []int64{a, b} {
+		switch d := h.store.get(id); {
+		case d.State == heraldtype.StateSent:
+			sent++
+		case d.State == heraldtype.StatePending && d.Attempt == 0 && d.RunAt.Equal(now.Add(time.Second)):
+			released++
+		default:
+			t.Errorf("delivery %d = %s attempt %d run_at %s", id, d.State, d.Attempt, d.RunAt)
+		}
+	}
+	if sent != 1 || released != 1 {
+		t.Errorf("sent %d released %d, want 1 and 1", sent, released)
+	}
+}

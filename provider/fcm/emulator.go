@@ -1,0 +1,296 @@
+package fcm
+
+import (
+	"crypto/rsa"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// EmulatorConfig configures an Emulator. The zero value is ready to use.
+type EmulatorConfig struct {
+	// PublicURL is the emulator's base URL (scheme://host:port), used as
+	// the token_uri of the service accounts it issues. Start sets it; set it
+	// yourself when serving the Emulator from your own http.Server.
+	PublicURL string
+	// AcceptAnyToken accepts any non-empty bearer token for any project,
+	// for clients configured with a static token. Otherwise only tokens the
+	// emulator issued (POST /token, IssueToken) are accepted.
+	AcceptAnyToken bool
+	// Seed seeds the fault-rate randomness, for reproducible runs. Zero
+	// seeds it from the clock.
+	Seed uint64
+	// MaxRecorded bounds the accepted messages kept (the oldest are
+	// dropped); 100,000 if zero.
+	MaxRecorded int
+	// TokenTTL is the lifetime of issued access tokens; 1 h (Google's) if
+	// zero.
+	TokenTTL time.Duration
+	// SigningKey is the RSA key of the service accounts the emulator
+	// issues. A fixed key keeps issued credentials valid across restarts;
+	// if nil, a 2048-bit key is generated on first use.
+	SigningKey *rsa.PrivateKey
+	// Now is the clock, time.Now if nil.
+	Now func() time.Time
+	// Logger, if set, logs every accepted message (serve --dev uses it so
+	// a newcomer sees the push arrive).
+	Logger *slog.Logger
+}
+
+// Received is one message the emulator accepted.
+type Received struct {
+	Project    string    `json:"project"`
+	MessageID  string    `json:"message_id"`
+	Token      string    `json:"token,omitempty"`
+	Topic      string    `json:"topic,omitempty"`
+	Condition  string    `json:"condition,omitempty"`
+	ReceivedAt time.Time `json:"received_at"`
+	// Message is the request's "message" object, exactly as sent.
+	Message json.RawMessage `json:"message"`
+}
+
+// EmulatorStats counts what the emulator answered since the last Reset.
+type EmulatorStats struct {
+	Accepted uint64 `json:"accepted"`
+	// Rejected counts error answers by code: an FcmError code, a Google
+	// status when there is none (UNAUTHENTICATED, PERMISSION_DENIED), or
+	// the fault name (BAD_GATEWAY, PROJECT_QUOTA).
+	Rejected map[string]uint64 `json:"rejected"`
+	// EarlyRetries counts sends to a token that arrived before the
+	// Retry-After the emulator gave that token had passed. A well-behaved
+	// sender keeps it at zero.
+	EarlyRetries uint64 `json:"early_retries"`
+	// TokensIssued counts access tokens minted by POST /token.
+	TokensIssued uint64 `json:"tokens_issued"`
+}
+
+// Emulator is an in-process FCM HTTP v1 server: an OAuth2 token endpoint,
+// messages:send with FCM's validation and error bodies, recording of
+// accepted messages and fault injection. It is an http.Handler; Start
+// serves it on a port. Routes:
+//
+//	POST   /token                                   OAuth2 JWT-bearer grant
+//	POST   /v1/projects/{project}/messages:send     FCM HTTP v1
+//	GET    /emulator/messages[?token=]              accepted messages
+//	DELETE /emulator/messages                       Reset
+//	GET|PUT|DELETE /emulator/faults                 fault injection (Faults)
+//	GET    /emulator/stats                          EmulatorStats
+//	GET    /emulator/service-account?project=       a service-account key file
+type Emulator struct {
+	cfg EmulatorConfig
+	mux *http.ServeMux
+	seq atomic.Uint64
+
+	keyOnce sync.Once
+	key     *rsa.PrivateKey
+	keyID   string
+	keyPEM  string
+
+	authMu   sync.RWMutex
+	accounts map[string]emuAccount // by client_email
+	tokens   map[string]emuToken   // by access token
+
+	mu        sync.Mutex // guards everything below; never held while sleeping
+	url       string
+	server    *http.Server
+	faults    Faults
+	remaining map[string]int // failures left per token fault with Times > 0
+	tokenFail int            // token endpoint failures left
+	rng       *rand.Rand
+	notBefore map[string]time.Time // per token: Retry-After given until
+	ring      []Received           // recorded messages, oldest at head once full
+	head      int
+	stats     EmulatorStats
+}
+
+// NewEmulator returns an Emulator; call Start to serve it, or mount it as an
+// http.Handler.
+func NewEmulator(cfg EmulatorConfig) *Emulator {
+	if cfg.MaxRecorded <= 0 {
+		cfg.MaxRecorded = 100_000
+	}
+	if cfg.TokenTTL <= 0 {
+		cfg.TokenTTL = time.Hour
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	e := &Emulator{
+		cfg:       cfg,
+		url:       cfg.PublicURL,
+		accounts:  make(map[string]emuAccount),
+		tokens:    make(map[string]emuToken),
+		remaining: make(map[string]int),
+		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		notBefore: make(map[string]time.Time),
+		stats:     EmulatorStats{Rejected: make(map[string]uint64)},
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /token", e.handleToken)
+	mux.HandleFunc("POST /v1/projects/{project}/messages:send", e.handleSend)
+	mux.HandleFunc("GET /emulator/messages", e.handleListMessages)
+	mux.HandleFunc("DELETE /emulator/messages", func(w http.ResponseWriter, _ *http.Request) {
+		e.Reset()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /emulator/faults", e.handleGetFaults)
+	mux.HandleFunc("PUT /emulator/faults", e.handlePutFaults)
+	mux.HandleFunc("DELETE /emulator/faults", func(w http.ResponseWriter, _ *http.Request) {
+		e.ClearFaults()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /emulator/stats", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, e.Stats())
+	})
+	mux.HandleFunc("GET /emulator/service-account", e.handleServiceAccount)
+	e.mux = mux
+	return e
+}
+
+// ServeHTTP serves the emulator's routes.
+func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.mux.ServeHTTP(w, r) }
+
+// Start listens on addr (":0" picks a free port) and serves in the
+// background until Close. It returns the base URL, also given by URL.
+func (e *Emulator) Start(addr string) (string, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	return e.Serve(l)
+}
+
+// Serve serves on l in the background until Close, and returns the base URL.
+func (e *Emulator) Serve(l net.Listener) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.server != nil {
+		return "", errors.New("fcm emulator: already serving")
+	}
+	host, port, err := net.SplitHostPort(l.Addr().String())
+	if err != nil {
+		return "", err
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1" // a wildcard listener is reachable on loopback
+	}
+	e.url = "http://" + net.JoinHostPort(host, port)
+	e.server = &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
+	go e.server.Serve(l) //nolint:errcheck // Serve only returns ErrServerClosed after Close.
+	return e.url, nil
+}
+
+// URL is the emulator's base URL: use it as fcm.Config.Endpoint.
+func (e *Emulator) URL() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.url
+}
+
+// Close stops a server started by Start or Serve.
+func (e *Emulator) Close() error {
+	e.mu.Lock()
+	srv := e.server
+	e.server = nil
+	e.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	return srv.Close()
+}
+
+// Messages returns the accepted messages, oldest first.
+func (e *Emulator) Messages() []Received {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Received, 0, len(e.ring))
+	out = append(out, e.ring[e.head:]...)
+	return append(out, e.ring[:e.head]...)
+}
+
+// MessagesTo returns the accepted messages sent to token, oldest first.
+func (e *Emulator) MessagesTo(token string) []Received {
+	var out []Received
+	for _, m := range e.Messages() {
+		if m.Token == token {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Stats returns a snapshot of the counters.
+func (e *Emulator) Stats() EmulatorStats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.stats
+	s.Rejected = make(map[string]uint64, len(e.stats.Rejected))
+	for k, v := range e.stats.Rejected {
+		s.Rejected[k] = v
+	}
+	return s
+}
+
+// Reset forgets recorded messages, counters and the Retry-After each token
+// was given. Faults and issued credentials stay.
+func (e *Emulator) Reset() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ring = nil
+	e.head = 0
+	e.stats = EmulatorStats{Rejected: make(map[string]uint64)}
+	clear(e.notBefore)
+}
+
+// record stores an accepted message; e.mu must be held.
+func (e *Emulator) record(m Received) {
+	e.stats.Accepted++
+	if len(e.ring) < e.cfg.MaxRecorded {
+		e.ring = append(e.ring, m)
+		return
+	}
+	e.ring[e.head] = m
+	e.head = (e.head + 1) % len(e.ring)
+}
+
+func (e *Emulator) handleListMessages(w http.ResponseWriter, r *http.Request) {
+	var msgs []Received
+	if tok := r.URL.Query().Get("token"); tok != "" {
+		msgs = e.MessagesTo(tok)
+	} else {
+		msgs = e.Messages()
+	}
+	if msgs == nil {
+		msgs = []Received{}
+	}
+	writeJSON(w, http.StatusOK, msgs)
+}
+
+// nextMessageID mints an id shaped like FCM's ("0:<time>%<hex>").
+func (e *Emulator) nextMessageID(now time.Time) string {
+	n := e.seq.Add(1)
+	return "0:" + strconv.FormatInt(now.UnixMicro(), 10) + "%" + strconv.FormatUint(n, 16)
+}
+
+// writeJSON answers v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "encoding the answer failed", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(status)
+	w.Write(body) //nolint:errcheck // the client hung up; nothing to do.
+}
