@@ -69,7 +69,8 @@ type Store interface {
 	// GetNotification returns the notification; ENOTFOUND if absent.
 	GetNotification(ctx context.Context, id string) (heraldtype.Notification, error)
 	// ListNotificationDeliveries returns the notification's deliveries
-	// ordered by id, each with its attempts ordered oldest first.
+	// ordered by id, each with its attempts ordered oldest first; ENOTFOUND
+	// if the notification does not exist.
 	ListNotificationDeliveries(ctx context.Context, notificationID string) ([]heraldtype.Delivery, error)
 	// PruneTriggers deletes idempotency records created before cutoff.
 	PruneTriggers(ctx context.Context, cutoff time.Time) (int, error)
@@ -77,7 +78,9 @@ type Store interface {
 	// Claim leases up to p.Limit due deliveries (state pending, run_at <=
 	// p.Now) oldest run_at first, in one transaction: state leased,
 	// lease_owner, lease_until = p.LeaseUntil, attempt+1 (S4.2). Two
-	// concurrent claims never return the same delivery.
+	// concurrent claims never return the same delivery. A job's Device is
+	// nil when the device was deleted or now belongs to another user (the
+	// old user's notification must not reach the new owner's phone).
 	Claim(ctx context.Context, p ClaimParams) ([]heraldtype.Job, error)
 	// ExtendLeases moves lease_until of the owner's leased deliveries among
 	// ids to until, and returns the ids it extended (a delivery no longer
@@ -96,7 +99,8 @@ type Store interface {
 	// NextRunAt returns the earliest run_at of a pending delivery, and false
 	// if there is none, so an idle worker knows when to wake.
 	NextRunAt(ctx context.Context) (time.Time, bool, error)
-	// QueueStats counts deliveries by state (for the queue depth gauge).
+	// QueueStats counts deliveries by state (for the queue depth gauge);
+	// every state is present, with zero counts included.
 	QueueStats(ctx context.Context) (map[heraldtype.DeliveryState]int, error)
 
 	// ListDeliveries lists deliveries matching f, newest first, with each
@@ -173,8 +177,11 @@ type Outcome struct {
 	Owner      string
 	// Attempt is the attempt number the delivery was claimed with.
 	Attempt int
-	// State is the new state: sent, pending (retry at RunAt), dead, or
-	// skipped. Pending with Release set returns the delivery unattempted.
+	// State is the new state: sent, pending (retry at RunAt), dead,
+	// skipped, or unknown (an at_most_once send that failed ambiguously —
+	// a timeout or network error after which the provider may have the
+	// message — is never retried, S1.3). Pending with Release set returns
+	// the delivery unattempted.
 	State heraldtype.DeliveryState
 	RunAt time.Time
 	// Release undoes the claim without counting an attempt (attempt-1, no

@@ -1,0 +1,177 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// leasedBy is the guard of every outcome write (S4.4): the delivery is
+// still leased, by this owner, for this attempt. ?1 is the delivery id,
+// ?2 the owner, ?3 the attempt.
+const leasedBy = `id = ?1 AND state = 'leased' AND lease_owner = ?2 AND attempt = ?3`
+
+// Complete implements store.Store. The whole batch is one transaction.
+// For each outcome the device change (if any) runs first, guarded by the
+// same lease condition through a subquery, then the delivery update; the
+// attempt rows of the applied outcomes are inserted together at the end.
+//
+// Choices the contract leaves open:
+//   - A sent outcome resets the device's fail_count to 0: the count is of
+//     consecutive failures, and a send the provider accepted proves the
+//     token works.
+//   - last_error_code and last_error are replaced by a failed outcome's
+//     and kept otherwise (a sent delivery keeps the error of an earlier
+//     attempt): they are history, and the attempt rows say which came last.
+//   - InvalidateDevice and DeviceFailed change the device only if it was
+//     not updated after the claim (devices.updated_at <= the delivery's
+//     claim time), so a dead-token answer for the token read at claim
+//     time never invalidates a token the app registered since.
+func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, error) {
+	for i := range outcomes {
+		if err := checkOutcome(&outcomes[i]); err != nil {
+			return 0, err
+		}
+	}
+	applied := 0
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		applied = 0
+		var attempts []store.Outcome
+		for _, o := range outcomes {
+			ok, err := s.completeOne(ctx, tx, o)
+			if err != nil {
+				return err
+			}
+			if ok {
+				applied++
+				if !o.Release {
+					attempts = append(attempts, o)
+				}
+			}
+		}
+		return insertBatches(attempts, func(os []store.Outcome) error {
+			args := make([]any, 0, len(os)*9)
+			for _, o := range os {
+				args = append(args, o.DeliveryID, o.Attempt, micros(o.At), string(attemptOutcome(o.State)), o.ErrorCode,
+					o.Error, int64(o.RetryAfter), o.ProviderMessageID, int64(o.Latency))
+			}
+			_, err := s.exec(ctx, tx, `INSERT INTO delivery_attempts (delivery_id, attempt, at, outcome, error_code,
+	error, retry_after, provider_message_id, latency) VALUES `+rowMarks(len(os), 9), args...)
+			return formatError(err, "attempts")
+		})
+	})
+	if err != nil {
+		return 0, err
+	}
+	return applied, nil
+}
+
+// checkOutcome rejects an outcome that would write a broken row, and
+// fills RunAt when it may default to At.
+func checkOutcome(o *store.Outcome) error {
+	bad := func(format string, args ...any) error {
+		return heraldtype.Errorf(heraldtype.EINVALID, "outcome of delivery %d: %s", o.DeliveryID, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case o.DeliveryID <= 0:
+		return bad("delivery id must be positive")
+	case o.Owner == "":
+		return bad("owner must not be empty")
+	case o.At.IsZero():
+		return bad("at is not set")
+	case o.Release && o.State != heraldtype.StatePending && o.State != "":
+		return bad("a release returns the delivery to pending, not %q", o.State)
+	case !o.Release && attemptOutcome(o.State) == "":
+		return bad("state must be sent, pending, dead, skipped or unknown, not %q", o.State)
+	case o.InvalidateDevice && o.InvalidReason == "":
+		return bad("invalidating a device needs a reason")
+	}
+	if o.Release {
+		o.State = heraldtype.StatePending
+	}
+	if o.State == heraldtype.StatePending && o.RunAt.IsZero() {
+		o.RunAt = o.At
+	}
+	return nil
+}
+
+// attemptOutcome is the timeline entry of an outcome's state, "" for a
+// state an outcome cannot have.
+func attemptOutcome(s heraldtype.DeliveryState) heraldtype.AttemptOutcome {
+	switch s {
+	case heraldtype.StateSent:
+		return heraldtype.OutcomeSent
+	case heraldtype.StatePending:
+		return heraldtype.OutcomeRetry
+	case heraldtype.StateDead:
+		return heraldtype.OutcomeDead
+	case heraldtype.StateSkipped:
+		return heraldtype.OutcomeSkipped
+	case heraldtype.StateUnknown:
+		return heraldtype.OutcomeUnknown
+	}
+	return ""
+}
+
+// completeOne applies one outcome and reports whether the guard matched.
+func (s *Store) completeOne(ctx context.Context, tx *sql.Tx, o store.Outcome) (bool, error) {
+	guard := []any{o.DeliveryID, o.Owner, o.Attempt}
+	at := micros(o.At)
+	if err := s.deviceChange(ctx, tx, o, guard); err != nil {
+		return false, err
+	}
+	if o.Release {
+		res, err := s.exec(ctx, tx, `UPDATE deliveries SET state = 'pending', attempt = attempt - 1, run_at = ?4,
+	lease_owner = '', lease_until = NULL, updated_at = ?5
+WHERE `+leasedBy, append(guard, micros(o.RunAt), at)...)
+		n, err := affected(res, err, "delivery")
+		return n == 1, err
+	}
+	final := o.State.Final()
+	var runAt, finished sql.NullInt64
+	if final {
+		finished = sql.NullInt64{Int64: at, Valid: true}
+	} else {
+		runAt = sql.NullInt64{Int64: micros(o.RunAt), Valid: true}
+	}
+	failed := o.ErrorCode != "" || o.Error != ""
+	res, err := s.exec(ctx, tx, `UPDATE deliveries SET state = ?4, run_at = coalesce(?5, run_at),
+	lease_owner = '', lease_until = NULL,
+	last_error_code = CASE WHEN ?6 THEN ?7 ELSE last_error_code END,
+	last_error = CASE WHEN ?6 THEN ?8 ELSE last_error END,
+	provider_message_id = CASE WHEN ?9 <> '' THEN ?9 ELSE provider_message_id END,
+	finished_at = ?10, updated_at = ?11,
+	last_replay_result = CASE WHEN ?12 AND replay_count > 0 THEN ?4 ELSE last_replay_result END
+WHERE `+leasedBy, append(guard, string(o.State), runAt, failed, o.ErrorCode, o.Error, o.ProviderMessageID,
+		finished, at, final)...)
+	n, err := affected(res, err, "delivery")
+	return n == 1, err
+}
+
+// deviceChange applies the outcome's effect on the delivery's device,
+// only while the delivery is still leased by the outcome's owner (so a
+// duplicate outcome does not count a failure twice).
+func (s *Store) deviceChange(ctx context.Context, tx *sql.Tx, o store.Outcome, guard []any) error {
+	const device = `id = (SELECT device_id FROM deliveries WHERE ` + leasedBy + `)`
+	// updated_at of a leased delivery is its claim time: only Claim sets it
+	// while it is leased.
+	const notChangedSinceClaim = ` AND updated_at <= (SELECT updated_at FROM deliveries WHERE id = ?1)`
+	var err error
+	switch {
+	case o.InvalidateDevice:
+		_, err = s.exec(ctx, tx, `UPDATE devices SET status = 'INVALID', invalidated_at = ?4, invalid_reason = ?5,
+	fail_count = fail_count + 1, updated_at = ?4
+WHERE `+device+notChangedSinceClaim, append(guard, micros(o.At), o.InvalidReason)...)
+	case o.DeviceFailed:
+		// fail_count is bookkeeping: updated_at stays, so that it keeps
+		// meaning "registration or status changed".
+		_, err = s.exec(ctx, tx, `UPDATE devices SET fail_count = fail_count + 1
+WHERE `+device+notChangedSinceClaim, guard...)
+	case o.State == heraldtype.StateSent && !o.Release:
+		_, err = s.exec(ctx, tx, `UPDATE devices SET fail_count = 0 WHERE fail_count <> 0 AND `+device, guard...)
+	}
+	return formatError(err, "device")
+}

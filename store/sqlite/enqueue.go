@@ -1,0 +1,340 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// Enqueue implements store.Store: the idempotency record, the
+// notifications and their deliveries in one IMMEDIATE transaction, so two
+// triggers with one key are serialised and the second sees the first.
+func (s *Store) Enqueue(ctx context.Context, p store.EnqueueParams) (store.EnqueueResult, error) {
+	if err := checkEnqueue(p); err != nil {
+		return store.EnqueueResult{}, err
+	}
+	var res store.EnqueueResult
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if p.IdempotencyKey != "" {
+			replayed, ok, err := s.replayTrigger(ctx, tx, p)
+			if err != nil || ok {
+				res = replayed
+				return err
+			}
+		}
+		if err := s.checkUsers(ctx, tx, p.Notifications); err != nil {
+			return err
+		}
+		if err := s.insertNotifications(ctx, tx, p); err != nil {
+			return err
+		}
+		counts, err := s.insertDeliveries(ctx, tx, p)
+		if err != nil {
+			return err
+		}
+		if p.IdempotencyKey != "" {
+			if err := s.insertTrigger(ctx, tx, p); err != nil {
+				return err
+			}
+		}
+		res.Notifications = make([]store.EnqueuedNotification, len(p.Notifications))
+		for i, n := range p.Notifications {
+			res.Notifications[i] = store.EnqueuedNotification{ID: n.ID, UserID: n.UserID, Deliveries: counts[n.ID]}
+		}
+		return nil
+	})
+	if err != nil {
+		return store.EnqueueResult{}, err
+	}
+	return res, nil
+}
+
+// checkEnqueue rejects what would write a broken row; the rest of the
+// validation is the caller's.
+func checkEnqueue(p store.EnqueueParams) error {
+	if len(p.Notifications) == 0 {
+		return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: no notifications")
+	}
+	if p.MaxAttempts < 1 {
+		return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: max attempts must be at least 1")
+	}
+	if p.Now.IsZero() {
+		return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: now is not set")
+	}
+	for i, n := range p.Notifications {
+		if n.ID == "" || n.UserID == "" {
+			return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: notification %d has no id or user id", i)
+		}
+	}
+	return nil
+}
+
+// replayTrigger looks the idempotency key up. ok is true when the trigger
+// exists and the request matches: res holds the original notifications.
+func (s *Store) replayTrigger(ctx context.Context, tx *sql.Tx, p store.EnqueueParams) (res store.EnqueueResult, ok bool, err error) {
+	st, err := s.stmt(ctx, tx, `SELECT request_hash, notification_ids FROM triggers WHERE idempotency_key = ?`)
+	if err != nil {
+		return res, false, err
+	}
+	var hash, idsJSON string
+	err = st.QueryRowContext(ctx, p.IdempotencyKey).Scan(&hash, &idsJSON)
+	if errors.Is(err, sql.ErrNoRows) {
+		return res, false, nil
+	}
+	if err != nil {
+		return res, false, formatError(err, "trigger")
+	}
+	if hash != p.RequestHash {
+		return res, false, heraldtype.Errorf(heraldtype.ECONFLICT,
+			"idempotency key %q was already used with a different request", p.IdempotencyKey)
+	}
+	var ids []string
+	if err := json.Unmarshal([]byte(idsJSON), &ids); err != nil {
+		return res, false, fmt.Errorf("sqlite: trigger %q: notification ids: %w", p.IdempotencyKey, err)
+	}
+	found := make(map[string]store.EnqueuedNotification, len(ids))
+	err = inLists(ids, func(args []any) error {
+		rows, err := s.query(ctx, tx, `SELECT n.id, n.user_id,
+	(SELECT count(*) FROM deliveries d WHERE d.notification_id = n.id)
+FROM notifications n WHERE n.id IN (`+marks(len(args))+`)`, args...)
+		if err != nil {
+			return formatError(err, "notifications")
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e store.EnqueuedNotification
+			if err := rows.Scan(&e.ID, &e.UserID, &e.Deliveries); err != nil {
+				return formatError(err, "notifications")
+			}
+			found[e.ID] = e
+		}
+		return formatError(rows.Err(), "notifications")
+	})
+	if err != nil {
+		return res, false, err
+	}
+	res.Replayed = true
+	res.Notifications = make([]store.EnqueuedNotification, len(ids))
+	for i, id := range ids {
+		// A notification removed by retention since is reported by id only.
+		e, ok := found[id]
+		if !ok {
+			e = store.EnqueuedNotification{ID: id}
+		}
+		res.Notifications[i] = e
+	}
+	return res, true, nil
+}
+
+// checkUsers returns ENOTFOUND naming the first unknown user in
+// notification order.
+func (s *Store) checkUsers(ctx context.Context, tx *sql.Tx, ns []heraldtype.Notification) error {
+	var ids []string
+	seen := make(map[string]bool, len(ns))
+	for _, n := range ns {
+		if !seen[n.UserID] {
+			seen[n.UserID] = true
+			ids = append(ids, n.UserID)
+		}
+	}
+	exists := make(map[string]bool, len(ids))
+	err := inLists(ids, func(args []any) error {
+		rows, err := s.query(ctx, tx, `SELECT id FROM users WHERE id IN (`+marks(len(args))+`)`, args...)
+		if err != nil {
+			return formatError(err, "users")
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return formatError(err, "users")
+			}
+			exists[id] = true
+		}
+		return formatError(rows.Err(), "users")
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if !exists[id] {
+			return heraldtype.Errorf(heraldtype.ENOTFOUND, "user %q not found", id)
+		}
+	}
+	return nil
+}
+
+const notificationColumns = `id, user_id, type, title, body, data, channels, priority, payload_mode,
+	guarantee, idempotency_key, send_at, created_at`
+
+const notificationColumnCount = 13
+
+func (s *Store) insertNotifications(ctx context.Context, tx *sql.Tx, p store.EnqueueParams) error {
+	return insertBatches(p.Notifications, func(ns []heraldtype.Notification) error {
+		args := make([]any, 0, len(ns)*notificationColumnCount)
+		for _, n := range ns {
+			data, channels, err := encodeNotification(n)
+			if err != nil {
+				return err
+			}
+			key := n.IdempotencyKey
+			if key == "" {
+				key = p.IdempotencyKey
+			}
+			args = append(args, n.ID, n.UserID, n.Type, n.Title, n.Body, data, channels, string(n.Priority),
+				string(n.PayloadMode), string(n.Guarantee), key, nullMicros(n.SendAt), micros(n.CreatedAt))
+		}
+		_, err := s.exec(ctx, tx, `INSERT INTO notifications (`+notificationColumns+`) VALUES `+
+			rowMarks(len(ns), notificationColumnCount), args...)
+		return formatError(err, "notification")
+	})
+}
+
+func encodeNotification(n heraldtype.Notification) (data, channels string, err error) {
+	if len(n.Data) > 0 {
+		b, err := json.Marshal(n.Data)
+		if err != nil {
+			return "", "", fmt.Errorf("sqlite: notification %q: data: %w", n.ID, err)
+		}
+		data = string(b)
+	}
+	ch := n.Channels
+	if ch == nil {
+		ch = []heraldtype.Channel{}
+	}
+	b, err := json.Marshal(ch)
+	if err != nil {
+		return "", "", fmt.Errorf("sqlite: notification %q: channels: %w", n.ID, err)
+	}
+	return data, string(b), nil
+}
+
+// insertDeliveries fans the notifications with a push channel out to the
+// usable devices of their users with one INSERT … SELECT per chunk of
+// notifications, and returns the number of deliveries per notification.
+func (s *Store) insertDeliveries(ctx context.Context, tx *sql.Tx, p store.EnqueueParams) (map[string]int, error) {
+	counts := make(map[string]int, len(p.Notifications))
+	if len(p.PushProviders) == 0 {
+		return counts, nil
+	}
+	var push []heraldtype.Notification
+	for _, n := range p.Notifications {
+		if slices.Contains(n.Channels, heraldtype.ChannelPush) {
+			push = append(push, n)
+		}
+	}
+	// Sorted platforms keep the statement text, and so its cache entry,
+	// stable for one routing table.
+	platforms := make([]heraldtype.Platform, 0, len(p.PushProviders))
+	for pl := range p.PushProviders {
+		platforms = append(platforms, pl)
+	}
+	slices.Sort(platforms)
+	route := "CASE d.platform"
+	var routeArgs, platformArgs []any
+	for _, pl := range platforms {
+		route += " WHEN ? THEN ?"
+		routeArgs = append(routeArgs, string(pl), p.PushProviders[pl])
+		platformArgs = append(platformArgs, string(pl))
+	}
+	route += " END"
+	now := micros(p.Now)
+	err := insertBatches(push, func(ns []heraldtype.Notification) error {
+		args := make([]any, 0, len(ns)*6+len(routeArgs)+3+len(platformArgs))
+		for i, n := range ns {
+			runAt := p.Now
+			if n.SendAt.After(runAt) {
+				runAt = n.SendAt
+			}
+			args = append(args, i, n.ID, n.UserID, n.Type, string(n.Guarantee), micros(runAt))
+		}
+		args = append(args, routeArgs...)
+		args = append(args, p.MaxAttempts, now, now)
+		args = append(args, platformArgs...)
+		rows, err := s.query(ctx, tx, `WITH n (ord, nid, uid, type, guarantee, run_at) AS (VALUES `+rowMarks(len(ns), 6)+`)
+INSERT INTO deliveries (notification_id, user_id, type, channel, provider, device_id, state, guarantee,
+	attempt, max_attempts, run_at, created_at, updated_at)
+SELECT n.nid, n.uid, n.type, 'push', `+route+`, d.id, 'pending', n.guarantee, 0, ?, n.run_at, ?, ?
+FROM n JOIN devices d ON d.user_id = n.uid
+WHERE d.status = 'ACTIVE' AND d.push_opt_in = 1 AND d.token <> '' AND d.platform IN (`+marks(len(platformArgs))+`)
+ORDER BY n.ord, d.id
+RETURNING notification_id`, args...)
+		if err != nil {
+			return formatError(err, "deliveries")
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return formatError(err, "deliveries")
+			}
+			counts[id]++
+		}
+		return formatError(rows.Err(), "deliveries")
+	})
+	return counts, err
+}
+
+func (s *Store) insertTrigger(ctx context.Context, tx *sql.Tx, p store.EnqueueParams) error {
+	ids := make([]string, len(p.Notifications))
+	for i, n := range p.Notifications {
+		ids[i] = n.ID
+	}
+	b, err := json.Marshal(ids)
+	if err != nil {
+		return fmt.Errorf("sqlite: trigger: %w", err)
+	}
+	_, err = s.exec(ctx, tx, `INSERT INTO triggers (idempotency_key, request_hash, notification_ids, created_at)
+VALUES (?, ?, ?, ?)`, p.IdempotencyKey, p.RequestHash, string(b), micros(p.Now))
+	return formatError(err, "trigger "+quote(p.IdempotencyKey))
+}
+
+// PruneTriggers implements store.Store.
+func (s *Store) PruneTriggers(ctx context.Context, cutoff time.Time) (int, error) {
+	var n int
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := s.exec(ctx, tx, `DELETE FROM triggers WHERE created_at < ?`, micros(cutoff))
+		n, err = affected(res, err, "triggers")
+		return err
+	})
+	return n, err
+}
+
+// GetNotification implements store.Store.
+func (s *Store) GetNotification(ctx context.Context, id string) (heraldtype.Notification, error) {
+	row := s.read.QueryRowContext(ctx, `SELECT `+notificationColumns+` FROM notifications WHERE id = ?`, id)
+	n, err := scanNotification(row)
+	return n, formatError(err, "notification "+quote(id))
+}
+
+func scanNotification(sc interface{ Scan(...any) error }) (heraldtype.Notification, error) {
+	var n heraldtype.Notification
+	var data, channels string
+	var sendAt sql.NullInt64
+	var created int64
+	err := sc.Scan(&n.ID, &n.UserID, &n.Type, &n.Title, &n.Body, &data, &channels, &n.Priority, &n.PayloadMode,
+		&n.Guarantee, &n.IdempotencyKey, &sendAt, &created)
+	if err != nil {
+		return n, err
+	}
+	n.CreatedAt = fromMicros(created)
+	if sendAt.Valid {
+		n.SendAt = fromMicros(sendAt.Int64)
+	}
+	if data != "" {
+		if err := json.Unmarshal([]byte(data), &n.Data); err != nil {
+			return n, fmt.Errorf("sqlite: notification %q: data: %w", n.ID, err)
+		}
+	}
+	if err := json.Unmarshal([]byte(channels), &n.Channels); err != nil {
+		return n, fmt.Errorf("sqlite: notification %q: channels: %w", n.ID, err)
+	}
+	return n, nil
+}
