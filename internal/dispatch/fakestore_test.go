@@ -175,7 +175,7 @@ func (s *fakeStore) Complete(_ context.Context, outcomes []store.Outcome) (int, 
 	}
 	for _, o := range outcomes {
 		switch o.State {
-		case heraldtype.StateSent, heraldtype.StatePending, heraldtype.StateDead, heraldtype.StateSkipped:
+		case heraldtype.StateSent, heraldtype.StatePending, heraldtype.StateDead, heraldtype.StateSkipped, heraldtype.StateUnknown:
 		default:
 			return 0, fmt.Errorf("fake: outcome state %q is not allowed", o.State)
 		}
@@ -220,6 +220,8 @@ func (s *fakeStore) apply(d *heraldtype.Delivery, o store.Outcome) {
 		row.Outcome = heraldtype.OutcomeDead
 	case heraldtype.StateSkipped:
 		row.Outcome = heraldtype.OutcomeSkipped
+	case heraldtype.StateUnknown:
+		row.Outcome = heraldtype.OutcomeUnknown
 	}
 	if o.State.Final() {
 		at := o.At

@@ -146,6 +146,16 @@ func (w *Worker) decide(d *heraldtype.Delivery, start, end time.Time, providerID
 	o.RetryAfter = se.RetryAfter
 	m.Failed.WithLabelValues(p, se.Code).Inc()
 
+	// An at_most_once delivery whose send failed ambiguously (a timeout or
+	// a transport error, after which the provider may hold the message) is
+	// never retried: it is unknown, like one whose lease expired mid-send.
+	// A miss beats a duplicate for these types (S1.3).
+	if d.Guarantee == heraldtype.AtMostOnce && (timedOut || !isSendError(err)) {
+		o.State = heraldtype.StateUnknown
+		m.Unknown.Inc()
+		return o
+	}
+
 	// A dead token ends the delivery and invalidates the device, whatever
 	// class the provider gave it; no other failure touches the device
 	// (S0.3 note: an auth or configuration error is the sender's fault).

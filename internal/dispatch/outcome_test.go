@@ -332,3 +332,38 @@ func TestFlushErrorKeepsOutcomes(t *testing.T) {
 		t.Fatalf("delivery = %s, want sent after the retried flush", d.State)
 	}
 }
+
+func TestAtMostOnceAmbiguousFailureIsUnknown(t *testing.T) {
+	t.Parallel()
+	cases := map[string]Sender{
+		"timeout": senderFunc(func(ctx context.Context, _ *heraldtype.Message) (string, error) {
+			<-ctx.Done()
+			return "", ctx.Err()
+		}),
+		"network": senderFunc(func(context.Context, *heraldtype.Message) (string, error) {
+			return "", errors.New("connection reset by peer")
+		}),
+	}
+	for name, sender := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, map[string]Sender{"fcm": sender}, func(c *Config) { c.SendTimeout = 20 * time.Millisecond })
+			once := h.add(fakeDelivery{guarantee: heraldtype.AtMostOnce})
+			least := h.add(fakeDelivery{guarantee: heraldtype.AtLeastOnce})
+			h.runOnce(2)
+			if d := h.store.get(once); d.State != heraldtype.StateUnknown {
+				t.Errorf("at_most_once delivery = %s, want unknown (never resent, S1.3)", d.State)
+			}
+			if d := h.store.get(least); d.State != heraldtype.StatePending {
+				t.Errorf("at_least_once delivery = %s, want pending (retried)", d.State)
+			}
+		})
+	}
+	// A classified answer is not ambiguous: the provider said no.
+	h := newHarness(t, map[string]Sender{"fcm": scripted(sendErr(heraldtype.ClassTemporary, "UNAVAILABLE"))}, nil)
+	id := h.add(fakeDelivery{guarantee: heraldtype.AtMostOnce})
+	h.runOnce(1)
+	if d := h.store.get(id); d.State != heraldtype.StatePending {
+		t.Errorf("at_most_once UNAVAILABLE = %s, want pending", d.State)
+	}
+}
