@@ -169,7 +169,7 @@ type Notification struct {
 	PayloadMode    PayloadMode       `json:"payload_mode"`
 	Guarantee      Guarantee         `json:"guarantee"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
-	SendAt         time.Time         `json:"send_at"`
+	SendAt         time.Time         `json:"send_at,omitzero"`
 	CreatedAt      time.Time         `json:"created_at"`
 }
 

@@ -1,0 +1,270 @@
+package herald
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// Request is a trigger: one notification for one user (UserID) or the same
+// notification for up to MaxRecipients users (UserIDs). It is also the JSON
+// body of POST /v1/notifications.
+type Request struct {
+	// IdempotencyKey makes the trigger safe to retry: the same key with the
+	// same request returns the original notifications; the same key with a
+	// different request is a conflict. The HTTP API also takes it from the
+	// Idempotency-Key header.
+	IdempotencyKey string               `json:"idempotency_key,omitempty"`
+	UserID         string               `json:"user_id,omitempty"`
+	UserIDs        []string             `json:"user_ids,omitempty"`
+	Type           string               `json:"type"`
+	Title          string               `json:"title,omitempty"`
+	Body           string               `json:"body,omitempty"`
+	Data           map[string]string    `json:"data,omitempty"`
+	Channels       []heraldtype.Channel `json:"channels,omitempty"`
+	Priority       heraldtype.Priority  `json:"priority,omitempty"`
+	// SendAt delays the first attempt; nil or past means now.
+	SendAt *time.Time `json:"send_at,omitempty"`
+	// DataOnly sends a data-only message the app renders itself (S1.4):
+	// title and body travel in data, iOS gets a background push.
+	DataOnly bool `json:"data_only,omitempty"`
+}
+
+// Result is what a trigger produced.
+type Result struct {
+	// Notifications, one per recipient, in the order of the request.
+	Notifications []EnqueuedNotification `json:"notifications"`
+	// Replayed is true when the idempotency key matched an earlier trigger:
+	// nothing new was written and these are the original notifications.
+	Replayed bool `json:"replayed"`
+}
+
+// EnqueuedNotification is one notification of a Result.
+type EnqueuedNotification struct {
+	ID         string `json:"id"`
+	UserID     string `json:"user_id"`
+	Deliveries int    `json:"deliveries"`
+}
+
+// reservedDataKeys are data keys Herald or FCM own: messageId carries the
+// delivery's idempotency key (S0.5); FCM rejects "from" and the google./gcm.
+// prefixes.
+var reservedDataKeys = []string{"messageId", "from", "message_type", "collapse_key", "notification"}
+
+// Enqueue validates r and records its notifications and deliveries in one
+// transaction; when it returns without error they are durable and the
+// workers have been woken (S4.1). Errors are *heraldtype.Error with a
+// stable code.
+func (c *Client) Enqueue(ctx context.Context, r Request) (Result, error) {
+	now := c.now().UTC()
+	users, err := c.normalize(&r, now)
+	if err != nil {
+		return Result{}, err
+	}
+	hash, err := requestHash(&r)
+	if err != nil {
+		return Result{}, err
+	}
+	guarantee := heraldtype.AtLeastOnce
+	if t, ok := c.cfg.Types[r.Type]; ok {
+		guarantee = t.Guarantee
+	}
+	mode := heraldtype.PayloadAlert
+	if r.DataOnly {
+		mode = heraldtype.PayloadData
+	}
+	var sendAt time.Time
+	if r.SendAt != nil {
+		sendAt = r.SendAt.UTC()
+	}
+	p := store.EnqueueParams{
+		IdempotencyKey: r.IdempotencyKey,
+		RequestHash:    hash,
+		MaxAttempts:    c.cfg.MaxAttempts,
+		PushProviders:  c.cfg.PushRouting,
+		Now:            now,
+		Notifications:  make([]heraldtype.Notification, len(users)),
+	}
+	for i, u := range users {
+		p.Notifications[i] = heraldtype.Notification{
+			ID: newID(now), UserID: u, Type: r.Type, Title: r.Title, Body: r.Body,
+			Data: r.Data, Channels: r.Channels, Priority: r.Priority, PayloadMode: mode,
+			Guarantee: guarantee, IdempotencyKey: r.IdempotencyKey, SendAt: sendAt, CreatedAt: now,
+		}
+	}
+	if err := c.validatePayload(&p.Notifications[0]); err != nil {
+		return Result{}, err
+	}
+	res, err := c.store.Enqueue(ctx, p)
+	if err != nil {
+		return Result{}, err
+	}
+	out := Result{Replayed: res.Replayed, Notifications: make([]EnqueuedNotification, len(res.Notifications))}
+	deliveries := 0
+	for i, n := range res.Notifications {
+		out.Notifications[i] = EnqueuedNotification(n)
+		deliveries += n.Deliveries
+	}
+	if !res.Replayed {
+		c.metrics.Accepted.WithLabelValues(r.Type).Add(float64(len(res.Notifications)))
+		if deliveries > 0 && c.worker != nil {
+			c.worker.Notify()
+		}
+	}
+	return out, nil
+}
+
+// normalize validates r, fills defaults in place and returns the recipients.
+func (c *Client) normalize(r *Request, now time.Time) ([]string, error) {
+	if len(r.IdempotencyKey) > MaxKeyLength {
+		return nil, heraldtype.FieldErrorf("idempotency_key", "must be at most %d bytes", MaxKeyLength)
+	}
+	if err := validText("idempotency_key", r.IdempotencyKey, MaxKeyLength); err != nil {
+		return nil, err
+	}
+	users, err := recipients(r)
+	if err != nil {
+		return nil, err
+	}
+	if r.Type == "" {
+		return nil, heraldtype.FieldErrorf("type", "is required")
+	}
+	if len(r.Type) > MaxTypeLength || !typePattern.MatchString(r.Type) {
+		return nil, heraldtype.FieldErrorf("type", "must be 1-%d characters of a-z, 0-9, '_', '.', '-', starting with a letter or digit", MaxTypeLength)
+	}
+	if err := validText("title", r.Title, MaxTitleLength); err != nil {
+		return nil, err
+	}
+	if err := validText("body", r.Body, MaxBodyLength); err != nil {
+		return nil, err
+	}
+	if r.Title == "" && r.Body == "" && !r.DataOnly {
+		return nil, heraldtype.FieldErrorf("title", "an alert needs a title or a body (or set data_only)")
+	}
+	if err := validData(r.Data, r.DataOnly); err != nil {
+		return nil, err
+	}
+	if len(r.Channels) == 0 {
+		r.Channels = []heraldtype.Channel{heraldtype.ChannelPush}
+	}
+	seen := map[heraldtype.Channel]bool{}
+	for _, ch := range r.Channels {
+		if seen[ch] {
+			return nil, heraldtype.FieldErrorf("channels", "%q is listed twice", ch)
+		}
+		seen[ch] = true
+		switch ch {
+		case heraldtype.ChannelPush:
+			if len(c.cfg.PushRouting) == 0 {
+				return nil, heraldtype.FieldErrorf("channels", "push is not available: no push provider is configured")
+			}
+		case heraldtype.ChannelSMS, heraldtype.ChannelEmail, heraldtype.ChannelInApp:
+			return nil, heraldtype.FieldErrorf("channels", "%s is not available: no provider for it is configured", ch)
+		default:
+			return nil, heraldtype.FieldErrorf("channels", "unknown channel %q (known: push, sms, email, in_app)", ch)
+		}
+	}
+	if r.Priority == "" {
+		r.Priority = heraldtype.PriorityNormal
+	}
+	r.Priority = heraldtype.Priority(strings.ToUpper(string(r.Priority)))
+	if !r.Priority.Valid() {
+		return nil, heraldtype.FieldErrorf("priority", "must be LOW, NORMAL or HIGH")
+	}
+	if r.SendAt != nil {
+		// A past send_at means "now"; it is kept as given so that a retried
+		// request hashes the same as the original.
+		if r.SendAt.After(now.Add(MaxSendAhead)) {
+			return nil, heraldtype.FieldErrorf("send_at", "must be within %d days", int(MaxSendAhead.Hours()/24))
+		}
+	}
+	return users, nil
+}
+
+func recipients(r *Request) ([]string, error) {
+	switch {
+	case r.UserID != "" && len(r.UserIDs) > 0:
+		return nil, heraldtype.FieldErrorf("user_ids", "give user_id or user_ids, not both")
+	case r.UserID != "":
+		if err := validID("user_id", r.UserID); err != nil {
+			return nil, err
+		}
+		return []string{r.UserID}, nil
+	case len(r.UserIDs) == 0:
+		return nil, heraldtype.FieldErrorf("user_id", "is required (or user_ids)")
+	case len(r.UserIDs) > MaxRecipients:
+		return nil, heraldtype.FieldErrorf("user_ids", "has %d entries; the limit is %d", len(r.UserIDs), MaxRecipients)
+	}
+	seen := make(map[string]bool, len(r.UserIDs))
+	for _, u := range r.UserIDs {
+		if err := validID("user_ids", u); err != nil {
+			return nil, err
+		}
+		if seen[u] {
+			return nil, heraldtype.FieldErrorf("user_ids", "%q is listed twice", u)
+		}
+		seen[u] = true
+	}
+	return slices.Clone(r.UserIDs), nil
+}
+
+func validData(data map[string]string, dataOnly bool) error {
+	if len(data) > MaxDataEntries {
+		return heraldtype.FieldErrorf("data", "has %d entries; the limit is %d", len(data), MaxDataEntries)
+	}
+	for k, v := range data {
+		if k == "" || len(k) > MaxDataKeyLen {
+			return heraldtype.FieldErrorf("data", "keys must be 1-%d bytes", MaxDataKeyLen)
+		}
+		if slices.Contains(reservedDataKeys, k) || strings.HasPrefix(k, "google.") || strings.HasPrefix(k, "gcm.") {
+			return heraldtype.FieldErrorf("data", "key %q is reserved", k)
+		}
+		if dataOnly && (k == "title" || k == "body") {
+			return heraldtype.FieldErrorf("data", "key %q is reserved in a data-only message (it carries the title and body)", k)
+		}
+		if err := validText("data", k+v, 1<<20); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validatePayload asks every push provider whether it can carry n. All
+// notifications of one trigger share their content, so checking one is
+// enough.
+func (c *Client) validatePayload(n *heraldtype.Notification) error {
+	checked := map[string]bool{}
+	for _, name := range c.cfg.PushRouting {
+		if checked[name] {
+			continue
+		}
+		checked[name] = true
+		if v, ok := c.cfg.Providers[name].(NotificationValidator); ok {
+			if err := v.ValidateNotification(n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// requestHash fingerprints a normalised request for idempotency: the same
+// key with a different fingerprint is a conflict. encoding/json sorts map
+// keys, so the encoding is canonical.
+func requestHash(r *Request) (string, error) {
+	cp := *r
+	cp.IdempotencyKey = ""
+	b, err := json.Marshal(&cp)
+	if err != nil {
+		return "", heraldtype.Errorf(heraldtype.EINVALID, "request cannot be encoded: %v", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}

@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/knadh/koanf/parsers/yaml"
+	koanfenv "github.com/knadh/koanf/providers/env/v2"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// Config is everything `herald serve` can be told, from a YAML file
+// (--config), then HERALD_* environment variables, then flags — later
+// sources win. The CLI is the only package that knows about files, env and
+// flags (STYLE.md); every other package takes a typed Config.
+//
+// Environment variables map to keys by dropping HERALD_, lower-casing and
+// turning "__" into a nesting dot: HERALD_WORKER__BATCH_SIZE=200 sets
+// worker.batch_size.
+type Config struct {
+	// Listen is the HTTP API address. Default 127.0.0.1:8080: until API keys
+	// exist (security issue) Herald only listens on loopback by default.
+	Listen string `koanf:"listen"`
+	// Database is a SQLite file path (or sqlite:path). Default herald.db.
+	Database string `koanf:"database"`
+	// DefaultTimezone for users registered without one (S2.2).
+	DefaultTimezone string `koanf:"default_timezone"`
+	// MaxAttempts per delivery, first attempt included (S0.3: 4).
+	MaxAttempts int `koanf:"max_attempts"`
+	// IdempotencyRetention: how long an Idempotency-Key is remembered.
+	IdempotencyRetention time.Duration `koanf:"idempotency_retention"`
+	// DeviceMaxAge: devices not seen for this long are pruned (270 days).
+	DeviceMaxAge time.Duration `koanf:"device_max_age"`
+	// MaintenanceInterval: how often pruning runs.
+	MaintenanceInterval time.Duration `koanf:"maintenance_interval"`
+	// MaxBodyBytes bounds an HTTP request body.
+	MaxBodyBytes int64 `koanf:"max_body_bytes"`
+	// ShutdownTimeout bounds a graceful stop.
+	ShutdownTimeout time.Duration       `koanf:"shutdown_timeout"`
+	Log             LogConfig           `koanf:"log"`
+	Worker          herald.WorkerConfig `koanf:"worker"`
+	// Retry overrides the backoff per error class: temporary, throttled.
+	Retry map[string]RetryConfig `koanf:"retry"`
+	// Types configures notification types (guarantee).
+	Types map[string]herald.TypeConfig `koanf:"types"`
+	FCM   FCMConfig                    `koanf:"fcm"`
+	// Emulator is where `serve --dev` starts the FCM emulator.
+	EmulatorAddr string `koanf:"emulator_addr"`
+}
+
+// LogConfig selects log level and format.
+type LogConfig struct {
+	Level  string `koanf:"level"`  // debug, info, warn, error
+	Format string `koanf:"format"` // json or text
+}
+
+// RetryConfig is one error class's backoff.
+type RetryConfig struct {
+	Base   time.Duration `koanf:"base"`
+	Factor float64       `koanf:"factor"`
+	Max    time.Duration `koanf:"max"`
+	Jitter *bool         `koanf:"jitter"`
+}
+
+// FCMConfig configures the FCM provider. Credentials come from a file or
+// from the environment (HERALD_FCM__CREDENTIALS_JSON); they are never logged.
+type FCMConfig struct {
+	CredentialsFile string `koanf:"credentials_file"`
+	CredentialsJSON string `koanf:"credentials_json"`
+	ProjectID       string `koanf:"project_id"`
+	// Endpoint overrides https://fcm.googleapis.com (an emulator).
+	Endpoint string `koanf:"endpoint"`
+}
+
+// defaultConfig is the zero-config setup: embedded SQLite in the current
+// directory, loopback only.
+func defaultConfig() Config {
+	return Config{
+		Listen:               "127.0.0.1:8080",
+		Database:             "herald.db",
+		DefaultTimezone:      "Asia/Seoul",
+		MaxAttempts:          4,
+		IdempotencyRetention: 24 * time.Hour,
+		DeviceMaxAge:         270 * 24 * time.Hour,
+		MaintenanceInterval:  time.Hour,
+		MaxBodyBytes:         1 << 20,
+		ShutdownTimeout:      30 * time.Second,
+		Log:                  LogConfig{Level: "info", Format: "json"},
+		EmulatorAddr:         "127.0.0.1:8081",
+		Worker: herald.WorkerConfig{
+			BatchSize: 100, Concurrency: 64, LeaseDuration: 30 * time.Second,
+			SendTimeout: 10 * time.Second, PollInterval: time.Second, ReapInterval: 5 * time.Second,
+		},
+	}
+}
+
+// loadConfig reads defaults, then the file (if any), then the environment.
+func loadConfig(path string, environ []string) (Config, error) {
+	k := koanf.New(".")
+	if path != "" {
+		if err := k.Load(file.Provider(path), yaml.Parser()); err != nil {
+			return Config{}, fmt.Errorf("config file %s: %w", path, err)
+		}
+	}
+	err := k.Load(koanfenv.Provider(".", koanfenv.Opt{
+		Prefix:      "HERALD_",
+		EnvironFunc: func() []string { return environ },
+		TransformFunc: func(key, v string) (string, any) {
+			key = strings.ToLower(strings.TrimPrefix(key, "HERALD_"))
+			if key == "config" || key == "test_database_url" {
+				return "", nil // not config keys: the --config default and the test suite's
+			}
+			return strings.ReplaceAll(key, "__", "."), v
+		},
+	}), nil)
+	if err != nil {
+		return Config{}, fmt.Errorf("environment: %w", err)
+	}
+	cfg := defaultConfig()
+	err = k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{DecoderConfig: &mapstructure.DecoderConfig{
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(
+			mapstructure.StringToTimeDurationHookFunc(),
+			mapstructure.StringToSliceHookFunc(","),
+		),
+		WeaklyTypedInput: true,
+		ErrorUnused:      true,
+		TagName:          "koanf",
+		Result:           &cfg,
+	}})
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	return cfg, nil
+}
+
+// clientConfig turns the file/env config into the library's typed Config.
+func (c *Config) clientConfig() (herald.Config, error) {
+	hc := herald.Config{
+		DefaultTimezone:      c.DefaultTimezone,
+		MaxAttempts:          c.MaxAttempts,
+		Types:                c.Types,
+		Worker:               c.Worker,
+		IdempotencyRetention: c.IdempotencyRetention,
+		DeviceMaxAge:         c.DeviceMaxAge,
+		MaintenanceInterval:  c.MaintenanceInterval,
+	}
+	if len(c.Retry) > 0 {
+		hc.Retry = map[heraldtype.ErrorClass]herald.RetryPolicy{}
+		for class, r := range c.Retry {
+			ec := heraldtype.ErrorClass(class)
+			if ec != heraldtype.ClassTemporary && ec != heraldtype.ClassThrottled {
+				return hc, fmt.Errorf("config: retry.%s: class must be temporary or throttled", class)
+			}
+			jitter := true
+			if r.Jitter != nil {
+				jitter = *r.Jitter
+			}
+			hc.Retry[ec] = herald.RetryPolicy{Base: r.Base, Factor: r.Factor, Max: r.Max, Jitter: jitter}
+		}
+	}
+	return hc, nil
+}
+
+// fcmCredentials returns the service-account JSON from the file or the
+// inline value.
+func (c *FCMConfig) credentials() ([]byte, error) {
+	switch {
+	case c.CredentialsFile != "" && c.CredentialsJSON != "":
+		return nil, fmt.Errorf("config: set fcm.credentials_file or fcm.credentials_json, not both")
+	case c.CredentialsFile != "":
+		b, err := os.ReadFile(c.CredentialsFile)
+		if err != nil {
+			return nil, fmt.Errorf("config: fcm.credentials_file: %w", err)
+		}
+		return b, nil
+	case c.CredentialsJSON != "":
+		return []byte(c.CredentialsJSON), nil
+	}
+	return nil, nil
+}

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+func TestLoadConfigLayers(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "herald.yaml")
+	yaml := `
+listen: 127.0.0.1:9000
+max_attempts: 6
+worker:
+  batch_size: 50
+  poll_interval: 250ms
+retry:
+  temporary: {base: 1s, factor: 2, max: 1m}
+types:
+  daily_nudge: {guarantee: at_most_once}
+fcm:
+  credentials_file: /etc/herald/sa.json
+`
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig(path, []string{"HERALD_WORKER__BATCH_SIZE=200", "HERALD_DATABASE=/var/lib/herald.db", "PATH=/bin", "HERALD_CONFIG=ignored"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Listen != "127.0.0.1:9000" || cfg.MaxAttempts != 6 || cfg.Database != "/var/lib/herald.db" {
+		t.Errorf("top level = %+v", cfg)
+	}
+	if cfg.Worker.BatchSize != 200 || cfg.Worker.PollInterval != 250*time.Millisecond || cfg.Worker.Concurrency != 64 {
+		t.Errorf("worker = %+v: env must override the file, defaults must survive", cfg.Worker)
+	}
+	if cfg.Types["daily_nudge"].Guarantee != heraldtype.AtMostOnce || cfg.FCM.CredentialsFile != "/etc/herald/sa.json" {
+		t.Errorf("types/fcm = %+v %+v", cfg.Types, cfg.FCM)
+	}
+	hc, err := cfg.clientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := hc.Retry[heraldtype.ClassTemporary]; p.Base != time.Second || p.Max != time.Minute || !p.Jitter {
+		t.Errorf("retry = %+v", p)
+	}
+}
+
+func TestLoadConfigRejectsMistakes(t *testing.T) {
+	t.Parallel()
+	for name, environ := range map[string][]string{
+		"unknown key":  {"HERALD_LISTNE=:80"},
+		"bad duration": {"HERALD_WORKER__POLL_INTERVAL=soon"},
+		"bad number":   {"HERALD_MAX_ATTEMPTS=many"},
+	} {
+		if _, err := loadConfig("", environ); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if _, err := loadConfig(filepath.Join(t.TempDir(), "missing.yaml"), nil); err == nil {
+		t.Error("missing config file: no error")
+	}
+	cfg := defaultConfig()
+	cfg.Retry = map[string]RetryConfig{"sometimes": {Base: time.Second}}
+	if _, err := cfg.clientConfig(); err == nil {
+		t.Error("unknown retry class: no error")
+	}
+}
+
+func TestServeRefusesBadConfig(t *testing.T) {
+	t.Parallel()
+	var errb bytes.Buffer
+	code := Run(context.Background(), []string{"serve", "--database", "postgres://localhost/x"}, &bytes.Buffer{}, &errb, nil)
+	if code == 0 || !strings.Contains(errb.String(), "PostgreSQL is not supported yet") {
+		t.Fatalf("serve with a postgres URL: %d %s", code, errb.String())
+	}
+	code = Run(context.Background(), []string{"serve", "--database", filepath.Join(t.TempDir(), "h.db")}, &bytes.Buffer{}, &errb, []string{"HERALD_LOG__LEVEL=loud"})
+	if code == 0 || !strings.Contains(errb.String(), "log.level") {
+		t.Fatalf("serve with a bad log level: %d %s", code, errb.String())
+	}
+}
+
+func TestMigrateCommand(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "h.db")
+	for range 2 { // idempotent
+		var out, errb bytes.Buffer
+		if code := Run(context.Background(), []string{"migrate", "--database", db}, &out, &errb, nil); code != 0 {
+			t.Fatalf("migrate: %d %s", code, errb.String())
+		}
+		if !strings.Contains(out.String(), "up to date") {
+			t.Fatalf("migrate output %q", out.String())
+		}
+	}
+}
+
+func TestEmulateFCMWritesCredentials(t *testing.T) {
+	t.Parallel()
+	creds := filepath.Join(t.TempDir(), "sa.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"emulate", "fcm", "--addr", "127.0.0.1:0", "--credentials-out", creds}, &bytes.Buffer{}, &bytes.Buffer{}, nil)
+	}()
+	var sa map[string]string
+	waitFor(t, "the credentials file", func() bool {
+		b, err := os.ReadFile(creds)
+		return err == nil && json.Unmarshal(b, &sa) == nil
+	})
+	if sa["type"] != "service_account" || !strings.HasPrefix(sa["token_uri"], "http://127.0.0.1:") || sa["project_id"] != devProject {
+		t.Fatalf("service account = %v", sa)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("emulate exited with %d", code)
+	}
+}

@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald"
+)
+
+// deliveryFlags are the filters shared by list and bulk replay.
+type deliveryFlags struct {
+	state, errorCode, typ, user, from, to string
+}
+
+func (d *deliveryFlags) add(cmd *cobra.Command, defState string) {
+	f := cmd.Flags()
+	f.StringVar(&d.state, "state", defState, "delivery state (pending, leased, sent, dead, unknown, skipped)")
+	f.StringVar(&d.errorCode, "error-code", "", "last error code, e.g. UNREGISTERED")
+	f.StringVar(&d.typ, "type", "", "notification type")
+	f.StringVar(&d.user, "user", "", "user id")
+	f.StringVar(&d.from, "from", "", "created at or after (RFC 3339)")
+	f.StringVar(&d.to, "to", "", "created before (RFC 3339)")
+}
+
+func (d *deliveryFlags) query() url.Values {
+	q := url.Values{}
+	for k, v := range map[string]string{"state": d.state, "error_code": d.errorCode, "type": d.typ, "user_id": d.user, "from": d.from, "to": d.to} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return q
+}
+
+func newDeliveriesCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "deliveries",
+		Short: "Inspect and replay deliveries (dead letters) of a running Herald",
+	}
+	cmd.AddCommand(newDeliveriesListCmd(e), newDeliveriesReplayCmd(e))
+	return cmd
+}
+
+func newDeliveriesListCmd(e *env) *cobra.Command {
+	var server, cursor string
+	var limit int
+	var asJSON bool
+	var filter deliveryFlags
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List deliveries, newest first (default: the dead letters)",
+		Example: "  herald deliveries list --error-code UNREGISTERED --from 2026-11-01T00:00:00Z",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q := filter.query()
+			if cursor != "" {
+				q.Set("cursor", cursor)
+			}
+			if limit > 0 {
+				q.Set("limit", fmt.Sprint(limit))
+			}
+			var page herald.DeliveryPage
+			if err := newAPIClient(server).do(cmd.Context(), http.MethodGet, "/v1/deliveries?"+q.Encode(), nil, nil, &page); err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(e.stdout, page)
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNOTIFICATION\tUSER\tTYPE\tDEVICE\tSTATE\tATTEMPT\tERROR\tREPLAYS\tCREATED")
+			for _, d := range page.Deliveries {
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%d\t%s\n", d.ID, d.NotificationID, d.UserID, d.Type,
+					d.DeviceID, d.State, d.Attempt, d.MaxAttempts, d.LastErrorCode, d.ReplayCount, d.CreatedAt.Format(time.RFC3339))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if page.NextCursor != "" {
+				fmt.Fprintf(e.stdout, "\nmore: --cursor %s\n", page.NextCursor)
+			}
+			return nil
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	filter.add(cmd, "dead")
+	cmd.Flags().StringVar(&cursor, "cursor", "", "continue after a previous page")
+	cmd.Flags().IntVar(&limit, "limit", 50, "page size (max 1000)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newDeliveriesReplayCmd(e *env) *cobra.Command {
+	var server string
+	var all bool
+	var filter deliveryFlags
+	cmd := &cobra.Command{
+		Use:   "replay [ID...]",
+		Short: "Send dead or unknown deliveries again (S0.4, S4.6)",
+		Long: `Replay deliveries by id, or every dead/unknown delivery matching the filters with --all.
+A replay keeps the delivery's history: its replay count goes up and its next outcome is
+recorded as the last replay result.`,
+		Example: "  herald deliveries replay 42 43\n  herald deliveries replay --all --error-code UNAVAILABLE",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c := newAPIClient(server)
+			if all == (len(args) > 0) {
+				return fmt.Errorf("give delivery ids, or --all with filters")
+			}
+			if all {
+				body := map[string]string{}
+				for k, vs := range filter.query() {
+					body[k] = vs[0]
+				}
+				var out struct {
+					Replayed int `json:"replayed"`
+				}
+				if err := c.do(cmd.Context(), http.MethodPost, "/v1/deliveries/replay", nil, body, &out); err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stdout, "replayed %d deliveries\n", out.Replayed)
+				return nil
+			}
+			for _, id := range args {
+				if _, err := herald.ParseDeliveryID(id); err != nil {
+					return err
+				}
+				if err := c.do(cmd.Context(), http.MethodPost, "/v1/deliveries/"+id+"/replay", nil, nil, nil); err != nil {
+					return fmt.Errorf("delivery %s: %w", id, err)
+				}
+				fmt.Fprintf(e.stdout, "replayed delivery %s\n", id)
+			}
+			return nil
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	filter.add(cmd, "")
+	cmd.Flags().BoolVar(&all, "all", false, "replay every dead or unknown delivery matching the filters")
+	return cmd
+}

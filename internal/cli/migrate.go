@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func newMigrateCmd(e *env) *cobra.Command {
+	var database string
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply the database migrations (serve also applies them at start-up)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(e.configPath, e.environ)
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("database") {
+				cfg.Database = database
+			}
+			st, err := openStore(cmd.Context(), cfg.Database)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if err := st.Migrate(cmd.Context()); err != nil {
+				return fmt.Errorf("migrate %s: %w", cfg.Database, err)
+			}
+			fmt.Fprintf(e.stdout, "%s is up to date\n", cfg.Database)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&database, "database", "herald.db", "SQLite database file (config database, env HERALD_DATABASE)")
+	return cmd
+}

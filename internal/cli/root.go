@@ -1,0 +1,87 @@
+// Package cli is Herald's command line: it reads configuration from files,
+// the environment and flags, and wires the store, providers, Client and HTTP
+// API together. It is the only package that knows where configuration comes
+// from.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// env is what a command runs with; tests substitute every part of it.
+type env struct {
+	stdout, stderr io.Writer
+	environ        []string
+	configPath     string
+}
+
+// Main runs the herald command with args and returns the exit code.
+func Main(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, args, os.Stdout, os.Stderr, os.Environ())
+}
+
+// Run runs the herald command; it is Main without the process globals.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
+	e := &env{stdout: stdout, stderr: stderr, environ: environ}
+	root := newRootCmd(e)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(stderr, "herald:", err)
+		return 1
+	}
+	return 0
+}
+
+func newRootCmd(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "herald",
+		Short: "Herald delivers notifications: once, on time, and never lost",
+		Long: `Herald takes a business event and gets the right message to the right person.
+
+Configuration comes from a YAML file (--config or HERALD_CONFIG), then HERALD_*
+environment variables (HERALD_WORKER__BATCH_SIZE sets worker.batch_size), then flags.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&e.configPath, "config", lookupEnv(e.environ, "HERALD_CONFIG"), "YAML configuration file (env HERALD_CONFIG)")
+	root.AddCommand(newServeCmd(e), newMigrateCmd(e), newEmulateCmd(e), newSendCmd(e), newDeliveriesCmd(e))
+	return root
+}
+
+func lookupEnv(environ []string, key string) string {
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// newLogger builds the process logger: JSON (default) or text on stderr.
+func newLogger(w io.Writer, c LogConfig) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.Level)); err != nil {
+		return nil, fmt.Errorf("config: log.level %q: use debug, info, warn or error", c.Level)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch c.Format {
+	case "json", "":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("config: log.format %q: use json or text", c.Format)
+}

@@ -1,0 +1,250 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server's logger and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// logValue returns attribute attr of the first JSON log line whose msg is
+// msg, or "".
+func (s *syncBuffer) logValue(msg, attr string) string {
+	sc := bufio.NewScanner(strings.NewReader(s.String()))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var line map[string]any
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == msg {
+			v, _ := line[attr].(string)
+			return v
+		}
+	}
+	return ""
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+type devServer struct {
+	api, emulator string
+	logs          *syncBuffer
+	stop          func() int
+}
+
+// startDev runs `herald serve --dev` on free ports, as a newcomer would.
+func startDev(t *testing.T, extra ...string) *devServer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &syncBuffer{}
+	args := append([]string{"serve", "--dev", "--listen", "127.0.0.1:0", "--emulator-addr", "127.0.0.1:0",
+		"--database", filepath.Join(t.TempDir(), "herald.db")}, extra...)
+	done := make(chan int, 1)
+	go func() { done <- Run(ctx, args, io.Discard, logs, nil) }()
+	s := &devServer{logs: logs}
+	var once sync.Once
+	code := 0
+	s.stop = func() int {
+		once.Do(func() {
+			cancel()
+			select {
+			case code = <-done:
+			case <-time.After(30 * time.Second):
+				t.Error("serve did not stop within 30 s")
+			}
+		})
+		return code
+	}
+	t.Cleanup(func() { s.stop() })
+	waitFor(t, "the server to listen", func() bool {
+		select {
+		case c := <-done:
+			t.Fatalf("serve exited with %d: %s", c, logs.String())
+		default:
+		}
+		s.api = logs.logValue("herald listening", "addr")
+		s.emulator = logs.logValue("dev mode: FCM emulator started", "url")
+		return s.api != "" && s.emulator != ""
+	})
+	return s
+}
+
+func call(t *testing.T, method, url, body string, header ...string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	if body != "" {
+		// What curl -d sends.
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if len(raw) > 0 && raw[0] == '{' {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s %s: bad JSON %q", method, url, raw)
+		}
+	}
+	return resp.StatusCode, out
+}
+
+// TestServeDevQuickStart walks the README's quick start against the real
+// binary's serve command: a message reaches the emulator and the timeline
+// shows it.
+func TestServeDevQuickStart(t *testing.T) {
+	s := startDev(t)
+	if code, _ := call(t, "PUT", s.api+"/v1/users/u1", `{"timezone":"Asia/Seoul"}`); code != 200 {
+		t.Fatalf("PUT user: %d", code)
+	}
+	if code, _ := call(t, "POST", s.api+"/v1/users/u1/devices", `{"device_id":"d1","token":"tok-1","platform":"android","push_opt_in":true}`); code != 200 {
+		t.Fatalf("POST device: %d", code)
+	}
+	trigger := `{"user_id":"u1","type":"reservation_confirmed","title":"Booked","body":"See you at 7","channels":["push"]}`
+	code, out := call(t, "POST", s.api+"/v1/notifications", trigger, "Idempotency-Key", "k1")
+	if code != 202 {
+		t.Fatalf("POST notification: %d %v", code, out)
+	}
+	id, _ := out["id"].(string)
+	if code, again := call(t, "POST", s.api+"/v1/notifications", trigger, "Idempotency-Key", "k1"); code != 200 || again["id"] != id {
+		t.Fatalf("idempotent retry: %d %v, want 200 with id %s", code, again, id)
+	}
+
+	var status map[string]any
+	waitFor(t, "the notification to be sent", func() bool {
+		_, status = call(t, "GET", s.api+"/v1/notifications/"+id, "")
+		return status["status"] == "sent"
+	})
+	ds := status["deliveries"].([]any)
+	attempts := ds[0].(map[string]any)["attempts"].([]any)
+	if len(ds) != 1 || len(attempts) != 1 || attempts[0].(map[string]any)["provider_message_id"] == "" {
+		t.Fatalf("timeline = %v", status)
+	}
+
+	resp, err := http.Get(s.emulator + "/emulator/messages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&msgs); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if len(msgs) != 1 || msgs[0]["token"] != "tok-1" {
+		t.Fatalf("emulator messages = %v, want one to tok-1", msgs)
+	}
+	waitFor(t, "the dev log line", func() bool { return s.logs.logValue("fcm emulator: message accepted", "token") == "tok-1" })
+
+	resp, err = http.Get(s.api + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, m := range []string{`herald_notifications_accepted_total{type="reservation_confirmed"} 1`, `herald_deliveries_sent_total{provider="fcm"} 1`, "herald_send_duration_seconds_bucket", "herald_queue_depth"} {
+		if !bytes.Contains(metrics, []byte(m)) {
+			t.Errorf("/metrics lacks %s", m)
+		}
+	}
+	if code := s.stop(); code != 0 {
+		t.Fatalf("serve exited with %d", code)
+	}
+	logs := s.logs.String()
+	for _, secret := range []string{"PRIVATE KEY", "private_key", "access_token", "Bearer "} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("logs contain %q", secret)
+		}
+	}
+	if !strings.Contains(logs, `"loopback_only":true`) {
+		t.Error("start-up log does not say the API is on loopback")
+	}
+}
+
+// TestOperatorCommands drives send, deliveries list and deliveries replay
+// against a running server, as an operator would.
+func TestOperatorCommands(t *testing.T) {
+	s := startDev(t)
+	call(t, "PUT", s.api+"/v1/users/u1", `{}`)
+	call(t, "POST", s.api+"/v1/users/u1/devices", `{"device_id":"d1","token":"tok-bad","platform":"ios"}`)
+	// The device's Firebase project does not match: a permanent error.
+	if code, _ := call(t, "PUT", s.emulator+"/emulator/faults", `{"tokens":{"tok-bad":{"code":"SENDER_ID_MISMATCH"}}}`); code != 200 {
+		t.Fatalf("set faults: %d", code)
+	}
+	run := func(args ...string) (string, int) {
+		var out, errb bytes.Buffer
+		code := Run(context.Background(), append(args, "--server", s.api), &out, &errb, nil)
+		return out.String() + errb.String(), code
+	}
+	out, code := run("send", "--user", "u1", "--type", "promo", "--title", "Sale", "--data", "product_id=42", "--idempotency-key", "p42")
+	if code != 0 || !strings.Contains(out, `"replayed": false`) {
+		t.Fatalf("send: %d %s", code, out)
+	}
+	waitFor(t, "a dead letter", func() bool {
+		out, _ = run("deliveries", "list", "--error-code", "SENDER_ID_MISMATCH")
+		return strings.Contains(out, "SENDER_ID_MISMATCH")
+	})
+	var id int64
+	for _, line := range strings.Split(out, "\n")[1:] {
+		if _, err := fmt.Sscan(line, &id); err == nil {
+			break
+		}
+	}
+	if id == 0 {
+		t.Fatalf("no delivery id in %s", out)
+	}
+	call(t, "DELETE", s.emulator+"/emulator/faults", "")
+	if out, code := run("deliveries", "replay", fmt.Sprint(id)); code != 0 {
+		t.Fatalf("replay: %d %s", code, out)
+	}
+	waitFor(t, "the replayed delivery to be sent", func() bool {
+		out, _ = run("deliveries", "list", "--state", "sent", "--json")
+		return strings.Contains(out, `"last_replay_result": "sent"`)
+	})
+	if out, code := run("deliveries", "replay", "--all", "--error-code", "SENDER_ID_MISMATCH"); code != 0 || !strings.Contains(out, "replayed 0") {
+		t.Fatalf("bulk replay: %d %s", code, out)
+	}
+	if out, code := run("send", "--user", "nobody", "--type", "promo", "--title", "x"); code == 0 || !strings.Contains(out, "not_found") {
+		t.Fatalf("send to an unknown user: %d %s", code, out)
+	}
+}
