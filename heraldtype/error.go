@@ -101,6 +101,10 @@ type SendError struct {
 	// UNREGISTERED, or INVALID_ARGUMENT naming the token). Only then is
 	// the device invalidated (S0.3 note).
 	TokenInvalid bool
+	// Suppress is set when the recipient's address asked the provider
+	// not to be contacted on this channel any more (Twilio 21610, STOP):
+	// the address is suppressed for the channel until it opts in again.
+	Suppress bool
 	// Err is the underlying error, if any.
 	Err error
 }

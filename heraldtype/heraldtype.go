@@ -150,8 +150,13 @@ type Device struct {
 	LastSeenAt    time.Time    `json:"last_seen_at"`
 	InvalidatedAt *time.Time   `json:"invalidated_at,omitempty"`
 	InvalidReason string       `json:"invalid_reason,omitempty"`
-	CreatedAt     time.Time    `json:"created_at"`
-	UpdatedAt     time.Time    `json:"updated_at"`
+	// WebPushP256DH and WebPushAuth are a browser subscription's keys
+	// (RFC 8291) when the device is a web device delivered by Web Push
+	// directly; Token then holds the subscription endpoint URL.
+	WebPushP256DH string    `json:"p256dh,omitempty"`
+	WebPushAuth   string    `json:"auth,omitempty"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
 }
 
 // Notification is one message for one user. A trigger naming several users
@@ -257,5 +262,9 @@ type Message struct {
 	// Key is the delivery's idempotency key (data.messageId, S0.5).
 	Key          string
 	Notification *Notification
-	Device       *Device
+	// Device is the target of a push delivery (its current token).
+	Device *Device
+	// Address is the target of a delivery that has no device: an E.164
+	// phone number for SMS, an e-mail address for email.
+	Address string
 }
