@@ -1,0 +1,171 @@
+package webpush
+
+import (
+	"context"
+	"crypto/ecdh"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// maxEndpointLen bounds a subscription endpoint. Real ones are a few
+// hundred bytes; the bound keeps a crafted device from bloating requests.
+const maxEndpointLen = 2048
+
+// subscription is a parsed browser push subscription (a web device).
+type subscription struct {
+	endpoint *url.URL
+	// origin is scheme://host[:port] of the endpoint: the VAPID audience
+	// (RFC 8292 §2).
+	origin string
+	uaKey  *ecdh.PublicKey
+	auth   []byte
+}
+
+// parseSubscription reads a web device's subscription: Token is the
+// endpoint URL, WebPushP256DH and WebPushAuth its keys. A malformed one can
+// never be delivered to, so its error is permanent and invalidates the
+// device (code invalid_subscription).
+func (c *Client) parseSubscription(d *heraldtype.Device) (*subscription, error) {
+	u, err := checkEndpoint(d.Token, c.cfg.AllowInsecureEndpoints, c.cfg.AllowPrivateEndpoints)
+	if err != nil {
+		return nil, invalidSubscription(err.Error())
+	}
+	if d.WebPushP256DH == "" || d.WebPushAuth == "" {
+		return nil, invalidSubscription("the subscription has no p256dh and auth keys (a web device delivered by Web Push needs both)")
+	}
+	key, err := parseP256DH(d.WebPushP256DH)
+	if err != nil {
+		return nil, invalidSubscription(err.Error())
+	}
+	auth, err := parseAuth(d.WebPushAuth)
+	if err != nil {
+		return nil, invalidSubscription(err.Error())
+	}
+	return &subscription{endpoint: u, origin: u.Scheme + "://" + u.Host, uaKey: key, auth: auth}, nil
+}
+
+// ValidateDevice reports whether d's subscription can be delivered to by
+// this Client: an endpoint URL it accepts (https, public address, unless
+// configured otherwise) and well-formed p256dh and auth keys. It is meant
+// for device registration, so a broken subscription is refused with an
+// EINVALID *heraldtype.Error naming the field instead of being stored and
+// invalidated at its first send.
+func (c *Client) ValidateDevice(d *heraldtype.Device) error {
+	if d == nil {
+		return heraldtype.Errorf(heraldtype.EINVALID, "device is missing")
+	}
+	if _, err := checkEndpoint(d.Token, c.cfg.AllowInsecureEndpoints, c.cfg.AllowPrivateEndpoints); err != nil {
+		return heraldtype.FieldErrorf("token", "web push subscription endpoint: %v", err)
+	}
+	if _, err := parseP256DH(d.WebPushP256DH); err != nil {
+		return heraldtype.FieldErrorf("p256dh", "%v", err)
+	}
+	if _, err := parseAuth(d.WebPushAuth); err != nil {
+		return heraldtype.FieldErrorf("auth", "%v", err)
+	}
+	return nil
+}
+
+func invalidSubscription(msg string) *heraldtype.SendError {
+	return &heraldtype.SendError{Class: heraldtype.ClassPermanent, Code: CodeInvalidSubscription, Message: msg, TokenInvalid: true}
+}
+
+// checkEndpoint validates a subscription endpoint URL. Error messages
+// quote the URL: it is an address, not a secret.
+func checkEndpoint(raw string, allowHTTP, allowPrivate bool) (*url.URL, error) {
+	if raw == "" {
+		return nil, errors.New("the device has no subscription endpoint")
+	}
+	if len(raw) > maxEndpointLen {
+		return nil, fmt.Errorf("the endpoint is %d bytes, over %d", len(raw), maxEndpointLen)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return nil, fmt.Errorf("endpoint %q is not an absolute URL", raw)
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && allowHTTP:
+	case u.Scheme == "http":
+		return nil, fmt.Errorf("endpoint %q is not https (set AllowInsecureEndpoints for a plain-HTTP emulator)", raw)
+	default:
+		return nil, fmt.Errorf("endpoint %q is not an https URL", raw)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("endpoint %q carries user info", raw)
+	}
+	if u.Fragment != "" {
+		return nil, fmt.Errorf("endpoint %q carries a fragment", raw)
+	}
+	if !allowPrivate {
+		host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+		if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+			return nil, fmt.Errorf("endpoint %q is on localhost (set AllowPrivateEndpoints for a local emulator)", raw)
+		}
+		if ip, err := netip.ParseAddr(host); err == nil && !publicAddr(ip) {
+			return nil, fmt.Errorf("endpoint %q is on a non-public address (set AllowPrivateEndpoints for a local emulator)", raw)
+		}
+	}
+	return u, nil
+}
+
+// publicAddr reports whether ip is a globally routable unicast address.
+// 100.64.0.0/10 (carrier-grade NAT) is excluded too: clouds use it for
+// internal services.
+func publicAddr(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	cgnat := netip.PrefixFrom(netip.AddrFrom4([4]byte{100, 64, 0, 0}), 10)
+	return ip.IsGlobalUnicast() && !ip.IsPrivate() && !cgnat.Contains(ip)
+}
+
+// errForbiddenAddress is returned by the dial guard. Send reports it as a
+// permanent endpoint_forbidden error without invalidating the device: a
+// DNS answer can be wrong for a moment, the subscription is not malformed.
+var errForbiddenAddress = errors.New("the endpoint resolves to a non-public address")
+
+// guardDial refuses connections to non-public addresses. It runs on the
+// address actually dialled, after DNS resolution, so a name that resolves
+// (or rebinds) to an internal address is caught as well.
+func guardDial(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: %s", errForbiddenAddress, address)
+	}
+	if !publicAddr(ap.Addr()) {
+		return fmt.Errorf("%w: %s", errForbiddenAddress, ap.Addr())
+	}
+	return nil
+}
+
+// defaultHTTPClient is the HTTPClient used when Config has none.
+func defaultHTTPClient(allowPrivate bool) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// Sends concentrate on a handful of push services (FCM, Mozilla,
+	// Apple, Microsoft); the default of 2 idle connections per host would
+	// reconnect constantly.
+	tr.MaxIdleConns = 256
+	tr.MaxIdleConnsPerHost = 128
+	tr.ForceAttemptHTTP2 = true
+	if !allowPrivate {
+		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: guardDial}
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, network, addr)
+		}
+	}
+	return &http.Client{
+		Transport: tr,
+		// Push services answer, they do not redirect; following a
+		// redirect would re-post the message somewhere the endpoint
+		// check never saw.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
