@@ -1,0 +1,430 @@
+package apns
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// EmulatorConfig configures an Emulator. The zero value is ready to use.
+type EmulatorConfig struct {
+	// Topics are the bundle ids the emulator accepts as apns-topic; any
+	// well-formed topic if empty. Others are answered TopicDisallowed.
+	Topics []string
+	// AcceptUnknownKeys accepts provider tokens signed by keys the
+	// emulator does not know (their signature is not checked), so a
+	// client configured with a real .p8 key can be pointed at it.
+	// Otherwise only keys from RegisterKey and NewProviderKey are valid.
+	AcceptUnknownKeys bool
+	// EnforceTokenUpdateInterval answers TooManyProviderTokenUpdates when
+	// a key presents a new provider token less than 20 minutes after the
+	// previous one, as APNs may. Off by default: several senders sharing
+	// a key (a cluster, a restart) legitimately mint more often.
+	EnforceTokenUpdateInterval bool
+	// Hosts are extra DNS names or IP addresses for the emulator's TLS
+	// certificate, besides localhost, 127.0.0.1 and ::1 (e.g. a container
+	// name other services reach it by).
+	Hosts []string
+	// Seed seeds the fault-rate randomness, for reproducible runs. Zero
+	// seeds it from the clock.
+	Seed uint64
+	// MaxRecorded bounds the accepted messages kept (the oldest are
+	// dropped); 100,000 if zero.
+	MaxRecorded int
+	// Now is the clock that judges provider tokens' iat and dates
+	// recordings, time.Now if nil. (TLS certificates are checked against
+	// the real clock.)
+	Now func() time.Time
+	// Logger, if set, logs every accepted message (serve --dev uses it so
+	// a newcomer sees the push arrive).
+	Logger *slog.Logger
+}
+
+// Received is one message the emulator accepted.
+type Received struct {
+	// APNsID is the apns-id the emulator answered with: the request's, or
+	// one it generated.
+	APNsID     string    `json:"apns_id"`
+	Token      string    `json:"token"`
+	Topic      string    `json:"topic"`
+	PushType   string    `json:"push_type,omitempty"`
+	Priority   int       `json:"priority"`
+	Expiration int64     `json:"expiration,omitempty"`
+	CollapseID string    `json:"collapse_id,omitempty"`
+	TeamID     string    `json:"team_id"`
+	KeyID      string    `json:"key_id"`
+	Proto      string    `json:"proto"`
+	ReceivedAt time.Time `json:"received_at"`
+	// Payload is the request body, exactly as sent.
+	Payload json.RawMessage `json:"payload"`
+	// Warnings name what APNs accepts but a device would not show as
+	// intended (a background push carrying an alert, say).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// EmulatorStats counts what the emulator answered since the last Reset.
+type EmulatorStats struct {
+	Accepted uint64 `json:"accepted"`
+	// Rejected counts error answers by reason.
+	Rejected map[string]uint64 `json:"rejected"`
+	// EarlyRetries counts sends to a device token that arrived before the
+	// Retry-After the emulator gave that token had passed. A well-behaved
+	// sender keeps it at zero.
+	EarlyRetries uint64 `json:"early_retries"`
+	// ProviderTokens counts the distinct provider tokens (JWTs) that
+	// authenticated a request: a sender that caches its token as Apple
+	// asks keeps it near one per key per 50 minutes.
+	ProviderTokens uint64 `json:"provider_tokens"`
+	// Connections counts TLS connections accepted.
+	Connections uint64 `json:"connections"`
+}
+
+// Emulator is an in-process APNs server over TLS and HTTP/2: provider
+// token (JWT) verification, Apple's header and payload validation and error
+// answers, recording of accepted messages and fault injection. It is an
+// http.Handler; Start serves it with its own self-signed certificate,
+// which clients trust through CertPool (Config.RootCAs). Routes:
+//
+//	POST   /3/device/{token}          APNs (HTTP/2 only)
+//	GET    /emulator/messages[?token=] accepted messages
+//	DELETE /emulator/messages          Reset
+//	GET|PUT|DELETE /emulator/faults    fault injection (Faults)
+//	GET    /emulator/stats             EmulatorStats
+//	GET    /emulator/ca.pem            the certificate to trust
+//	POST   /emulator/keys[?team_id=]   a new provider key (.p8, key id, team id)
+type Emulator struct {
+	cfg    EmulatorConfig
+	mux    *http.ServeMux
+	cert   tls.Certificate
+	caPEM  []byte
+	topics map[string]bool
+
+	// keyMu guards the provider keys and tokens. Lock order: keyMu, then
+	// mu (authenticate counts new tokens while holding keyMu).
+	keyMu    sync.Mutex
+	keys     map[string]emuKey        // by key id
+	verified map[string]verifiedToken // by JWT: signature already checked
+	lastJWT  map[string]jwtSeen       // by key id: the latest token presented
+
+	mu        sync.Mutex // guards everything below; never held while sleeping
+	url       string
+	server    *http.Server
+	faults    Faults
+	remaining map[string]int // failures left per token fault with Times > 0
+	rng       *mrand.Rand
+	notBefore map[string]time.Time // per device token: Retry-After given until
+	ring      []Received           // recorded messages, oldest at head once full
+	head      int
+	stats     EmulatorStats
+}
+
+// NewEmulator returns an Emulator with a freshly generated TLS certificate;
+// call Start to serve it.
+func NewEmulator(cfg EmulatorConfig) (*Emulator, error) {
+	if cfg.MaxRecorded <= 0 {
+		cfg.MaxRecorded = 100_000
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	cert, caPEM, err := selfSignedCert(cfg.Hosts)
+	if err != nil {
+		return nil, err
+	}
+	e := &Emulator{
+		cfg:       cfg,
+		cert:      cert,
+		caPEM:     caPEM,
+		topics:    make(map[string]bool, len(cfg.Topics)),
+		keys:      make(map[string]emuKey),
+		verified:  make(map[string]verifiedToken),
+		lastJWT:   make(map[string]jwtSeen),
+		remaining: make(map[string]int),
+		rng:       mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		notBefore: make(map[string]time.Time),
+		stats:     EmulatorStats{Rejected: make(map[string]uint64)},
+	}
+	for _, t := range cfg.Topics {
+		e.topics[t] = true
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/3/device/{token}", e.handleSend)
+	mux.HandleFunc("/3/device/", func(w http.ResponseWriter, _ *http.Request) { e.fail(w, ReasonMissingDeviceToken) })
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { e.fail(w, ReasonBadPath) })
+	mux.HandleFunc("GET /emulator/messages", e.handleListMessages)
+	mux.HandleFunc("DELETE /emulator/messages", func(w http.ResponseWriter, _ *http.Request) {
+		e.Reset()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /emulator/faults", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, e.CurrentFaults())
+	})
+	mux.HandleFunc("PUT /emulator/faults", e.handlePutFaults)
+	mux.HandleFunc("DELETE /emulator/faults", func(w http.ResponseWriter, _ *http.Request) {
+		e.ClearFaults()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /emulator/stats", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, e.Stats())
+	})
+	mux.HandleFunc("GET /emulator/ca.pem", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/x-pem-file")
+		w.Write(e.caPEM) //nolint:errcheck // the client hung up; nothing to do.
+	})
+	mux.HandleFunc("POST /emulator/keys", e.handleNewKey)
+	e.mux = mux
+	return e, nil
+}
+
+// selfSignedCert makes the emulator's TLS certificate: a P-256 key and a
+// self-signed certificate for localhost, the loopback addresses and hosts.
+// It is its own CA, so trusting it is one AppendCertsFromPEM.
+func selfSignedCert(hosts []string) (tls.Certificate, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("apns emulator: generating the TLS key: %w", err)
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("apns emulator: generating a serial number: %w", err)
+	}
+	// The certificate is checked by TLS against the real clock, never the
+	// emulator's (possibly fake) one.
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: "Herald APNs emulator", Organization: []string{"Herald"}},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.AddDate(1, 0, 0),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	}
+	for _, h := range hosts {
+		switch ip := net.ParseIP(h); {
+		case ip != nil:
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		case validHostname(h):
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		default:
+			return tls.Certificate{}, nil, fmt.Errorf("apns emulator: host %q is neither an IP address nor a DNS name", h)
+		}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("apns emulator: creating the TLS certificate: %w", err)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return tls.Certificate{}, nil, fmt.Errorf("apns emulator: parsing the TLS certificate: %w", err)
+	}
+	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+	return cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+}
+
+// validHostname reports whether h can be a certificate's DNS name.
+func validHostname(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '*') {
+			return false
+		}
+	}
+	return true
+}
+
+// CertPool returns a new pool holding the emulator's certificate: use it as
+// Config.RootCAs.
+func (e *Emulator) CertPool() *x509.CertPool {
+	p := x509.NewCertPool()
+	p.AddCert(e.cert.Leaf)
+	return p
+}
+
+// CACertPEM returns the emulator's certificate in PEM, for clients outside
+// this process (curl --cacert, another language's APNs library).
+func (e *Emulator) CACertPEM() []byte { return append([]byte(nil), e.caPEM...) }
+
+// TLSConfig returns the server TLS configuration Start uses, for serving
+// the Emulator from your own server: the emulator's certificate, with h2
+// offered by ALPN.
+func (e *Emulator) TLSConfig() *tls.Config {
+	return &tls.Config{
+		Certificates: []tls.Certificate{e.cert},
+		NextProtos:   []string{"h2", "http/1.1"},
+		MinVersion:   tls.VersionTLS12,
+	}
+}
+
+// ServeHTTP serves the emulator's routes. APNs requests are only accepted
+// over HTTP/2, so mount it on a TLS server with HTTP/2 enabled.
+func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.mux.ServeHTTP(w, r) }
+
+// Start listens on addr (":0" picks a free port) and serves TLS with
+// HTTP/2 in the background until Close. It returns the base URL, also given
+// by URL.
+func (e *Emulator) Start(addr string) (string, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	u, err := e.Serve(l)
+	if err != nil {
+		l.Close()
+	}
+	return u, err
+}
+
+// Serve serves TLS with HTTP/2 on l in the background until Close, and
+// returns the base URL.
+func (e *Emulator) Serve(l net.Listener) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.server != nil {
+		return "", errors.New("apns emulator: already serving")
+	}
+	host, port, err := net.SplitHostPort(l.Addr().String())
+	if err != nil {
+		return "", err
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1" // a wildcard listener is reachable on loopback
+	}
+	e.url = "https://" + net.JoinHostPort(host, port)
+	e.server = &http.Server{
+		Handler:           e,
+		ReadHeaderTimeout: 10 * time.Second,
+		ConnState: func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				e.mu.Lock()
+				e.stats.Connections++
+				e.mu.Unlock()
+			}
+		},
+	}
+	go e.server.Serve(tls.NewListener(l, e.TLSConfig())) //nolint:errcheck // Serve only returns ErrServerClosed after Close.
+	return e.url, nil
+}
+
+// URL is the emulator's base URL: use it as Config.Endpoint.
+func (e *Emulator) URL() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.url
+}
+
+// Close stops a server started by Start or Serve.
+func (e *Emulator) Close() error {
+	e.mu.Lock()
+	srv := e.server
+	e.server = nil
+	e.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	return srv.Close()
+}
+
+// Messages returns the accepted messages, oldest first.
+func (e *Emulator) Messages() []Received {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Received, 0, len(e.ring))
+	out = append(out, e.ring[e.head:]...)
+	return append(out, e.ring[:e.head]...)
+}
+
+// MessagesTo returns the accepted messages sent to device token, oldest
+// first.
+func (e *Emulator) MessagesTo(token string) []Received {
+	var out []Received
+	for _, m := range e.Messages() {
+		if m.Token == token {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Stats returns a snapshot of the counters.
+func (e *Emulator) Stats() EmulatorStats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.stats
+	s.Rejected = make(map[string]uint64, len(e.stats.Rejected))
+	for k, v := range e.stats.Rejected {
+		s.Rejected[k] = v
+	}
+	return s
+}
+
+// Reset forgets recorded messages, counters and the Retry-After each token
+// was given. Faults and keys stay.
+func (e *Emulator) Reset() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ring = nil
+	e.head = 0
+	e.stats = EmulatorStats{Rejected: make(map[string]uint64)}
+	clear(e.notBefore)
+}
+
+// record stores an accepted message; e.mu must be held.
+func (e *Emulator) record(m Received) {
+	e.stats.Accepted++
+	if len(e.ring) < e.cfg.MaxRecorded {
+		e.ring = append(e.ring, m)
+		return
+	}
+	e.ring[e.head] = m
+	e.head = (e.head + 1) % len(e.ring)
+}
+
+func (e *Emulator) handleListMessages(w http.ResponseWriter, r *http.Request) {
+	var msgs []Received
+	if tok := r.URL.Query().Get("token"); tok != "" {
+		msgs = e.MessagesTo(tok)
+	} else {
+		msgs = e.Messages()
+	}
+	if msgs == nil {
+		msgs = []Received{}
+	}
+	writeJSON(w, http.StatusOK, msgs)
+}
+
+// writeJSON answers v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "encoding the answer failed", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body) //nolint:errcheck // the client hung up; nothing to do.
+}
