@@ -1,0 +1,153 @@
+package smtp
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net/textproto"
+	"strconv"
+	"strings"
+
+	mail "github.com/wneessen/go-mail"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// Herald's codes for failures that carry no SMTP reply code.
+const (
+	// CodeBadAddress: the recipient address is not a valid address.
+	CodeBadAddress = "invalid_address"
+	// codeNetwork: no SMTP answer (refused connection, timeout, reset).
+	codeNetwork = "network"
+	// codeTLS: the TLS handshake or the server's certificate failed.
+	codeTLS = "tls"
+	// codeConfig: the server lacks what the configuration requires
+	// (STARTTLS, AUTH, the PLAIN mechanism).
+	codeConfig = "smtp_config"
+	// codeInvalidMessage: Herald refused to build the mail.
+	codeInvalidMessage = "invalid_message"
+)
+
+// Code returns the heraldtype.SendError code for an SMTP reply code:
+// "smtp_550".
+func Code(reply int) string { return "smtp_" + strconv.Itoa(reply) }
+
+// classify turns an error of go-mail into a *heraldtype.SendError:
+//
+//   - an SMTP reply decides by its first digit: 4xx (421 service closing,
+//     450/451/452 mailbox busy, local error, out of storage) is temporary,
+//     5xx is permanent — including 535 authentication failed, a
+//     configuration error that retrying cannot fix;
+//   - a 5xx with the enhanced status 5.1.1 (bad destination mailbox) or
+//     5.1.10 (the domain has a null MX, RFC 7505) sets Suppress: the
+//     mailbox does not exist, and mailing it again only hurts the sender's
+//     reputation. Only these, and only with the enhanced code: a bare 550
+//     is as often a policy or spam refusal (5.7.1) as an unknown user, and
+//     suppressing on it could silence a whole domain over one bad day;
+//   - no reply at all (refused connection, timeout, reset, TLS failure) is
+//     temporary.
+//
+// The Code is smtp_<reply> (smtp_550); the message keeps the server's text
+// with its enhanced status code.
+func classify(err error) *heraldtype.SendError {
+	se := &heraldtype.SendError{Message: err.Error(), Err: err}
+	var sendErr *mail.SendError
+	if errors.As(err, &sendErr) {
+		return classifySendError(se, sendErr)
+	}
+	var reply *textproto.Error
+	if errors.As(err, &reply) {
+		// An error before MAIL FROM: the greeting, EHLO, STARTTLS or AUTH.
+		classifyReply(se, reply.Code, enhancedCode(reply.Msg))
+		return se
+	}
+	var certErr *tls.CertificateVerificationError
+	var unknownCA x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var recErr tls.RecordHeaderError
+	var alert tls.AlertError
+	switch {
+	case errors.Is(err, mail.ErrPlainAuthNotSupported),
+		strings.Contains(err.Error(), "does not support STARTTLS"),
+		strings.Contains(err.Error(), "does not support SMTP AUTH"):
+		// go-mail reports these as plain errors. The server lacks what
+		// the configuration demands; only an operator can fix it.
+		se.Class, se.Code = heraldtype.ClassPermanent, codeConfig
+	case errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr),
+		errors.As(err, &recErr), errors.As(err, &alert):
+		// A certificate can be renewed and a TLS front end can recover:
+		// temporary, with its own code so operators see it is TLS.
+		se.Class, se.Code = heraldtype.ClassTemporary, codeTLS
+	default:
+		// A refused or reset connection, a timeout (context deadline).
+		se.Class, se.Code = heraldtype.ClassTemporary, codeNetwork
+	}
+	return se
+}
+
+// classifySendError classifies go-mail's error for MAIL FROM, RCPT TO,
+// DATA or the message content.
+func classifySendError(se *heraldtype.SendError, e *mail.SendError) *heraldtype.SendError {
+	if code := e.ErrorCode(); code >= 400 {
+		enh := e.EnhancedStatusCode()
+		if enh == "" {
+			enh = enhancedCode(e.Error())
+		}
+		classifyReply(se, code, enh)
+		return se
+	}
+	switch e.Reason {
+	case mail.ErrGetSender, mail.ErrGetRcpts, mail.ErrNoUnencoded:
+		// The mail itself cannot be sent as built.
+		se.Class, se.Code = heraldtype.ClassPermanent, codeInvalidMessage
+	default:
+		// No reply code: the connection broke mid-dialogue.
+		se.Class, se.Code = heraldtype.ClassTemporary, codeNetwork
+	}
+	return se
+}
+
+// classifyReply sets se's class, code and Suppress for an SMTP reply.
+func classifyReply(se *heraldtype.SendError, code int, enhanced string) {
+	se.Code = Code(code)
+	if code >= 500 {
+		se.Class = heraldtype.ClassPermanent
+		se.Suppress = enhanced == "5.1.1" || enhanced == "5.1.10"
+	} else {
+		se.Class = heraldtype.ClassTemporary
+	}
+	if enhanced != "" && !strings.Contains(se.Message, enhanced) {
+		se.Message = enhanced + " " + se.Message
+	}
+}
+
+// enhancedCode finds an RFC 3463 enhanced status code ("5.1.1") at the
+// start of an SMTP reply text, or returns "".
+func enhancedCode(text string) string {
+	// go-mail's error texts prefix the reply with context; the enhanced
+	// code is the first word that looks like one.
+	for _, w := range strings.Fields(text) {
+		w = strings.TrimRight(w, ",:;")
+		parts := strings.Split(w, ".")
+		if len(parts) != 3 || (parts[0] != "2" && parts[0] != "4" && parts[0] != "5") {
+			continue
+		}
+		if digits(parts[1], 3) && digits(parts[2], 3) {
+			return w
+		}
+	}
+	return ""
+}
+
+// digits reports whether s is 1..n ASCII digits.
+func digits(s string, n int) bool {
+	if s == "" || len(s) > n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,340 @@
+package twilio
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Default credentials of an Emulator configured without any, so that
+// `herald emulate twilio` and `serve --dev` work out of the box.
+const (
+	DefaultEmulatorAccountSID = "AC00000000000000000000000000000000"
+	DefaultEmulatorAuthToken  = "emulator-auth-token"
+)
+
+// EmulatorConfig configures an Emulator. The zero value is ready to use
+// with the default credentials.
+type EmulatorConfig struct {
+	// AccountSID and AuthToken are the only credentials the emulator
+	// accepts; DefaultEmulatorAccountSID and DefaultEmulatorAuthToken if
+	// empty. The auth token also signs status callbacks.
+	AccountSID string
+	AuthToken  string
+	// FromNumbers, if set, are the only From values the emulator accepts
+	// (others get 21606, as a number the account does not own). Any From is
+	// accepted if empty.
+	FromNumbers []string
+	// Seed seeds the fault-rate randomness, for reproducible runs. Zero
+	// seeds it from the clock.
+	Seed uint64
+	// MaxRecorded bounds the accepted messages kept (the oldest are
+	// dropped); 100,000 if zero.
+	MaxRecorded int
+	// CallbackClient posts status callbacks; a client with a 10 s timeout
+	// if nil.
+	CallbackClient *http.Client
+	// Now is the clock, time.Now if nil.
+	Now func() time.Time
+	// Logger, if set, logs every accepted message (serve --dev uses it so
+	// a newcomer sees the SMS arrive).
+	Logger *slog.Logger
+}
+
+// Received is one message the emulator accepted.
+type Received struct {
+	SID                 string    `json:"sid"`
+	AccountSID          string    `json:"account_sid"`
+	To                  string    `json:"to"`
+	From                string    `json:"from,omitempty"`
+	MessagingServiceSID string    `json:"messaging_service_sid,omitempty"`
+	Body                string    `json:"body"`
+	StatusCallback      string    `json:"status_callback,omitempty"`
+	ReceivedAt          time.Time `json:"received_at"`
+	// Status is the last status reported: "queued" (or "accepted" through
+	// a Messaging Service) until the status callbacks have run, then
+	// "delivered".
+	Status string `json:"status"`
+}
+
+// EmulatorStats counts what the emulator answered since the last Reset.
+type EmulatorStats struct {
+	Accepted uint64 `json:"accepted"`
+	// Rejected counts error answers by Twilio error code.
+	Rejected map[int]uint64 `json:"rejected"`
+	// EarlyRetries counts sends to a number that arrived before the
+	// Retry-After the emulator gave that number had passed. A well-behaved
+	// sender keeps it at zero.
+	EarlyRetries uint64 `json:"early_retries"`
+	// CallbacksSent and CallbacksFailed count status callback POSTs that
+	// got a 2xx answer and those that did not.
+	CallbacksSent   uint64 `json:"callbacks_sent"`
+	CallbacksFailed uint64 `json:"callbacks_failed"`
+}
+
+// Emulator is an in-process Twilio Messages API: Basic authentication,
+// Twilio's validation and error bodies, recording of accepted messages,
+// fault injection, STOP (opt-out) simulation and signed status callbacks.
+// It is an http.Handler; Start serves it on a port. Routes:
+//
+//	POST   /2010-04-01/Accounts/{AccountSid}/Messages.json   create a message
+//	GET    /emulator/messages[?to=]                          accepted messages
+//	DELETE /emulator/messages                                Reset
+//	GET|PUT|DELETE /emulator/faults                          fault injection (Faults)
+//	PUT|DELETE /emulator/opt-outs/{number}                   OptOut / OptIn
+//	GET    /emulator/stats                                   EmulatorStats
+type Emulator struct {
+	cfg EmulatorConfig
+	mux *http.ServeMux
+
+	// Status callbacks run in goroutines bound to ctx; Close cancels them
+	// and waits.
+	ctx       context.Context
+	cancel    context.CancelFunc
+	callbacks sync.WaitGroup
+
+	mu        sync.Mutex // guards everything below; never held while sleeping or posting
+	url       string
+	server    *http.Server
+	closed    bool // set by Close: no new status callbacks start
+	faults    Faults
+	remaining map[string]int // failures left per number fault with Times > 0
+	optedOut  map[string]bool
+	rng       *mrand.Rand
+	notBefore map[string]time.Time // per number: Retry-After given until
+	ring      []Received           // oldest at head once full
+	head      int
+	stats     EmulatorStats
+}
+
+// NewEmulator returns an Emulator; call Start to serve it, or mount it as an
+// http.Handler.
+func NewEmulator(cfg EmulatorConfig) *Emulator {
+	if cfg.AccountSID == "" {
+		cfg.AccountSID = DefaultEmulatorAccountSID
+	}
+	if cfg.AuthToken == "" {
+		cfg.AuthToken = DefaultEmulatorAuthToken
+	}
+	if cfg.MaxRecorded <= 0 {
+		cfg.MaxRecorded = 100_000
+	}
+	if cfg.CallbackClient == nil {
+		cfg.CallbackClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &Emulator{
+		cfg:       cfg,
+		ctx:       ctx,
+		cancel:    cancel,
+		remaining: make(map[string]int),
+		optedOut:  make(map[string]bool),
+		rng:       mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		notBefore: make(map[string]time.Time),
+		stats:     EmulatorStats{Rejected: make(map[int]uint64)},
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /2010-04-01/Accounts/{account}/Messages.json", e.handleCreate)
+	mux.HandleFunc("GET /emulator/messages", e.handleListMessages)
+	mux.HandleFunc("DELETE /emulator/messages", func(w http.ResponseWriter, _ *http.Request) {
+		e.Reset()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /emulator/faults", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, e.CurrentFaults())
+	})
+	mux.HandleFunc("PUT /emulator/faults", e.handlePutFaults)
+	mux.HandleFunc("DELETE /emulator/faults", func(w http.ResponseWriter, _ *http.Request) {
+		e.ClearFaults()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("PUT /emulator/opt-outs/{number}", func(w http.ResponseWriter, r *http.Request) {
+		e.OptOut(r.PathValue("number"))
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("DELETE /emulator/opt-outs/{number}", func(w http.ResponseWriter, r *http.Request) {
+		e.OptIn(r.PathValue("number"))
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /emulator/stats", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, e.Stats())
+	})
+	e.mux = mux
+	return e
+}
+
+// AccountSID is the account SID the emulator accepts.
+func (e *Emulator) AccountSID() string { return e.cfg.AccountSID }
+
+// AuthToken is the auth token the emulator accepts and signs callbacks with.
+func (e *Emulator) AuthToken() string { return e.cfg.AuthToken }
+
+// ServeHTTP serves the emulator's routes.
+func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.mux.ServeHTTP(w, r) }
+
+// Start listens on addr (":0" picks a free port) and serves in the
+// background until Close. It returns the base URL, also given by URL.
+func (e *Emulator) Start(addr string) (string, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	return e.Serve(l)
+}
+
+// Serve serves on l in the background until Close, and returns the base URL.
+func (e *Emulator) Serve(l net.Listener) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.server != nil {
+		return "", errors.New("twilio emulator: already serving")
+	}
+	host, port, err := net.SplitHostPort(l.Addr().String())
+	if err != nil {
+		return "", err
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1" // a wildcard listener is reachable on loopback
+	}
+	e.url = "http://" + net.JoinHostPort(host, port)
+	e.server = &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
+	go e.server.Serve(l) //nolint:errcheck // Serve only returns ErrServerClosed after Close.
+	return e.url, nil
+}
+
+// URL is the emulator's base URL: use it as twilio.Config.BaseURL.
+func (e *Emulator) URL() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.url
+}
+
+// Close stops a server started by Start or Serve, cancels status callbacks
+// still in flight and waits for them.
+func (e *Emulator) Close() error {
+	e.mu.Lock()
+	srv := e.server
+	e.server = nil
+	e.closed = true
+	e.mu.Unlock()
+	e.cancel()
+	var err error
+	if srv != nil {
+		err = srv.Close()
+	}
+	e.callbacks.Wait()
+	return err
+}
+
+// Messages returns the accepted messages, oldest first.
+func (e *Emulator) Messages() []Received {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Received, 0, len(e.ring))
+	out = append(out, e.ring[e.head:]...)
+	return append(out, e.ring[:e.head]...)
+}
+
+// MessagesTo returns the accepted messages sent to number, oldest first.
+func (e *Emulator) MessagesTo(number string) []Received {
+	var out []Received
+	for _, m := range e.Messages() {
+		if m.To == number {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Stats returns a snapshot of the counters.
+func (e *Emulator) Stats() EmulatorStats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.stats
+	s.Rejected = make(map[int]uint64, len(e.stats.Rejected))
+	for k, v := range e.stats.Rejected {
+		s.Rejected[k] = v
+	}
+	return s
+}
+
+// Reset forgets recorded messages, counters and the Retry-After each number
+// was given. Faults and opt-outs stay.
+func (e *Emulator) Reset() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ring = nil
+	e.head = 0
+	e.stats = EmulatorStats{Rejected: make(map[int]uint64)}
+	clear(e.notBefore)
+}
+
+// record stores an accepted message; e.mu must be held.
+func (e *Emulator) record(m Received) {
+	e.stats.Accepted++
+	if len(e.ring) < e.cfg.MaxRecorded {
+		e.ring = append(e.ring, m)
+		return
+	}
+	e.ring[e.head] = m
+	e.head = (e.head + 1) % len(e.ring)
+}
+
+// setStatus updates the recorded status of message sid, if still kept.
+func (e *Emulator) setStatus(sid, status string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := range e.ring {
+		if e.ring[i].SID == sid {
+			e.ring[i].Status = status
+			return
+		}
+	}
+}
+
+func (e *Emulator) handleListMessages(w http.ResponseWriter, r *http.Request) {
+	var msgs []Received
+	if to := r.URL.Query().Get("to"); to != "" {
+		msgs = e.MessagesTo(to)
+	} else {
+		msgs = e.Messages()
+	}
+	if msgs == nil {
+		msgs = []Received{}
+	}
+	writeJSON(w, http.StatusOK, msgs)
+}
+
+// newSID mints a message SID shaped like Twilio's: "SM" and 32 hex digits.
+func newSID() string {
+	var b [16]byte
+	rand.Read(b[:]) //nolint:errcheck // crypto/rand.Read never fails (Go ≥ 1.24).
+	return "SM" + hex.EncodeToString(b[:])
+}
+
+// writeJSON answers v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "encoding the answer failed", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(body) //nolint:errcheck // the client hung up; nothing to do.
+}
