@@ -111,6 +111,31 @@ type Store interface {
 	// = now, last error kept until the next outcome, a "replayed" attempt
 	// row. ENOTFOUND if absent; ECONFLICT if its state cannot be replayed.
 	ReplayDelivery(ctx context.Context, id int64, now time.Time) (heraldtype.Delivery, error)
+	// EnqueueTx is Enqueue inside the caller's open transaction (S4.1):
+	// the trigger exists if and only if the caller commits. tx is the
+	// driver's transaction type — *sql.Tx for SQLite; pgx.Tx or *sql.Tx
+	// (pgx stdlib) for PostgreSQL — anything else is EINVALID. The store
+	// never commits or rolls back tx. The enqueue runs in a savepoint: on
+	// error none of its rows remain and tx stays usable.
+	EnqueueTx(ctx context.Context, tx any, p EnqueueParams) (EnqueueResult, error)
+
+	// TryLock takes the named cluster lock for owner until `until`, if it
+	// is free (its locked_until <= now) or already held by owner (a
+	// renewal, which moves locked_until). It reports whether owner holds
+	// the lock. Leader election is a lock renewed before it runs out;
+	// scheduled jobs use it ShedLock-style (S3.7): lock-at-most = until.
+	TryLock(ctx context.Context, name, owner string, now, until time.Time) (bool, error)
+	// Unlock releases owner's lock by setting locked_until = until (pass
+	// max(now, locked_at + lock-at-least) for ShedLock's lock-at-least, or
+	// now to free it at once). It does nothing if owner does not hold it.
+	Unlock(ctx context.Context, name, owner string, until time.Time) error
+
+	// PruneFinished deletes, oldest first and at most limit, notifications
+	// created before cutoff whose deliveries are all final (sent, dead,
+	// unknown, skipped), with their deliveries and attempts: the retention
+	// clean-up. It returns how many notifications it deleted.
+	PruneFinished(ctx context.Context, cutoff time.Time, limit int) (int, error)
+
 	// ReplayDeliveries replays every dead or unknown delivery matching f
 	// (f.State must be dead, unknown or empty for both; f.Cursor and
 	// f.Limit are ignored, at most max are replayed) and returns how many.
@@ -224,4 +249,14 @@ type DeliveryFilter struct {
 	Cursor string
 	// Limit defaults to 50 and is capped at 1000.
 	Limit int
+}
+
+// Notifier is an optional Store capability: a store shared by several
+// Herald instances (PostgreSQL) signals on the returned channel, coalesced,
+// whenever another instance enqueued or replayed deliveries, so idle
+// workers wake at once instead of at the next poll (S4.2). The channel is
+// closed when ctx ends. A store on which only one process can run
+// (SQLite) does not implement it; polling remains the fallback either way.
+type Notifier interface {
+	Notifications(ctx context.Context) <-chan struct{}
 }

@@ -37,7 +37,7 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 		}
 	}
 	applied := 0
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *writeTx) error {
 		applied = 0
 		var attempts []store.Outcome
 		for _, o := range outcomes {
@@ -117,7 +117,7 @@ func attemptOutcome(s heraldtype.DeliveryState) heraldtype.AttemptOutcome {
 }
 
 // completeOne applies one outcome and reports whether the guard matched.
-func (s *Store) completeOne(ctx context.Context, tx *sql.Tx, o store.Outcome) (bool, error) {
+func (s *Store) completeOne(ctx context.Context, tx *writeTx, o store.Outcome) (bool, error) {
 	guard := []any{o.DeliveryID, o.Owner, o.Attempt}
 	at := micros(o.At)
 	if err := s.deviceChange(ctx, tx, o, guard); err != nil {
@@ -154,7 +154,7 @@ WHERE `+leasedBy, append(guard, string(o.State), runAt, failed, o.ErrorCode, o.E
 // deviceChange applies the outcome's effect on the delivery's device,
 // only while the delivery is still leased by the outcome's owner (so a
 // duplicate outcome does not count a failure twice).
-func (s *Store) deviceChange(ctx context.Context, tx *sql.Tx, o store.Outcome, guard []any) error {
+func (s *Store) deviceChange(ctx context.Context, tx *writeTx, o store.Outcome, guard []any) error {
 	const device = `id = (SELECT device_id FROM deliveries WHERE ` + leasedBy + `)`
 	// updated_at of a leased delivery is its claim time: only Claim sets it
 	// while it is leased.

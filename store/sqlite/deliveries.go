@@ -217,7 +217,7 @@ const replayableSQL = `state IN ('dead', 'unknown')`
 // ReplayDelivery implements store.Store.
 func (s *Store) ReplayDelivery(ctx context.Context, id int64, now time.Time) (heraldtype.Delivery, error) {
 	var d heraldtype.Delivery
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *writeTx) error {
 		n, err := s.replay(ctx, tx, []any{id}, now)
 		if err != nil {
 			return err
@@ -261,7 +261,7 @@ func (s *Store) ReplayDeliveries(ctx context.Context, f store.DeliveryFilter, no
 	where = append(where, replayableSQL)
 	args = append(args, max)
 	total := 0
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *writeTx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT id FROM deliveries`+whereSQL(where)+` ORDER BY id LIMIT ?`, args...)
 		if err != nil {
 			return formatError(err, "deliveries")
@@ -294,7 +294,7 @@ func (s *Store) ReplayDeliveries(ctx context.Context, f store.DeliveryFilter, no
 // writes their "replayed" attempt rows; it returns how many it moved. The
 // attempt rows are written first, while the state still says which rows
 // qualify. The previous error is kept until the next outcome.
-func (s *Store) replay(ctx context.Context, tx *sql.Tx, ids []any, now time.Time) (int, error) {
+func (s *Store) replay(ctx context.Context, tx *writeTx, ids []any, now time.Time) (int, error) {
 	at := micros(now)
 	attemptArgs := append([]any{at}, ids...)
 	_, err := s.exec(ctx, tx, `INSERT INTO delivery_attempts (delivery_id, attempt, at, outcome)

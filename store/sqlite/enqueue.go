@@ -21,37 +21,93 @@ func (s *Store) Enqueue(ctx context.Context, p store.EnqueueParams) (store.Enque
 		return store.EnqueueResult{}, err
 	}
 	var res store.EnqueueResult
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if p.IdempotencyKey != "" {
-			replayed, ok, err := s.replayTrigger(ctx, tx, p)
-			if err != nil || ok {
-				res = replayed
-				return err
-			}
-		}
-		if err := s.checkUsers(ctx, tx, p.Notifications); err != nil {
-			return err
-		}
-		if err := s.insertNotifications(ctx, tx, p); err != nil {
-			return err
-		}
-		counts, err := s.insertDeliveries(ctx, tx, p)
-		if err != nil {
-			return err
-		}
-		if p.IdempotencyKey != "" {
-			if err := s.insertTrigger(ctx, tx, p); err != nil {
-				return err
-			}
-		}
-		res.Notifications = make([]store.EnqueuedNotification, len(p.Notifications))
-		for i, n := range p.Notifications {
-			res.Notifications[i] = store.EnqueuedNotification{ID: n.ID, UserID: n.UserID, Deliveries: counts[n.ID]}
-		}
-		return nil
+	err := s.inTx(ctx, func(tx *writeTx) error {
+		var err error
+		res, err = s.enqueue(ctx, tx, p)
+		return err
 	})
 	if err != nil {
 		return store.EnqueueResult{}, err
+	}
+	return res, nil
+}
+
+// EnqueueTx implements store.Store (S4.1). tx must be a *sql.Tx on this
+// database file. SQLite has one writer: the caller's transaction holds the
+// write lock from its first write (or from BEGIN, if it was begun on DB(),
+// whose transactions begin IMMEDIATE) until it ends, so every statement of
+// the enqueue runs on tx itself — asking the Store's own write connection
+// for anything while the caller holds the lock would wait for the caller,
+// who waits for EnqueueTx. The best choice is a transaction begun on DB():
+// the business change and the enqueue then share Herald's one write
+// connection instead of contending for the file lock.
+//
+// The enqueue runs inside a savepoint, so a failed EnqueueTx (an unknown
+// user, a duplicate id) leaves none of its rows in tx and the caller's
+// transaction usable.
+func (s *Store) EnqueueTx(ctx context.Context, tx any, p store.EnqueueParams) (store.EnqueueResult, error) {
+	stx, ok := tx.(*sql.Tx)
+	if !ok || stx == nil {
+		return store.EnqueueResult{}, heraldtype.Errorf(heraldtype.EINVALID,
+			"sqlite: EnqueueTx needs a *sql.Tx on the store's database, not %T", tx)
+	}
+	if err := checkEnqueue(p); err != nil {
+		return store.EnqueueResult{}, err
+	}
+	wtx := &writeTx{Tx: stx}
+	if _, err := wtx.ExecContext(ctx, `SAVEPOINT herald_enqueue`); err != nil {
+		return store.EnqueueResult{}, formatError(err, "savepoint")
+	}
+	res, err := s.enqueue(ctx, wtx, p)
+	if err != nil {
+		return store.EnqueueResult{}, rollbackSavepoint(ctx, wtx, err)
+	}
+	if _, err := wtx.ExecContext(ctx, `RELEASE herald_enqueue`); err != nil {
+		return store.EnqueueResult{}, formatError(err, "savepoint")
+	}
+	return res, nil
+}
+
+// rollbackSavepoint undoes what a failed EnqueueTx wrote and returns its
+// error, joined with the rollback's if that failed too.
+func rollbackSavepoint(ctx context.Context, tx *writeTx, err error) error {
+	_, rerr := tx.ExecContext(ctx, `ROLLBACK TO herald_enqueue`)
+	if rerr == nil {
+		_, rerr = tx.ExecContext(ctx, `RELEASE herald_enqueue`)
+	}
+	if rerr != nil {
+		return errors.Join(err, formatError(rerr, "savepoint"))
+	}
+	return err
+}
+
+// enqueue writes one checked trigger in tx.
+func (s *Store) enqueue(ctx context.Context, tx *writeTx, p store.EnqueueParams) (store.EnqueueResult, error) {
+	var res store.EnqueueResult
+	if p.IdempotencyKey != "" {
+		replayed, ok, err := s.replayTrigger(ctx, tx, p)
+		if err != nil || ok {
+			return replayed, err
+		}
+	}
+	if err := s.checkUsers(ctx, tx, p.Notifications); err != nil {
+		return res, err
+	}
+	if err := s.insertNotifications(ctx, tx, p); err != nil {
+		return res, err
+	}
+	counts, err := s.insertDeliveries(ctx, tx, p)
+	if err != nil {
+		return res, err
+	}
+	if p.IdempotencyKey != "" {
+		if err := s.insertTrigger(ctx, tx, p); err != nil {
+			return res, err
+		}
+	}
+	res.Notifications = make([]store.EnqueuedNotification, len(p.Notifications))
+	for i, n := range p.Notifications {
+		res.Notifications[i] = store.EnqueuedNotification{ID: n.ID, UserID: n.UserID, Deliveries: counts[n.ID]}
 	}
 	return res, nil
 }
@@ -78,7 +134,7 @@ func checkEnqueue(p store.EnqueueParams) error {
 
 // replayTrigger looks the idempotency key up. ok is true when the trigger
 // exists and the request matches: res holds the original notifications.
-func (s *Store) replayTrigger(ctx context.Context, tx *sql.Tx, p store.EnqueueParams) (res store.EnqueueResult, ok bool, err error) {
+func (s *Store) replayTrigger(ctx context.Context, tx *writeTx, p store.EnqueueParams) (res store.EnqueueResult, ok bool, err error) {
 	st, err := s.stmt(ctx, tx, `SELECT request_hash, notification_ids FROM triggers WHERE idempotency_key = ?`)
 	if err != nil {
 		return res, false, err
@@ -135,7 +191,7 @@ FROM notifications n WHERE n.id IN (`+marks(len(args))+`)`, args...)
 
 // checkUsers returns ENOTFOUND naming the first unknown user in
 // notification order.
-func (s *Store) checkUsers(ctx context.Context, tx *sql.Tx, ns []heraldtype.Notification) error {
+func (s *Store) checkUsers(ctx context.Context, tx *writeTx, ns []heraldtype.Notification) error {
 	var ids []string
 	seen := make(map[string]bool, len(ns))
 	for _, n := range ns {
@@ -176,7 +232,7 @@ const notificationColumns = `id, user_id, type, title, body, data, channels, pri
 
 const notificationColumnCount = 13
 
-func (s *Store) insertNotifications(ctx context.Context, tx *sql.Tx, p store.EnqueueParams) error {
+func (s *Store) insertNotifications(ctx context.Context, tx *writeTx, p store.EnqueueParams) error {
 	return insertBatches(p.Notifications, func(ns []heraldtype.Notification) error {
 		args := make([]any, 0, len(ns)*notificationColumnCount)
 		for _, n := range ns {
@@ -219,7 +275,7 @@ func encodeNotification(n heraldtype.Notification) (data, channels string, err e
 // insertDeliveries fans the notifications with a push channel out to the
 // usable devices of their users with one INSERT … SELECT per chunk of
 // notifications, and returns the number of deliveries per notification.
-func (s *Store) insertDeliveries(ctx context.Context, tx *sql.Tx, p store.EnqueueParams) (map[string]int, error) {
+func (s *Store) insertDeliveries(ctx context.Context, tx *writeTx, p store.EnqueueParams) (map[string]int, error) {
 	counts := make(map[string]int, len(p.Notifications))
 	if len(p.PushProviders) == 0 {
 		return counts, nil
@@ -282,7 +338,7 @@ RETURNING notification_id`, args...)
 	return counts, err
 }
 
-func (s *Store) insertTrigger(ctx context.Context, tx *sql.Tx, p store.EnqueueParams) error {
+func (s *Store) insertTrigger(ctx context.Context, tx *writeTx, p store.EnqueueParams) error {
 	ids := make([]string, len(p.Notifications))
 	for i, n := range p.Notifications {
 		ids[i] = n.ID
@@ -299,7 +355,7 @@ VALUES (?, ?, ?, ?)`, p.IdempotencyKey, p.RequestHash, string(b), micros(p.Now))
 // PruneTriggers implements store.Store.
 func (s *Store) PruneTriggers(ctx context.Context, cutoff time.Time) (int, error) {
 	var n int
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *writeTx) error {
 		res, err := s.exec(ctx, tx, `DELETE FROM triggers WHERE created_at < ?`, micros(cutoff))
 		n, err = affected(res, err, "triggers")
 		return err

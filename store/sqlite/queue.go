@@ -38,7 +38,7 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]heraldtype.Jo
 	slices.Sort(excluded)
 	excluded = slices.Compact(excluded)
 	var jobs []heraldtype.Job
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *writeTx) error {
 		now := micros(p.Now)
 		args := []any{p.Owner, micros(p.LeaseUntil), now, now}
 		exclude := ""
@@ -104,7 +104,7 @@ func cmpInt64(a, b int64) int {
 // A device that was deleted, or that moved to another user since the
 // delivery was created, is reported as nil: the delivery's own device no
 // longer exists.
-func (s *Store) loadJobs(ctx context.Context, tx *sql.Tx, ds []heraldtype.Delivery) ([]heraldtype.Job, error) {
+func (s *Store) loadJobs(ctx context.Context, tx *writeTx, ds []heraldtype.Delivery) ([]heraldtype.Job, error) {
 	var nids, dids []string
 	seenN := make(map[string]bool)
 	seenD := make(map[string]bool)
@@ -172,7 +172,7 @@ func (s *Store) ExtendLeases(ctx context.Context, owner string, ids []int64, unt
 	if len(ids) == 0 {
 		return extended, nil
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *writeTx) error {
 		return inLists(ids, func(args []any) error {
 			rows, err := s.query(ctx, tx, `UPDATE deliveries SET lease_until = ?
 WHERE state = 'leased' AND lease_owner = ? AND id IN (`+marks(len(args))+`) RETURNING id`,
@@ -209,7 +209,7 @@ func (s *Store) ReapExpiredLeases(ctx context.Context, now time.Time) (store.Rea
 	const expired = `state = 'leased' AND lease_until < ?`
 	const leased = `deliveries INDEXED BY deliveries_leased_until`
 	const reason = `'lease expired before an outcome was recorded'`
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *writeTx) error {
 		_, err := s.exec(ctx, tx, `INSERT INTO delivery_attempts (delivery_id, attempt, at, outcome, error_code, error)
 SELECT id, attempt, ?, CASE guarantee WHEN 'at_most_once' THEN 'unknown' ELSE 'lease_expired' END,
 	'lease_expired', `+reason+`

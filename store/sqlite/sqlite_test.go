@@ -32,7 +32,17 @@ func newStore(t testing.TB) *sqlite.Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return newStore(t) })
+	storetest.Run(t, storetest.Harness{
+		New: func(t *testing.T) store.Store { return newStore(t) },
+		// An embedder's transaction on Herald's write connection (DB).
+		BeginTx: func(t *testing.T, s store.Store) (any, func() error, func() error) {
+			tx, err := s.(*sqlite.Store).DB().BeginTx(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tx, tx.Commit, tx.Rollback
+		},
+	})
 }
 
 func TestOpenRejectsBadPaths(t *testing.T) {

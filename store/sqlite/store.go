@@ -121,6 +121,14 @@ func cloneValues(v url.Values) url.Values {
 	return c
 }
 
+// DB returns the write pool: one connection, whose transactions begin
+// IMMEDIATE. An embedder that wants its business change and a
+// notification in one transaction (S4.1) begins it here and passes it to
+// EnqueueTx; while that transaction is open it holds Herald's only write
+// connection, so the embedder must end it promptly and must not call other
+// writing Store methods from inside it (they would wait for it).
+func (s *Store) DB() *sql.DB { return s.write }
+
 // Migrations returns the embedded migrations (for tools that list them).
 func Migrations() fs.FS {
 	sub, err := fs.Sub(migrationFiles, "migrations")
@@ -157,21 +165,32 @@ func (s *Store) Close() error {
 	return errors.Join(s.stmts.close(), s.read.Close(), s.write.Close())
 }
 
+// writeTx is a write transaction: one of the Store's own (begun by inTx
+// on the write pool, own = true) or a caller's (EnqueueTx). Statements on
+// an own transaction come from the statement cache; on a caller's they
+// run directly, because a cached statement belongs to the write pool and
+// the caller's transaction may come from another *sql.DB, and because
+// warming the cache needs the write connection the caller may be holding.
+type writeTx struct {
+	*sql.Tx
+	own bool
+}
+
 // inTx runs fn in a write transaction (BEGIN IMMEDIATE) and commits it if
 // fn returns nil. Statements first seen in the transaction are prepared for
 // reuse once it has ended (see stmtCache).
-func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) inTx(ctx context.Context, fn func(tx *writeTx) error) error {
 	err := s.runTx(ctx, fn)
 	s.stmts.warm(ctx)
 	return err
 }
 
-func (s *Store) runTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) runTx(ctx context.Context, fn func(tx *writeTx) error) error {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return formatError(err, "transaction")
 	}
-	if err := fn(tx); err != nil {
+	if err := fn(&writeTx{Tx: tx, own: true}); err != nil {
 		rerr := tx.Rollback()
 		if rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
 			return errors.Join(err, rerr)
@@ -183,9 +202,11 @@ func (s *Store) runTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 
 // stmt returns a prepared statement for query bound to tx: the cached one
 // if there is one, else one prepared for this transaction only.
-func (s *Store) stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
-	if st := s.stmts.get(query); st != nil {
-		return tx.StmtContext(ctx, st), nil
+func (s *Store) stmt(ctx context.Context, tx *writeTx, query string) (*sql.Stmt, error) {
+	if tx.own {
+		if st := s.stmts.get(query); st != nil {
+			return tx.StmtContext(ctx, st), nil
+		}
 	}
 	st, err := tx.PrepareContext(ctx, query)
 	if err != nil {
@@ -194,7 +215,10 @@ func (s *Store) stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, 
 	return st, nil
 }
 
-func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+func (s *Store) exec(ctx context.Context, tx *writeTx, query string, args ...any) (sql.Result, error) {
+	if !tx.own {
+		return tx.ExecContext(ctx, query, args...)
+	}
 	st, err := s.stmt(ctx, tx, query)
 	if err != nil {
 		return nil, err
@@ -202,7 +226,10 @@ func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any)
 	return st.ExecContext(ctx, args...)
 }
 
-func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
+func (s *Store) query(ctx context.Context, tx *writeTx, query string, args ...any) (*sql.Rows, error) {
+	if !tx.own {
+		return tx.QueryContext(ctx, query, args...)
+	}
 	st, err := s.stmt(ctx, tx, query)
 	if err != nil {
 		return nil, err

@@ -25,7 +25,7 @@ func (s *Store) UpsertUser(ctx context.Context, u heraldtype.User, now time.Time
 		return heraldtype.User{}, heraldtype.FieldErrorf("id", "must not be empty")
 	}
 	var out heraldtype.User
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *writeTx) error {
 		st, err := s.stmt(ctx, tx, `INSERT INTO users (`+userColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET timezone = excluded.timezone, locale = excluded.locale,
 	email = excluded.email, phone = excluded.phone, updated_at = excluded.updated_at
@@ -67,7 +67,7 @@ func (s *Store) UpsertDevice(ctx context.Context, d heraldtype.Device, now time.
 		return heraldtype.Device{}, heraldtype.FieldErrorf("device_id", "must not be empty")
 	}
 	var out heraldtype.Device
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *writeTx) error {
 		if err := s.userExists(ctx, tx, d.UserID); err != nil {
 			return err
 		}
@@ -97,7 +97,7 @@ RETURNING `+deviceColumns)
 }
 
 // userExists returns ENOTFOUND naming the user if it does not exist.
-func (s *Store) userExists(ctx context.Context, tx *sql.Tx, id string) error {
+func (s *Store) userExists(ctx context.Context, tx *writeTx, id string) error {
 	st, err := s.stmt(ctx, tx, `SELECT 1 FROM users WHERE id = ?`)
 	if err != nil {
 		return err
@@ -143,7 +143,7 @@ func (s *Store) ListDevices(ctx context.Context, userID string) ([]heraldtype.De
 
 // DeleteDevice implements store.Store.
 func (s *Store) DeleteDevice(ctx context.Context, userID, deviceID string) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *writeTx) error {
 		res, err := s.exec(ctx, tx, `DELETE FROM devices WHERE id = ? AND user_id = ?`, deviceID, userID)
 		return affectedOne(res, err, "device "+quote(deviceID)+" of user "+quote(userID))
 	})
@@ -152,7 +152,7 @@ func (s *Store) DeleteDevice(ctx context.Context, userID, deviceID string) error
 // TouchDevice implements store.Store. Only last_seen_at moves: a
 // heartbeat is not a change of the device.
 func (s *Store) TouchDevice(ctx context.Context, deviceID string, now time.Time) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *writeTx) error {
 		res, err := s.exec(ctx, tx, `UPDATE devices SET last_seen_at = ? WHERE id = ?`, micros(now), deviceID)
 		return affectedOne(res, err, "device "+quote(deviceID))
 	})
@@ -161,7 +161,7 @@ func (s *Store) TouchDevice(ctx context.Context, deviceID string, now time.Time)
 // PruneDevices implements store.Store.
 func (s *Store) PruneDevices(ctx context.Context, cutoff time.Time) (int, error) {
 	var n int
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *writeTx) error {
 		res, err := s.exec(ctx, tx, `DELETE FROM devices WHERE last_seen_at < ?`, micros(cutoff))
 		n, err = affected(res, err, "devices")
 		return err

@@ -23,17 +23,35 @@ import (
 // cleanup with t.Cleanup.
 type NewStore func(t *testing.T) store.Store
 
-// Run runs the whole suite against the stores newStore returns.
-func Run(t *testing.T, newStore NewStore) {
+// BeginTx begins a transaction of the driver's own kind on s's database,
+// as an embedder would for EnqueueTx, and returns it with functions that
+// commit and roll it back.
+type BeginTx func(t *testing.T, s store.Store) (tx any, commit, rollback func() error)
+
+// Harness is what the suite needs from an implementation.
+type Harness struct {
+	New     NewStore
+	BeginTx BeginTx
+}
+
+// Run runs the whole suite against the stores h.New returns.
+func Run(t *testing.T, h Harness) {
+	if h.New == nil || h.BeginTx == nil {
+		t.Fatal("storetest: Harness.New and Harness.BeginTx are required")
+	}
+	newStore := h.New
 	t.Run("Users", func(t *testing.T) { testUsers(t, newStore) })
 	t.Run("Devices", func(t *testing.T) { testDevices(t, newStore) })
 	t.Run("Enqueue", func(t *testing.T) { testEnqueue(t, newStore) })
+	t.Run("EnqueueTx", func(t *testing.T) { testEnqueueTx(t, h) })
 	t.Run("Claim", func(t *testing.T) { testClaim(t, newStore) })
 	t.Run("Complete", func(t *testing.T) { testComplete(t, newStore) })
 	t.Run("Leases", func(t *testing.T) { testLeases(t, newStore) })
 	t.Run("ListDeliveries", func(t *testing.T) { testListDeliveries(t, newStore) })
 	t.Run("Replay", func(t *testing.T) { testReplay(t, newStore) })
 	t.Run("Maintenance", func(t *testing.T) { testMaintenance(t, newStore) })
+	t.Run("ClusterLocks", func(t *testing.T) { testClusterLocks(t, newStore) })
+	t.Run("PruneFinished", func(t *testing.T) { testPruneFinished(t, newStore) })
 }
 
 // base is the suite's "now": a fixed instant with microseconds, so a store

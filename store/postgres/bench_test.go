@@ -1,0 +1,16 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/heraldhq/herald/store/storetest"
+)
+
+func BenchmarkEnqueue(b *testing.B) {
+	b.Run("1user_3devices", func(b *testing.B) { storetest.BenchEnqueue(b, newStore(b), 1, 3) })
+	b.Run("1000users_3devices", func(b *testing.B) { storetest.BenchEnqueue(b, newStore(b), 1000, 3) })
+}
+
+func BenchmarkClaimComplete(b *testing.B) {
+	b.Run("batch100", func(b *testing.B) { storetest.BenchClaimComplete(b, newStore(b), 100) })
+}

@@ -1,0 +1,266 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// leasedBy is the guard of every outcome write (S4.4): the delivery is
+// still leased, by this owner, for this attempt.
+const leasedBy = `d.state = 'leased' AND d.lease_owner = o.owner AND d.attempt = o.attempt`
+
+// completeRetries bounds how often Complete runs its transaction again
+// after PostgreSQL aborted it for a deadlock (two batches resetting the
+// fail counts of shared devices in different orders) or a serialization
+// failure: the transaction changed nothing, so running it again is safe.
+const completeRetries = 3
+
+// Complete implements store.Store: the batch is one pipelined round trip
+// that PostgreSQL runs as one (implicit) transaction. Device changes run first,
+// in outcome order, each guarded by its delivery's lease; then a single
+// UPDATE … FROM unnest(…) applies every outcome whose guard holds and an
+// INSERT in the same statement writes attempt rows for exactly the ones it
+// applied. A failed Complete (a dropped connection included) therefore
+// applied nothing, or — when only the COMMIT's answer was lost —
+// everything, and a retry of the same batch applies nothing twice.
+//
+// The device rules are SQLite's: a sent outcome resets fail_count to 0;
+// InvalidateDevice and DeviceFailed change a device only if it was not
+// updated after the claim (a token refreshed since is not killed by an
+// answer about the old one).
+func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, error) {
+	for i := range outcomes {
+		if err := checkOutcome(&outcomes[i]); err != nil {
+			return 0, err
+		}
+	}
+	if len(outcomes) == 0 {
+		return 0, nil
+	}
+	batch, apply := s.completeBatch(dedupe(outcomes))
+	for try := 1; ; try++ {
+		applied, err := runComplete(s.pool.SendBatch(ctx, batch), batch.Len(), apply)
+		if err == nil || try == completeRetries || !retryable(err) {
+			return applied, err
+		}
+	}
+}
+
+// retryable reports whether PostgreSQL aborted the transaction for a
+// deadlock or a serialization failure.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
+
+// dedupe drops an outcome whose guard (delivery, owner, attempt) an
+// earlier outcome of the batch has: applied one after the other the later
+// one would find the delivery no longer leased, and one UPDATE must not
+// see a row twice.
+func dedupe(os []store.Outcome) []store.Outcome {
+	type guard struct {
+		id      int64
+		owner   string
+		attempt int
+	}
+	seen := make(map[guard]bool, len(os))
+	out := os[:0:0]
+	for _, o := range os {
+		g := guard{o.DeliveryID, o.Owner, o.Attempt}
+		if !seen[g] {
+			seen[g] = true
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// completeBatch is the batch of statements of one Complete, and the index
+// of the one that applies the outcomes and returns how many it applied.
+func (s *Store) completeBatch(os []store.Outcome) (*pgx.Batch, int) {
+	b := &pgx.Batch{}
+	s.queueDeviceChanges(b, os)
+	k := len(os)
+	ids, attempts := make([]int64, k), make([]int32, k)
+	owners, states, codes, errs, pmids, reasons := make([]string, k), make([]string, k), make([]string, k),
+		make([]string, k), make([]string, k), make([]string, k)
+	runAt, at := make([]*time.Time, k), make([]time.Time, k)
+	release, failed := make([]bool, k), make([]bool, k)
+	retryAfter, latency := make([]int64, k), make([]int64, k)
+	notify := false
+	for i, o := range os {
+		ids[i], owners[i], attempts[i], states[i] = o.DeliveryID, o.Owner, int32(o.Attempt), string(o.State)
+		if !o.State.Final() {
+			runAt[i] = &os[i].RunAt
+			notify = notify || !o.RunAt.After(o.At)
+		}
+		at[i], release[i] = o.At, o.Release
+		failed[i] = o.ErrorCode != "" || o.Error != ""
+		codes[i], errs[i], pmids[i] = o.ErrorCode, o.Error, o.ProviderMessageID
+		retryAfter[i], latency[i] = int64(o.RetryAfter), int64(o.Latency)
+		reasons[i] = string(attemptOutcome(o.State))
+	}
+	apply := b.Len()
+	b.Queue(s.q(`WITH o AS (
+	SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::timestamptz[], $6::timestamptz[],
+		$7::bool[], $8::bool[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::text[])
+		WITH ORDINALITY AS o (id, owner, attempt, state, run_at, at, release, failed, code, error, pmid,
+			retry_after, latency, outcome, ord)
+), u AS (
+	UPDATE {s}.deliveries d SET
+		state = o.state,
+		attempt = CASE WHEN o.release THEN d.attempt - 1 ELSE d.attempt END,
+		run_at = coalesce(o.run_at, d.run_at),
+		lease_owner = '', lease_until = NULL,
+		last_error_code = CASE WHEN o.failed AND NOT o.release THEN o.code ELSE d.last_error_code END,
+		last_error = CASE WHEN o.failed AND NOT o.release THEN o.error ELSE d.last_error END,
+		provider_message_id = CASE WHEN o.pmid <> '' AND NOT o.release THEN o.pmid ELSE d.provider_message_id END,
+		finished_at = CASE WHEN o.run_at IS NULL THEN o.at END,
+		updated_at = o.at,
+		last_replay_result = CASE WHEN o.run_at IS NULL AND d.replay_count > 0 THEN o.state
+			ELSE d.last_replay_result END
+	FROM o WHERE d.id = o.id AND `+leasedBy+`
+	RETURNING o.ord
+), a AS (
+	INSERT INTO {s}.delivery_attempts (delivery_id, attempt, at, outcome, error_code, error, retry_after,
+		provider_message_id, latency)
+	SELECT o.id, o.attempt, o.at, o.outcome, o.code, o.error, o.retry_after, o.pmid, o.latency
+	FROM o JOIN u ON u.ord = o.ord WHERE NOT o.release ORDER BY o.ord
+)
+SELECT count(*) FROM u`), ids, owners, attempts, states, runAt, at, release, failed, codes, errs, pmids,
+		retryAfter, latency, reasons)
+	if notify {
+		b.Queue(s.notifySQL())
+	}
+	return b, apply
+}
+
+// queueDeviceChanges queues the outcomes' device changes in outcome order.
+// Consecutive sent outcomes share one statement (the common case: a whole
+// batch of sends resets its devices' fail counts in one UPDATE that
+// touches only devices with failures); each failure gets its own.
+func (s *Store) queueDeviceChanges(b *pgx.Batch, os []store.Outcome) {
+	// The device of the delivery, if the outcome's guard holds; o is the
+	// outcome's (id, owner, attempt).
+	const device = `SELECT d.device_id, d.updated_at FROM {s}.deliveries d,
+	(SELECT $1::bigint AS id, $2::text AS owner, $3::int AS attempt) o WHERE d.id = o.id AND ` + leasedBy
+	var sent struct {
+		ids, attempts []int64
+		owners        []string
+	}
+	flushSent := func() {
+		if len(sent.ids) == 0 {
+			return
+		}
+		b.Queue(s.q(`UPDATE {s}.devices v SET fail_count = 0 FROM {s}.deliveries d,
+	unnest($1::bigint[], $2::text[], $3::bigint[]) AS o (id, owner, attempt)
+WHERE v.fail_count <> 0 AND v.id = d.device_id AND d.id = o.id AND `+leasedBy),
+			sent.ids, sent.owners, sent.attempts)
+		sent.ids, sent.owners, sent.attempts = nil, nil, nil
+	}
+	for _, o := range os {
+		switch {
+		case o.InvalidateDevice:
+			flushSent()
+			// updated_at of a leased delivery is its claim time: only Claim
+			// sets it while it is leased.
+			b.Queue(s.q(`UPDATE {s}.devices v SET status = 'INVALID', invalidated_at = $4, invalid_reason = $5,
+	fail_count = fail_count + 1, updated_at = $4
+FROM (`+device+`) c WHERE v.id = c.device_id AND v.updated_at <= c.updated_at`),
+				o.DeliveryID, o.Owner, o.Attempt, o.At, o.InvalidReason)
+		case o.DeviceFailed:
+			flushSent()
+			// fail_count is bookkeeping: updated_at stays, so that it keeps
+			// meaning "registration or status changed".
+			b.Queue(s.q(`UPDATE {s}.devices v SET fail_count = fail_count + 1
+FROM (`+device+`) c WHERE v.id = c.device_id AND v.updated_at <= c.updated_at`),
+				o.DeliveryID, o.Owner, o.Attempt)
+		case o.State == heraldtype.StateSent && !o.Release:
+			sent.ids = append(sent.ids, o.DeliveryID)
+			sent.owners = append(sent.owners, o.Owner)
+			sent.attempts = append(sent.attempts, int64(o.Attempt))
+		}
+	}
+	flushSent()
+}
+
+// runComplete reads the results of the n statements of a sent batch and
+// returns the applied count, which the statement at index apply returns.
+// The batch is one pipeline ending in one Sync, which PostgreSQL runs as
+// one implicit transaction: a failure anywhere rolls all of it back.
+func runComplete(br pgx.BatchResults, n, apply int) (int, error) {
+	applied := 0
+	var err error
+	for i := range n {
+		if i == apply {
+			err = br.QueryRow().Scan(&applied)
+		} else {
+			_, err = br.Exec()
+		}
+		if err != nil {
+			break
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, formatError(err, "outcomes")
+	}
+	return applied, nil
+}
+
+// checkOutcome rejects an outcome that would write a broken row, and
+// fills RunAt when it may default to At.
+func checkOutcome(o *store.Outcome) error {
+	bad := func(format string, args ...any) error {
+		return heraldtype.Errorf(heraldtype.EINVALID, "outcome of delivery %d: %s", o.DeliveryID, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case o.DeliveryID <= 0:
+		return bad("delivery id must be positive")
+	case o.Owner == "":
+		return bad("owner must not be empty")
+	case o.At.IsZero():
+		return bad("at is not set")
+	case o.Release && o.State != heraldtype.StatePending && o.State != "":
+		return bad("a release returns the delivery to pending, not %q", o.State)
+	case !o.Release && attemptOutcome(o.State) == "":
+		return bad("state must be sent, pending, dead, skipped or unknown, not %q", o.State)
+	case o.InvalidateDevice && o.InvalidReason == "":
+		return bad("invalidating a device needs a reason")
+	}
+	if o.Release {
+		o.State = heraldtype.StatePending
+	}
+	if o.State == heraldtype.StatePending && o.RunAt.IsZero() {
+		o.RunAt = o.At
+	}
+	return nil
+}
+
+// attemptOutcome is the timeline entry of an outcome's state, "" for a
+// state an outcome cannot have.
+func attemptOutcome(s heraldtype.DeliveryState) heraldtype.AttemptOutcome {
+	switch s {
+	case heraldtype.StateSent:
+		return heraldtype.OutcomeSent
+	case heraldtype.StatePending:
+		return heraldtype.OutcomeRetry
+	case heraldtype.StateDead:
+		return heraldtype.OutcomeDead
+	case heraldtype.StateSkipped:
+		return heraldtype.OutcomeSkipped
+	case heraldtype.StateUnknown:
+		return heraldtype.OutcomeUnknown
+	}
+	return ""
+}

@@ -1,0 +1,371 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// Enqueue implements store.Store in one transaction of a few statements
+// whatever the trigger's size: the idempotency record, one INSERT …
+// SELECT FROM unnest for the notifications, one INSERT … SELECT joining
+// them to the users' devices for the deliveries, and a NOTIFY delivered
+// at commit.
+func (s *Store) Enqueue(ctx context.Context, p store.EnqueueParams) (store.EnqueueResult, error) {
+	if err := checkEnqueue(p); err != nil {
+		return store.EnqueueResult{}, err
+	}
+	var res store.EnqueueResult
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		res, err = s.enqueue(ctx, pgxQuerier{tx}, p)
+		return err
+	})
+	if err != nil {
+		return store.EnqueueResult{}, err
+	}
+	return res, nil
+}
+
+// EnqueueTx implements store.Store (S4.1). tx is a pgx.Tx (from any pgx
+// connection or pool, Pool() included) or a *sql.Tx of pgx's stdlib
+// driver; every statement names Herald's schema, so the connection's
+// search_path does not matter. The enqueue runs inside a savepoint: a
+// failed EnqueueTx (an unknown user, a duplicate id) leaves none of its
+// rows and keeps the caller's transaction usable. Other instances are
+// notified when the caller commits.
+func (s *Store) EnqueueTx(ctx context.Context, tx any, p store.EnqueueParams) (store.EnqueueResult, error) {
+	var q txQuerier
+	switch t := tx.(type) {
+	case pgx.Tx:
+		if t != nil {
+			q = pgxQuerier{t}
+		}
+	case *sql.Tx:
+		if t != nil {
+			q = sqlQuerier{t}
+		}
+	}
+	if q == nil {
+		return store.EnqueueResult{}, heraldtype.Errorf(heraldtype.EINVALID,
+			"postgres: EnqueueTx needs a pgx.Tx or a *sql.Tx of the pgx driver, not %T", tx)
+	}
+	if err := checkEnqueue(p); err != nil {
+		return store.EnqueueResult{}, err
+	}
+	if err := q.exec(ctx, `SAVEPOINT herald_enqueue`); err != nil {
+		return store.EnqueueResult{}, formatError(err, "savepoint")
+	}
+	res, err := s.enqueue(ctx, q, p)
+	if err != nil {
+		if rerr := q.exec(ctx, `ROLLBACK TO SAVEPOINT herald_enqueue`); rerr != nil {
+			return store.EnqueueResult{}, fmt.Errorf("%w (and rollback to savepoint: %v)", err, rerr)
+		}
+		return store.EnqueueResult{}, err
+	}
+	if err := q.exec(ctx, `RELEASE SAVEPOINT herald_enqueue`); err != nil {
+		return store.EnqueueResult{}, formatError(err, "savepoint")
+	}
+	return res, nil
+}
+
+// checkEnqueue rejects what would write a broken row; the rest of the
+// validation is the caller's.
+func checkEnqueue(p store.EnqueueParams) error {
+	if len(p.Notifications) == 0 {
+		return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: no notifications")
+	}
+	if p.MaxAttempts < 1 {
+		return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: max attempts must be at least 1")
+	}
+	if p.Now.IsZero() {
+		return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: now is not set")
+	}
+	for i, n := range p.Notifications {
+		if n.ID == "" || n.UserID == "" {
+			return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: notification %d has no id or user id", i)
+		}
+	}
+	return nil
+}
+
+// enqueue writes one checked trigger on q.
+func (s *Store) enqueue(ctx context.Context, q txQuerier, p store.EnqueueParams) (store.EnqueueResult, error) {
+	if p.IdempotencyKey != "" {
+		res, replayed, err := s.claimTrigger(ctx, q, p)
+		if err != nil || replayed {
+			return res, err
+		}
+	}
+	if err := s.checkUsers(ctx, q, p.Notifications); err != nil {
+		return store.EnqueueResult{}, err
+	}
+	if err := s.insertNotifications(ctx, q, p); err != nil {
+		return store.EnqueueResult{}, err
+	}
+	counts, due, err := s.insertDeliveries(ctx, q, p)
+	if err != nil {
+		return store.EnqueueResult{}, err
+	}
+	if due {
+		if err := q.exec(ctx, s.notifySQL()); err != nil {
+			return store.EnqueueResult{}, formatError(err, "notify")
+		}
+	}
+	res := store.EnqueueResult{Notifications: make([]store.EnqueuedNotification, len(p.Notifications))}
+	for i, n := range p.Notifications {
+		res.Notifications[i] = store.EnqueuedNotification{ID: n.ID, UserID: n.UserID, Deliveries: counts[n.ID]}
+	}
+	return res, nil
+}
+
+// claimTrigger takes the idempotency key first: INSERT … ON CONFLICT DO
+// NOTHING waits for a concurrent trigger holding the key to commit or roll
+// back, so of two triggers with one key exactly one writes, and the other
+// then reads the winner's record. replayed is true when the key was taken
+// with the same request hash: res holds the original notifications.
+func (s *Store) claimTrigger(ctx context.Context, q txQuerier, p store.EnqueueParams) (res store.EnqueueResult, replayed bool, err error) {
+	ids := make([]string, len(p.Notifications))
+	for i, n := range p.Notifications {
+		ids[i] = n.ID
+	}
+	// A record pruned between the INSERT and the SELECT is taken on the
+	// second round.
+	for range 2 {
+		rows, err := q.query(ctx, s.q(`INSERT INTO {s}.triggers (idempotency_key, request_hash, notification_ids, created_at)
+VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1`), p.IdempotencyKey, p.RequestHash, ids, p.Now)
+		if err != nil {
+			return res, false, formatError(err, "trigger "+quote(p.IdempotencyKey))
+		}
+		inserted := rows.Next()
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return res, false, formatError(err, "trigger "+quote(p.IdempotencyKey))
+		}
+		if inserted {
+			return res, false, nil
+		}
+		res, found, err := s.readTrigger(ctx, q, p)
+		if err != nil || found {
+			return res, found, err
+		}
+	}
+	return res, false, fmt.Errorf("postgres: trigger %q: the idempotency record keeps vanishing", p.IdempotencyKey)
+}
+
+// readTrigger returns the original notifications of an existing trigger,
+// or ECONFLICT if its request hash differs. found is false if there is
+// no record.
+func (s *Store) readTrigger(ctx context.Context, q txQuerier, p store.EnqueueParams) (res store.EnqueueResult, found bool, err error) {
+	rows, err := q.query(ctx, s.q(`SELECT t.request_hash, x.id, coalesce(n.user_id, ''),
+	(SELECT count(*) FROM {s}.deliveries d WHERE d.notification_id = x.id)
+FROM {s}.triggers t CROSS JOIN LATERAL unnest(t.notification_ids) WITH ORDINALITY AS x (id, ord)
+LEFT JOIN {s}.notifications n ON n.id = x.id
+WHERE t.idempotency_key = $1 ORDER BY x.ord`), p.IdempotencyKey)
+	if err != nil {
+		return res, false, formatError(err, "trigger "+quote(p.IdempotencyKey))
+	}
+	defer rows.Close()
+	var hash string
+	for rows.Next() {
+		// A notification removed by retention since is reported by id only.
+		var e store.EnqueuedNotification
+		if err := rows.Scan(&hash, &e.ID, &e.UserID, &e.Deliveries); err != nil {
+			return res, false, formatError(err, "trigger "+quote(p.IdempotencyKey))
+		}
+		res.Notifications = append(res.Notifications, e)
+	}
+	if err := rows.Err(); err != nil {
+		return res, false, formatError(err, "trigger "+quote(p.IdempotencyKey))
+	}
+	if len(res.Notifications) == 0 {
+		return store.EnqueueResult{}, false, nil
+	}
+	if hash != p.RequestHash {
+		return store.EnqueueResult{}, false, heraldtype.Errorf(heraldtype.ECONFLICT,
+			"idempotency key %q was already used with a different request", p.IdempotencyKey)
+	}
+	res.Replayed = true
+	return res, true, nil
+}
+
+// checkUsers returns ENOTFOUND naming the first unknown user in
+// notification order.
+func (s *Store) checkUsers(ctx context.Context, q txQuerier, ns []heraldtype.Notification) error {
+	var ids []string
+	seen := make(map[string]bool, len(ns))
+	for _, n := range ns {
+		if !seen[n.UserID] {
+			seen[n.UserID] = true
+			ids = append(ids, n.UserID)
+		}
+	}
+	rows, err := q.query(ctx, s.q(`SELECT u.id FROM unnest($1::text[]) WITH ORDINALITY AS u (id, ord)
+WHERE NOT EXISTS (SELECT 1 FROM {s}.users x WHERE x.id = u.id) ORDER BY u.ord LIMIT 1`), ids)
+	if err != nil {
+		return formatError(err, "users")
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return formatError(err, "users")
+		}
+		return heraldtype.Errorf(heraldtype.ENOTFOUND, "user %q not found", id)
+	}
+	return formatError(rows.Err(), "users")
+}
+
+func (s *Store) insertNotifications(ctx context.Context, q txQuerier, p store.EnqueueParams) error {
+	k := len(p.Notifications)
+	id, user, typ, title, body := make([]string, k), make([]string, k), make([]string, k), make([]string, k), make([]string, k)
+	data, channels := make([]string, k), make([]string, k)
+	priority, mode, guarantee, key := make([]string, k), make([]string, k), make([]string, k), make([]string, k)
+	sendAt, created := make([]*time.Time, k), make([]time.Time, k)
+	for i, n := range p.Notifications {
+		id[i], user[i], typ[i], title[i], body[i] = n.ID, n.UserID, n.Type, n.Title, n.Body
+		if len(n.Data) > 0 {
+			b, err := json.Marshal(n.Data)
+			if err != nil {
+				return fmt.Errorf("postgres: notification %q: data: %w", n.ID, err)
+			}
+			data[i] = string(b)
+		}
+		ch := n.Channels
+		if ch == nil {
+			ch = []heraldtype.Channel{}
+		}
+		b, err := json.Marshal(ch)
+		if err != nil {
+			return fmt.Errorf("postgres: notification %q: channels: %w", n.ID, err)
+		}
+		channels[i] = string(b)
+		priority[i], mode[i], guarantee[i] = string(n.Priority), string(n.PayloadMode), string(n.Guarantee)
+		key[i] = n.IdempotencyKey
+		if key[i] == "" {
+			key[i] = p.IdempotencyKey
+		}
+		sendAt[i], created[i] = nullTime(n.SendAt), n.CreatedAt
+	}
+	// Channels travel as JSON arrays: unnest cannot take an array of
+	// arrays of different lengths.
+	err := q.exec(ctx, s.q(`INSERT INTO {s}.notifications (id, user_id, type, title, body, data, channels, priority,
+	payload_mode, guarantee, idempotency_key, send_at, created_at)
+SELECT x.id, x.user_id, x.type, x.title, x.body, NULLIF(x.data, '')::jsonb,
+	ARRAY(SELECT jsonb_array_elements_text(x.channels::jsonb)), x.priority, x.mode, x.guarantee, x.key, x.send_at, x.created
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+	$9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[])
+	AS x (id, user_id, type, title, body, data, channels, priority, mode, guarantee, key, send_at, created)`),
+		id, user, typ, title, body, data, channels, priority, mode, guarantee, key, sendAt, created)
+	return formatError(err, "notification")
+}
+
+// insertDeliveries fans the notifications with a push channel out to the
+// usable devices of their users in one INSERT … SELECT, and returns the
+// number of deliveries per notification and whether any is due now.
+func (s *Store) insertDeliveries(ctx context.Context, q txQuerier, p store.EnqueueParams) (map[string]int, bool, error) {
+	counts := make(map[string]int, len(p.Notifications))
+	if len(p.PushProviders) == 0 {
+		return counts, false, nil
+	}
+	var nid, uid, typ, guarantee []string
+	var runAt []time.Time
+	for _, n := range p.Notifications {
+		if !slices.Contains(n.Channels, heraldtype.ChannelPush) {
+			continue
+		}
+		at := p.Now
+		if n.SendAt.After(at) {
+			at = n.SendAt
+		}
+		nid, uid, typ = append(nid, n.ID), append(uid, n.UserID), append(typ, n.Type)
+		guarantee, runAt = append(guarantee, string(n.Guarantee)), append(runAt, at)
+	}
+	if len(nid) == 0 {
+		return counts, false, nil
+	}
+	var platforms, providers []string
+	for pl, pr := range p.PushProviders {
+		platforms, providers = append(platforms, string(pl)), append(providers, pr)
+	}
+	rows, err := q.query(ctx, s.q(`INSERT INTO {s}.deliveries (notification_id, user_id, type, channel, provider,
+	device_id, state, guarantee, attempt, max_attempts, run_at, created_at, updated_at)
+SELECT n.id, n.user_id, n.type, 'push', r.provider, d.id, 'pending', n.guarantee, 0, $8, n.run_at, $9, $9
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY
+	AS n (id, user_id, type, guarantee, run_at, ord)
+JOIN {s}.devices d ON d.user_id = n.user_id
+JOIN unnest($6::text[], $7::text[]) AS r (platform, provider) ON r.platform = d.platform
+WHERE d.status = 'ACTIVE' AND d.push_opt_in AND d.token <> ''
+ORDER BY n.ord, d.id
+RETURNING notification_id, run_at <= $9`), nid, uid, typ, guarantee, runAt, platforms, providers, p.MaxAttempts, p.Now)
+	if err != nil {
+		return nil, false, formatError(err, "deliveries")
+	}
+	defer rows.Close()
+	due := false
+	for rows.Next() {
+		var id string
+		var now bool
+		if err := rows.Scan(&id, &now); err != nil {
+			return nil, false, formatError(err, "deliveries")
+		}
+		counts[id]++
+		due = due || now
+	}
+	return counts, due, formatError(rows.Err(), "deliveries")
+}
+
+// PruneTriggers implements store.Store.
+func (s *Store) PruneTriggers(ctx context.Context, cutoff time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, s.q(`DELETE FROM {s}.triggers WHERE created_at < $1`), cutoff)
+	return int(tag.RowsAffected()), formatError(err, "triggers")
+}
+
+const notificationColumns = `id, user_id, type, title, body, data, channels, priority, payload_mode,
+	guarantee, idempotency_key, send_at, created_at`
+
+// GetNotification implements store.Store.
+func (s *Store) GetNotification(ctx context.Context, id string) (heraldtype.Notification, error) {
+	row := s.pool.QueryRow(ctx, s.q(`SELECT `+notificationColumns+` FROM {s}.notifications WHERE id = $1`), id)
+	n, err := scanNotification(row)
+	return n, formatError(err, "notification "+quote(id))
+}
+
+func scanNotification(row pgx.Row) (heraldtype.Notification, error) {
+	var n heraldtype.Notification
+	var data []byte
+	var channels []string
+	var sendAt *time.Time
+	err := row.Scan(&n.ID, &n.UserID, &n.Type, &n.Title, &n.Body, &data, &channels, &n.Priority, &n.PayloadMode,
+		&n.Guarantee, &n.IdempotencyKey, &sendAt, &n.CreatedAt)
+	if err != nil {
+		return n, err
+	}
+	return n, fillNotification(&n, data, channels, sendAt)
+}
+
+// fillNotification sets the fields that need decoding.
+func fillNotification(n *heraldtype.Notification, data []byte, channels []string, sendAt *time.Time) error {
+	n.CreatedAt = utc(n.CreatedAt)
+	if sendAt != nil {
+		n.SendAt = sendAt.UTC()
+	}
+	if len(data) > 0 {
+		if err := json.Unmarshal(data, &n.Data); err != nil {
+			return fmt.Errorf("postgres: notification %q: data: %w", n.ID, err)
+		}
+	}
+	n.Channels = make([]heraldtype.Channel, len(channels))
+	for i, c := range channels {
+		n.Channels[i] = heraldtype.Channel(c)
+	}
+	return nil
+}

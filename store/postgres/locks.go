@@ -1,0 +1,78 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// checkLock rejects a lock call that would write a broken row.
+func checkLock(name, owner string) error {
+	if name == "" {
+		return heraldtype.FieldErrorf("name", "must not be empty")
+	}
+	if owner == "" {
+		return heraldtype.FieldErrorf("owner", "must not be empty")
+	}
+	return nil
+}
+
+// TryLock implements store.Store with one upsert: the row is inserted if
+// the name is new, and taken over only if the lock is free or already
+// owner's; RETURNING yields a row exactly when owner holds the lock
+// afterwards. Concurrent callers are ordered by the primary key: the
+// losers of the insert race find the winner's row and its locked_until.
+// locked_at is the start of the holding: a renewal keeps it, a takeover
+// sets it to now.
+func (s *Store) TryLock(ctx context.Context, name, owner string, now, until time.Time) (bool, error) {
+	if err := checkLock(name, owner); err != nil {
+		return false, err
+	}
+	if !until.After(now) {
+		return false, heraldtype.FieldErrorf("until", "must be after now")
+	}
+	rows, err := s.pool.Query(ctx, s.q(`INSERT INTO {s}.cluster_locks AS l (name, owner, locked_at, locked_until)
+VALUES ($1, $2, $3, $4)
+ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, locked_until = excluded.locked_until,
+	locked_at = CASE WHEN l.owner = excluded.owner AND l.locked_until > $3 THEN l.locked_at ELSE excluded.locked_at END
+WHERE l.locked_until <= $3 OR l.owner = $2
+RETURNING 1`), name, owner, now, until)
+	if err != nil {
+		return false, formatError(err, "lock "+quote(name))
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return false, formatError(err, "lock "+quote(name))
+	}
+	return len(got) == 1, nil
+}
+
+// Unlock implements store.Store.
+func (s *Store) Unlock(ctx context.Context, name, owner string, until time.Time) error {
+	if err := checkLock(name, owner); err != nil {
+		return err
+	}
+	_, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.cluster_locks SET locked_until = $1 WHERE name = $2 AND owner = $3`),
+		until, name, owner)
+	return formatError(err, "lock "+quote(name))
+}
+
+// PruneFinished implements store.Store. One DELETE picks the oldest
+// notifications whose deliveries are all final (none pending or leased;
+// a notification without deliveries qualifies), and the foreign keys
+// cascade to their deliveries and attempt rows. SKIP LOCKED leaves a
+// notification whose deliveries a concurrent statement is changing for
+// the next round.
+func (s *Store) PruneFinished(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	if limit < 1 {
+		return 0, heraldtype.FieldErrorf("limit", "must be at least 1")
+	}
+	tag, err := s.pool.Exec(ctx, s.q(`DELETE FROM {s}.notifications WHERE id IN (
+	SELECT n.id FROM {s}.notifications n WHERE n.created_at < $1
+		AND NOT EXISTS (SELECT 1 FROM {s}.deliveries d WHERE d.notification_id = n.id AND d.state IN ('pending', 'leased'))
+	ORDER BY n.created_at, n.id LIMIT $2 FOR UPDATE SKIP LOCKED)`), cutoff, limit)
+	return int(tag.RowsAffected()), formatError(err, "notifications")
+}

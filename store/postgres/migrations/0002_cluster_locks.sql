@@ -1,0 +1,13 @@
+-- Named cluster locks (S3.7): leader election is a lock renewed before it
+-- runs out, and scheduled jobs take one ShedLock-style (lock-at-most is
+-- locked_until at TryLock, lock-at-least is locked_until at Unlock). A
+-- lock is free when locked_until <= now.
+CREATE TABLE cluster_locks (
+	name         text PRIMARY KEY,
+	owner        text NOT NULL,
+	locked_at    timestamptz NOT NULL,
+	locked_until timestamptz NOT NULL
+);
+
+-- Retention (PruneFinished) walks notifications oldest first.
+CREATE INDEX notifications_created_at ON notifications (created_at, id);

@@ -1,0 +1,248 @@
+package postgres
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// maxClaim bounds one claim batch.
+const maxClaim = 1000
+
+const deliveryColumns = `id, notification_id, user_id, type, channel, provider, device_id, state, guarantee,
+	attempt, max_attempts, run_at, lease_owner, lease_until, last_error_code, last_error, provider_message_id,
+	replay_count, last_replay_at, last_replay_result, created_at, updated_at, finished_at`
+
+// deliveryDest returns the scan destinations of deliveryColumns in d.
+func deliveryDest(d *heraldtype.Delivery) []any {
+	return []any{&d.ID, &d.NotificationID, &d.UserID, &d.Type, &d.Channel, &d.Provider, &d.DeviceID, &d.State,
+		&d.Guarantee, &d.Attempt, &d.MaxAttempts, &d.RunAt, &d.LeaseOwner, &d.LeaseUntil, &d.LastErrorCode,
+		&d.LastError, &d.ProviderMessageID, &d.ReplayCount, &d.LastReplayAt, &d.LastReplayResult, &d.CreatedAt,
+		&d.UpdatedAt, &d.FinishedAt}
+}
+
+// fixDelivery puts a scanned delivery's times in UTC.
+func fixDelivery(d *heraldtype.Delivery) {
+	d.RunAt, d.CreatedAt, d.UpdatedAt = utc(d.RunAt), utc(d.CreatedAt), utc(d.UpdatedAt)
+	d.LeaseUntil, d.LastReplayAt, d.FinishedAt = utcPtr(d.LeaseUntil), utcPtr(d.LastReplayAt), utcPtr(d.FinishedAt)
+}
+
+// Claim implements store.Store with one statement, so it needs no
+// explicit transaction and costs one round trip: the CTE picks due rows
+// with FOR UPDATE SKIP LOCKED (a row another instance is claiming is
+// passed over, not waited for, S2.4, S4.2), the UPDATE leases them, and
+// the outer SELECT joins each to its notification and its device as they
+// are in the same snapshot. The device join requires the device to still
+// belong to the delivery's user, so a device that moved to another user
+// comes back as nil.
+func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]heraldtype.Job, error) {
+	if p.Owner == "" {
+		return nil, heraldtype.FieldErrorf("owner", "must not be empty")
+	}
+	if p.Limit < 1 || p.Limit > maxClaim {
+		return nil, heraldtype.FieldErrorf("limit", "must be between 1 and %d", maxClaim)
+	}
+	if !p.LeaseUntil.After(p.Now) {
+		return nil, heraldtype.FieldErrorf("lease_until", "must be after now")
+	}
+	excluded := p.ExcludeProviders
+	if excluded == nil {
+		excluded = []string{}
+	}
+	rows, err := s.pool.Query(ctx, s.q(`WITH c AS (
+	SELECT id FROM {s}.deliveries
+	WHERE state = 'pending' AND run_at <= $1 AND provider <> ALL ($2::text[])
+	ORDER BY run_at, id LIMIT $3 FOR UPDATE SKIP LOCKED
+), u AS (
+	UPDATE {s}.deliveries d SET state = 'leased', lease_owner = $4, lease_until = $5, attempt = d.attempt + 1,
+		updated_at = $1
+	FROM c WHERE d.id = c.id
+	RETURNING d.*
+)
+SELECT u.id, u.notification_id, u.user_id, u.type, u.channel, u.provider, u.device_id, u.state, u.guarantee,
+	u.attempt, u.max_attempts, u.run_at, u.lease_owner, u.lease_until, u.last_error_code, u.last_error,
+	u.provider_message_id, u.replay_count, u.last_replay_at, u.last_replay_result, u.created_at, u.updated_at,
+	u.finished_at,
+	n.id, n.user_id, n.type, n.title, n.body, n.data, n.channels, n.priority, n.payload_mode, n.guarantee,
+	n.idempotency_key, n.send_at, n.created_at,
+	v.id, v.user_id, v.platform, v.token, v.app_version, v.push_opt_in, v.status, v.fail_count, v.last_seen_at,
+	v.invalidated_at, v.invalid_reason, v.created_at, v.updated_at
+FROM u JOIN {s}.notifications n ON n.id = u.notification_id
+LEFT JOIN {s}.devices v ON v.id = u.device_id AND v.user_id = u.user_id
+ORDER BY u.run_at, u.id`), p.Now, excluded, p.Limit, p.Owner, p.LeaseUntil)
+	if err != nil {
+		return nil, formatError(err, "claim")
+	}
+	defer rows.Close()
+	var jobs []heraldtype.Job
+	notifications := make(map[string]*heraldtype.Notification)
+	for rows.Next() {
+		j, err := scanJob(rows, notifications)
+		if err != nil {
+			return nil, formatError(err, "claim")
+		}
+		jobs = append(jobs, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, formatError(err, "claim")
+	}
+	return jobs, nil
+}
+
+// scanJob scans one row of Claim. Jobs of one notification share its
+// *Notification, decoded once.
+func scanJob(rows pgx.Rows, notifications map[string]*heraldtype.Notification) (heraldtype.Job, error) {
+	var j heraldtype.Job
+	var n heraldtype.Notification
+	var data []byte
+	var channels []string
+	var sendAt *time.Time
+	var dev nullDevice
+	dest := deliveryDest(&j.Delivery)
+	dest = append(dest, &n.ID, &n.UserID, &n.Type, &n.Title, &n.Body, &data, &channels, &n.Priority, &n.PayloadMode,
+		&n.Guarantee, &n.IdempotencyKey, &sendAt, &n.CreatedAt)
+	dest = append(dest, dev.dest()...)
+	if err := rows.Scan(dest...); err != nil {
+		return j, err
+	}
+	fixDelivery(&j.Delivery)
+	if shared, ok := notifications[n.ID]; ok {
+		j.Notification = shared
+	} else {
+		if err := fillNotification(&n, data, channels, sendAt); err != nil {
+			return j, err
+		}
+		notifications[n.ID] = &n
+		j.Notification = &n
+	}
+	j.Device = dev.device()
+	return j, nil
+}
+
+// nullDevice scans the device columns of an outer join.
+type nullDevice struct {
+	id, userID, platform, token, appVersion, status, invalidReason *string
+	pushOptIn                                                      *bool
+	failCount                                                      *int
+	lastSeen, invalidated, created, updated                        *time.Time
+}
+
+func (n *nullDevice) dest() []any {
+	return []any{&n.id, &n.userID, &n.platform, &n.token, &n.appVersion, &n.pushOptIn, &n.status, &n.failCount,
+		&n.lastSeen, &n.invalidated, &n.invalidReason, &n.created, &n.updated}
+}
+
+// device returns the device, nil when the join found none.
+func (n *nullDevice) device() *heraldtype.Device {
+	if n.id == nil {
+		return nil
+	}
+	return &heraldtype.Device{
+		ID: *n.id, UserID: *n.userID, Platform: heraldtype.Platform(*n.platform), Token: *n.token,
+		AppVersion: *n.appVersion, PushOptIn: *n.pushOptIn, Status: heraldtype.DeviceStatus(*n.status),
+		FailCount: *n.failCount, LastSeenAt: n.lastSeen.UTC(), InvalidatedAt: utcPtr(n.invalidated),
+		InvalidReason: *n.invalidReason, CreatedAt: n.created.UTC(), UpdatedAt: n.updated.UTC(),
+	}
+}
+
+// ExtendLeases implements store.Store.
+func (s *Store) ExtendLeases(ctx context.Context, owner string, ids []int64, until time.Time) ([]int64, error) {
+	extended := []int64{}
+	if len(ids) == 0 {
+		return extended, nil
+	}
+	rows, err := s.pool.Query(ctx, s.q(`UPDATE {s}.deliveries SET lease_until = $1
+WHERE state = 'leased' AND lease_owner = $2 AND id = ANY ($3::bigint[]) RETURNING id`), until, owner, ids)
+	if err != nil {
+		return nil, formatError(err, "leases")
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, formatError(err, "leases")
+	}
+	extended = append(extended, got...)
+	slices.Sort(extended)
+	return extended, nil
+}
+
+// leaseExpired is the error text of a reaped lease.
+const leaseExpired = `'lease expired before an outcome was recorded'`
+
+// ReapExpiredLeases implements store.Store (S1.3) with one statement: the
+// UPDATE moves at_least_once deliveries back to pending (attempt kept, so
+// max_attempts still bounds them) and at_most_once ones to unknown, and
+// the attempt rows are inserted from what it returns. Row locks order it
+// against a Complete of the same delivery: whichever comes second finds
+// the row no longer leased and leaves it.
+func (s *Store) ReapExpiredLeases(ctx context.Context, now time.Time) (store.ReapResult, error) {
+	var res store.ReapResult
+	err := s.pool.QueryRow(ctx, s.q(`WITH u AS (
+	UPDATE {s}.deliveries SET
+		state = CASE guarantee WHEN 'at_most_once' THEN 'unknown' ELSE 'pending' END,
+		run_at = CASE guarantee WHEN 'at_most_once' THEN run_at ELSE $1 END,
+		finished_at = CASE guarantee WHEN 'at_most_once' THEN $1 END,
+		last_replay_result = CASE WHEN guarantee = 'at_most_once' AND replay_count > 0 THEN 'unknown'
+			ELSE last_replay_result END,
+		lease_owner = '', lease_until = NULL, last_error_code = 'lease_expired', last_error = `+leaseExpired+`,
+		updated_at = $1
+	WHERE state = 'leased' AND lease_until < $1
+	RETURNING id, attempt, guarantee
+), a AS (
+	INSERT INTO {s}.delivery_attempts (delivery_id, attempt, at, outcome, error_code, error)
+	SELECT id, attempt, $1, CASE guarantee WHEN 'at_most_once' THEN 'unknown' ELSE 'lease_expired' END,
+		'lease_expired', `+leaseExpired+`
+	FROM u ORDER BY id
+)
+SELECT count(*) FILTER (WHERE guarantee <> 'at_most_once'), count(*) FILTER (WHERE guarantee = 'at_most_once')
+FROM u`), now).Scan(&res.Requeued, &res.Unknown)
+	if err != nil {
+		return store.ReapResult{}, formatError(err, "leases")
+	}
+	if res.Requeued > 0 {
+		if _, err := s.pool.Exec(ctx, s.notifySQL()); err != nil {
+			return res, formatError(err, "notify")
+		}
+	}
+	return res, nil
+}
+
+// NextRunAt implements store.Store; the partial pending index answers it.
+func (s *Store) NextRunAt(ctx context.Context) (time.Time, bool, error) {
+	var t *time.Time
+	err := s.pool.QueryRow(ctx, s.q(`SELECT min(run_at) FROM {s}.deliveries WHERE state = 'pending'`)).Scan(&t)
+	if err != nil {
+		return time.Time{}, false, formatError(err, "deliveries")
+	}
+	if t == nil {
+		return time.Time{}, false, nil
+	}
+	return t.UTC(), true, nil
+}
+
+// QueueStats implements store.Store. Every state is present in the map.
+func (s *Store) QueueStats(ctx context.Context) (map[heraldtype.DeliveryState]int, error) {
+	stats := map[heraldtype.DeliveryState]int{}
+	for _, st := range []heraldtype.DeliveryState{heraldtype.StatePending, heraldtype.StateLeased, heraldtype.StateSent,
+		heraldtype.StateDead, heraldtype.StateUnknown, heraldtype.StateSkipped} {
+		stats[st] = 0
+	}
+	rows, err := s.pool.Query(ctx, s.q(`SELECT state, count(*) FROM {s}.deliveries GROUP BY state`))
+	if err != nil {
+		return nil, formatError(err, "deliveries")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, formatError(err, "deliveries")
+		}
+		stats[heraldtype.DeliveryState(st)] = n
+	}
+	return stats, formatError(rows.Err(), "deliveries")
+}

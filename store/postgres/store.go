@@ -1,0 +1,214 @@
+// Package postgres is Herald's shared store: store.Store and
+// store.Notifier on PostgreSQL 15+ through pgx v5, for running many Herald
+// instances on one queue.
+//
+// Everything lives in one schema (Options.Schema, default "herald"), and
+// every statement names its tables with that schema rather than relying on
+// search_path, because EnqueueTx runs on the caller's transaction, whose
+// connection may have any search_path. Claims use FOR UPDATE SKIP LOCKED
+// so instances never wait for each other's rows (S2.4, S4.2); hot
+// operations are one statement, or one pipelined batch in a transaction,
+// so their cost is a round trip or three whatever the batch size.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+var (
+	_ store.Store    = (*Store)(nil)
+	_ store.Notifier = (*Store)(nil)
+)
+
+// DefaultSchema is the schema Herald's tables live in unless
+// Options.Schema says otherwise.
+const DefaultSchema = "herald"
+
+// maxSchemaLen keeps the NOTIFY channel, schema + "_deliveries", within
+// PostgreSQL's 63-byte identifier limit.
+const maxSchemaLen = 48
+
+var schemaRE = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// Options configure Open. The zero value gives the defaults.
+type Options struct {
+	// Schema holds Herald's tables: lower-case letters, digits and
+	// underscores, at most 48 characters. Default "herald". Migrate
+	// creates it.
+	Schema string
+	// MaxConns bounds the connection pool; 0 keeps pgx's default (the
+	// larger of 4 and the number of CPUs) or the DSN's pool_max_conns.
+	// Notifications uses one more connection of its own.
+	MaxConns int32
+}
+
+// Store is store.Store on PostgreSQL. It is safe for concurrent use.
+type Store struct {
+	pool *pgxpool.Pool
+	// connConfig opens the connections that are not the pool's: the
+	// migrator's and the listener's.
+	connConfig *pgx.ConnConfig
+	schema     string
+	// prefix is the quoted schema and a dot, put before every table name.
+	prefix string
+	// channel is the NOTIFY channel of this schema, so that Herald
+	// installations in two schemas of one database do not wake each other.
+	channel string
+}
+
+// Open connects to the database at dsn (a postgres:// URL or a key=value
+// string, as pgx accepts). It does not migrate; call Migrate.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	schema := opts.Schema
+	if schema == "" {
+		schema = DefaultSchema
+	}
+	if !schemaRE.MatchString(schema) || len(schema) > maxSchemaLen {
+		return nil, heraldtype.Errorf(heraldtype.EINVALID,
+			"postgres: schema %q must be lower-case letters, digits and underscores, at most %d characters", schema, maxSchemaLen)
+	}
+	if opts.MaxConns < 0 {
+		return nil, heraldtype.Errorf(heraldtype.EINVALID, "postgres: MaxConns must not be negative")
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// The parse error can quote the DSN, password included.
+		return nil, heraldtype.Errorf(heraldtype.EINVALID, "postgres: the database URL cannot be parsed")
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "herald"
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	return &Store{
+		pool:       pool,
+		connConfig: cfg.ConnConfig.Copy(),
+		schema:     schema,
+		prefix:     pgx.Identifier{schema}.Sanitize() + ".",
+		channel:    schema + "_deliveries",
+	}, nil
+}
+
+// Pool returns the connection pool, so an embedder can begin the
+// transaction it passes to EnqueueTx on Herald's own connections.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Schema returns the schema Herald's tables live in.
+func (s *Store) Schema() string { return s.schema }
+
+// Migrations returns the embedded migrations (for tools that list them).
+func Migrations() fs.FS {
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		// fs.Sub fails only on an invalid path, and "migrations" is valid.
+		panic(err)
+	}
+	return sub
+}
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres: ping: %w", err)
+	}
+	return nil
+}
+
+// Close closes the pool. Listeners end with their contexts.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// q puts the schema before every table name, which the statements write
+// as {s}.name.
+func (s *Store) q(query string) string {
+	return strings.ReplaceAll(query, "{s}.", s.prefix)
+}
+
+// inTx runs fn in a transaction and commits it if fn returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return formatError(pgx.BeginFunc(ctx, s.pool, fn), "transaction")
+}
+
+// notifySQL wakes the listeners of every instance (S4.2). Inside a
+// transaction PostgreSQL delivers it at commit, once per transaction
+// however often it was called, and not at all on rollback.
+func (s *Store) notifySQL() string { return `SELECT pg_notify('` + s.channel + `', '')` }
+
+// formatError is the one place where driver errors become Herald errors:
+// a missing row is ENOTFOUND, a uniqueness violation ECONFLICT, a foreign
+// key violation ENOTFOUND (the row referred to is missing), invalid input
+// (SQLSTATE class 22: bad text encoding, out-of-range values) EINVALID.
+// what names the object for the message. An error that is already a
+// *heraldtype.Error passes through; anything else is wrapped as is.
+func formatError(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	var he *heraldtype.Error
+	if errors.As(err, &he) {
+		return err
+	}
+	if errors.Is(err, pgx.ErrNoRows) || errors.Is(err, sql.ErrNoRows) {
+		return heraldtype.Errorf(heraldtype.ENOTFOUND, "%s not found", what)
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "23505":
+			return heraldtype.Errorf(heraldtype.ECONFLICT, "%s already exists", what)
+		case pe.Code == "23503":
+			return heraldtype.Errorf(heraldtype.ENOTFOUND, "%s refers to a row that does not exist", what)
+		case strings.HasPrefix(pe.Code, "22"):
+			return heraldtype.Errorf(heraldtype.EINVALID, "%s: %s", what, pe.Message)
+		}
+	}
+	return fmt.Errorf("postgres: %s: %w", what, err)
+}
+
+// utc returns t in UTC: pgx returns timestamptz in the local zone.
+func utc(t time.Time) time.Time { return t.UTC() }
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// nullTime is NULL for the zero time.
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}

@@ -1,0 +1,147 @@
+package postgres
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+const userColumns = `id, timezone, locale, email, phone, created_at, updated_at`
+
+func scanUser(row pgx.Row) (heraldtype.User, error) {
+	var u heraldtype.User
+	err := row.Scan(&u.ID, &u.Timezone, &u.Locale, &u.Email, &u.Phone, &u.CreatedAt, &u.UpdatedAt)
+	u.CreatedAt, u.UpdatedAt = utc(u.CreatedAt), utc(u.UpdatedAt)
+	return u, err
+}
+
+// UpsertUser implements store.Store.
+func (s *Store) UpsertUser(ctx context.Context, u heraldtype.User, now time.Time) (heraldtype.User, error) {
+	if u.ID == "" {
+		return heraldtype.User{}, heraldtype.FieldErrorf("id", "must not be empty")
+	}
+	out, err := scanUser(s.pool.QueryRow(ctx, s.q(`INSERT INTO {s}.users (`+userColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $6)
+ON CONFLICT (id) DO UPDATE SET timezone = excluded.timezone, locale = excluded.locale,
+	email = excluded.email, phone = excluded.phone, updated_at = excluded.updated_at
+RETURNING `+userColumns), u.ID, u.Timezone, u.Locale, u.Email, u.Phone, now))
+	return out, formatError(err, "user "+quote(u.ID))
+}
+
+// GetUser implements store.Store.
+func (s *Store) GetUser(ctx context.Context, id string) (heraldtype.User, error) {
+	u, err := scanUser(s.pool.QueryRow(ctx, s.q(`SELECT `+userColumns+` FROM {s}.users WHERE id = $1`), id))
+	return u, formatError(err, "user "+quote(id))
+}
+
+const deviceColumns = `id, user_id, platform, token, app_version, push_opt_in, status, fail_count,
+	last_seen_at, invalidated_at, invalid_reason, created_at, updated_at`
+
+func scanDevice(row pgx.Row) (heraldtype.Device, error) {
+	var d heraldtype.Device
+	err := row.Scan(&d.ID, &d.UserID, &d.Platform, &d.Token, &d.AppVersion, &d.PushOptIn, &d.Status, &d.FailCount,
+		&d.LastSeenAt, &d.InvalidatedAt, &d.InvalidReason, &d.CreatedAt, &d.UpdatedAt)
+	d.LastSeenAt, d.CreatedAt, d.UpdatedAt = utc(d.LastSeenAt), utc(d.CreatedAt), utc(d.UpdatedAt)
+	d.InvalidatedAt = utcPtr(d.InvalidatedAt)
+	return d, err
+}
+
+// UpsertDevice implements store.Store. The detach of a previous token
+// holder and the upsert are one transaction, so the unique token index
+// never sees two holders. Two registrations of one token racing from two
+// instances are serialised by that index: the later one fails with
+// ECONFLICT and may simply be retried.
+func (s *Store) UpsertDevice(ctx context.Context, d heraldtype.Device, now time.Time) (heraldtype.Device, error) {
+	if d.ID == "" {
+		return heraldtype.Device{}, heraldtype.FieldErrorf("device_id", "must not be empty")
+	}
+	var out heraldtype.Device
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var one int
+		err := tx.QueryRow(ctx, s.q(`SELECT 1 FROM {s}.users WHERE id = $1`), d.UserID).Scan(&one)
+		if err != nil {
+			return formatError(err, "user "+quote(d.UserID))
+		}
+		if d.Token != "" {
+			_, err := tx.Exec(ctx, s.q(`UPDATE {s}.devices SET token = '', status = 'INVALID', invalidated_at = $1,
+	invalid_reason = 'token_moved', updated_at = $1
+WHERE token = $2 AND id <> $3`), now, d.Token, d.ID)
+			if err != nil {
+				return formatError(err, "device token")
+			}
+		}
+		out, err = scanDevice(tx.QueryRow(ctx, s.q(`INSERT INTO {s}.devices (`+deviceColumns+`)
+VALUES ($1, $2, $3, $4, $5, $6, 'ACTIVE', 0, $7, NULL, '', $7, $7)
+ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, platform = excluded.platform,
+	token = excluded.token, app_version = excluded.app_version, push_opt_in = excluded.push_opt_in,
+	status = 'ACTIVE', fail_count = 0, last_seen_at = excluded.last_seen_at, invalidated_at = NULL,
+	invalid_reason = '', updated_at = excluded.updated_at
+RETURNING `+deviceColumns), d.ID, d.UserID, string(d.Platform), d.Token, d.AppVersion, d.PushOptIn, now))
+		return formatError(err, "device "+quote(d.ID))
+	})
+	return out, err
+}
+
+// GetDevice implements store.Store.
+func (s *Store) GetDevice(ctx context.Context, id string) (heraldtype.Device, error) {
+	d, err := scanDevice(s.pool.QueryRow(ctx, s.q(`SELECT `+deviceColumns+` FROM {s}.devices WHERE id = $1`), id))
+	return d, formatError(err, "device "+quote(id))
+}
+
+// ListDevices implements store.Store. The user is looked up only when it
+// has no devices (a device cannot exist without its user).
+func (s *Store) ListDevices(ctx context.Context, userID string) ([]heraldtype.Device, error) {
+	rows, err := s.pool.Query(ctx, s.q(`SELECT `+deviceColumns+` FROM {s}.devices
+WHERE user_id = $1 ORDER BY id`), userID)
+	if err != nil {
+		return nil, formatError(err, "devices")
+	}
+	devices, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (heraldtype.Device, error) { return scanDevice(r) })
+	if err != nil {
+		return nil, formatError(err, "devices")
+	}
+	if len(devices) == 0 {
+		var one int
+		err := s.pool.QueryRow(ctx, s.q(`SELECT 1 FROM {s}.users WHERE id = $1`), userID).Scan(&one)
+		if err != nil {
+			return nil, formatError(err, "user "+quote(userID))
+		}
+	}
+	if devices == nil {
+		devices = []heraldtype.Device{}
+	}
+	return devices, nil
+}
+
+// DeleteDevice implements store.Store.
+func (s *Store) DeleteDevice(ctx context.Context, userID, deviceID string) error {
+	tag, err := s.pool.Exec(ctx, s.q(`DELETE FROM {s}.devices WHERE id = $1 AND user_id = $2`), deviceID, userID)
+	return affectedOne(tag.RowsAffected(), err, "device "+quote(deviceID)+" of user "+quote(userID))
+}
+
+// TouchDevice implements store.Store. Only last_seen_at moves: a
+// heartbeat is not a change of the device.
+func (s *Store) TouchDevice(ctx context.Context, deviceID string, now time.Time) error {
+	tag, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.devices SET last_seen_at = $1 WHERE id = $2`), now, deviceID)
+	return affectedOne(tag.RowsAffected(), err, "device "+quote(deviceID))
+}
+
+// PruneDevices implements store.Store.
+func (s *Store) PruneDevices(ctx context.Context, cutoff time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, s.q(`DELETE FROM {s}.devices WHERE last_seen_at < $1`), cutoff)
+	return int(tag.RowsAffected()), formatError(err, "devices")
+}
+
+// affectedOne turns "no row changed" into ENOTFOUND.
+func affectedOne(n int64, err error, what string) error {
+	if err == nil && n == 0 {
+		err = pgx.ErrNoRows
+	}
+	return formatError(err, what)
+}
+
+// quote formats an id for an error message.
+func quote(s string) string { return strconv.Quote(s) }
