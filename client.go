@@ -20,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/dispatch"
+	"github.com/heraldhq/herald/internal/maintenance"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/store"
 )
@@ -80,9 +81,20 @@ type Config struct {
 	// DeviceMaxAge prunes devices not seen for this long. Default 270 days
 	// (FCM expires inactive Android tokens after 270 days).
 	DeviceMaxAge time.Duration
+	// Retention deletes notifications (with their deliveries and
+	// attempts) whose deliveries all finished this long ago. Default 30
+	// days; negative keeps them forever.
+	Retention time.Duration
 	// MaintenanceInterval is how often pruning runs. Default 1 h; negative
-	// disables it.
+	// disables pruning (the lease reaper still runs).
 	MaintenanceInterval time.Duration
+	// Owner names this instance in leases and cluster locks. Default
+	// host-pid-random.
+	Owner string
+	// LeaderTTL is how long leadership (the right to run maintenance) lasts
+	// without renewal; a crashed leader is replaced after at most this.
+	// Default 15 s.
+	LeaderTTL time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// Logger; default slog.Default().
@@ -100,22 +112,23 @@ type WorkerConfig struct {
 	LeaseDuration time.Duration `koanf:"lease_duration"` // default 30 s
 	SendTimeout   time.Duration `koanf:"send_timeout"`   // default 10 s
 	PollInterval  time.Duration `koanf:"poll_interval"`  // default 1 s (S4.2)
-	ReapInterval  time.Duration `koanf:"reap_interval"`  // default 5 s
+	ReapInterval  time.Duration `koanf:"reap_interval"`  // default 5 s; the elected leader reaps
 }
 
 // Client is Herald's entry point for an embedding program.
 type Client struct {
-	cfg     Config
-	store   store.Store
-	worker  *dispatch.Worker
-	metrics *metrics.Metrics
-	log     *slog.Logger
-	now     func() time.Time
+	cfg         Config
+	store       store.Store
+	worker      *dispatch.Worker
+	maintenance *maintenance.Service
+	metrics     *metrics.Metrics
+	log         *slog.Logger
+	now         func() time.Time
 
-	mu       sync.Mutex
-	started  bool
-	stopMain context.CancelFunc
-	mainDone chan struct{}
+	mu         sync.Mutex
+	started    bool
+	stopListen context.CancelFunc
+	listenDone chan struct{}
 }
 
 // NewClient validates cfg, applies defaults and builds a Client. It does not
@@ -150,6 +163,12 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	if cfg.MaintenanceInterval == 0 {
 		cfg.MaintenanceInterval = time.Hour
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = 30 * 24 * time.Hour
+	}
+	if cfg.Owner == "" {
+		cfg.Owner = dispatch.DefaultOwner()
 	}
 	if cfg.PushRouting == nil {
 		cfg.PushRouting = map[heraldtype.Platform]string{}
@@ -189,14 +208,17 @@ func NewClient(cfg Config) (*Client, error) {
 			senders[name] = p
 		}
 		w, err := dispatch.New(dispatch.Config{
-			Store:         cfg.Store,
-			Senders:       senders,
+			Store:   cfg.Store,
+			Senders: senders,
+			Owner:   cfg.Owner,
+			// Expired leases are reclaimed by the elected leader
+			// (internal/maintenance), not by every worker.
+			ReapInterval:  -1,
 			BatchSize:     cfg.Worker.BatchSize,
 			Concurrency:   cfg.Worker.Concurrency,
 			LeaseDuration: cfg.Worker.LeaseDuration,
 			SendTimeout:   cfg.Worker.SendTimeout,
 			PollInterval:  cfg.Worker.PollInterval,
-			ReapInterval:  cfg.Worker.ReapInterval,
 			Retry:         cfg.Retry,
 			Now:           cfg.Now,
 			Logger:        cfg.Logger,
@@ -207,11 +229,30 @@ func NewClient(cfg Config) (*Client, error) {
 		}
 		c.worker = w
 	}
+	mcfg := maintenance.Config{
+		Store: cfg.Store, Owner: cfg.Owner, LeaderTTL: cfg.LeaderTTL, ReapInterval: cfg.Worker.ReapInterval,
+		PruneInterval: cfg.MaintenanceInterval, DeviceMaxAge: cfg.DeviceMaxAge,
+		IdempotencyRetention: cfg.IdempotencyRetention, Retention: cfg.Retention,
+		Now: cfg.Now, Logger: cfg.Logger, Metrics: c.metrics,
+	}
+	if cfg.MaintenanceInterval < 0 {
+		mcfg.PruneInterval = 100 * 365 * 24 * time.Hour
+	}
+	if cfg.Retention < 0 {
+		mcfg.Retention = 0
+	}
+	m, err := maintenance.New(mcfg)
+	if err != nil {
+		return nil, fmt.Errorf("herald: %w", err)
+	}
+	c.maintenance = m
 	return c, nil
 }
 
-// Start launches the delivery workers and the maintenance loop. The Client
-// serves API calls whether or not it is started.
+// Start launches the delivery workers, the leader-elected maintenance
+// (lease reaper, pruning, retention) and, on a store shared by several
+// instances, the cross-instance wake-ups. The Client serves API calls
+// whether or not it is started.
 func (c *Client) Start(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -225,16 +266,31 @@ func (c *Client) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c.stopMain = cancel
-	c.mainDone = make(chan struct{})
-	go c.maintain(mctx)
+	c.maintenance.Start()
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.stopListen = cancel
+	c.listenDone = make(chan struct{})
+	go c.forwardWakeUps(lctx)
 	c.started = true
 	return nil
 }
 
+// forwardWakeUps wakes the local workers whenever another instance
+// enqueued work (PostgreSQL LISTEN/NOTIFY, S4.2).
+func (c *Client) forwardWakeUps(ctx context.Context) {
+	defer close(c.listenDone)
+	n, ok := c.store.(store.Notifier)
+	if !ok || c.worker == nil {
+		return
+	}
+	for range n.Notifications(ctx) {
+		c.worker.Notify()
+	}
+}
+
 // Stop stops claiming new work, waits for in-flight sends (until ctx is
-// done) and records their outcomes. It does not close the store.
+// done), records their outcomes and hands leadership over. It does not
+// close the store.
 func (c *Client) Stop(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -242,15 +298,17 @@ func (c *Client) Stop(ctx context.Context) error {
 		return nil
 	}
 	c.started = false
-	c.stopMain()
-	<-c.mainDone
+	c.stopListen()
+	<-c.listenDone
+	var errs []error
 	if c.worker != nil {
-		return c.worker.Stop(ctx)
+		errs = append(errs, c.worker.Stop(ctx))
 	}
-	return nil
+	errs = append(errs, c.maintenance.Stop(ctx))
+	return errors.Join(errs...)
 }
 
-// Worker exposes the dispatcher for tests in this module (RunOnce).
+// runOnce runs one synchronous worker cycle (tests with an injected clock).
 func (c *Client) runOnce(ctx context.Context) (int, error) {
 	if c.worker == nil {
 		return 0, errors.New("herald: workers are disabled")
@@ -263,48 +321,33 @@ func (c *Client) Ready(ctx context.Context) error {
 	return c.store.Ping(ctx)
 }
 
-// maintain prunes stale devices and expired idempotency records
-// periodically (S0.2 token hygiene). On PostgreSQL this moves to the elected
-// leader.
-func (c *Client) maintain(ctx context.Context) {
-	defer close(c.mainDone)
-	if c.cfg.MaintenanceInterval < 0 {
-		return
+// IsLeader reports whether this instance currently runs the cluster
+// maintenance.
+func (c *Client) IsLeader() bool { return c.maintenance.IsLeader() }
+
+// ErrLocked is returned by RunExclusive when another instance holds the
+// lock.
+var ErrLocked = maintenance.ErrLocked
+
+// RunExclusive runs fn on at most one instance of the cluster, with
+// ShedLock's semantics (S3.7): the named lock is held for at most atMost
+// (fn's context ends then) and at least atLeast, so a job scheduled on
+// every instance at 09:00 runs once. It returns ErrLocked when another
+// instance holds the lock.
+func (c *Client) RunExclusive(ctx context.Context, name string, atMost, atLeast time.Duration, fn func(context.Context) error) error {
+	if err := validText("name", name, 128); err != nil || name == "" || name == maintenance.LeaderLock {
+		return heraldtype.FieldErrorf("name", "must be a non-empty lock name other than %s", maintenance.LeaderLock)
 	}
-	t := time.NewTicker(c.cfg.MaintenanceInterval)
-	defer t.Stop()
-	for {
-		if _, err := c.RunMaintenance(ctx); err != nil && ctx.Err() == nil {
-			c.log.Error("maintenance failed", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	return maintenance.RunLocked(ctx, c.store, c.cfg.Owner, name, c.now, atMost, atLeast, fn)
 }
 
 // MaintenanceResult counts what RunMaintenance removed.
-type MaintenanceResult struct {
-	PrunedDevices  int `json:"pruned_devices"`
-	PrunedTriggers int `json:"pruned_triggers"`
-}
+type MaintenanceResult = maintenance.PruneResult
 
-// RunMaintenance prunes devices not seen within DeviceMaxAge and
-// idempotency records older than IdempotencyRetention, once.
+// RunMaintenance prunes, once and now: devices not seen within
+// DeviceMaxAge, idempotency records older than IdempotencyRetention and
+// notifications finished longer than Retention ago. The elected leader also
+// does this every MaintenanceInterval.
 func (c *Client) RunMaintenance(ctx context.Context) (MaintenanceResult, error) {
-	now := c.now()
-	var r MaintenanceResult
-	var err error
-	if r.PrunedDevices, err = c.store.PruneDevices(ctx, now.Add(-c.cfg.DeviceMaxAge)); err != nil {
-		return r, err
-	}
-	if r.PrunedTriggers, err = c.store.PruneTriggers(ctx, now.Add(-c.cfg.IdempotencyRetention)); err != nil {
-		return r, err
-	}
-	if r.PrunedDevices > 0 || r.PrunedTriggers > 0 {
-		c.log.Info("maintenance", "pruned_devices", r.PrunedDevices, "pruned_triggers", r.PrunedTriggers)
-	}
-	return r, nil
+	return c.maintenance.Prune(ctx, c.now())
 }

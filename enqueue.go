@@ -63,14 +63,51 @@ var reservedDataKeys = []string{"messageId", "from", "message_type", "collapse_k
 // workers have been woken (S4.1). Errors are *heraldtype.Error with a
 // stable code.
 func (c *Client) Enqueue(ctx context.Context, r Request) (Result, error) {
-	now := c.now().UTC()
-	users, err := c.normalize(&r, now)
+	p, err := c.prepare(&r)
 	if err != nil {
 		return Result{}, err
 	}
-	hash, err := requestHash(&r)
+	res, err := c.store.Enqueue(ctx, p)
 	if err != nil {
 		return Result{}, err
+	}
+	return c.enqueued(r.Type, res, true), nil
+}
+
+// EnqueueTx is Enqueue inside the caller's own database transaction, the
+// transactional outbox of S4.1: the notification exists if and only if tx
+// commits, together with the business change that caused it. tx is a
+// *sql.Tx on SQLite (begun on the store's database); a pgx.Tx or a *sql.Tx
+// (pgx stdlib) on PostgreSQL. Herald never commits or rolls it back.
+//
+// Workers cannot be woken before the commit, so on SQLite the delivery
+// starts at the next poll (1 s by default); on PostgreSQL the commit
+// itself wakes every instance (NOTIFY).
+func (c *Client) EnqueueTx(ctx context.Context, tx any, r Request) (Result, error) {
+	if tx == nil {
+		return Result{}, heraldtype.Errorf(heraldtype.EINVALID, "EnqueueTx needs an open transaction")
+	}
+	p, err := c.prepare(&r)
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := c.store.EnqueueTx(ctx, tx, p)
+	if err != nil {
+		return Result{}, err
+	}
+	return c.enqueued(r.Type, res, false), nil
+}
+
+// prepare validates r and builds the store's parameters.
+func (c *Client) prepare(r *Request) (store.EnqueueParams, error) {
+	now := c.now().UTC()
+	users, err := c.normalize(r, now)
+	if err != nil {
+		return store.EnqueueParams{}, err
+	}
+	hash, err := requestHash(r)
+	if err != nil {
+		return store.EnqueueParams{}, err
 	}
 	guarantee := heraldtype.AtLeastOnce
 	if t, ok := c.cfg.Types[r.Type]; ok {
@@ -100,12 +137,14 @@ func (c *Client) Enqueue(ctx context.Context, r Request) (Result, error) {
 		}
 	}
 	if err := c.validatePayload(&p.Notifications[0]); err != nil {
-		return Result{}, err
+		return store.EnqueueParams{}, err
 	}
-	res, err := c.store.Enqueue(ctx, p)
-	if err != nil {
-		return Result{}, err
-	}
+	return p, nil
+}
+
+// enqueued counts a written trigger and, when it is committed, wakes the
+// workers.
+func (c *Client) enqueued(typ string, res store.EnqueueResult, committed bool) Result {
 	out := Result{Replayed: res.Replayed, Notifications: make([]EnqueuedNotification, len(res.Notifications))}
 	deliveries := 0
 	for i, n := range res.Notifications {
@@ -113,12 +152,12 @@ func (c *Client) Enqueue(ctx context.Context, r Request) (Result, error) {
 		deliveries += n.Deliveries
 	}
 	if !res.Replayed {
-		c.metrics.Accepted.WithLabelValues(r.Type).Add(float64(len(res.Notifications)))
-		if deliveries > 0 && c.worker != nil {
+		c.metrics.Accepted.WithLabelValues(typ).Add(float64(len(res.Notifications)))
+		if committed && deliveries > 0 && c.worker != nil {
 			c.worker.Notify()
 		}
 	}
-	return out, nil
+	return out
 }
 
 // normalize validates r, fills defaults in place and returns the recipients.

@@ -28,8 +28,14 @@ type Config struct {
 	// Listen is the HTTP API address. Default 127.0.0.1:8080: until API keys
 	// exist (security issue) Herald only listens on loopback by default.
 	Listen string `koanf:"listen"`
-	// Database is a SQLite file path (or sqlite:path). Default herald.db.
+	// Database is a SQLite file path (or sqlite:path), or a PostgreSQL URL
+	// (postgres://…) to scale out. Default herald.db. HERALD_DATABASE_URL
+	// sets it too.
 	Database string `koanf:"database"`
+	// DatabaseSchema is the PostgreSQL schema Herald's tables live in.
+	DatabaseSchema string `koanf:"database_schema"`
+	// DatabaseMaxConns bounds the PostgreSQL connection pool per instance.
+	DatabaseMaxConns int `koanf:"database_max_conns"`
 	// DefaultTimezone for users registered without one (S2.2).
 	DefaultTimezone string `koanf:"default_timezone"`
 	// MaxAttempts per delivery, first attempt included (S0.3: 4).
@@ -38,8 +44,14 @@ type Config struct {
 	IdempotencyRetention time.Duration `koanf:"idempotency_retention"`
 	// DeviceMaxAge: devices not seen for this long are pruned (270 days).
 	DeviceMaxAge time.Duration `koanf:"device_max_age"`
+	// Retention: notifications whose deliveries all finished this long ago
+	// are deleted with their timeline.
+	Retention time.Duration `koanf:"retention"`
 	// MaintenanceInterval: how often pruning runs.
 	MaintenanceInterval time.Duration `koanf:"maintenance_interval"`
+	// LeaderTTL: a crashed leader's maintenance moves to another instance
+	// after at most this long.
+	LeaderTTL time.Duration `koanf:"leader_ttl"`
 	// MaxBodyBytes bounds an HTTP request body.
 	MaxBodyBytes int64 `koanf:"max_body_bytes"`
 	// ShutdownTimeout bounds a graceful stop.
@@ -49,10 +61,18 @@ type Config struct {
 	// Retry overrides the backoff per error class: temporary, throttled.
 	Retry map[string]RetryConfig `koanf:"retry"`
 	// Types configures notification types (guarantee).
-	Types map[string]herald.TypeConfig `koanf:"types"`
-	FCM   FCMConfig                    `koanf:"fcm"`
-	// Emulator is where `serve --dev` starts the FCM emulator.
-	EmulatorAddr string `koanf:"emulator_addr"`
+	Types   map[string]herald.TypeConfig `koanf:"types"`
+	FCM     FCMConfig                    `koanf:"fcm"`
+	APNs    APNsConfig                   `koanf:"apns"`
+	WebPush WebPushConfig                `koanf:"webpush"`
+	Twilio  TwilioConfig                 `koanf:"twilio"`
+	SMTP    SMTPConfig                   `koanf:"smtp"`
+	// PushRouting maps a platform (android, ios, web) to the provider that
+	// delivers its pushes (fcm, apns, webpush). Default: APNs for iOS and
+	// Web Push for web when configured, FCM otherwise.
+	PushRouting map[string]string `koanf:"push_routing"`
+	// Dev is where `serve --dev` starts the provider emulators.
+	Dev DevConfig `koanf:"dev"`
 }
 
 // LogConfig selects log level and format.
@@ -85,15 +105,21 @@ func defaultConfig() Config {
 	return Config{
 		Listen:               "127.0.0.1:8080",
 		Database:             "herald.db",
+		DatabaseSchema:       "herald",
+		DatabaseMaxConns:     20,
+		Retention:            30 * 24 * time.Hour,
 		DefaultTimezone:      "Asia/Seoul",
 		MaxAttempts:          4,
 		IdempotencyRetention: 24 * time.Hour,
 		DeviceMaxAge:         270 * 24 * time.Hour,
 		MaintenanceInterval:  time.Hour,
+		LeaderTTL:            15 * time.Second,
 		MaxBodyBytes:         1 << 20,
 		ShutdownTimeout:      30 * time.Second,
 		Log:                  LogConfig{Level: "info", Format: "json"},
-		EmulatorAddr:         "127.0.0.1:8081",
+		Dev: DevConfig{FCMAddr: "127.0.0.1:8081", APNsAddr: "127.0.0.1:8443", WebPushAddr: "127.0.0.1:8082",
+			TwilioAddr: "127.0.0.1:8083", SMTPAddr: "127.0.0.1:2525", SMTPHTTP: "127.0.0.1:8084"},
+		SMTP: SMTPConfig{Port: 587, TLS: "starttls"},
 		Worker: herald.WorkerConfig{
 			BatchSize: 100, Concurrency: 64, LeaseDuration: 30 * time.Second,
 			SendTimeout: 10 * time.Second, PollInterval: time.Second, ReapInterval: 5 * time.Second,
@@ -114,8 +140,11 @@ func loadConfig(path string, environ []string) (Config, error) {
 		EnvironFunc: func() []string { return environ },
 		TransformFunc: func(key, v string) (string, any) {
 			key = strings.ToLower(strings.TrimPrefix(key, "HERALD_"))
-			if key == "config" || key == "test_database_url" {
-				return "", nil // not config keys: the --config default and the test suite's
+			switch key {
+			case "config", "test_database_url", "server":
+				return "", nil // not config keys: --config's and --server's defaults, the test suite's
+			case "database_url":
+				key = "database" // the conventional name for a database URL
 			}
 			return strings.ReplaceAll(key, "__", "."), v
 		},
@@ -149,7 +178,9 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		Worker:               c.Worker,
 		IdempotencyRetention: c.IdempotencyRetention,
 		DeviceMaxAge:         c.DeviceMaxAge,
+		Retention:            c.Retention,
 		MaintenanceInterval:  c.MaintenanceInterval,
+		LeaderTTL:            c.LeaderTTL,
 	}
 	if len(c.Retry) > 0 {
 		hc.Retry = map[heraldtype.ErrorClass]herald.RetryPolicy{}

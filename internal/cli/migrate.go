@@ -20,18 +20,18 @@ func newMigrateCmd(e *env) *cobra.Command {
 			if cmd.Flags().Changed("database") {
 				cfg.Database = database
 			}
-			st, err := openStore(cmd.Context(), cfg.Database)
+			st, err := openStore(cmd.Context(), cfg)
 			if err != nil {
-				return err
+				return fmt.Errorf("database %s: %w", redact(cfg.Database), err)
 			}
 			defer st.Close()
 			if err := st.Migrate(cmd.Context()); err != nil {
-				return fmt.Errorf("migrate %s: %w", cfg.Database, err)
+				return fmt.Errorf("migrate %s: %w", redact(cfg.Database), err)
 			}
-			fmt.Fprintf(e.stdout, "%s is up to date\n", cfg.Database)
+			fmt.Fprintf(e.stdout, "%s is up to date\n", redact(cfg.Database))
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&database, "database", "herald.db", "SQLite database file (config database, env HERALD_DATABASE)")
+	cmd.Flags().StringVar(&database, "database", "herald.db", "SQLite file or postgres:// URL (config database, env HERALD_DATABASE_URL)")
 	return cmd
 }

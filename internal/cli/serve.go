@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -17,7 +18,8 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/httpapi"
-	"github.com/heraldhq/herald/provider/fcm"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/postgres"
 	"github.com/heraldhq/herald/store/sqlite"
 )
 
@@ -32,9 +34,10 @@ func newServeCmd(e *env) *cobra.Command {
 		Short: "Run the HTTP API and the delivery workers",
 		Long: `Run Herald: the HTTP API and the delivery workers, on the embedded SQLite store.
 
---dev also starts the built-in FCM emulator (on --emulator-addr) and wires the FCM
-provider to it, so everything works on a laptop with no credentials. Every message
-the emulator accepts is logged; GET /emulator/messages on the emulator lists them.`,
+--dev also starts the built-in provider emulators (FCM on --emulator-addr, APNs, Web Push,
+Twilio and SMTP on the dev.* addresses) and wires every provider to them, so everything
+works on a laptop with no credentials. Every message an emulator accepts is logged;
+GET /emulator/messages on each emulator lists them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(e.configPath, e.environ)
@@ -48,7 +51,7 @@ the emulator accepts is logged; GET /emulator/messages on the emulator lists the
 				cfg.Database = database
 			}
 			if cmd.Flags().Changed("emulator-addr") {
-				cfg.EmulatorAddr = emulatorAddr
+				cfg.Dev.FCMAddr = emulatorAddr
 			}
 			return serve(cmd.Context(), e, cfg, dev)
 		},
@@ -56,8 +59,8 @@ the emulator accepts is logged; GET /emulator/messages on the emulator lists the
 	f := cmd.Flags()
 	f.BoolVar(&dev, "dev", false, "development mode: start the FCM emulator and send to it")
 	f.StringVar(&listen, "listen", "127.0.0.1:8080", "HTTP API address (config listen, env HERALD_LISTEN)")
-	f.StringVar(&database, "database", "herald.db", "SQLite database file (config database, env HERALD_DATABASE)")
-	f.StringVar(&emulatorAddr, "emulator-addr", "127.0.0.1:8081", "where --dev starts the FCM emulator (config emulator_addr)")
+	f.StringVar(&database, "database", "herald.db", "SQLite file or postgres:// URL (config database, env HERALD_DATABASE_URL)")
+	f.StringVar(&emulatorAddr, "emulator-addr", "127.0.0.1:8081", "where --dev starts the FCM emulator (config dev.fcm_addr; the other emulators: dev.*)")
 	return cmd
 }
 
@@ -66,13 +69,13 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, cfg.Database)
+	st, err := openStore(ctx, cfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("database %s: %w", redact(cfg.Database), err)
 	}
 	defer st.Close()
 	if err := st.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrate %s: %w", cfg.Database, err)
+		return fmt.Errorf("migrate %s: %w", redact(cfg.Database), err)
 	}
 
 	hc, err := cfg.clientConfig()
@@ -85,27 +88,26 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	hc.Registerer = reg
 
-	creds, err := cfg.FCM.credentials()
+	providers, routing, closers, err := cfg.providers(dev, log)
 	if err != nil {
 		return err
 	}
-	fcmCfg := fcm.Config{CredentialsJSON: creds, ProjectID: cfg.FCM.ProjectID, Endpoint: cfg.FCM.Endpoint}
-	if dev {
-		em, err := startDevEmulator(cfg.EmulatorAddr, log)
-		if err != nil {
-			return err
-		}
-		defer em.Close()
-		fcmCfg = fcm.Config{CredentialsJSON: em.ServiceAccountJSON(devProject), Endpoint: em.URL()}
+	for _, cl := range closers {
+		defer cl.Close()
 	}
-	if len(fcmCfg.CredentialsJSON) > 0 {
-		p, err := fcm.New(fcmCfg)
-		if err != nil {
-			return fmt.Errorf("fcm: %w", err)
+	if len(providers) == 0 {
+		log.Warn("no provider configured: triggers are refused until one is (see README: Configuration), or run with --dev")
+	}
+	hc.Providers, hc.PushRouting = providers, routing
+	if dev {
+		// The quick start's push goes through FCM for every platform: a
+		// newcomer's "tok-1" is an FCM-shaped token. Route iOS to APNs and
+		// web to Web Push with push_routing to try the direct providers.
+		for p := range routing {
+			if _, set := cfg.PushRouting[string(p)]; !set {
+				routing[p] = "fcm"
+			}
 		}
-		hc.Providers = map[string]herald.Provider{"fcm": p}
-	} else {
-		log.Warn("no push provider configured: push triggers are refused until fcm.credentials_file is set (or run with --dev)")
 	}
 
 	client, err := herald.NewClient(hc)
@@ -128,7 +130,7 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 		return err
 	}
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	log.Info("herald listening", "addr", "http://"+ln.Addr().String(), "database", cfg.Database, "dev", dev, "loopback_only", isLoopback(ln.Addr()))
+	log.Info("herald listening", "addr", "http://"+ln.Addr().String(), "database", redact(cfg.Database), "dev", dev, "loopback_only", isLoopback(ln.Addr()))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -147,17 +149,30 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 	return errors.Join(err, shutErr, stopErr)
 }
 
-// openStore opens the database named by dsn. PostgreSQL arrives with the
-// scale-out issue; until then only SQLite paths are accepted.
-func openStore(ctx context.Context, dsn string) (*sqlite.Store, error) {
+// openStore opens the database named by dsn: a PostgreSQL URL, or a
+// SQLite file path (optionally prefixed sqlite:).
+func openStore(ctx context.Context, cfg Config) (store.Store, error) {
+	dsn := cfg.Database
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return nil, errors.New("database: PostgreSQL is not supported yet; use a SQLite file path")
+		return postgres.Open(ctx, dsn, postgres.Options{Schema: cfg.DatabaseSchema, MaxConns: int32(cfg.DatabaseMaxConns)})
 	}
 	path := strings.TrimPrefix(dsn, "sqlite:")
 	if path == "" {
 		return nil, errors.New("database: empty path")
 	}
 	return sqlite.Open(ctx, path, sqlite.Options{})
+}
+
+// redact hides the password of a database URL for logs.
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
 }
 
 func isLoopback(a net.Addr) bool {

@@ -73,7 +73,9 @@ func startDev(t *testing.T, extra ...string) *devServer {
 	args := append([]string{"serve", "--dev", "--listen", "127.0.0.1:0", "--emulator-addr", "127.0.0.1:0",
 		"--database", filepath.Join(t.TempDir(), "herald.db")}, extra...)
 	done := make(chan int, 1)
-	go func() { done <- Run(ctx, args, io.Discard, logs, nil) }()
+	env := []string{"HERALD_DEV__APNS_ADDR=127.0.0.1:0", "HERALD_DEV__WEBPUSH_ADDR=127.0.0.1:0",
+		"HERALD_DEV__TWILIO_ADDR=127.0.0.1:0", "HERALD_DEV__SMTP_ADDR=127.0.0.1:0", "HERALD_DEV__SMTP_HTTP_ADDR=127.0.0.1:0"}
+	go func() { done <- Run(ctx, args, io.Discard, logs, env) }()
 	s := &devServer{logs: logs}
 	var once sync.Once
 	code := 0

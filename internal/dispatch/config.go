@@ -176,7 +176,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c.Retry = retry
 	if c.Owner == "" {
-		c.Owner = defaultOwner()
+		c.Owner = DefaultOwner()
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -195,10 +195,10 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// defaultOwner names this process's leases so an operator can tell which
+// DefaultOwner names a worker's leases so an operator can tell which
 // instance holds a delivery: host-pid-random (the random part tells two
 // workers of one process apart).
-func defaultOwner() string {
+func DefaultOwner() string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "herald"

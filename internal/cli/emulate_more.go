@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald/provider/apns"
+	"github.com/heraldhq/herald/provider/smtp"
+	"github.com/heraldhq/herald/provider/twilio"
+	"github.com/heraldhq/herald/provider/webpush"
+)
+
+// runUntilDone keeps an emulator up until the command's context ends.
+func runUntilDone(cmd *cobra.Command, closer interface{ Close() error }) error {
+	defer closer.Close()
+	<-cmd.Context().Done()
+	return nil
+}
+
+func newEmulateAPNsCmd(e *env) *cobra.Command {
+	var addr, teamID, keyOut, caOut string
+	var topics []string
+	var acceptAny bool
+	cmd := &cobra.Command{
+		Use:   "apns",
+		Short: "Run the APNs emulator (TLS + HTTP/2, token auth, Apple's error JSON, fault injection)",
+		Long: `Run the APNs emulator: POST /3/device/{token} over TLS and HTTP/2, validating the ES256
+provider token and the apns-* headers as Apple does. It mints a provider key (.p8) for
+--team-id and writes it to --key-out, and its CA certificate to --ca-out: configure
+Herald's apns.key_file, apns.key_id, apns.team_id, apns.endpoint and apns.ca_file with them.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger(e.stderr, LogConfig{Level: "info", Format: "json"})
+			if err != nil {
+				return err
+			}
+			em, err := apns.NewEmulator(apns.EmulatorConfig{Logger: log, Topics: topics, AcceptUnknownKeys: acceptAny})
+			if err != nil {
+				return err
+			}
+			if _, err := em.Start(addr); err != nil {
+				return err
+			}
+			p8, keyID, err := em.NewProviderKey(teamID)
+			if err != nil {
+				em.Close()
+				return err
+			}
+			for path, data := range map[string][]byte{keyOut: p8, caOut: em.CACertPEM()} {
+				if path == "" {
+					continue
+				}
+				if err := os.WriteFile(path, data, 0o600); err != nil {
+					em.Close()
+					return err
+				}
+			}
+			log.Info("apns emulator listening", "url", em.URL(), "team_id", teamID, "key_id", keyID,
+				"topics", topics, "key_file", keyOut, "ca_file", caOut)
+			return runUntilDone(cmd, em)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", "127.0.0.1:8443", "listen address")
+	f.StringVar(&teamID, "team-id", apns.DefaultTeamID, "team id of the minted provider key")
+	f.StringSliceVar(&topics, "topic", []string{devTopic}, "accepted apns-topic (bundle id); repeatable")
+	f.StringVar(&keyOut, "key-out", "", "write the minted .p8 provider key here")
+	f.StringVar(&caOut, "ca-out", "", "write the emulator's CA certificate (PEM) here")
+	f.BoolVar(&acceptAny, "accept-any-key", false, "accept provider tokens signed by keys the emulator did not mint")
+	return cmd
+}
+
+func newEmulateWebPushCmd(e *env) *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "webpush",
+		Short: "Run the Web Push service emulator (RFC 8030; verifies VAPID and decrypts RFC 8291)",
+		Long: `Run an RFC 8030 push service. POST /emulator/subscriptions creates a browser-like
+subscription (endpoint, p256dh, auth) to register as a web device; pushes to it are
+VAPID-verified, decrypted and listed at GET /emulator/messages.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger(e.stderr, LogConfig{Level: "info", Format: "json"})
+			if err != nil {
+				return err
+			}
+			em := webpush.NewEmulator(webpush.EmulatorConfig{Logger: log})
+			if _, err := em.Start(addr); err != nil {
+				return err
+			}
+			log.Info("webpush emulator listening", "url", em.URL(), "subscriptions", em.URL()+"/emulator/subscriptions")
+			return runUntilDone(cmd, em)
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8082", "listen address")
+	return cmd
+}
+
+func newEmulateTwilioCmd(e *env) *cobra.Command {
+	var addr, sid, token string
+	cmd := &cobra.Command{
+		Use:   "twilio",
+		Short: "Run the Twilio Messages API emulator (error codes, STOP opt-outs, signed status callbacks)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger(e.stderr, LogConfig{Level: "info", Format: "json"})
+			if err != nil {
+				return err
+			}
+			em := twilio.NewEmulator(twilio.EmulatorConfig{Logger: log, AccountSID: sid, AuthToken: token})
+			if _, err := em.Start(addr); err != nil {
+				return err
+			}
+			// The auth token is the emulator's own test credential; it is
+			// printed so the user can configure twilio.auth_token.
+			log.Info("twilio emulator listening", "base_url", em.URL(), "account_sid", em.AccountSID())
+			fmt.Fprintf(e.stdout, "twilio.base_url: %s\ntwilio.account_sid: %s\ntwilio.auth_token: %s\n", em.URL(), em.AccountSID(), em.AuthToken())
+			return runUntilDone(cmd, em)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", "127.0.0.1:8083", "listen address")
+	f.StringVar(&sid, "account-sid", "", "account SID to accept (default: a fixed test SID)")
+	f.StringVar(&token, "auth-token", "", "auth token to accept (default: a fixed test token)")
+	return cmd
+}
+
+func newEmulateSMTPCmd(e *env) *cobra.Command {
+	var addr, httpAddr, user, pass, tlsMode string
+	cmd := &cobra.Command{
+		Use:   "smtp",
+		Short: "Run the SMTP server emulator (STARTTLS, AUTH PLAIN, scripted 4xx/5xx replies)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger(e.stderr, LogConfig{Level: "info", Format: "json"})
+			if err != nil {
+				return err
+			}
+			em, err := smtp.NewEmulator(smtp.EmulatorConfig{Logger: log, Username: user, Password: pass, TLS: tlsMode})
+			if err != nil {
+				return err
+			}
+			if _, err := em.Start(addr); err != nil {
+				return err
+			}
+			if _, err := em.StartHTTP(httpAddr); err != nil {
+				em.Close()
+				return err
+			}
+			log.Info("smtp emulator listening", "smtp", em.Addr(), "messages", em.HTTPURL()+"/emulator/messages", "tls", tlsMode)
+			return runUntilDone(cmd, em)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", "127.0.0.1:2525", "SMTP listen address")
+	f.StringVar(&httpAddr, "http-addr", "127.0.0.1:8084", "address of the emulator's HTTP API (/emulator/messages)")
+	f.StringVar(&user, "username", "", "require AUTH PLAIN with this user (default: accept any)")
+	f.StringVar(&pass, "password", "", "password for --username")
+	f.StringVar(&tlsMode, "tls", smtp.TLSNone, "none, starttls or tls (implicit)")
+	return cmd
+}
+
+func newVAPIDCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "vapid",
+		Short: "Manage VAPID keys for Web Push",
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "generate",
+		Short: "Generate a VAPID key pair (RFC 8292) for webpush.vapid_public_key / vapid_private_key",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			pub, priv, err := webpush.GenerateVAPIDKeys()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "vapid_public_key: %s\nvapid_private_key: %s\n", pub, priv)
+			return nil
+		},
+	})
+	return cmd
+}

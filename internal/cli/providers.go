@@ -1,0 +1,262 @@
+package cli
+
+import (
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/provider/apns"
+	"github.com/heraldhq/herald/provider/fcm"
+	"github.com/heraldhq/herald/provider/smtp"
+	"github.com/heraldhq/herald/provider/twilio"
+	"github.com/heraldhq/herald/provider/webpush"
+)
+
+// APNsConfig configures direct APNs delivery (token auth with a .p8 key).
+type APNsConfig struct {
+	KeyFile     string `koanf:"key_file"`
+	KeyID       string `koanf:"key_id"`
+	TeamID      string `koanf:"team_id"`
+	Topic       string `koanf:"topic"`       // the app's bundle id
+	Environment string `koanf:"environment"` // production (default) or sandbox
+	Endpoint    string `koanf:"endpoint"`    // override, e.g. an emulator
+	CAFile      string `koanf:"ca_file"`     // trust this CA (an emulator's)
+}
+
+// WebPushConfig configures direct Web Push (VAPID). Generate keys with
+// `herald vapid generate`.
+type WebPushConfig struct {
+	VAPIDPublicKey  string `koanf:"vapid_public_key"`
+	VAPIDPrivateKey string `koanf:"vapid_private_key"`
+	Subject         string `koanf:"subject"` // mailto: or https: contact
+}
+
+// TwilioConfig configures SMS through the Twilio Messages API.
+type TwilioConfig struct {
+	AccountSID          string `koanf:"account_sid"`
+	AuthToken           string `koanf:"auth_token"`
+	From                string `koanf:"from"`
+	MessagingServiceSID string `koanf:"messaging_service_sid"`
+	BaseURL             string `koanf:"base_url"`
+}
+
+// SMTPConfig configures email over SMTP submission.
+type SMTPConfig struct {
+	Host     string `koanf:"host"`
+	Port     int    `koanf:"port"`
+	Username string `koanf:"username"`
+	Password string `koanf:"password"`
+	TLS      string `koanf:"tls"` // starttls (default), tls, none
+	From     string `koanf:"from"`
+}
+
+// DevConfig is where `serve --dev` starts each provider emulator.
+type DevConfig struct {
+	FCMAddr     string `koanf:"fcm_addr"`
+	APNsAddr    string `koanf:"apns_addr"`
+	WebPushAddr string `koanf:"webpush_addr"`
+	TwilioAddr  string `koanf:"twilio_addr"`
+	SMTPAddr    string `koanf:"smtp_addr"`
+	SMTPHTTP    string `koanf:"smtp_http_addr"` // the SMTP emulator's /emulator/messages
+}
+
+// devTopic is the bundle id the dev-mode APNs emulator accepts.
+const devTopic = "dev.herald.app"
+
+// providers builds every configured provider and the push routing. In dev
+// mode every provider points at an emulator started here; closers stop
+// them.
+func (c *Config) providers(dev bool, log *slog.Logger) (map[string]herald.Provider, map[heraldtype.Platform]string, []io.Closer, error) {
+	ps := map[string]herald.Provider{}
+	var closers []io.Closer
+	fail := func(err error) (map[string]herald.Provider, map[heraldtype.Platform]string, []io.Closer, error) {
+		for _, cl := range closers {
+			cl.Close()
+		}
+		return nil, nil, nil, err
+	}
+	if dev {
+		var err error
+		if closers, err = c.devProviders(ps, log); err != nil {
+			return fail(err)
+		}
+	} else if err := c.realProviders(ps); err != nil {
+		return fail(err)
+	}
+	routing, err := c.routing(ps, dev)
+	if err != nil {
+		return fail(err)
+	}
+	return ps, routing, closers, nil
+}
+
+// realProviders builds the providers whose credentials are configured.
+func (c *Config) realProviders(ps map[string]herald.Provider) error {
+	creds, err := c.FCM.credentials()
+	if err != nil {
+		return err
+	}
+	if len(creds) > 0 {
+		p, err := fcm.New(fcm.Config{CredentialsJSON: creds, ProjectID: c.FCM.ProjectID, Endpoint: c.FCM.Endpoint})
+		if err != nil {
+			return fmt.Errorf("fcm: %w", err)
+		}
+		ps["fcm"] = p
+	}
+	if c.APNs.KeyFile != "" {
+		key, err := os.ReadFile(c.APNs.KeyFile)
+		if err != nil {
+			return fmt.Errorf("config: apns.key_file: %w", err)
+		}
+		cfg := apns.Config{KeyP8: key, KeyID: c.APNs.KeyID, TeamID: c.APNs.TeamID, Topic: c.APNs.Topic,
+			Environment: apns.Environment(c.APNs.Environment), Endpoint: c.APNs.Endpoint}
+		if c.APNs.CAFile != "" {
+			pem, err := os.ReadFile(c.APNs.CAFile)
+			if err != nil {
+				return fmt.Errorf("config: apns.ca_file: %w", err)
+			}
+			cfg.RootCAs = x509.NewCertPool()
+			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+				return errors.New("config: apns.ca_file holds no PEM certificate")
+			}
+		}
+		p, err := apns.New(cfg)
+		if err != nil {
+			return fmt.Errorf("apns: %w", err)
+		}
+		ps["apns"] = p
+	}
+	if c.WebPush.VAPIDPrivateKey != "" {
+		p, err := webpush.New(webpush.Config{VAPIDPublicKey: c.WebPush.VAPIDPublicKey,
+			VAPIDPrivateKey: c.WebPush.VAPIDPrivateKey, Subject: c.WebPush.Subject})
+		if err != nil {
+			return fmt.Errorf("webpush: %w", err)
+		}
+		ps["webpush"] = p
+	}
+	if c.Twilio.AccountSID != "" {
+		p, err := twilio.New(twilio.Config{AccountSID: c.Twilio.AccountSID, AuthToken: c.Twilio.AuthToken,
+			From: c.Twilio.From, MessagingServiceSID: c.Twilio.MessagingServiceSID, BaseURL: c.Twilio.BaseURL})
+		if err != nil {
+			return fmt.Errorf("twilio: %w", err)
+		}
+		ps["twilio"] = p
+	}
+	if c.SMTP.Host != "" {
+		p, err := smtp.New(smtp.Config{Host: c.SMTP.Host, Port: c.SMTP.Port, Username: c.SMTP.Username,
+			Password: c.SMTP.Password, TLS: c.SMTP.TLS, From: c.SMTP.From})
+		if err != nil {
+			return fmt.Errorf("smtp: %w", err)
+		}
+		ps["smtp"] = p
+	}
+	return nil
+}
+
+// routing maps each platform to its push provider: push_routing when set,
+// otherwise the direct provider if configured (APNs for iOS, Web Push for
+// web) and FCM for the rest.
+func (c *Config) routing(ps map[string]herald.Provider, dev bool) (map[heraldtype.Platform]string, error) {
+	r := map[heraldtype.Platform]string{}
+	pick := func(platform heraldtype.Platform, direct string) {
+		if _, ok := ps[direct]; ok && direct != "" {
+			r[platform] = direct
+		} else if _, ok := ps["fcm"]; ok {
+			r[platform] = "fcm"
+		}
+	}
+	pick(heraldtype.PlatformAndroid, "")
+	pick(heraldtype.PlatformIOS, "apns")
+	pick(heraldtype.PlatformWeb, "webpush")
+	for platform, name := range c.PushRouting {
+		p := heraldtype.Platform(platform)
+		if !p.Valid() {
+			return nil, fmt.Errorf("config: push_routing.%s: unknown platform (android, ios, web)", platform)
+		}
+		if _, ok := ps[name]; !ok {
+			return nil, fmt.Errorf("config: push_routing.%s: provider %q is not configured", platform, name)
+		}
+		r[p] = name
+	}
+	return r, nil
+}
+
+// devProviders starts every emulator and points a provider at each.
+func (c *Config) devProviders(ps map[string]herald.Provider, log *slog.Logger) ([]io.Closer, error) {
+	var closers []io.Closer
+	emuLog := func(name string) *slog.Logger { return log.With("component", name+"-emulator") }
+
+	fe, err := startDevEmulator(c.Dev.FCMAddr, log)
+	if err != nil {
+		return closers, err
+	}
+	closers = append(closers, fe)
+	if ps["fcm"], err = fcm.New(fcm.Config{CredentialsJSON: fe.ServiceAccountJSON(devProject), Endpoint: fe.URL()}); err != nil {
+		return closers, err
+	}
+
+	ae, err := apns.NewEmulator(apns.EmulatorConfig{Logger: emuLog("apns"), Topics: []string{devTopic}})
+	if err != nil {
+		return closers, err
+	}
+	if _, err := ae.Start(c.Dev.APNsAddr); err != nil {
+		return closers, fmt.Errorf("dev: start APNs emulator on %s: %w", c.Dev.APNsAddr, err)
+	}
+	closers = append(closers, ae)
+	acfg, err := ae.ClientConfig("", devTopic)
+	if err != nil {
+		return closers, err
+	}
+	if ps["apns"], err = apns.New(acfg); err != nil {
+		return closers, err
+	}
+
+	we := webpush.NewEmulator(webpush.EmulatorConfig{Logger: emuLog("webpush")})
+	if _, err := we.Start(c.Dev.WebPushAddr); err != nil {
+		return closers, fmt.Errorf("dev: start Web Push emulator on %s: %w", c.Dev.WebPushAddr, err)
+	}
+	closers = append(closers, we)
+	pub, priv, err := webpush.GenerateVAPIDKeys()
+	if err != nil {
+		return closers, err
+	}
+	if ps["webpush"], err = webpush.New(webpush.Config{VAPIDPublicKey: pub, VAPIDPrivateKey: priv,
+		Subject: "mailto:dev@herald.invalid", AllowInsecureEndpoints: true, AllowPrivateEndpoints: true}); err != nil {
+		return closers, err
+	}
+
+	te := twilio.NewEmulator(twilio.EmulatorConfig{Logger: emuLog("twilio")})
+	if _, err := te.Start(c.Dev.TwilioAddr); err != nil {
+		return closers, fmt.Errorf("dev: start Twilio emulator on %s: %w", c.Dev.TwilioAddr, err)
+	}
+	closers = append(closers, te)
+	if ps["twilio"], err = twilio.New(twilio.Config{AccountSID: te.AccountSID(), AuthToken: te.AuthToken(),
+		From: "+15005550006", BaseURL: te.URL()}); err != nil {
+		return closers, err
+	}
+
+	se, err := smtp.NewEmulator(smtp.EmulatorConfig{Logger: emuLog("smtp")})
+	if err != nil {
+		return closers, err
+	}
+	if _, err := se.Start(c.Dev.SMTPAddr); err != nil {
+		return closers, fmt.Errorf("dev: start SMTP emulator on %s: %w", c.Dev.SMTPAddr, err)
+	}
+	closers = append(closers, se)
+	if _, err := se.StartHTTP(c.Dev.SMTPHTTP); err != nil {
+		return closers, fmt.Errorf("dev: start SMTP emulator's HTTP API on %s: %w", c.Dev.SMTPHTTP, err)
+	}
+	host, port := se.HostPort()
+	if ps["smtp"], err = smtp.New(smtp.Config{Host: host, Port: port, TLS: smtp.TLSNone, From: "Herald <herald@localhost>"}); err != nil {
+		return closers, err
+	}
+	log.Info("dev mode: provider emulators started",
+		"fcm", fe.URL(), "apns", ae.URL(), "webpush", we.URL()+"/emulator/subscriptions",
+		"twilio", te.URL(), "smtp", se.Addr(), "smtp_messages", se.HTTPURL()+"/emulator/messages")
+	return closers, nil
+}

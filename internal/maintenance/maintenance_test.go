@@ -1,0 +1,244 @@
+package maintenance
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+type lock struct {
+	owner string
+	until time.Time
+}
+
+// fakeStore keeps locks with the store.Store contract and counts the
+// maintenance calls.
+type fakeStore struct {
+	mu         sync.Mutex
+	locks      map[string]lock
+	failLock   error
+	reaps      int
+	finished   int // notifications left to prune
+	pruneCalls int
+	devCutoff  time.Time
+}
+
+func newFakeStore() *fakeStore { return &fakeStore{locks: map[string]lock{}} }
+
+func (f *fakeStore) TryLock(_ context.Context, name, owner string, now, until time.Time) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failLock != nil {
+		return false, f.failLock
+	}
+	l, ok := f.locks[name]
+	if ok && l.owner != owner && now.Before(l.until) {
+		return false, nil
+	}
+	f.locks[name] = lock{owner: owner, until: until}
+	return true, nil
+}
+
+func (f *fakeStore) Unlock(_ context.Context, name, owner string, until time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if l, ok := f.locks[name]; ok && l.owner == owner {
+		f.locks[name] = lock{owner: owner, until: until}
+	}
+	return nil
+}
+
+func (f *fakeStore) ReapExpiredLeases(context.Context, time.Time) (store.ReapResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reaps++
+	return store.ReapResult{Requeued: 1}, nil
+}
+
+func (f *fakeStore) PruneDevices(_ context.Context, cutoff time.Time) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.devCutoff = cutoff
+	return 2, nil
+}
+
+func (f *fakeStore) PruneTriggers(context.Context, time.Time) (int, error) { return 3, nil }
+
+func (f *fakeStore) PruneFinished(_ context.Context, _ time.Time, limit int) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pruneCalls++
+	n := min(limit, f.finished)
+	f.finished -= n
+	return n, nil
+}
+
+func (f *fakeStore) reapCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reaps
+}
+
+func newService(t *testing.T, st Store, c *clock, owner string) *Service {
+	t.Helper()
+	s, err := New(Config{Store: st, Owner: owner, Now: c.Now, LeaderTTL: 15 * time.Second,
+		ReapInterval: 5 * time.Second, DeviceMaxAge: 270 * 24 * time.Hour, IdempotencyRetention: 24 * time.Hour,
+		Retention: 30 * 24 * time.Hour, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestOneLeaderAtATime(t *testing.T) {
+	t.Parallel()
+	st, c := newFakeStore(), &clock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
+	a, b := newService(t, st, c, "a"), newService(t, st, c, "b")
+	ctx := t.Context()
+	for range 5 {
+		if err := a.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !a.IsLeader() || b.IsLeader() {
+			t.Fatalf("a leader %v, b leader %v: want a only", a.IsLeader(), b.IsLeader())
+		}
+		c.Advance(5 * time.Second)
+	}
+	if st.reapCount() != 5 {
+		t.Fatalf("reaped %d times in 5 ticks 5 s apart, want 5 (by the leader only)", st.reapCount())
+	}
+	// a stops renewing (crashed): b takes over once a's lock expires, and
+	// not before.
+	c.Advance(9 * time.Second)
+	if b.Tick(ctx); b.IsLeader() {
+		t.Fatal("b took over before a's lock expired")
+	}
+	if a.IsLeader() {
+		t.Fatal("a still believes it leads although it missed its renewals")
+	}
+	c.Advance(2 * time.Second)
+	if b.Tick(ctx); !b.IsLeader() {
+		t.Fatal("b did not take over after a's lock expired")
+	}
+	if a.Tick(ctx); a.IsLeader() {
+		t.Fatal("a came back as a second leader")
+	}
+}
+
+func TestLeaderThatCannotRenewStepsDown(t *testing.T) {
+	t.Parallel()
+	st, c := newFakeStore(), &clock{now: time.Now()}
+	s := newService(t, st, c, "a")
+	if err := s.Tick(t.Context()); err != nil || !s.IsLeader() {
+		t.Fatalf("not elected: %v", err)
+	}
+	st.failLock = errors.New("connection refused")
+	if err := s.Tick(t.Context()); err == nil || s.IsLeader() {
+		t.Fatalf("after a failed renewal: err %v leader %v, want an error and no leadership", err, s.IsLeader())
+	}
+	reaps := st.reapCount()
+	c.Advance(time.Minute)
+	s.Tick(t.Context())
+	if st.reapCount() != reaps {
+		t.Fatal("a stepped-down leader reaped")
+	}
+}
+
+func TestStopReleasesLeadership(t *testing.T) {
+	t.Parallel()
+	st, c := newFakeStore(), &clock{now: time.Now()}
+	a, b := newService(t, st, c, "a"), newService(t, st, c, "b")
+	a.Start()
+	deadline := time.Now().Add(5 * time.Second)
+	for !a.IsLeader() {
+		if time.Now().After(deadline) {
+			t.Fatal("a was never elected")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := a.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if b.Tick(t.Context()); !b.IsLeader() {
+		t.Fatal("b could not take over at once after a stopped")
+	}
+}
+
+func TestPruneInBatches(t *testing.T) {
+	t.Parallel()
+	st, c := newFakeStore(), &clock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
+	st.finished = 2500
+	s := newService(t, st, c, "a")
+	r, err := s.Prune(t.Context(), c.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r != (PruneResult{Devices: 2, Triggers: 3, Notifications: 2500}) || st.pruneCalls != 3 {
+		t.Fatalf("prune = %+v in %d calls, want all 2500 in 3 batches", r, st.pruneCalls)
+	}
+	if want := c.Now().Add(-270 * 24 * time.Hour); !st.devCutoff.Equal(want) {
+		t.Fatalf("device cutoff %v, want %v (270 days)", st.devCutoff, want)
+	}
+}
+
+func TestRunLockedShedLockSemantics(t *testing.T) {
+	t.Parallel()
+	st, c := newFakeStore(), &clock{now: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)}
+	ctx := t.Context()
+	runs := 0
+	job := func(context.Context) error { runs++; c.Advance(time.Minute); return nil }
+	// S3.7: at most 1 h, at least 5 min.
+	if err := RunLocked(ctx, st, "a", "daily", c.Now, time.Hour, 5*time.Minute, job); err != nil {
+		t.Fatal(err)
+	}
+	// One minute later the job is done, but lock-at-least still holds.
+	if err := RunLocked(ctx, st, "b", "daily", c.Now, time.Hour, 5*time.Minute, job); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second instance within lock-at-least: %v, want ErrLocked", err)
+	}
+	c.Advance(4 * time.Minute)
+	if err := RunLocked(ctx, st, "b", "daily", c.Now, time.Hour, 5*time.Minute, job); err != nil {
+		t.Fatalf("after lock-at-least: %v", err)
+	}
+	if runs != 2 {
+		t.Fatalf("ran %d times, want 2", runs)
+	}
+	// A holder that crashes blocks others for lock-at-most only.
+	if ok, _ := st.TryLock(ctx, "crashy", "dead", c.Now(), c.Now().Add(time.Hour)); !ok {
+		t.Fatal("setup")
+	}
+	if err := RunLocked(ctx, st, "a", "crashy", c.Now, time.Hour, 0, job); !errors.Is(err, ErrLocked) {
+		t.Fatalf("while a crashed holder's lock lasts: %v", err)
+	}
+	c.Advance(time.Hour)
+	if err := RunLocked(ctx, st, "a", "crashy", c.Now, time.Hour, 0, job); err != nil {
+		t.Fatalf("after lock-at-most: %v", err)
+	}
+	if err := RunLocked(ctx, st, "a", "x", c.Now, time.Minute, time.Hour, job); err == nil {
+		t.Fatal("lock-at-least above lock-at-most accepted")
+	}
+}
