@@ -9,8 +9,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/provider/fcm"
+	"github.com/heraldhq/herald/store/postgres"
 	"github.com/heraldhq/herald/store/sqlite"
 )
 
@@ -150,4 +154,37 @@ func ExampleClient_EnqueueTx() {
 	// reservations: 1
 	// deliveries: 1
 	// messages at FCM: 1
+}
+
+// ExampleClient_EnqueueTx_postgres is the same outbox on PostgreSQL with
+// pgx: the reservation and its notification commit together, or neither
+// exists. (Compiled, not run: it needs a database.)
+func ExampleClient_EnqueueTx_postgres() {
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, "postgres://postgres@127.0.0.1:5432/app", postgres.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	client, err := herald.NewClient(herald.Config{Store: st /* Providers: … */})
+	if err != nil {
+		log.Fatal(err)
+	}
+	pool, err := pgxpool.New(ctx, "postgres://postgres@127.0.0.1:5432/app")
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO reservations (id, user_id) VALUES ($1, $2)`, "r1", "u1"); err != nil {
+			return err
+		}
+		_, err := client.EnqueueTx(ctx, tx, herald.Request{
+			IdempotencyKey: "reservation-r1", UserID: "u1",
+			Type: "reservation_confirmed", Title: "Booked", Body: "Reservation r1",
+		})
+		return err // an error rolls back both
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
 }
