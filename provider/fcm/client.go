@@ -115,7 +115,7 @@ func (c *Client) Send(ctx context.Context, m *heraldtype.Message) (string, error
 	if err != nil {
 		return "", &heraldtype.SendError{Class: heraldtype.ClassTemporary, Code: codeNetwork, Message: "reading the error answer: " + err.Error(), Err: err}
 	}
-	se := classifyResponse(resp.StatusCode, resp.Header, respBody, c.cfg.Now())
+	se := classifyResponse(resp.StatusCode, resp.Header, respBody, c.cfg.Now(), c.cfg.QuotaMinRetryAfter)
 	if se.Code == CodeUnauthenticated {
 		// The token was refused (revoked, or expired early): the next
 		// Send fetches a new one. Retrying is the dispatcher's call.

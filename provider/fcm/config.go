@@ -49,6 +49,11 @@ type Config struct {
 	// DefaultTTL is how long FCM keeps a message for an offline device;
 	// MaxTTL (FCM's own default) if zero. At most MaxTTL.
 	DefaultTTL time.Duration
+	// QuotaMinRetryAfter is the least Retry-After reported for
+	// QUOTA_EXCEEDED: FCM asks senders over their project quota for a
+	// minimum initial delay of 1 minute (PROTOCOLS.md), the default. Lower
+	// it only against an emulator (fault-injection runs).
+	QuotaMinRetryAfter time.Duration
 	// Now is the clock, time.Now if nil. It dates apns-expiration and
 	// resolves HTTP-date Retry-After values.
 	Now func() time.Time
@@ -133,6 +138,12 @@ func (c Config) validate() (*resolved, error) {
 	}
 	if r.Now == nil {
 		r.Now = time.Now
+	}
+	switch {
+	case r.QuotaMinRetryAfter < 0:
+		return nil, fmt.Errorf("fcm: QuotaMinRetryAfter %v must not be negative", r.QuotaMinRetryAfter)
+	case r.QuotaMinRetryAfter == 0:
+		r.QuotaMinRetryAfter = quotaMinRetry
 	}
 	return r, nil
 }

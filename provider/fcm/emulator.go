@@ -42,6 +42,12 @@ type EmulatorConfig struct {
 	// Logger, if set, logs every accepted message (serve --dev uses it so
 	// a newcomer sees the push arrive).
 	Logger *slog.Logger
+	// OnAccept, if set, is called with every accepted message (not for
+	// validate_only requests), outside the emulator's lock and before the
+	// answer is written. Load generators use it to measure latency and
+	// count sends without keeping every message (MaxRecorded). It must be
+	// safe for concurrent use and quick.
+	OnAccept func(Received)
 }
 
 // Received is one message the emulator accepted.

@@ -70,13 +70,17 @@ func (e *Emulator) handleSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := e.nextMessageID(now)
+	rec := Received{
+		Project: project, MessageID: id, Token: req.token, Topic: req.topic, Condition: req.condition,
+		ReceivedAt: now, Message: req.message,
+	}
 	if !req.validateOnly {
-		e.record(Received{
-			Project: project, MessageID: id, Token: req.token, Topic: req.topic, Condition: req.condition,
-			ReceivedAt: now, Message: req.message,
-		})
+		e.record(rec)
 	}
 	e.mu.Unlock()
+	if e.cfg.OnAccept != nil && !req.validateOnly {
+		e.cfg.OnAccept(rec)
+	}
 	if e.cfg.Logger != nil && !req.validateOnly {
 		e.cfg.Logger.Info("fcm emulator: message accepted", "project", project, "message_id", id,
 			"token", req.token, "topic", req.topic, "message", req.message)

@@ -40,9 +40,9 @@ const (
 	codeInvalidMessage = "invalid_message"
 )
 
-// quotaMinRetry is the least delay after QUOTA_EXCEEDED: FCM asks senders
-// over their project quota to back off "with a minimum initial delay of 1
-// minute" (PROTOCOLS.md).
+// quotaMinRetry is the default least delay after QUOTA_EXCEEDED: FCM asks
+// senders over their project quota to back off "with a minimum initial
+// delay of 1 minute" (PROTOCOLS.md). Config.QuotaMinRetryAfter overrides.
 const quotaMinRetry = time.Minute
 
 // fcmErrorType is the @type of the detail carrying FCM's errorCode.
@@ -87,7 +87,7 @@ type quotaViolation struct {
 // errorCode decides when present; otherwise the HTTP status does, because
 // Google omits FcmError on some errors (an oversized payload, a project
 // quota answered with google.rpc.ErrorInfo only, an HTML page from a proxy).
-func classifyResponse(status int, header http.Header, body []byte, now time.Time) *heraldtype.SendError {
+func classifyResponse(status int, header http.Header, body []byte, now time.Time, quotaMin time.Duration) *heraldtype.SendError {
 	var ge googleError
 	parsed := json.Unmarshal(body, &ge) == nil && ge.Error.Code != 0
 	se := &heraldtype.SendError{Message: ge.Error.Message}
@@ -117,7 +117,7 @@ func classifyResponse(status int, header http.Header, body []byte, now time.Time
 		se.Class, se.Code = heraldtype.ClassPermanent, code
 		return se
 	case CodeQuotaExceeded:
-		se.Class, se.Code, se.RetryAfter = heraldtype.ClassThrottled, code, max(retryAfter, quotaMinRetry)
+		se.Class, se.Code, se.RetryAfter = heraldtype.ClassThrottled, code, max(retryAfter, quotaMin)
 		return se
 	case CodeUnavailable, CodeInternal:
 		se.Class, se.Code, se.RetryAfter = heraldtype.ClassTemporary, code, retryAfter
@@ -134,7 +134,7 @@ func classifyResponse(status int, header http.Header, body []byte, now time.Time
 		// A project over its send quota gets RESOURCE_EXHAUSTED with only
 		// google.rpc.ErrorInfo (firebase/firebase-admin-go#719); it is
 		// the same condition as QUOTA_EXCEEDED.
-		se.Class, se.Code, se.RetryAfter = heraldtype.ClassThrottled, CodeQuotaExceeded, max(retryAfter, quotaMinRetry)
+		se.Class, se.Code, se.RetryAfter = heraldtype.ClassThrottled, CodeQuotaExceeded, max(retryAfter, quotaMin)
 	case status == http.StatusUnauthorized:
 		se.Class, se.Code, se.RetryAfter = heraldtype.ClassTemporary, CodeUnauthenticated, retryAfter
 	case status == http.StatusRequestTimeout || status >= 500 || status < 400:

@@ -82,7 +82,7 @@ func TestClassifyResponseWithoutDetails(t *testing.T) {
 		{401, `{"error":{"code":401,"message":"x","status":"UNAUTHENTICATED"}}`, heraldtype.ClassTemporary, CodeUnauthenticated, false},
 	}
 	for _, tt := range tests {
-		se := classifyResponse(tt.status, h, []byte(tt.body), now)
+		se := classifyResponse(tt.status, h, []byte(tt.body), now, quotaMinRetry)
 		if se.Class != tt.class || se.Code != tt.code || se.TokenInvalid != tt.tokenInvalid {
 			t.Errorf("%d %s: got %+v", tt.status, tt.body, se)
 		}
