@@ -22,6 +22,8 @@ import (
 	"github.com/heraldhq/herald/internal/dispatch"
 	"github.com/heraldhq/herald/internal/maintenance"
 	"github.com/heraldhq/herald/internal/metrics"
+	"github.com/heraldhq/herald/internal/policy"
+	"github.com/heraldhq/herald/internal/realtime"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -44,12 +46,6 @@ type NotificationValidator interface {
 // min(Max, Base·Factor^(attempt-1)), with jitter.
 type RetryPolicy = dispatch.RetryPolicy
 
-// TypeConfig is the configuration of one notification type.
-type TypeConfig struct {
-	// Guarantee is at_least_once (default) or at_most_once.
-	Guarantee heraldtype.Guarantee `koanf:"guarantee" json:"guarantee"`
-}
-
 // Config configures a Client. Store is required; everything else has a
 // default.
 type Config struct {
@@ -60,9 +56,34 @@ type Config struct {
 	// to it. Default: every platform to "fcm" when an "fcm" provider is
 	// configured.
 	PushRouting map[heraldtype.Platform]string
-	// Types configures notification types by name; unknown types get the
-	// defaults (at_least_once).
+	// ChannelRouting maps the sms and email channels to their provider.
+	// Default: sms to "twilio" and email to "smtp" when configured. The
+	// in_app channel needs no provider: it is the inbox.
+	ChannelRouting map[heraldtype.Channel]string
+	// InboxHeartbeat is how often an idle inbox stream sends a heartbeat.
+	// Default 15 s.
+	InboxHeartbeat time.Duration
+	// InboxPollInterval is how often an inbox stream re-reads the store
+	// without a signal (the fallback for a commit no signal reaches).
+	// Default 5 s.
+	InboxPollInterval time.Duration
+	// Types configures notification types by name (TypeConfig); a type
+	// declared through PutType takes precedence, and unknown types get the
+	// defaults (at_least_once, no cap).
 	Types map[string]TypeConfig
+	// DailyCap is how many capped notifications a user gets per local
+	// calendar day unless their preferences say otherwise. Default 10
+	// (S3.8).
+	DailyCap int
+	// PolicyLimiter holds the policy's dedupe locks and daily counts.
+	// Default: Store.
+	PolicyLimiter PolicyLimiter
+	// PolicyRetry is how long a delivery waits when the policy cannot be
+	// evaluated (its store fails): it is not sent blind (S1.3). Default
+	// 10 s. PolicyMaxDelay bounds that: a delivery still undecided this
+	// long after it was due ends dead with code policy_error. Default 24 h.
+	PolicyRetry    time.Duration
+	PolicyMaxDelay time.Duration
 	// DefaultTimezone for users created without one. Default Asia/Seoul
 	// (S2.2).
 	DefaultTimezone string
@@ -121,6 +142,8 @@ type Client struct {
 	store       store.Store
 	worker      *dispatch.Worker
 	maintenance *maintenance.Service
+	types       *policy.Catalog
+	hub         *realtime.Hub
 	metrics     *metrics.Metrics
 	log         *slog.Logger
 	now         func() time.Time
@@ -128,7 +151,7 @@ type Client struct {
 	mu         sync.Mutex
 	started    bool
 	stopListen context.CancelFunc
-	listenDone chan struct{}
+	listeners  sync.WaitGroup
 }
 
 // NewClient validates cfg, applies defaults and builds a Client. It does not
@@ -178,6 +201,28 @@ func NewClient(cfg Config) (*Client, error) {
 			}
 		}
 	}
+	if cfg.ChannelRouting == nil {
+		cfg.ChannelRouting = map[heraldtype.Channel]string{}
+		for ch, name := range map[heraldtype.Channel]string{heraldtype.ChannelSMS: "twilio", heraldtype.ChannelEmail: "smtp"} {
+			if _, ok := cfg.Providers[name]; ok {
+				cfg.ChannelRouting[ch] = name
+			}
+		}
+	}
+	for ch, name := range cfg.ChannelRouting {
+		if ch != heraldtype.ChannelSMS && ch != heraldtype.ChannelEmail {
+			return nil, fmt.Errorf("herald: ChannelRouting: channel %q is not sms or email", ch)
+		}
+		if _, ok := cfg.Providers[name]; !ok {
+			return nil, fmt.Errorf("herald: ChannelRouting: channel %s routes to provider %q, which is not configured", ch, name)
+		}
+	}
+	if cfg.InboxHeartbeat <= 0 {
+		cfg.InboxHeartbeat = 15 * time.Second
+	}
+	if cfg.InboxPollInterval <= 0 {
+		cfg.InboxPollInterval = 5 * time.Second
+	}
 	for platform, name := range cfg.PushRouting {
 		if !platform.Valid() {
 			return nil, fmt.Errorf("herald: PushRouting: unknown platform %q", platform)
@@ -186,19 +231,16 @@ func NewClient(cfg Config) (*Client, error) {
 			return nil, fmt.Errorf("herald: PushRouting: platform %s routes to provider %q, which is not configured", platform, name)
 		}
 	}
-	for name, t := range cfg.Types {
-		if t.Guarantee == "" {
-			t.Guarantee = heraldtype.AtLeastOnce
-			cfg.Types[name] = t
-		}
-		if !t.Guarantee.Valid() {
-			return nil, fmt.Errorf("herald: type %q: guarantee %q must be at_least_once or at_most_once", name, t.Guarantee)
-		}
+	types, engine, err := newPolicy(cfg)
+	if err != nil {
+		return nil, err
 	}
 	c := &Client{
+		types:   types,
 		cfg:     cfg,
 		store:   cfg.Store,
 		metrics: metrics.New(cfg.Registerer),
+		hub:     realtime.NewHub(),
 		log:     cfg.Logger,
 		now:     cfg.Now,
 	}
@@ -213,16 +255,19 @@ func NewClient(cfg Config) (*Client, error) {
 			Owner:   cfg.Owner,
 			// Expired leases are reclaimed by the elected leader
 			// (internal/maintenance), not by every worker.
-			ReapInterval:  -1,
-			BatchSize:     cfg.Worker.BatchSize,
-			Concurrency:   cfg.Worker.Concurrency,
-			LeaseDuration: cfg.Worker.LeaseDuration,
-			SendTimeout:   cfg.Worker.SendTimeout,
-			PollInterval:  cfg.Worker.PollInterval,
-			Retry:         cfg.Retry,
-			Now:           cfg.Now,
-			Logger:        cfg.Logger,
-			Metrics:       c.metrics,
+			ReapInterval:   -1,
+			BatchSize:      cfg.Worker.BatchSize,
+			Concurrency:    cfg.Worker.Concurrency,
+			LeaseDuration:  cfg.Worker.LeaseDuration,
+			SendTimeout:    cfg.Worker.SendTimeout,
+			PollInterval:   cfg.Worker.PollInterval,
+			Retry:          cfg.Retry,
+			Now:            cfg.Now,
+			Logger:         cfg.Logger,
+			Metrics:        c.metrics,
+			Policy:         engine,
+			PolicyRetry:    cfg.PolicyRetry,
+			PolicyMaxDelay: cfg.PolicyMaxDelay,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("herald: %w", err)
@@ -232,7 +277,7 @@ func NewClient(cfg Config) (*Client, error) {
 	mcfg := maintenance.Config{
 		Store: cfg.Store, Owner: cfg.Owner, LeaderTTL: cfg.LeaderTTL, ReapInterval: cfg.Worker.ReapInterval,
 		PruneInterval: cfg.MaintenanceInterval, DeviceMaxAge: cfg.DeviceMaxAge,
-		IdempotencyRetention: cfg.IdempotencyRetention, Retention: cfg.Retention,
+		IdempotencyRetention: cfg.IdempotencyRetention, Retention: cfg.Retention, Policy: cfg.Store,
 		Now: cfg.Now, Logger: cfg.Logger, Metrics: c.metrics,
 	}
 	if cfg.MaintenanceInterval < 0 {
@@ -269,8 +314,8 @@ func (c *Client) Start(ctx context.Context) error {
 	c.maintenance.Start()
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.stopListen = cancel
-	c.listenDone = make(chan struct{})
-	go c.forwardWakeUps(lctx)
+	c.listeners.Go(func() { c.forwardWakeUps(lctx) })
+	c.listeners.Go(func() { c.forwardInboxEvents(lctx) })
 	c.started = true
 	return nil
 }
@@ -278,7 +323,6 @@ func (c *Client) Start(ctx context.Context) error {
 // forwardWakeUps wakes the local workers whenever another instance
 // enqueued work (PostgreSQL LISTEN/NOTIFY, S4.2).
 func (c *Client) forwardWakeUps(ctx context.Context) {
-	defer close(c.listenDone)
 	n, ok := c.store.(store.Notifier)
 	if !ok || c.worker == nil {
 		return
@@ -299,7 +343,7 @@ func (c *Client) Stop(ctx context.Context) error {
 	}
 	c.started = false
 	c.stopListen()
-	<-c.listenDone
+	c.listeners.Wait()
 	var errs []error
 	if c.worker != nil {
 		errs = append(errs, c.worker.Stop(ctx))

@@ -35,6 +35,11 @@ type Request struct {
 	// DataOnly sends a data-only message the app renders itself (S1.4):
 	// title and body travel in data, iOS gets a background push.
 	DataOnly bool `json:"data_only,omitempty"`
+	// DedupeKey de-duplicates: a second notification of the same type with
+	// the same key to the same user within the type's window (default 1 h)
+	// is not sent; it is recorded rate_limited with code duplicate (S1.2,
+	// S3.8). For example a product id for price-drop alerts.
+	DedupeKey string `json:"dedupe_key,omitempty"`
 }
 
 // Result is what a trigger produced.
@@ -63,7 +68,7 @@ var reservedDataKeys = []string{"messageId", "from", "message_type", "collapse_k
 // workers have been woken (S4.1). Errors are *heraldtype.Error with a
 // stable code.
 func (c *Client) Enqueue(ctx context.Context, r Request) (Result, error) {
-	p, err := c.prepare(&r)
+	p, err := c.prepare(ctx, &r)
 	if err != nil {
 		return Result{}, err
 	}
@@ -87,7 +92,7 @@ func (c *Client) EnqueueTx(ctx context.Context, tx any, r Request) (Result, erro
 	if tx == nil {
 		return Result{}, heraldtype.Errorf(heraldtype.EINVALID, "EnqueueTx needs an open transaction")
 	}
-	p, err := c.prepare(&r)
+	p, err := c.prepare(ctx, &r)
 	if err != nil {
 		return Result{}, err
 	}
@@ -98,9 +103,29 @@ func (c *Client) EnqueueTx(ctx context.Context, tx any, r Request) (Result, erro
 	return c.enqueued(r.Type, res, false), nil
 }
 
-// prepare validates r and builds the store's parameters.
-func (c *Client) prepare(r *Request) (store.EnqueueParams, error) {
+// prepare validates r and builds the store's parameters. The type's
+// declared channels and priority fill in what the request leaves out,
+// before the request is fingerprinted, so a retry hashes the same unless
+// the type's defaults changed in between.
+func (c *Client) prepare(ctx context.Context, r *Request) (store.EnqueueParams, error) {
 	now := c.now().UTC()
+	if err := validDedupeKey(r.DedupeKey); err != nil {
+		return store.EnqueueParams{}, err
+	}
+	guarantee := heraldtype.AtLeastOnce
+	if validTypeName(r.Type) == nil {
+		t, err := c.types.Type(ctx, r.Type)
+		if err != nil {
+			return store.EnqueueParams{}, err
+		}
+		if len(r.Channels) == 0 {
+			r.Channels = slices.Clone(t.Channels)
+		}
+		if r.Priority == "" {
+			r.Priority = t.Priority
+		}
+		guarantee = t.Guarantee
+	}
 	users, err := c.normalize(r, now)
 	if err != nil {
 		return store.EnqueueParams{}, err
@@ -108,10 +133,6 @@ func (c *Client) prepare(r *Request) (store.EnqueueParams, error) {
 	hash, err := requestHash(r)
 	if err != nil {
 		return store.EnqueueParams{}, err
-	}
-	guarantee := heraldtype.AtLeastOnce
-	if t, ok := c.cfg.Types[r.Type]; ok {
-		guarantee = t.Guarantee
 	}
 	mode := heraldtype.PayloadAlert
 	if r.DataOnly {
@@ -122,21 +143,23 @@ func (c *Client) prepare(r *Request) (store.EnqueueParams, error) {
 		sendAt = r.SendAt.UTC()
 	}
 	p := store.EnqueueParams{
-		IdempotencyKey: r.IdempotencyKey,
-		RequestHash:    hash,
-		MaxAttempts:    c.cfg.MaxAttempts,
-		PushProviders:  c.cfg.PushRouting,
-		Now:            now,
-		Notifications:  make([]heraldtype.Notification, len(users)),
+		IdempotencyKey:   r.IdempotencyKey,
+		RequestHash:      hash,
+		MaxAttempts:      c.cfg.MaxAttempts,
+		PushProviders:    c.cfg.PushRouting,
+		ChannelProviders: c.cfg.ChannelRouting,
+		Now:              now,
+		Notifications:    make([]heraldtype.Notification, len(users)),
 	}
 	for i, u := range users {
 		p.Notifications[i] = heraldtype.Notification{
 			ID: newID(now), UserID: u, Type: r.Type, Title: r.Title, Body: r.Body,
 			Data: r.Data, Channels: r.Channels, Priority: r.Priority, PayloadMode: mode,
 			Guarantee: guarantee, IdempotencyKey: r.IdempotencyKey, SendAt: sendAt, CreatedAt: now,
+			DedupeKey: r.DedupeKey,
 		}
 	}
-	if err := c.validatePayload(&p.Notifications[0]); err != nil {
+	if err := c.validatePayload(&p.Notifications[0], r.Channels); err != nil {
 		return store.EnqueueParams{}, err
 	}
 	return p, nil
@@ -155,6 +178,11 @@ func (c *Client) enqueued(typ string, res store.EnqueueResult, committed bool) R
 		c.metrics.Accepted.WithLabelValues(typ).Add(float64(len(res.Notifications)))
 		if committed && deliveries > 0 && c.worker != nil {
 			c.worker.Notify()
+		}
+		if committed {
+			for _, it := range res.Inbox {
+				c.hub.Publish(it.UserID)
+			}
 		}
 	}
 	return out
@@ -204,8 +232,12 @@ func (c *Client) normalize(r *Request, now time.Time) ([]string, error) {
 			if len(c.cfg.PushRouting) == 0 {
 				return nil, heraldtype.FieldErrorf("channels", "push is not available: no push provider is configured")
 			}
-		case heraldtype.ChannelSMS, heraldtype.ChannelEmail, heraldtype.ChannelInApp:
-			return nil, heraldtype.FieldErrorf("channels", "%s is not available: no provider for it is configured", ch)
+		case heraldtype.ChannelSMS, heraldtype.ChannelEmail:
+			if _, ok := c.cfg.ChannelRouting[ch]; !ok {
+				return nil, heraldtype.FieldErrorf("channels", "%s is not available: no provider for it is configured", ch)
+			}
+		case heraldtype.ChannelInApp:
+			// The inbox is Herald's own: always available.
 		default:
 			return nil, heraldtype.FieldErrorf("channels", "unknown channel %q (known: push, sms, email, in_app)", ch)
 		}
@@ -275,16 +307,23 @@ func validData(data map[string]string, dataOnly bool) error {
 	return nil
 }
 
-// validatePayload asks every push provider whether it can carry n. All
-// notifications of one trigger share their content, so checking one is
-// enough.
-func (c *Client) validatePayload(n *heraldtype.Notification) error {
-	checked := map[string]bool{}
-	for _, name := range c.cfg.PushRouting {
-		if checked[name] {
-			continue
+// validatePayload asks every provider the notification's channels may use
+// whether it can carry n. All notifications of one trigger share their
+// content, so checking one is enough.
+func (c *Client) validatePayload(n *heraldtype.Notification, channels []heraldtype.Channel) error {
+	var names []string
+	for _, ch := range channels {
+		switch ch {
+		case heraldtype.ChannelPush:
+			for _, name := range c.cfg.PushRouting {
+				names = append(names, name)
+			}
+		case heraldtype.ChannelSMS, heraldtype.ChannelEmail:
+			names = append(names, c.cfg.ChannelRouting[ch])
 		}
-		checked[name] = true
+	}
+	slices.Sort(names)
+	for _, name := range slices.Compact(names) {
 		if v, ok := c.cfg.Providers[name].(NotificationValidator); ok {
 			if err := v.ValidateNotification(n); err != nil {
 				return err

@@ -62,6 +62,18 @@ type DeviceInput struct {
 	// PushOptIn defaults to true when omitted: registering a token is the
 	// app's way of asking for pushes.
 	PushOptIn *bool `json:"push_opt_in,omitempty"`
+	// P256DH and Auth are a browser push subscription's keys (base64url),
+	// required for a web device delivered through Web Push directly; Token
+	// is then the subscription's endpoint URL.
+	P256DH string `json:"p256dh,omitempty"`
+	Auth   string `json:"auth,omitempty"`
+}
+
+// DeviceValidator is an optional Provider capability: a provider that can
+// tell at registration that a device can never be reached (a malformed Web
+// Push subscription) implements it, so the app gets a clear error at once.
+type DeviceValidator interface {
+	ValidateDevice(d *heraldtype.Device) error
 }
 
 // RegisterDevice upserts a device of a user by device id (S0.1, S0.2). A
@@ -96,10 +108,21 @@ func (c *Client) RegisterDevice(ctx context.Context, userID string, in DeviceInp
 	if in.PushOptIn != nil {
 		optIn = *in.PushOptIn
 	}
-	return c.store.UpsertDevice(ctx, heraldtype.Device{
+	for field, v := range map[string]string{"p256dh": in.P256DH, "auth": in.Auth} {
+		if err := validText(field, v, 256); err != nil {
+			return heraldtype.Device{}, err
+		}
+	}
+	d := heraldtype.Device{
 		ID: in.DeviceID, UserID: userID, Platform: platform, Token: in.Token,
-		AppVersion: in.AppVersion, PushOptIn: optIn,
-	}, c.now().UTC())
+		AppVersion: in.AppVersion, PushOptIn: optIn, WebPushP256DH: in.P256DH, WebPushAuth: in.Auth,
+	}
+	if v, ok := c.cfg.Providers[c.cfg.PushRouting[platform]].(DeviceValidator); ok {
+		if err := v.ValidateDevice(&d); err != nil {
+			return heraldtype.Device{}, err
+		}
+	}
+	return c.store.UpsertDevice(ctx, d, c.now().UTC())
 }
 
 // ListDevices returns a user's devices.

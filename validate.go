@@ -94,3 +94,24 @@ func validEmail(field, s string) error {
 	}
 	return nil
 }
+
+// MaxDedupeKeyLength bounds a trigger's dedupe_key.
+const MaxDedupeKeyLength = 255
+
+// validDedupeKey checks a trigger's dedupe key: printable UTF-8 (no
+// control characters, so it cannot collide with the policy's key
+// separator), at most MaxDedupeKeyLength bytes.
+func validDedupeKey(k string) error {
+	if len(k) > MaxDedupeKeyLength {
+		return heraldtype.FieldErrorf("dedupe_key", "must be at most %d bytes", MaxDedupeKeyLength)
+	}
+	if !utf8.ValidString(k) {
+		return heraldtype.FieldErrorf("dedupe_key", "must be valid UTF-8")
+	}
+	for _, r := range k {
+		if r < ' ' || r == 0x7f {
+			return heraldtype.FieldErrorf("dedupe_key", "must not contain control characters")
+		}
+	}
+	return nil
+}

@@ -180,12 +180,18 @@ func newCluster(t *testing.T) *cluster {
 		"HERALD_FCM__ENDPOINT=" + em.URL(),
 		"HERALD_TYPES__NUDGE__GUARANTEE=at_most_once",
 		// Short leases and leadership so a killed instance's work comes
-		// back within seconds.
-		"HERALD_WORKER__LEASE_DURATION=3s",
-		"HERALD_WORKER__SEND_TIMEOUT=1s",
+		// back within seconds; the send timeout stays well above the
+		// emulator's latency even on a loaded machine, because a timed-out
+		// send that the provider did receive is at_least_once's other
+		// (documented) duplicate window.
+		"HERALD_WORKER__LEASE_DURATION=8s",
+		"HERALD_WORKER__SEND_TIMEOUT=4s",
 		"HERALD_WORKER__REAP_INTERVAL=500ms",
 		"HERALD_LEADER_TTL=3s",
 		"HERALD_LOG__LEVEL=info",
+		// A non-dev serve refuses to start without an API key; the
+		// instances are driven through the in-process client, not the API.
+		"HERALD_BOOTSTRAP_API_KEY=e2e-bootstrap-key-0123456789abcdef0123",
 	}
 	return &cluster{t: t, ctx: ctx, store: st, client: client, em: em, env: env}
 }

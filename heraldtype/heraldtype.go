@@ -103,13 +103,21 @@ const (
 	// StateSkipped was never sent because its device became unusable
 	// (token invalidated, opted out, or deleted) before the send. Final.
 	StateSkipped DeliveryState = "skipped"
+	// StateOptedOut was never sent because the user's preferences refuse
+	// it (the type turned off, the channel not allowed for the type, or the
+	// channel opted out). Final; last_error_code says which.
+	StateOptedOut DeliveryState = "opted_out"
+	// StateRateLimited was never sent because a rate limit blocked it: a
+	// duplicate within the type's de-duplication window, or the user's
+	// daily cap (S3.8). Final; last_error_code says which.
+	StateRateLimited DeliveryState = "rate_limited"
 )
 
 // Final reports whether a delivery in state s is never changed again except
 // by an explicit replay.
 func (s DeliveryState) Final() bool {
 	switch s {
-	case StateSent, StateDead, StateUnknown, StateSkipped:
+	case StateSent, StateDead, StateUnknown, StateSkipped, StateOptedOut, StateRateLimited:
 		return true
 	}
 	return false
@@ -118,7 +126,8 @@ func (s DeliveryState) Final() bool {
 // Valid reports whether s is a known state.
 func (s DeliveryState) Valid() bool {
 	switch s {
-	case StatePending, StateLeased, StateSent, StateDead, StateUnknown, StateSkipped:
+	case StatePending, StateLeased, StateSent, StateDead, StateUnknown, StateSkipped,
+		StateOptedOut, StateRateLimited:
 		return true
 	}
 	return false
@@ -174,20 +183,26 @@ type Notification struct {
 	PayloadMode    PayloadMode       `json:"payload_mode"`
 	Guarantee      Guarantee         `json:"guarantee"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
-	SendAt         time.Time         `json:"send_at,omitzero"`
-	CreatedAt      time.Time         `json:"created_at"`
+	// DedupeKey, when set, de-duplicates the notification per user × type
+	// × key within the type's window (S1.2, S3.8).
+	DedupeKey string    `json:"dedupe_key,omitempty"`
+	SendAt    time.Time `json:"send_at,omitzero"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // Delivery is one attempt target: a notification × channel × device. The
 // deliveries table is the queue.
 type Delivery struct {
-	ID                int64         `json:"id"`
-	NotificationID    string        `json:"notification_id"`
-	UserID            string        `json:"user_id"`
-	Type              string        `json:"type"`
-	Channel           Channel       `json:"channel"`
-	Provider          string        `json:"provider"`
-	DeviceID          string        `json:"device_id,omitempty"`
+	ID             int64   `json:"id"`
+	NotificationID string  `json:"notification_id"`
+	UserID         string  `json:"user_id"`
+	Type           string  `json:"type"`
+	Channel        Channel `json:"channel"`
+	Provider       string  `json:"provider"`
+	DeviceID       string  `json:"device_id,omitempty"`
+	// Address is the target of a delivery without a device: the user's
+	// phone (sms) or e-mail address (email), captured at enqueue.
+	Address           string        `json:"address,omitempty"`
 	State             DeliveryState `json:"state"`
 	Guarantee         Guarantee     `json:"guarantee"`
 	Attempt           int           `json:"attempt"`
@@ -231,6 +246,16 @@ const (
 	OutcomeLeaseExpired AttemptOutcome = "lease_expired"
 	OutcomeUnknown      AttemptOutcome = "unknown"
 	OutcomeReplayed     AttemptOutcome = "replayed"
+	// OutcomeOptedOut and OutcomeRateLimited end a delivery the delivery
+	// policy refused (states opted_out and rate_limited).
+	OutcomeOptedOut    AttemptOutcome = "opted_out"
+	OutcomeRateLimited AttemptOutcome = "rate_limited"
+	// OutcomeDeferred returned the delivery to the queue until the user's
+	// quiet hours end; the attempt was not counted.
+	OutcomeDeferred AttemptOutcome = "deferred"
+	// OutcomePolicyError returned the delivery to the queue because the
+	// policy store failed: nothing is sent blind (S1.3). Not counted.
+	OutcomePolicyError AttemptOutcome = "policy_error"
 )
 
 // Attempt is one row of a delivery's timeline.
@@ -267,4 +292,31 @@ type Message struct {
 	// Address is the target of a delivery that has no device: an E.164
 	// phone number for SMS, an e-mail address for email.
 	Address string
+}
+
+// InboxItem is one entry of a user's in-app inbox: the record the user is
+// guaranteed to see, whatever happened to the pushes (S4.5). It is written
+// in the same transaction as its notification. IDs increase with time per
+// database, so a stream resumes after the last id it delivered.
+type InboxItem struct {
+	ID             int64             `json:"id"`
+	UserID         string            `json:"user_id"`
+	NotificationID string            `json:"notification_id"`
+	Type           string            `json:"type"`
+	Title          string            `json:"title,omitempty"`
+	Body           string            `json:"body,omitempty"`
+	Data           map[string]string `json:"data,omitempty"`
+	CreatedAt      time.Time         `json:"created_at"`
+	ReadAt         *time.Time        `json:"read_at,omitempty"`
+	ArchivedAt     *time.Time        `json:"archived_at,omitempty"`
+}
+
+// Suppression records that an address must not be contacted on a channel
+// any more (Twilio 21610 STOP; an e-mail mailbox that does not exist),
+// until it opts in again.
+type Suppression struct {
+	Channel   Channel   `json:"channel"`
+	Address   string    `json:"address"`
+	Reason    string    `json:"reason"`
+	CreatedAt time.Time `json:"created_at"`
 }

@@ -11,15 +11,21 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/httpapi"
 	"github.com/heraldhq/herald/store"
 )
 
 // acceptingStore accepts every trigger without a database, so the fuzzer
-// spends its time in decoding and validation. Only Enqueue is implemented:
-// the trigger path calls nothing else, and any other call would panic and
-// fail the fuzz run, which is what should happen if that changes.
+// spends its time in decoding and validation. Only Enqueue and GetType (no
+// type is declared) are implemented: the trigger path calls nothing else,
+// and any other call would panic and fail the fuzz run, which is what
+// should happen if that changes.
 type acceptingStore struct{ store.Store }
+
+func (acceptingStore) GetType(_ context.Context, name string) (store.NotificationType, error) {
+	return store.NotificationType{}, heraldtype.Errorf(heraldtype.ENOTFOUND, "type %q not found", name)
+}
 
 func (acceptingStore) Enqueue(_ context.Context, p store.EnqueueParams) (store.EnqueueResult, error) {
 	res := store.EnqueueResult{Notifications: make([]store.EnqueuedNotification, len(p.Notifications))}
@@ -44,7 +50,10 @@ func FuzzDecodeTrigger(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	srv, err := httpapi.New(httpapi.Config{Client: c, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxBodyBytes: 64 << 10})
+	// Without credentials in development mode: the fuzzer exercises the
+	// decoder, and the authenticated path is fuzzed in auth_fuzz_test.go.
+	srv, err := httpapi.New(httpapi.Config{Client: c, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxBodyBytes: 64 << 10,
+		Auth: httpapi.AuthConfig{Disabled: true}})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/httpapi"
 	"github.com/heraldhq/herald/store/sqlite"
@@ -75,6 +76,10 @@ type env struct {
 	store    *sqlite.Store
 	provider *fakeProvider
 	logs     *syncBuffer
+	keys     *auth.Keys
+	// adminKey is sent by do unless the request names its own
+	// Authorization header.
+	adminKey string
 }
 
 type envOptions struct {
@@ -82,6 +87,9 @@ type envOptions struct {
 	maxBodyBytes int64
 	metrics      http.Handler
 	provider     *fakeProvider
+	userTokens   *auth.UserTokens
+	rateLimit    httpapi.RateLimitConfig
+	openMetrics  bool
 }
 
 // newEnv builds a Server over a real Client on a temp-file SQLite store.
@@ -125,11 +133,21 @@ func newEnv(t *testing.T, o envOptions) *env {
 			}
 		})
 	}
-	srv, err := httpapi.New(httpapi.Config{Client: c, Logger: logger, Metrics: o.metrics, MaxBodyBytes: o.maxBodyBytes})
+	keys, err := auth.NewKeys(auth.KeysConfig{Store: s})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, srv: srv, client: c, store: s, provider: o.provider, logs: logs}
+	_, admin, err := keys.Create(ctx, "test-admin", []auth.Scope{auth.ScopeAdmin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := httpapi.New(httpapi.Config{Client: c, Logger: logger, Metrics: o.metrics, MaxBodyBytes: o.maxBodyBytes,
+		Auth:      httpapi.AuthConfig{Keys: keys, UserTokens: o.userTokens, OpenMetrics: o.openMetrics},
+		RateLimit: o.rateLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, srv: srv, client: c, store: s, provider: o.provider, logs: logs, keys: keys, adminKey: admin}
 }
 
 // response is a finished request.
@@ -160,6 +178,12 @@ func (e *env) do(method, path string, body any, header ...string) response {
 	req := httptest.NewRequest(method, path, rd)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Authorization", "Bearer "+e.adminKey)
+	for i := 0; i+1 < len(header); i += 2 {
+		if http.CanonicalHeaderKey(header[i]) == "Authorization" {
+			req.Header.Del("Authorization") // the request brings its own, or none
+		}
 	}
 	for i := 0; i+1 < len(header); i += 2 {
 		if header[i+1] == "" {

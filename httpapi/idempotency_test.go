@@ -97,6 +97,7 @@ func TestConcurrentTriggersWithOneKey(t *testing.T) {
 			}
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Idempotency-Key", "sale-2026-05-01")
+			req.Header.Set("Authorization", "Bearer "+e.adminKey)
 			resp, err := ts.Client().Do(req)
 			if err != nil {
 				results[i].err = err

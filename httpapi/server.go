@@ -14,6 +14,17 @@
 //	GET    /v1/users/{id}/devices                 list a user's devices
 //	DELETE /v1/users/{id}/devices/{device_id}     remove a device
 //	POST   /v1/devices/{device_id}/heartbeat      record that a device is alive (S0.2)
+//	POST   /v1/tokens                             the app registers its own device (user token)
+//	POST   /v1/tokens/heartbeat                   the app's heartbeat for its own device (user token)
+//	GET    /v1/users/{id}/inbox[/stream]          the in-app inbox, and its SSE stream (S4.5)
+//	POST   /v1/users/{id}/inbox/read[-all]        mark inbox items read
+//	POST   /v1/users/{id}/inbox/{item_id}/archive archive an inbox item
+//	GET    /v1/users/{id}/preferences             a user's delivery preferences (S3.11)
+//	PUT    /v1/users/{id}/preferences             replace them
+//	GET    /v1/users/{id}/notifications           a user's notification history (S3.9)
+//	GET    /v1/notifications                      the history: ?type=&status=&from=&to= (S3.9)
+//	GET    /v1/types[/{type}]                     declared notification types
+//	PUT    /v1/types/{type}                       declare a notification type (admin)
 //	POST   /v1/notifications                      trigger notifications (Idempotency-Key)
 //	GET    /v1/notifications/{id}                 a notification's deliveries and attempts
 //	GET    /v1/deliveries                         list deliveries, e.g. dead letters (S0.4)
@@ -21,7 +32,12 @@
 //	POST   /v1/deliveries/replay                  replay every dead delivery matching a filter
 //	GET    /healthz                               the process is alive
 //	GET    /readyz                                the store answers
+//	GET    /v1/suppressions                       suppressed sms / email addresses
+//	DELETE /v1/suppressions/{channel}/{address}   lift a suppression
 //	GET    /metrics                               Config.Metrics, when set
+//
+// Every route declares who may call it (routes, auth.go): a server API
+// key with a scope, a user token for its own user, or nobody (health).
 package httpapi
 
 import (
@@ -38,6 +54,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -63,6 +80,12 @@ type Config struct {
 	// MaxBodyBytes bounds a request body; a larger one is refused with 413
 	// request_too_large. Default DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// Auth authenticates callers: server API keys, user tokens, or
+	// (development only) nobody. See auth.go and README: Security.
+	Auth AuthConfig
+	// RateLimit limits requests per API key and per user; zero values do
+	// not limit.
+	RateLimit RateLimitConfig
 }
 
 // Server is Herald's HTTP API as an http.Handler.
@@ -71,6 +94,11 @@ type Server struct {
 	log     *slog.Logger
 	maxBody int64
 	mux     *http.ServeMux
+	auth    AuthConfig
+	limits  *limiters
+	// rules records every route's access rule, for the tests that check
+	// that no route is left open by accident.
+	rules map[string]access
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -89,7 +117,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes < 0 {
 		return nil, fmt.Errorf("httpapi: MaxBodyBytes %d must be positive", cfg.MaxBodyBytes)
 	}
-	s := &Server{client: cfg.Client, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, mux: http.NewServeMux()}
+	if cfg.Auth.Keys == nil && !cfg.Auth.Disabled {
+		return nil, errors.New("httpapi: Config.Auth.Keys is required (Auth.Disabled is for local development only)")
+	}
+	limits, err := newLimiters(cfg.RateLimit)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{client: cfg.Client, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, mux: http.NewServeMux(),
+		auth: cfg.Auth, limits: limits, rules: map[string]access{}}
 	s.routes(cfg.Metrics)
 	return s, nil
 }
@@ -98,29 +134,67 @@ func New(cfg Config) (*Server, error) {
 // (Caddy's style): a handler never writes an error response itself.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-func (s *Server) routes(metrics http.Handler) {
-	handle := func(pattern string, h handlerFunc) {
-		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			if err := h(w, r); err != nil {
-				s.writeError(w, r, err)
-			}
-		})
+// handle registers a route with its access rule (auth.go): the rule runs
+// before the handler, and a route cannot be registered without one.
+func (s *Server) handle(pattern string, a access, h handlerFunc) {
+	if !a.valid() {
+		panic("httpapi: route " + pattern + " has no access rule")
 	}
-	handle("PUT /v1/users/{id}", s.putUser)
-	handle("GET /v1/users/{id}", s.getUser)
-	handle("POST /v1/users/{id}/devices", s.registerDevice)
-	handle("GET /v1/users/{id}/devices", s.listDevices)
-	handle("DELETE /v1/users/{id}/devices/{device_id}", s.deleteDevice)
-	handle("POST /v1/devices/{device_id}/heartbeat", s.heartbeat)
-	handle("POST /v1/notifications", s.trigger)
-	handle("GET /v1/notifications/{id}", s.getNotification)
-	handle("GET /v1/deliveries", s.listDeliveries)
-	handle("POST /v1/deliveries/{id}/replay", s.replayDelivery)
-	handle("POST /v1/deliveries/replay", s.replayDeliveries)
-	handle("GET /healthz", s.healthz)
-	handle("GET /readyz", s.readyz)
+	s.rules[pattern] = a
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		r, err := s.guard(w, r, a)
+		if err == nil {
+			err = h(w, r)
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// routes registers every route with who may call it (README: Security has
+// the same table). A user token may call the routes marked userOrScope for
+// its own user id, and the app routes; everything else needs a server API
+// key with the scope.
+func (s *Server) routes(metrics http.Handler) {
+	s.handle("PUT /v1/users/{id}", needScope(auth.ScopeUsersWrite), s.putUser)
+	s.handle("GET /v1/users/{id}", needScope(auth.ScopeUsersRead), s.getUser)
+	s.handle("POST /v1/users/{id}/devices", userOrScope(auth.ScopeDevicesWrite), s.registerDevice)
+	s.handle("GET /v1/users/{id}/devices", userOrScope(auth.ScopeDevicesRead), s.listDevices)
+	s.handle("DELETE /v1/users/{id}/devices/{device_id}", userOrScope(auth.ScopeDevicesWrite), s.deleteDevice)
+	s.handle("POST /v1/devices/{device_id}/heartbeat", needScope(auth.ScopeDevicesWrite), s.heartbeat)
+	s.handle("POST /v1/tokens", userOnlyAccess(), s.registerOwnDevice)
+	s.handle("POST /v1/tokens/heartbeat", userOnlyAccess(), s.heartbeatOwnDevice)
+	s.handle("GET /v1/users/{id}/inbox", userOrScope(auth.ScopeInboxRead), s.listInbox)
+	s.handle("GET /v1/users/{id}/inbox/stream", userOrScope(auth.ScopeInboxRead).withQueryToken(), s.streamInbox)
+	s.handle("POST /v1/users/{id}/inbox/read", userOrScope(auth.ScopeInboxWrite), s.markInboxRead)
+	s.handle("POST /v1/users/{id}/inbox/read-all", userOrScope(auth.ScopeInboxWrite), s.markAllInboxRead)
+	s.handle("POST /v1/users/{id}/inbox/{item_id}/archive", userOrScope(auth.ScopeInboxWrite), s.archiveInboxItem)
+	s.handle("GET /v1/users/{id}/preferences", userOrScope(auth.ScopePreferencesRead), s.getPreferences)
+	s.handle("PUT /v1/users/{id}/preferences", userOrScope(auth.ScopePreferencesWrite), s.putPreferences)
+	s.handle("GET /v1/users/{id}/notifications", userOrScope(auth.ScopeNotificationsRead), s.listUserHistory)
+	s.handle("GET /v1/notifications", needScope(auth.ScopeNotificationsRead), s.listHistory)
+	s.handle("GET /v1/types", needScope(auth.ScopeNotificationsRead), s.listTypes)
+	s.handle("GET /v1/types/{type}", needScope(auth.ScopeNotificationsRead), s.getType)
+	s.handle("PUT /v1/types/{type}", needScope(auth.ScopeAdmin), s.putType)
+	s.handle("POST /v1/notifications", needScope(auth.ScopeNotificationsWrite), s.trigger)
+	s.handle("GET /v1/notifications/{id}", needScope(auth.ScopeNotificationsRead), s.getNotification)
+	s.handle("GET /v1/deliveries", needScope(auth.ScopeDeliveriesRead), s.listDeliveries)
+	s.handle("POST /v1/deliveries/{id}/replay", needScope(auth.ScopeDeliveriesAdmin), s.replayDelivery)
+	s.handle("POST /v1/deliveries/replay", needScope(auth.ScopeDeliveriesAdmin), s.replayDeliveries)
+	s.handle("GET /v1/suppressions", needScope(auth.ScopeSuppressionsRead), s.listSuppressions)
+	s.handle("DELETE /v1/suppressions/{channel}/{address}", needScope(auth.ScopeSuppressionsWrite), s.deleteSuppression)
+	s.handle("GET /healthz", openAccess(), s.healthz)
+	s.handle("GET /readyz", openAccess(), s.readyz)
 	if metrics != nil {
-		s.mux.Handle("GET /metrics", metrics)
+		a := needScope(auth.ScopeMetricsRead)
+		if s.auth.OpenMetrics {
+			a = openAccess()
+		}
+		s.handle("GET /metrics", a, func(w http.ResponseWriter, r *http.Request) error {
+			metrics.ServeHTTP(w, r)
+			return nil
+		})
 	}
 }
 

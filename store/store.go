@@ -25,6 +25,10 @@ import (
 
 // Store is what Herald needs from a database.
 type Store interface {
+	Channels
+	APIKeys
+	Policies
+
 	// Migrate applies the embedded migrations that have not run yet.
 	Migrate(ctx context.Context) error
 	// Ping reports whether the database answers (readiness).
@@ -160,7 +164,10 @@ type EnqueueParams struct {
 	// PushProviders routes a push delivery to a provider by the device's
 	// platform. A platform missing from the map gets no push delivery.
 	PushProviders map[heraldtype.Platform]string
-	Now           time.Time
+	// ChannelProviders routes the sms and email channels to their
+	// provider (see channels.go for the rules).
+	ChannelProviders map[heraldtype.Channel]string
+	Now              time.Time
 }
 
 // EnqueueResult says what a trigger produced.
@@ -171,6 +178,9 @@ type EnqueueResult struct {
 	// Replayed is true when the idempotency key matched an earlier trigger
 	// and nothing was written.
 	Replayed bool
+	// Inbox holds the in-app items this call wrote (none when Replayed),
+	// for the real-time stream.
+	Inbox []heraldtype.InboxItem
 }
 
 // EnqueuedNotification is one notification a trigger produced.
@@ -203,7 +213,7 @@ type Outcome struct {
 	// Attempt is the attempt number the delivery was claimed with.
 	Attempt int
 	// State is the new state: sent, pending (retry at RunAt), dead,
-	// skipped, or unknown (an at_most_once send that failed ambiguously —
+	// skipped, opted_out, rate_limited, or unknown (an at_most_once send that failed ambiguously —
 	// a timeout or network error after which the provider may have the
 	// message — is never retried, S1.3). Pending with Release set returns
 	// the delivery unattempted.
@@ -212,7 +222,12 @@ type Outcome struct {
 	// Release undoes the claim without counting an attempt (attempt-1, no
 	// attempt row): the delivery was never handed to the provider, e.g.
 	// because its provider is throttled.
-	Release           bool
+	Release bool
+	// ReleaseOutcome, with Release, also records an attempt row with this
+	// outcome (deferred, policy_error) and sets last_error_code and
+	// last_error from ErrorCode and Error: the delivery policy returned
+	// the delivery to the queue, and the timeline says why.
+	ReleaseOutcome    heraldtype.AttemptOutcome
 	At                time.Time
 	ErrorCode         string
 	Error             string
@@ -227,6 +242,11 @@ type Outcome struct {
 	// DeviceFailed increments the device's fail_count without invalidating
 	// it.
 	DeviceFailed bool
+	// SuppressAddress suppresses the delivery's address on its channel
+	// with SuppressReason (Twilio 21610 STOP), in the same transaction;
+	// later triggers skip it until the suppression is deleted.
+	SuppressAddress bool
+	SuppressReason  string
 }
 
 // ReapResult counts what ReapExpiredLeases did.

@@ -18,6 +18,7 @@ import (
 // API enforces.
 type apiClient struct {
 	base string
+	key  string
 	http *http.Client
 }
 
@@ -27,10 +28,13 @@ func addServerFlag(cmd *cobra.Command, e *env, server *string) {
 		def = "http://127.0.0.1:8080"
 	}
 	cmd.Flags().StringVar(server, "server", def, "Herald server URL (env HERALD_SERVER)")
+	cmd.Flags().String("api-key", lookupEnv(e.environ, "HERALD_API_KEY"), "server API key (env HERALD_API_KEY; not needed against serve --dev)")
 }
 
-func newAPIClient(base string) *apiClient {
-	return &apiClient{base: strings.TrimRight(base, "/"), http: &http.Client{Timeout: 30 * time.Second}}
+// newAPIClient talks to base with the command's --api-key.
+func newAPIClient(cmd *cobra.Command, base string) *apiClient {
+	key, _ := cmd.Flags().GetString("api-key")
+	return &apiClient{base: strings.TrimRight(base, "/"), key: key, http: &http.Client{Timeout: 30 * time.Second}}
 }
 
 // apiError is the API's error body.
@@ -63,6 +67,9 @@ func (c *apiClient) do(ctx context.Context, method, path string, header http.Hea
 	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

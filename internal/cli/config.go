@@ -60,19 +60,36 @@ type Config struct {
 	Worker          herald.WorkerConfig `koanf:"worker"`
 	// Retry overrides the backoff per error class: temporary, throttled.
 	Retry map[string]RetryConfig `koanf:"retry"`
-	// Types configures notification types (guarantee).
-	Types   map[string]herald.TypeConfig `koanf:"types"`
-	FCM     FCMConfig                    `koanf:"fcm"`
-	APNs    APNsConfig                   `koanf:"apns"`
-	WebPush WebPushConfig                `koanf:"webpush"`
-	Twilio  TwilioConfig                 `koanf:"twilio"`
-	SMTP    SMTPConfig                   `koanf:"smtp"`
+	// Types declares notification types: channels, priority,
+	// dedupe_window, quiet_hours, counts_toward_cap, guarantee, critical
+	// (README: Delivery policy). PUT /v1/types/{type} overrides them.
+	Types map[string]herald.TypeConfig `koanf:"types"`
+	// PolicyStore holds the delivery policy's dedupe locks and daily
+	// counts: "" (the database) or a redis:// URL.
+	PolicyStore string `koanf:"policy_store"`
+	// PolicyRedisPrefix prefixes the policy's Redis keys (default
+	// "herald:policy:").
+	PolicyRedisPrefix string `koanf:"policy_redis_prefix"`
+	// DailyCap is the default number of capped notifications per user and
+	// local day (default 10).
+	DailyCap int           `koanf:"daily_cap"`
+	FCM      FCMConfig     `koanf:"fcm"`
+	APNs     APNsConfig    `koanf:"apns"`
+	WebPush  WebPushConfig `koanf:"webpush"`
+	Twilio   TwilioConfig  `koanf:"twilio"`
+	SMTP     SMTPConfig    `koanf:"smtp"`
 	// PushRouting maps a platform (android, ios, web) to the provider that
 	// delivers its pushes (fcm, apns, webpush). Default: APNs for iOS and
 	// Web Push for web when configured, FCM otherwise.
 	PushRouting map[string]string `koanf:"push_routing"`
 	// Dev is where `serve --dev` starts the provider emulators.
 	Dev DevConfig `koanf:"dev"`
+	// Auth: API keys, user tokens, /metrics protection (security.go).
+	Auth AuthConfig `koanf:"auth"`
+	// RateLimit: requests per API key and per user.
+	RateLimit RateLimitConfig `koanf:"rate_limit"`
+	// TLS: serve HTTPS (--tls-cert, --tls-key).
+	TLS TLSConfig `koanf:"tls"`
 }
 
 // LogConfig selects log level and format.
@@ -97,6 +114,9 @@ type FCMConfig struct {
 	ProjectID       string `koanf:"project_id"`
 	// Endpoint overrides https://fcm.googleapis.com (an emulator).
 	Endpoint string `koanf:"endpoint"`
+	// QuotaMinRetryAfter is the least wait after QUOTA_EXCEEDED (default
+	// 1 min, FCM's rule); lower it only against an emulator.
+	QuotaMinRetryAfter time.Duration `koanf:"quota_min_retry_after"`
 }
 
 // defaultConfig is the zero-config setup: embedded SQLite in the current
@@ -120,6 +140,11 @@ func defaultConfig() Config {
 		Dev: DevConfig{FCMAddr: "127.0.0.1:8081", APNsAddr: "127.0.0.1:8443", WebPushAddr: "127.0.0.1:8082",
 			TwilioAddr: "127.0.0.1:8083", SMTPAddr: "127.0.0.1:2525", SMTPHTTP: "127.0.0.1:8084"},
 		SMTP: SMTPConfig{Port: 587, TLS: "starttls"},
+		Auth: AuthConfig{MetricsAuth: true, KeyCacheTTL: 10 * time.Second},
+		// Generous for a backend, tight enough that one runaway client
+		// cannot take the API down; one app user needs a few calls a
+		// minute.
+		RateLimit: RateLimitConfig{APIKey: RateConfig{PerSecond: 500, Burst: 1000}, User: RateConfig{PerSecond: 5, Burst: 20}},
 		Worker: herald.WorkerConfig{
 			BatchSize: 100, Concurrency: 64, LeaseDuration: 30 * time.Second,
 			SendTimeout: 10 * time.Second, PollInterval: time.Second, ReapInterval: 5 * time.Second,
@@ -145,6 +170,10 @@ func loadConfig(path string, environ []string) (Config, error) {
 				return "", nil // not config keys: --config's and --server's defaults, the test suite's
 			case "database_url":
 				key = "database" // the conventional name for a database URL
+			case "bootstrap_api_key":
+				key = "auth.bootstrap_key"
+			case "api_key":
+				return "", nil // the operator commands' credential (--api-key), not a server setting
 			}
 			return strings.ReplaceAll(key, "__", "."), v
 		},
@@ -175,6 +204,7 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		DefaultTimezone:      c.DefaultTimezone,
 		MaxAttempts:          c.MaxAttempts,
 		Types:                c.Types,
+		DailyCap:             c.DailyCap,
 		Worker:               c.Worker,
 		IdempotencyRetention: c.IdempotencyRetention,
 		DeviceMaxAge:         c.DeviceMaxAge,

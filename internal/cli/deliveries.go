@@ -65,7 +65,7 @@ func newDeliveriesListCmd(e *env) *cobra.Command {
 				q.Set("limit", fmt.Sprint(limit))
 			}
 			var page herald.DeliveryPage
-			if err := newAPIClient(server).do(cmd.Context(), http.MethodGet, "/v1/deliveries?"+q.Encode(), nil, nil, &page); err != nil {
+			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, "/v1/deliveries?"+q.Encode(), nil, nil, &page); err != nil {
 				return err
 			}
 			if asJSON {
@@ -106,7 +106,7 @@ A replay keeps the delivery's history: its replay count goes up and its next out
 recorded as the last replay result.`,
 		Example: "  herald deliveries replay 42 43\n  herald deliveries replay --all --error-code UNAVAILABLE",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c := newAPIClient(server)
+			c := newAPIClient(cmd, server)
 			if all == (len(args) > 0) {
 				return fmt.Errorf("give delivery ids, or --all with filters")
 			}

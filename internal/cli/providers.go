@@ -102,7 +102,8 @@ func (c *Config) realProviders(ps map[string]herald.Provider) error {
 		return err
 	}
 	if len(creds) > 0 {
-		p, err := fcm.New(fcm.Config{CredentialsJSON: creds, ProjectID: c.FCM.ProjectID, Endpoint: c.FCM.Endpoint})
+		p, err := fcm.New(fcm.Config{CredentialsJSON: creds, ProjectID: c.FCM.ProjectID, Endpoint: c.FCM.Endpoint,
+			QuotaMinRetryAfter: c.FCM.QuotaMinRetryAfter})
 		if err != nil {
 			return fmt.Errorf("fcm: %w", err)
 		}

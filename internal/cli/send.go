@@ -57,7 +57,7 @@ func newSendCmd(e *env) *cobra.Command {
 				h.Set("Idempotency-Key", key)
 			}
 			var out map[string]any
-			if err := newAPIClient(server).do(cmd.Context(), http.MethodPost, "/v1/notifications", h, &r, &out); err != nil {
+			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodPost, "/v1/notifications", h, &r, &out); err != nil {
 				return err
 			}
 			return printJSON(e.stdout, out)

@@ -28,7 +28,7 @@ const devProject = "herald-dev"
 
 func newServeCmd(e *env) *cobra.Command {
 	var dev bool
-	var listen, database, emulatorAddr string
+	var listen, database, emulatorAddr, tlsCert, tlsKey, policyStore string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the HTTP API and the delivery workers",
@@ -37,7 +37,11 @@ func newServeCmd(e *env) *cobra.Command {
 --dev also starts the built-in provider emulators (FCM on --emulator-addr, APNs, Web Push,
 Twilio and SMTP on the dev.* addresses) and wires every provider to them, so everything
 works on a laptop with no credentials. Every message an emulator accepts is logged;
-GET /emulator/messages on each emulator lists them.`,
+GET /emulator/messages on each emulator lists them.
+
+Without --dev every API call needs a key (herald keys create, or HERALD_BOOTSTRAP_API_KEY), and
+serve refuses to start until one exists. --dev binds to loopback only and turns authentication
+off. --tls-cert and --tls-key serve HTTPS.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(e.configPath, e.environ)
@@ -53,6 +57,15 @@ GET /emulator/messages on each emulator lists them.`,
 			if cmd.Flags().Changed("emulator-addr") {
 				cfg.Dev.FCMAddr = emulatorAddr
 			}
+			if cmd.Flags().Changed("policy-store") {
+				cfg.PolicyStore = policyStore
+			}
+			if cmd.Flags().Changed("tls-cert") {
+				cfg.TLS.CertFile = tlsCert
+			}
+			if cmd.Flags().Changed("tls-key") {
+				cfg.TLS.KeyFile = tlsKey
+			}
 			return serve(cmd.Context(), e, cfg, dev)
 		},
 	}
@@ -60,12 +73,28 @@ GET /emulator/messages on each emulator lists them.`,
 	f.BoolVar(&dev, "dev", false, "development mode: start the FCM emulator and send to it")
 	f.StringVar(&listen, "listen", "127.0.0.1:8080", "HTTP API address (config listen, env HERALD_LISTEN)")
 	f.StringVar(&database, "database", "herald.db", "SQLite file or postgres:// URL (config database, env HERALD_DATABASE_URL)")
+	f.StringVar(&policyStore, "policy-store", "", "where the delivery policy keeps dedupe locks and daily counts: empty for the database, or redis://host:6379/0 (config policy_store)")
+	f.StringVar(&tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain) file (config tls.cert_file)")
+	f.StringVar(&tlsKey, "tls-key", "", "the certificate's PEM private key file (config tls.key_file)")
 	f.StringVar(&emulatorAddr, "emulator-addr", "127.0.0.1:8081", "where --dev starts the FCM emulator (config dev.fcm_addr; the other emulators: dev.*)")
 	return cmd
 }
 
 func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 	log, err := newLogger(e.stderr, cfg.Log)
+	if err != nil {
+		return err
+	}
+	if dev {
+		if err := checkDevListen(cfg.Listen); err != nil {
+			return err
+		}
+	}
+	tlsCfg, err := cfg.TLS.tlsConfig()
+	if err != nil {
+		return err
+	}
+	userTokens, err := cfg.Auth.UserTokens.userTokens()
 	if err != nil {
 		return err
 	}
@@ -78,12 +107,28 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 		return fmt.Errorf("migrate %s: %w", redact(cfg.Database), err)
 	}
 
+	keys, err := cfg.Auth.keys(st)
+	if err != nil {
+		return err
+	}
+	if !dev {
+		if err := requireKey(ctx, keys, cfg); err != nil {
+			return err
+		}
+	}
+
 	hc, err := cfg.clientConfig()
 	if err != nil {
 		return err
 	}
 	hc.Store = st
 	hc.Logger = log
+	limiter, closeLimiter, err := openPolicyStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeLimiter()
+	hc.PolicyLimiter = limiter
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	hc.Registerer = reg
@@ -117,6 +162,9 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 	api, err := httpapi.New(httpapi.Config{
 		Client: client, Logger: log, MaxBodyBytes: cfg.MaxBodyBytes,
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
+		Auth: httpapi.AuthConfig{Keys: keys, UserTokens: userTokens, Disabled: dev,
+			OpenMetrics: !cfg.Auth.MetricsAuth},
+		RateLimit: cfg.RateLimit.httpapi(),
 	})
 	if err != nil {
 		return err
@@ -129,11 +177,28 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 		ln.Close()
 		return err
 	}
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	log.Info("herald listening", "addr", "http://"+ln.Addr().String(), "database", redact(cfg.Database), "dev", dev, "loopback_only", isLoopback(ln.Addr()))
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		TLSConfig: tlsCfg}
+	scheme := "http://"
+	if tlsCfg != nil {
+		scheme = "https://"
+	}
+	if dev {
+		log.Warn("dev mode: authentication is OFF — a request without credentials acts as admin; listening on loopback only",
+			"addr", ln.Addr().String())
+	}
+	log.Info("herald listening", "addr", scheme+ln.Addr().String(), "database", redact(cfg.Database), "dev", dev,
+		"loopback_only", isLoopback(ln.Addr()), "tls", tlsCfg != nil, "auth", !dev, "user_tokens", userTokens != nil,
+		"bootstrap_key", keys.HasBootstrap())
 
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if tlsCfg != nil {
+			errc <- srv.ServeTLS(ln, "", "") // the certificate is in TLSConfig
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
 	select {
 	case err = <-errc:
 	case <-ctx.Done():

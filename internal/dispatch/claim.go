@@ -174,6 +174,7 @@ func (w *Worker) refreshQueueDepth(ctx context.Context) {
 	states := [...]heraldtype.DeliveryState{
 		heraldtype.StatePending, heraldtype.StateLeased, heraldtype.StateSent,
 		heraldtype.StateDead, heraldtype.StateUnknown, heraldtype.StateSkipped,
+		heraldtype.StateOptedOut, heraldtype.StateRateLimited,
 	}
 	for _, s := range states {
 		w.cfg.Metrics.QueueDepth.WithLabelValues(string(s)).Set(float64(stats[s]))

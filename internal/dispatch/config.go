@@ -50,6 +50,8 @@ const (
 	DefaultFlushInterval      = 5 * time.Millisecond
 	DefaultFlushSize          = 200
 	DefaultQueueStatsInterval = 5 * time.Second
+	DefaultPolicyRetry        = 10 * time.Second
+	DefaultPolicyMaxDelay     = 24 * time.Hour
 	defaultRetryFactor        = 2
 	defaultRetryMax           = 15 * time.Minute
 )
@@ -109,6 +111,15 @@ type Config struct {
 	Logger *slog.Logger
 	// Metrics defaults to unregistered collectors.
 	Metrics *metrics.Metrics
+	// Policy, when set, decides before every send whether the delivery may
+	// go (preferences, quiet hours, de-duplication, daily cap).
+	Policy Policy
+	// PolicyRetry is how long a delivery waits when the policy could not
+	// be evaluated (fail-closed, S1.3). Default 10 s.
+	PolicyRetry time.Duration
+	// PolicyMaxDelay bounds that waiting: a delivery still undecided this
+	// long after it was due ends dead with code policy_error. Default 24 h.
+	PolicyMaxDelay time.Duration
 }
 
 // withDefaults validates c and returns it with every default applied.
@@ -150,6 +161,8 @@ func (c Config) withDefaults() (Config, error) {
 		{"ReapInterval", &c.ReapInterval, DefaultReapInterval, true},
 		{"FlushInterval", &c.FlushInterval, DefaultFlushInterval, false},
 		{"QueueStatsInterval", &c.QueueStatsInterval, DefaultQueueStatsInterval, true},
+		{"PolicyRetry", &c.PolicyRetry, DefaultPolicyRetry, false},
+		{"PolicyMaxDelay", &c.PolicyMaxDelay, DefaultPolicyMaxDelay, false},
 	}
 	for _, f := range durations {
 		if *f.v < 0 && !f.disabler {

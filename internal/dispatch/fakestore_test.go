@@ -23,6 +23,8 @@ type fakeStore struct {
 	deliveries map[int64]*heraldtype.Delivery
 	devices    map[string]*heraldtype.Device
 	notifs     map[string]*heraldtype.Notification
+	// suppressions maps a suppressed address to its reason.
+	suppressions map[string]string
 
 	// failComplete makes the next n Complete calls fail.
 	failComplete int
@@ -35,10 +37,18 @@ type fakeStore struct {
 
 func newFakeStore() *fakeStore {
 	return &fakeStore{
-		deliveries: make(map[int64]*heraldtype.Delivery),
-		devices:    make(map[string]*heraldtype.Device),
-		notifs:     make(map[string]*heraldtype.Notification),
+		deliveries:   make(map[int64]*heraldtype.Delivery),
+		devices:      make(map[string]*heraldtype.Device),
+		notifs:       make(map[string]*heraldtype.Notification),
+		suppressions: make(map[string]string),
 	}
+}
+
+func (s *fakeStore) suppressed(address string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.suppressions[address]
+	return ok
 }
 
 // delivery options for add.
@@ -49,6 +59,7 @@ type fakeDelivery struct {
 	runAt       time.Time
 	device      *heraldtype.Device // nil: a fresh active opted-in device
 	noDevice    bool               // the device was deleted
+	address     string             // set: an sms delivery to this number, no device
 }
 
 // add enqueues one pending push delivery and returns its id.
@@ -77,11 +88,16 @@ func (s *fakeStore) add(f fakeDelivery) int64 {
 	if f.maxAttempts == 0 {
 		f.maxAttempts = 4
 	}
-	s.deliveries[id] = &heraldtype.Delivery{
+	d := &heraldtype.Delivery{
 		ID: id, NotificationID: n.ID, UserID: "u1", Type: n.Type, Channel: heraldtype.ChannelPush,
 		Provider: f.provider, DeviceID: dev.ID, State: heraldtype.StatePending, Guarantee: f.guarantee,
 		MaxAttempts: f.maxAttempts, RunAt: f.runAt,
 	}
+	if f.address != "" {
+		d.Channel, d.DeviceID, d.Address = heraldtype.ChannelSMS, "", f.address
+		delete(s.devices, dev.ID)
+	}
+	s.deliveries[id] = d
 	return id
 }
 
@@ -175,7 +191,8 @@ func (s *fakeStore) Complete(_ context.Context, outcomes []store.Outcome) (int, 
 	}
 	for _, o := range outcomes {
 		switch o.State {
-		case heraldtype.StateSent, heraldtype.StatePending, heraldtype.StateDead, heraldtype.StateSkipped, heraldtype.StateUnknown:
+		case heraldtype.StateSent, heraldtype.StatePending, heraldtype.StateDead, heraldtype.StateSkipped, heraldtype.StateUnknown,
+			heraldtype.StateOptedOut, heraldtype.StateRateLimited:
 		default:
 			return 0, fmt.Errorf("fake: outcome state %q is not allowed", o.State)
 		}
@@ -203,6 +220,11 @@ func (s *fakeStore) apply(d *heraldtype.Delivery, o store.Outcome) {
 	if o.Release {
 		d.State, d.RunAt = heraldtype.StatePending, o.RunAt
 		d.Attempt--
+		if o.ReleaseOutcome != "" {
+			d.LastErrorCode, d.LastError = o.ErrorCode, o.Error
+			d.Attempts = append(d.Attempts, heraldtype.Attempt{Attempt: o.Attempt, At: o.At, Outcome: o.ReleaseOutcome,
+				ErrorCode: o.ErrorCode, Error: o.Error})
+		}
 		return
 	}
 	row := heraldtype.Attempt{Attempt: o.Attempt, At: o.At, ErrorCode: o.ErrorCode, Error: o.Error,
@@ -222,12 +244,19 @@ func (s *fakeStore) apply(d *heraldtype.Delivery, o store.Outcome) {
 		row.Outcome = heraldtype.OutcomeSkipped
 	case heraldtype.StateUnknown:
 		row.Outcome = heraldtype.OutcomeUnknown
+	case heraldtype.StateOptedOut:
+		row.Outcome = heraldtype.OutcomeOptedOut
+	case heraldtype.StateRateLimited:
+		row.Outcome = heraldtype.OutcomeRateLimited
 	}
 	if o.State.Final() {
 		at := o.At
 		d.FinishedAt = &at
 	}
 	d.Attempts = append(d.Attempts, row)
+	if o.SuppressAddress {
+		s.suppressions[d.Address] = o.SuppressReason
+	}
 	if dev, ok := s.devices[d.DeviceID]; ok && (o.InvalidateDevice || o.DeviceFailed) {
 		dev.FailCount++
 		if o.InvalidateDevice {

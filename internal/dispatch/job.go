@@ -45,13 +45,18 @@ func (w *Worker) run(ctx, claimCtx context.Context, job heraldtype.Job) {
 func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job) (store.Outcome, bool) {
 	d := &job.Delivery
 	now := w.cfg.Now()
-	switch dev := job.Device; {
-	case dev == nil:
-		return w.skip(d, now, CodeDeviceRemoved, "the device was deleted"), true
-	case dev.Status == heraldtype.DeviceInvalid:
-		return w.skip(d, now, CodeTokenInvalid, "the device's token is invalid: "+dev.InvalidReason), true
-	case !dev.PushOptIn:
-		return w.skip(d, now, CodeOptedOut, "the device opted out of push"), true
+	if d.Channel == heraldtype.ChannelPush || d.Channel == "" {
+		switch dev := job.Device; {
+		case dev == nil:
+			return w.skip(d, now, CodeDeviceRemoved, "the device was deleted"), true
+		case dev.Status == heraldtype.DeviceInvalid:
+			return w.skip(d, now, CodeTokenInvalid, "the device's token is invalid: "+dev.InvalidReason), true
+		case !dev.PushOptIn:
+			return w.skip(d, now, CodeOptedOut, "the device opted out of push"), true
+		}
+	} else if d.Address == "" {
+		// SMS and email go to the address captured at enqueue.
+		return w.dead(d, now, CodeInvalidJob, "the "+string(d.Channel)+" delivery has no address"), true
 	}
 	if job.Notification == nil {
 		return w.dead(d, now, CodeInvalidJob, "the claimed job has no notification"), true
@@ -60,6 +65,11 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job) (sto
 	if !ok {
 		w.noProvider(d.Provider)
 		return w.dead(d, now, CodeNoProvider, "no sender is configured for provider "+d.Provider), true
+	}
+	if w.cfg.Policy != nil {
+		if o, record, done := w.checkPolicy(ctx, &job, now); done {
+			return o, record
+		}
 	}
 
 	// Wait for the provider's throttle, but never past the point where the
@@ -99,6 +109,7 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job) (sto
 		Key:          heraldtype.DeliveryKey(d.NotificationID, d.ID),
 		Notification: job.Notification,
 		Device:       job.Device,
+		Address:      d.Address,
 	}
 	sendCtx, cancelSend := context.WithTimeout(ctx, w.cfg.SendTimeout)
 	start := w.cfg.Now()
@@ -112,12 +123,13 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job) (sto
 		return store.Outcome{}, false
 	}
 	th.observe(end)
-	return w.decide(d, start, end, id, err, timedOut), true
+	return w.decide(&job, start, end, id, err, timedOut), true
 }
 
 // decide turns a provider's answer into an outcome. Providers classify;
 // only the worker decides (S0.3).
-func (w *Worker) decide(d *heraldtype.Delivery, start, end time.Time, providerID string, err error, timedOut bool) store.Outcome {
+func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID string, err error, timedOut bool) store.Outcome {
+	d := &job.Delivery
 	m, p := w.cfg.Metrics, d.Provider
 	latency := end.Sub(start)
 	m.SendLatency.WithLabelValues(p).Observe(latency.Seconds())
@@ -159,12 +171,21 @@ func (w *Worker) decide(d *heraldtype.Delivery, start, end time.Time, providerID
 	// A dead token ends the delivery and invalidates the device, whatever
 	// class the provider gave it; no other failure touches the device
 	// (S0.3 note: an auth or configuration error is the sender's fault).
-	if se.TokenInvalid {
+	if se.TokenInvalid && job.Device != nil {
 		o.State = heraldtype.StateDead
 		o.InvalidateDevice = true
 		o.InvalidReason = se.Code
 		m.Dead.WithLabelValues(p, se.Code).Inc()
 		m.InvalidatedTokens.WithLabelValues(p, se.Code).Inc()
+		return o
+	}
+	// An address that asked not to be contacted (Twilio 21610 STOP) ends
+	// the delivery and is suppressed on the channel until it opts in again.
+	if se.Suppress && d.Address != "" {
+		o.State = heraldtype.StateDead
+		o.SuppressAddress = true
+		o.SuppressReason = se.Code
+		m.Dead.WithLabelValues(p, se.Code).Inc()
 		return o
 	}
 	class := se.Class

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,10 +147,18 @@ func TestRetryAfterHonoured(t *testing.T) {
 // sender down.
 func TestQuotaExceededWaitsAMinuteAndThrottles(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, map[string]Sender{"fcm": scripted(sendErr(heraldtype.ClassThrottled, "QUOTA_EXCEEDED"))},
+	quota := sendErr(heraldtype.ClassThrottled, "QUOTA_EXCEEDED")
+	var errs []error
+	for range throttleMinQuotas {
+		errs = append(errs, quota)
+	}
+	h := newHarness(t, map[string]Sender{"fcm": scripted(errs...)},
 		func(c *Config) { c.Rand = func() float64 { return 0.999 } })
 	id := h.add(fakeDelivery{})
-	h.runOnce(1)
+	for range throttleMinQuotas - 1 {
+		h.add(fakeDelivery{})
+	}
+	h.runOnce(throttleMinQuotas)
 	d := h.store.get(id)
 	if got := d.RunAt.Sub(start()); got < time.Minute || got > 90*time.Second {
 		t.Errorf("next run in %s, want within [60s, 90s]", got)
@@ -157,8 +166,8 @@ func TestQuotaExceededWaitsAMinuteAndThrottles(t *testing.T) {
 	if limit := h.w.throttles["fcm"].currentLimit(h.clock.Now()); limit <= 0 {
 		t.Errorf("fcm limit = %v, want a finite rate after a quota answer", limit)
 	}
-	if got := counter(h.metrics.Throttled.WithLabelValues("fcm")); got != 1 {
-		t.Errorf("throttled metric = %v, want 1", got)
+	if got := counter(h.metrics.Throttled.WithLabelValues("fcm")); got != throttleMinQuotas {
+		t.Errorf("throttled metric = %v, want %d (one per quota answer)", got, throttleMinQuotas)
 	}
 }
 
@@ -365,5 +374,43 @@ func TestAtMostOnceAmbiguousFailureIsUnknown(t *testing.T) {
 	h.runOnce(1)
 	if d := h.store.get(id); d.State != heraldtype.StatePending {
 		t.Errorf("at_most_once UNAVAILABLE = %s, want pending", d.State)
+	}
+}
+
+func TestAddressedDeliveries(t *testing.T) {
+	t.Parallel()
+	var got []string
+	var mu sync.Mutex
+	sender := senderFunc(func(_ context.Context, m *heraldtype.Message) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, m.Address)
+		switch m.Address {
+		case "+15550000001":
+			// Twilio 21610: the number replied STOP.
+			return "", &heraldtype.SendError{Class: heraldtype.ClassPermanent, Code: "twilio_21610", Suppress: true}
+		case "+15550000002":
+			// A provider that marks a bad address token-invalid must not
+			// touch any device: there is none.
+			return "", &heraldtype.SendError{Class: heraldtype.ClassPermanent, Code: "twilio_21211", TokenInvalid: true}
+		}
+		return "SM1", nil
+	})
+	h := newHarness(t, map[string]Sender{"twilio": sender}, nil)
+	ok := h.add(fakeDelivery{provider: "twilio", address: "+15550000000"})
+	stop := h.add(fakeDelivery{provider: "twilio", address: "+15550000001"})
+	bad := h.add(fakeDelivery{provider: "twilio", address: "+15550000002"})
+	h.runOnce(3)
+	if d := h.store.get(ok); d.State != heraldtype.StateSent {
+		t.Errorf("sms to a good number: %s", d.State)
+	}
+	if d := h.store.get(stop); d.State != heraldtype.StateDead || !h.store.suppressed("+15550000001") {
+		t.Errorf("STOP: %s, suppressed %v; want dead and the number suppressed", d.State, h.store.suppressed("+15550000001"))
+	}
+	if d := h.store.get(bad); d.State != heraldtype.StateDead || h.store.suppressed("+15550000002") {
+		t.Errorf("invalid number: %s; want dead, not suppressed", d.State)
+	}
+	if len(got) != 3 {
+		t.Fatalf("sender saw addresses %v", got)
 	}
 }

@@ -29,6 +29,21 @@ const (
 	throttleRecover = 2.0
 	// rateWindow is the time constant of the send rate estimate.
 	rateWindow = 2 * time.Second
+	// throttleMinShare is the share of recent answers that must be quota
+	// answers before the whole sender slows down. A project over its quota
+	// sees a share that grows with the excess; a few percent of
+	// QUOTA_EXCEEDED are per-device or per-topic rate limits (FCM uses the
+	// same code), which slowing every device cannot cure: those deliveries
+	// only back off by their own Retry-After. Without this gate a steady
+	// 5 % of such answers halved the rate every second down to the 1/s
+	// floor, where it stayed (measured by `herald faultrun`).
+	throttleMinShare = 0.10
+	// throttleMinQuotas is how many quota answers (within about one
+	// rateWindow) it takes before the share counts: right after a start the
+	// estimates rest on a handful of answers, and one early 429 among three
+	// answers would otherwise cut a fresh sender to the floor, from which
+	// it recovers only one doubling per throttleQuiet.
+	throttleMinQuotas = 5
 )
 
 // throttle limits the send rate of one provider. All its methods take the
@@ -47,11 +62,14 @@ type throttle struct {
 	// recovery step, from which the quiet period is measured.
 	lastCut   time.Time
 	lastQuota time.Time
-	sends     rateEstimator
+	// sends estimates the rate of all answers, quotas that of quota
+	// answers, over the same window.
+	sends  rateEstimator
+	quotas rateEstimator
 }
 
 func newThrottle() *throttle {
-	return &throttle{sends: rateEstimator{tau: rateWindow}}
+	return &throttle{sends: rateEstimator{tau: rateWindow}, quotas: rateEstimator{tau: rateWindow}}
 }
 
 // observe records that a send was answered, for the rate estimate.
@@ -62,9 +80,16 @@ func (t *throttle) observe(now time.Time) {
 }
 
 // quota records a quota answer and reports whether it lowered the limit.
+// Answers below throttleMinShare of all answers neither cut the limit nor
+// delay its recovery.
 func (t *throttle) quota(now time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.quotas.add(now)
+	q := t.quotas.at(now)
+	if q < throttleMinShare*t.sends.at(now) || q*rateWindow.Seconds() < throttleMinQuotas {
+		return false
+	}
 	t.lastQuota = now
 	if !t.lastCut.IsZero() && now.Sub(t.lastCut) < throttleHold {
 		return false

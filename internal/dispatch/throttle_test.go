@@ -41,8 +41,18 @@ func TestThrottleAIMD(t *testing.T) {
 		now = now.Add(5 * time.Millisecond)
 		th.observe(now)
 	}
-	if !th.quota(now) {
-		t.Fatal("the first quota answer did not slow the sender")
+	// A burst of quota answers slows the sender once they are a tenth of
+	// the answers (throttleMinShare); one alone does not.
+	burst := func() int {
+		for n := 1; n <= 1000; n++ {
+			if th.quota(now) {
+				return n
+			}
+		}
+		return 0
+	}
+	if n := burst(); n < 2 {
+		t.Fatalf("quota answer %d of a burst slowed the sender, want a few (a share of 10 %%)", n)
 	}
 	if got := th.currentLimit(now); math.Abs(got-100) > 5 {
 		t.Fatalf("limit = %.1f/s, want half the observed 200/s", got)
@@ -62,13 +72,13 @@ func TestThrottleAIMD(t *testing.T) {
 	// A later quota answer at least halves the limit again (the base is
 	// the lower of the limit and the observed rate), down to the floor.
 	now = now.Add(2 * time.Second)
-	th.quota(now)
+	burst()
 	if got := th.currentLimit(now); got > 50 || got < throttleFloor {
 		t.Errorf("limit after a second cut = %.1f/s, want in [floor, 50]", got)
 	}
 	for range 20 {
 		now = now.Add(2 * time.Second)
-		th.quota(now)
+		overQuota(th, now)
 	}
 	if got := th.currentLimit(now); got != throttleFloor {
 		t.Errorf("limit = %v, want the floor %v", got, throttleFloor)
@@ -99,7 +109,7 @@ func TestThrottleFloorWithoutTraffic(t *testing.T) {
 	t.Parallel()
 	th := newThrottle()
 	now := start()
-	th.quota(now)
+	overQuota(th, now)
 	if got := th.currentLimit(now); got != throttleFloor {
 		t.Fatalf("limit = %v, want the floor", got)
 	}
@@ -133,7 +143,7 @@ func TestThrottledSendReleasedWhenLeaseTooShort(t *testing.T) {
 		return true
 	}
 	now := h.clock.Now()
-	h.w.throttles["fcm"].quota(now) // 1/s, burst 1
+	overQuota(h.w.throttles["fcm"], now) // 1/s, burst 1
 	ids := []int64{h.add(fakeDelivery{}), h.add(fakeDelivery{}), h.add(fakeDelivery{})}
 	h.runOnce(3)
 
@@ -179,7 +189,7 @@ func TestStopReleasesThrottleWaits(t *testing.T) {
 		return false
 	}
 	now := h.clock.Now()
-	h.w.throttles["fcm"].quota(now) // 1/s, burst 1
+	overQuota(h.w.throttles["fcm"], now) // 1/s, burst 1
 	a, b := h.add(fakeDelivery{}), h.add(fakeDelivery{})
 	startWorker(t, h)
 	recv(t, "a throttle wait", waiting)
@@ -197,5 +207,55 @@ func TestStopReleasesThrottleWaits(t *testing.T) {
 	}
 	if sent != 1 || released != 1 {
 		t.Errorf("sent %d released %d, want 1 and 1", sent, released)
+	}
+}
+
+// TestThrottleIgnoresSporadicQuota: a steady 5 % of QUOTA_EXCEEDED
+// (per-device limits) never slows the sender; 30 % does.
+func TestThrottleIgnoresSporadicQuota(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		every   int // one quota answer per this many answers
+		limited bool
+	}{{20, false}, {3, true}} {
+		th := newThrottle()
+		now := start()
+		for i := range 60_000 { // 60 s at 1000 answers/s
+			now = now.Add(time.Millisecond)
+			th.observe(now)
+			if i%c.every == 0 {
+				th.quota(now)
+			}
+		}
+		if limited := th.currentLimit(now) > 0; limited != c.limited {
+			t.Errorf("one quota answer in %d: limited = %v (limit %.1f/s), want %v", c.every, limited, th.currentLimit(now), c.limited)
+		}
+	}
+}
+
+// overQuota records enough quota answers at one instant to slow the sender
+// (throttleMinQuotas; one signal thanks to throttleHold).
+func overQuota(th *throttle, now time.Time) bool {
+	cut := false
+	for range throttleMinQuotas {
+		cut = th.quota(now) || cut
+	}
+	return cut
+}
+
+// TestThrottleNeedsSeveralQuotaAnswers: a freshly started sender whose
+// first answers include one 429 is not cut to the floor (it would recover
+// only one doubling per throttleQuiet).
+func TestThrottleNeedsSeveralQuotaAnswers(t *testing.T) {
+	t.Parallel()
+	th := newThrottle()
+	now := start()
+	th.observe(now)
+	th.observe(now)
+	if th.quota(now) || th.currentLimit(now) != 0 {
+		t.Fatal("one early quota answer slowed a fresh sender")
+	}
+	if !overQuota(th, now) {
+		t.Fatal("a burst of quota answers did not slow the sender")
 	}
 }

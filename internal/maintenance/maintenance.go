@@ -36,6 +36,14 @@ type Store interface {
 
 var _ Store = store.Store(nil)
 
+// PolicyPruner deletes the delivery policy's expired dedupe locks and
+// daily counts (the SQL policy store; Redis expires its keys itself).
+type PolicyPruner interface {
+	PrunePolicy(ctx context.Context, now time.Time) (int, error)
+}
+
+var _ PolicyPruner = store.Store(nil)
+
 // Config configures the Service; zero values take the documented defaults.
 type Config struct {
 	Store Store
@@ -57,9 +65,11 @@ type Config struct {
 	IdempotencyRetention time.Duration
 	// Retention deletes notifications finished this long ago (0: never).
 	Retention time.Duration
-	Now       func() time.Time
-	Logger    *slog.Logger
-	Metrics   *metrics.Metrics
+	// Policy, when set, is pruned of expired policy rows on every prune.
+	Policy  PolicyPruner
+	Now     func() time.Time
+	Logger  *slog.Logger
+	Metrics *metrics.Metrics
 }
 
 // pruneBatch bounds one retention delete so a large backlog is removed in
@@ -232,12 +242,15 @@ func (s *Service) reap(ctx context.Context, now time.Time) error {
 // PruneResult counts what one prune removed.
 type PruneResult struct {
 	Devices, Triggers, Notifications int
+	// Policy counts expired dedupe locks and daily counts deleted.
+	Policy int
 }
 
 func (s *Service) prune(ctx context.Context, now time.Time) error {
 	r, err := s.Prune(ctx, now)
 	if r != (PruneResult{}) {
-		s.log.Info("maintenance: pruned", "devices", r.Devices, "idempotency_records", r.Triggers, "notifications", r.Notifications)
+		s.log.Info("maintenance: pruned", "devices", r.Devices, "idempotency_records", r.Triggers, "notifications", r.Notifications,
+			"policy_rows", r.Policy)
 	}
 	return err
 }
@@ -256,6 +269,11 @@ func (s *Service) Prune(ctx context.Context, now time.Time) (PruneResult, error)
 	if s.cfg.IdempotencyRetention > 0 {
 		if r.Triggers, err = s.cfg.Store.PruneTriggers(ctx, now.Add(-s.cfg.IdempotencyRetention)); err != nil {
 			return r, fmt.Errorf("prune idempotency records: %w", err)
+		}
+	}
+	if s.cfg.Policy != nil {
+		if r.Policy, err = s.cfg.Policy.PrunePolicy(ctx, now); err != nil {
+			return r, fmt.Errorf("prune policy locks and counts: %w", err)
 		}
 	}
 	if s.cfg.Retention > 0 {

@@ -35,6 +35,11 @@ type Metrics struct {
 	// EndToEndLatency is the time from run_at (due) to the provider's answer
 	// for sent deliveries.
 	EndToEndLatency *prometheus.HistogramVec // labels: provider
+	// PolicyDecisions counts the delivery policy's decisions (S3.12):
+	// outcome allowed, deferred, opted_out, rate_limited or policy_error,
+	// reason the code (duplicate, daily_cap, quiet_hours, type_disabled, …;
+	// "none" when allowed).
+	PolicyDecisions *prometheus.CounterVec // labels: outcome, reason
 }
 
 // New creates the collectors and registers them on reg (if not nil).
@@ -81,10 +86,14 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "herald_delivery_latency_seconds", Help: "Time from a delivery being due to its provider accepting it.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18),
 		}, []string{"provider"}),
+		PolicyDecisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_policy_decisions_total", Help: "Delivery policy decisions by outcome and reason.",
+		}, []string{"outcome", "reason"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.Accepted, m.Sent, m.Failed, m.Retried, m.Dead, m.Skipped, m.Unknown,
-			m.Requeued, m.InvalidatedTokens, m.Throttled, m.QueueDepth, m.SendLatency, m.EndToEndLatency)
+			m.Requeued, m.InvalidatedTokens, m.Throttled, m.QueueDepth, m.SendLatency, m.EndToEndLatency,
+			m.PolicyDecisions)
 	}
 	return m
 }

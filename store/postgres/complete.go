@@ -88,12 +88,13 @@ func dedupe(os []store.Outcome) []store.Outcome {
 func (s *Store) completeBatch(os []store.Outcome) (*pgx.Batch, int) {
 	b := &pgx.Batch{}
 	s.queueDeviceChanges(b, os)
+	s.queueSuppressions(b, os)
 	k := len(os)
 	ids, attempts := make([]int64, k), make([]int32, k)
 	owners, states, codes, errs, pmids, reasons := make([]string, k), make([]string, k), make([]string, k),
 		make([]string, k), make([]string, k), make([]string, k)
 	runAt, at := make([]*time.Time, k), make([]time.Time, k)
-	release, failed := make([]bool, k), make([]bool, k)
+	release, failed, policy := make([]bool, k), make([]bool, k), make([]bool, k)
 	retryAfter, latency := make([]int64, k), make([]int64, k)
 	notify := false
 	for i, o := range os {
@@ -103,25 +104,29 @@ func (s *Store) completeBatch(os []store.Outcome) (*pgx.Batch, int) {
 			notify = notify || !o.RunAt.After(o.At)
 		}
 		at[i], release[i] = o.At, o.Release
+		// A policy release (deferred, policy_error) records its attempt
+		// row and says why in the last error, which the history reads.
+		policy[i] = o.Release && o.ReleaseOutcome != ""
 		failed[i] = o.ErrorCode != "" || o.Error != ""
 		codes[i], errs[i], pmids[i] = o.ErrorCode, o.Error, o.ProviderMessageID
 		retryAfter[i], latency[i] = int64(o.RetryAfter), int64(o.Latency)
-		reasons[i] = string(attemptOutcome(o.State))
+		reasons[i] = string(timelineOutcome(o))
 	}
 	apply := b.Len()
 	b.Queue(s.q(`WITH o AS (
 	SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::timestamptz[], $6::timestamptz[],
-		$7::bool[], $8::bool[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::text[])
+		$7::bool[], $8::bool[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::text[],
+		$15::bool[])
 		WITH ORDINALITY AS o (id, owner, attempt, state, run_at, at, release, failed, code, error, pmid,
-			retry_after, latency, outcome, ord)
+			retry_after, latency, outcome, policy, ord)
 ), u AS (
 	UPDATE {s}.deliveries d SET
 		state = o.state,
 		attempt = CASE WHEN o.release THEN d.attempt - 1 ELSE d.attempt END,
 		run_at = coalesce(o.run_at, d.run_at),
 		lease_owner = '', lease_until = NULL,
-		last_error_code = CASE WHEN o.failed AND NOT o.release THEN o.code ELSE d.last_error_code END,
-		last_error = CASE WHEN o.failed AND NOT o.release THEN o.error ELSE d.last_error END,
+		last_error_code = CASE WHEN o.failed AND (NOT o.release OR o.policy) THEN o.code ELSE d.last_error_code END,
+		last_error = CASE WHEN o.failed AND (NOT o.release OR o.policy) THEN o.error ELSE d.last_error END,
 		provider_message_id = CASE WHEN o.pmid <> '' AND NOT o.release THEN o.pmid ELSE d.provider_message_id END,
 		finished_at = CASE WHEN o.run_at IS NULL THEN o.at END,
 		updated_at = o.at,
@@ -133,10 +138,10 @@ func (s *Store) completeBatch(os []store.Outcome) (*pgx.Batch, int) {
 	INSERT INTO {s}.delivery_attempts (delivery_id, attempt, at, outcome, error_code, error, retry_after,
 		provider_message_id, latency)
 	SELECT o.id, o.attempt, o.at, o.outcome, o.code, o.error, o.retry_after, o.pmid, o.latency
-	FROM o JOIN u ON u.ord = o.ord WHERE NOT o.release ORDER BY o.ord
+	FROM o JOIN u ON u.ord = o.ord WHERE NOT o.release OR o.policy ORDER BY o.ord
 )
 SELECT count(*) FROM u`), ids, owners, attempts, states, runAt, at, release, failed, codes, errs, pmids,
-		retryAfter, latency, reasons)
+		retryAfter, latency, reasons, policy)
 	if notify {
 		b.Queue(s.notifySQL())
 	}
@@ -234,7 +239,12 @@ func checkOutcome(o *store.Outcome) error {
 	case o.Release && o.State != heraldtype.StatePending && o.State != "":
 		return bad("a release returns the delivery to pending, not %q", o.State)
 	case !o.Release && attemptOutcome(o.State) == "":
-		return bad("state must be sent, pending, dead, skipped or unknown, not %q", o.State)
+		return bad("state must be sent, pending, dead, skipped, opted_out, rate_limited or unknown, not %q", o.State)
+	case !o.Release && o.ReleaseOutcome != "":
+		return bad("a release outcome needs Release")
+	case o.Release && o.ReleaseOutcome != "" && o.ReleaseOutcome != heraldtype.OutcomeDeferred &&
+		o.ReleaseOutcome != heraldtype.OutcomePolicyError:
+		return bad("a release outcome must be deferred or policy_error, not %q", o.ReleaseOutcome)
 	case o.InvalidateDevice && o.InvalidReason == "":
 		return bad("invalidating a device needs a reason")
 	}
@@ -261,6 +271,19 @@ func attemptOutcome(s heraldtype.DeliveryState) heraldtype.AttemptOutcome {
 		return heraldtype.OutcomeSkipped
 	case heraldtype.StateUnknown:
 		return heraldtype.OutcomeUnknown
+	case heraldtype.StateOptedOut:
+		return heraldtype.OutcomeOptedOut
+	case heraldtype.StateRateLimited:
+		return heraldtype.OutcomeRateLimited
 	}
 	return ""
+}
+
+// timelineOutcome is the attempt row's outcome: a policy release's own, or
+// the one of the new state.
+func timelineOutcome(o store.Outcome) heraldtype.AttemptOutcome {
+	if o.Release {
+		return o.ReleaseOutcome
+	}
+	return attemptOutcome(o.State)
 }

@@ -115,12 +115,16 @@ func (s *Store) enqueue(ctx context.Context, q txQuerier, p store.EnqueueParams)
 	if err != nil {
 		return store.EnqueueResult{}, err
 	}
-	if due {
+	inbox, chDue, err := s.insertChannels(ctx, q, p, counts)
+	if err != nil {
+		return store.EnqueueResult{}, err
+	}
+	if due || chDue {
 		if err := q.exec(ctx, s.notifySQL()); err != nil {
 			return store.EnqueueResult{}, formatError(err, "notify")
 		}
 	}
-	res := store.EnqueueResult{Notifications: make([]store.EnqueuedNotification, len(p.Notifications))}
+	res := store.EnqueueResult{Notifications: make([]store.EnqueuedNotification, len(p.Notifications)), Inbox: inbox}
 	for i, n := range p.Notifications {
 		res.Notifications[i] = store.EnqueuedNotification{ID: n.ID, UserID: n.UserID, Deliveries: counts[n.ID]}
 	}
@@ -229,8 +233,9 @@ func (s *Store) insertNotifications(ctx context.Context, q txQuerier, p store.En
 	id, user, typ, title, body := make([]string, k), make([]string, k), make([]string, k), make([]string, k), make([]string, k)
 	data, channels := make([]string, k), make([]string, k)
 	priority, mode, guarantee, key := make([]string, k), make([]string, k), make([]string, k), make([]string, k)
-	sendAt, created := make([]*time.Time, k), make([]time.Time, k)
+	sendAt, created, dedupe := make([]*time.Time, k), make([]time.Time, k), make([]string, k)
 	for i, n := range p.Notifications {
+		dedupe[i] = n.DedupeKey
 		id[i], user[i], typ[i], title[i], body[i] = n.ID, n.UserID, n.Type, n.Title, n.Body
 		if len(n.Data) > 0 {
 			b, err := json.Marshal(n.Data)
@@ -258,13 +263,14 @@ func (s *Store) insertNotifications(ctx context.Context, q txQuerier, p store.En
 	// Channels travel as JSON arrays: unnest cannot take an array of
 	// arrays of different lengths.
 	err := q.exec(ctx, s.q(`INSERT INTO {s}.notifications (id, user_id, type, title, body, data, channels, priority,
-	payload_mode, guarantee, idempotency_key, send_at, created_at)
+	payload_mode, guarantee, idempotency_key, send_at, created_at, dedupe_key)
 SELECT x.id, x.user_id, x.type, x.title, x.body, NULLIF(x.data, '')::jsonb,
-	ARRAY(SELECT jsonb_array_elements_text(x.channels::jsonb)), x.priority, x.mode, x.guarantee, x.key, x.send_at, x.created
+	ARRAY(SELECT jsonb_array_elements_text(x.channels::jsonb)), x.priority, x.mode, x.guarantee, x.key, x.send_at, x.created,
+	x.dedupe
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-	$9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[])
-	AS x (id, user_id, type, title, body, data, channels, priority, mode, guarantee, key, send_at, created)`),
-		id, user, typ, title, body, data, channels, priority, mode, guarantee, key, sendAt, created)
+	$9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[], $14::text[])
+	AS x (id, user_id, type, title, body, data, channels, priority, mode, guarantee, key, send_at, created, dedupe)`),
+		id, user, typ, title, body, data, channels, priority, mode, guarantee, key, sendAt, created, dedupe)
 	return formatError(err, "notification")
 }
 
@@ -330,7 +336,7 @@ func (s *Store) PruneTriggers(ctx context.Context, cutoff time.Time) (int, error
 }
 
 const notificationColumns = `id, user_id, type, title, body, data, channels, priority, payload_mode,
-	guarantee, idempotency_key, send_at, created_at`
+	guarantee, idempotency_key, send_at, created_at, dedupe_key`
 
 // GetNotification implements store.Store.
 func (s *Store) GetNotification(ctx context.Context, id string) (heraldtype.Notification, error) {
@@ -345,7 +351,7 @@ func scanNotification(row pgx.Row) (heraldtype.Notification, error) {
 	var channels []string
 	var sendAt *time.Time
 	err := row.Scan(&n.ID, &n.UserID, &n.Type, &n.Title, &n.Body, &data, &channels, &n.Priority, &n.PayloadMode,
-		&n.Guarantee, &n.IdempotencyKey, &sendAt, &n.CreatedAt)
+		&n.Guarantee, &n.IdempotencyKey, &sendAt, &n.CreatedAt, &n.DedupeKey)
 	if err != nil {
 		return n, err
 	}

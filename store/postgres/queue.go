@@ -16,14 +16,14 @@ const maxClaim = 1000
 
 const deliveryColumns = `id, notification_id, user_id, type, channel, provider, device_id, state, guarantee,
 	attempt, max_attempts, run_at, lease_owner, lease_until, last_error_code, last_error, provider_message_id,
-	replay_count, last_replay_at, last_replay_result, created_at, updated_at, finished_at`
+	replay_count, last_replay_at, last_replay_result, created_at, updated_at, finished_at, address`
 
 // deliveryDest returns the scan destinations of deliveryColumns in d.
 func deliveryDest(d *heraldtype.Delivery) []any {
 	return []any{&d.ID, &d.NotificationID, &d.UserID, &d.Type, &d.Channel, &d.Provider, &d.DeviceID, &d.State,
 		&d.Guarantee, &d.Attempt, &d.MaxAttempts, &d.RunAt, &d.LeaseOwner, &d.LeaseUntil, &d.LastErrorCode,
 		&d.LastError, &d.ProviderMessageID, &d.ReplayCount, &d.LastReplayAt, &d.LastReplayResult, &d.CreatedAt,
-		&d.UpdatedAt, &d.FinishedAt}
+		&d.UpdatedAt, &d.FinishedAt, &d.Address}
 }
 
 // fixDelivery puts a scanned delivery's times in UTC.
@@ -67,11 +67,11 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]heraldtype.Jo
 SELECT u.id, u.notification_id, u.user_id, u.type, u.channel, u.provider, u.device_id, u.state, u.guarantee,
 	u.attempt, u.max_attempts, u.run_at, u.lease_owner, u.lease_until, u.last_error_code, u.last_error,
 	u.provider_message_id, u.replay_count, u.last_replay_at, u.last_replay_result, u.created_at, u.updated_at,
-	u.finished_at,
+	u.finished_at, u.address,
 	n.id, n.user_id, n.type, n.title, n.body, n.data, n.channels, n.priority, n.payload_mode, n.guarantee,
-	n.idempotency_key, n.send_at, n.created_at,
+	n.idempotency_key, n.send_at, n.created_at, n.dedupe_key,
 	v.id, v.user_id, v.platform, v.token, v.app_version, v.push_opt_in, v.status, v.fail_count, v.last_seen_at,
-	v.invalidated_at, v.invalid_reason, v.created_at, v.updated_at
+	v.invalidated_at, v.invalid_reason, v.created_at, v.updated_at, v.webpush_p256dh, v.webpush_auth
 FROM u JOIN {s}.notifications n ON n.id = u.notification_id
 LEFT JOIN {s}.devices v ON v.id = u.device_id AND v.user_id = u.user_id
 ORDER BY u.run_at, u.id`), p.Now, excluded, p.Limit, p.Owner, p.LeaseUntil)
@@ -105,7 +105,7 @@ func scanJob(rows pgx.Rows, notifications map[string]*heraldtype.Notification) (
 	var dev nullDevice
 	dest := deliveryDest(&j.Delivery)
 	dest = append(dest, &n.ID, &n.UserID, &n.Type, &n.Title, &n.Body, &data, &channels, &n.Priority, &n.PayloadMode,
-		&n.Guarantee, &n.IdempotencyKey, &sendAt, &n.CreatedAt)
+		&n.Guarantee, &n.IdempotencyKey, &sendAt, &n.CreatedAt, &n.DedupeKey)
 	dest = append(dest, dev.dest()...)
 	if err := rows.Scan(dest...); err != nil {
 		return j, err
@@ -127,6 +127,7 @@ func scanJob(rows pgx.Rows, notifications map[string]*heraldtype.Notification) (
 // nullDevice scans the device columns of an outer join.
 type nullDevice struct {
 	id, userID, platform, token, appVersion, status, invalidReason *string
+	p256dh, auth                                                   *string
 	pushOptIn                                                      *bool
 	failCount                                                      *int
 	lastSeen, invalidated, created, updated                        *time.Time
@@ -134,7 +135,7 @@ type nullDevice struct {
 
 func (n *nullDevice) dest() []any {
 	return []any{&n.id, &n.userID, &n.platform, &n.token, &n.appVersion, &n.pushOptIn, &n.status, &n.failCount,
-		&n.lastSeen, &n.invalidated, &n.invalidReason, &n.created, &n.updated}
+		&n.lastSeen, &n.invalidated, &n.invalidReason, &n.created, &n.updated, &n.p256dh, &n.auth}
 }
 
 // device returns the device, nil when the join found none.
@@ -147,6 +148,7 @@ func (n *nullDevice) device() *heraldtype.Device {
 		AppVersion: *n.appVersion, PushOptIn: *n.pushOptIn, Status: heraldtype.DeviceStatus(*n.status),
 		FailCount: *n.failCount, LastSeenAt: n.lastSeen.UTC(), InvalidatedAt: utcPtr(n.invalidated),
 		InvalidReason: *n.invalidReason, CreatedAt: n.created.UTC(), UpdatedAt: n.updated.UTC(),
+		WebPushP256DH: *n.p256dh, WebPushAuth: *n.auth,
 	}
 }
 
@@ -228,7 +230,8 @@ func (s *Store) NextRunAt(ctx context.Context) (time.Time, bool, error) {
 func (s *Store) QueueStats(ctx context.Context) (map[heraldtype.DeliveryState]int, error) {
 	stats := map[heraldtype.DeliveryState]int{}
 	for _, st := range []heraldtype.DeliveryState{heraldtype.StatePending, heraldtype.StateLeased, heraldtype.StateSent,
-		heraldtype.StateDead, heraldtype.StateUnknown, heraldtype.StateSkipped} {
+		heraldtype.StateDead, heraldtype.StateUnknown, heraldtype.StateSkipped, heraldtype.StateOptedOut,
+		heraldtype.StateRateLimited} {
 		stats[st] = 0
 	}
 	rows, err := s.pool.Query(ctx, s.q(`SELECT state, count(*) FROM {s}.deliveries GROUP BY state`))

@@ -1,6 +1,6 @@
-// Package postgres is Herald's shared store: store.Store and
-// store.Notifier on PostgreSQL 15+ through pgx v5, for running many Herald
-// instances on one queue.
+// Package postgres is Herald's shared store: store.Store, store.Notifier
+// and store.InboxNotifier on PostgreSQL 15+ through pgx v5, for running
+// many Herald instances on one queue.
 //
 // Everything lives in one schema (Options.Schema, default "herald"), and
 // every statement names its tables with that schema rather than relying on
@@ -42,8 +42,8 @@ var (
 // Options.Schema says otherwise.
 const DefaultSchema = "herald"
 
-// maxSchemaLen keeps the NOTIFY channel, schema + "_deliveries", within
-// PostgreSQL's 63-byte identifier limit.
+// maxSchemaLen keeps the NOTIFY channels, schema + "_deliveries" and
+// schema + "_inbox", within PostgreSQL's 63-byte identifier limit.
 const maxSchemaLen = 48
 
 var schemaRE = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
@@ -72,6 +72,9 @@ type Store struct {
 	// channel is the NOTIFY channel of this schema, so that Herald
 	// installations in two schemas of one database do not wake each other.
 	channel string
+	// listener is the LISTEN connection shared by Notifications and
+	// InboxEvents (notify.go).
+	listener listener
 }
 
 // Open connects to the database at dsn (a postgres:// URL or a key=value

@@ -38,12 +38,12 @@ func (s *Store) GetUser(ctx context.Context, id string) (heraldtype.User, error)
 }
 
 const deviceColumns = `id, user_id, platform, token, app_version, push_opt_in, status, fail_count,
-	last_seen_at, invalidated_at, invalid_reason, created_at, updated_at`
+	last_seen_at, invalidated_at, invalid_reason, created_at, updated_at, webpush_p256dh, webpush_auth`
 
 func scanDevice(row pgx.Row) (heraldtype.Device, error) {
 	var d heraldtype.Device
 	err := row.Scan(&d.ID, &d.UserID, &d.Platform, &d.Token, &d.AppVersion, &d.PushOptIn, &d.Status, &d.FailCount,
-		&d.LastSeenAt, &d.InvalidatedAt, &d.InvalidReason, &d.CreatedAt, &d.UpdatedAt)
+		&d.LastSeenAt, &d.InvalidatedAt, &d.InvalidReason, &d.CreatedAt, &d.UpdatedAt, &d.WebPushP256DH, &d.WebPushAuth)
 	d.LastSeenAt, d.CreatedAt, d.UpdatedAt = utc(d.LastSeenAt), utc(d.CreatedAt), utc(d.UpdatedAt)
 	d.InvalidatedAt = utcPtr(d.InvalidatedAt)
 	return d, err
@@ -74,12 +74,14 @@ WHERE token = $2 AND id <> $3`), now, d.Token, d.ID)
 			}
 		}
 		out, err = scanDevice(tx.QueryRow(ctx, s.q(`INSERT INTO {s}.devices (`+deviceColumns+`)
-VALUES ($1, $2, $3, $4, $5, $6, 'ACTIVE', 0, $7, NULL, '', $7, $7)
+VALUES ($1, $2, $3, $4, $5, $6, 'ACTIVE', 0, $7, NULL, '', $7, $7, $8, $9)
 ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, platform = excluded.platform,
 	token = excluded.token, app_version = excluded.app_version, push_opt_in = excluded.push_opt_in,
 	status = 'ACTIVE', fail_count = 0, last_seen_at = excluded.last_seen_at, invalidated_at = NULL,
-	invalid_reason = '', updated_at = excluded.updated_at
-RETURNING `+deviceColumns), d.ID, d.UserID, string(d.Platform), d.Token, d.AppVersion, d.PushOptIn, now))
+	invalid_reason = '', updated_at = excluded.updated_at, webpush_p256dh = excluded.webpush_p256dh,
+	webpush_auth = excluded.webpush_auth
+RETURNING `+deviceColumns), d.ID, d.UserID, string(d.Platform), d.Token, d.AppVersion, d.PushOptIn, now,
+			d.WebPushP256DH, d.WebPushAuth))
 		return formatError(err, "device "+quote(d.ID))
 	})
 	return out, err

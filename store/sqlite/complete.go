@@ -47,7 +47,7 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 			}
 			if ok {
 				applied++
-				if !o.Release {
+				if !o.Release || o.ReleaseOutcome != "" {
 					attempts = append(attempts, o)
 				}
 			}
@@ -55,7 +55,7 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 		return insertBatches(attempts, func(os []store.Outcome) error {
 			args := make([]any, 0, len(os)*9)
 			for _, o := range os {
-				args = append(args, o.DeliveryID, o.Attempt, micros(o.At), string(attemptOutcome(o.State)), o.ErrorCode,
+				args = append(args, o.DeliveryID, o.Attempt, micros(o.At), string(timelineOutcome(o)), o.ErrorCode,
 					o.Error, int64(o.RetryAfter), o.ProviderMessageID, int64(o.Latency))
 			}
 			_, err := s.exec(ctx, tx, `INSERT INTO delivery_attempts (delivery_id, attempt, at, outcome, error_code,
@@ -85,7 +85,12 @@ func checkOutcome(o *store.Outcome) error {
 	case o.Release && o.State != heraldtype.StatePending && o.State != "":
 		return bad("a release returns the delivery to pending, not %q", o.State)
 	case !o.Release && attemptOutcome(o.State) == "":
-		return bad("state must be sent, pending, dead, skipped or unknown, not %q", o.State)
+		return bad("state must be sent, pending, dead, skipped, opted_out, rate_limited or unknown, not %q", o.State)
+	case !o.Release && o.ReleaseOutcome != "":
+		return bad("a release outcome needs Release")
+	case o.Release && o.ReleaseOutcome != "" && o.ReleaseOutcome != heraldtype.OutcomeDeferred &&
+		o.ReleaseOutcome != heraldtype.OutcomePolicyError:
+		return bad("a release outcome must be deferred or policy_error, not %q", o.ReleaseOutcome)
 	case o.InvalidateDevice && o.InvalidReason == "":
 		return bad("invalidating a device needs a reason")
 	}
@@ -112,8 +117,21 @@ func attemptOutcome(s heraldtype.DeliveryState) heraldtype.AttemptOutcome {
 		return heraldtype.OutcomeSkipped
 	case heraldtype.StateUnknown:
 		return heraldtype.OutcomeUnknown
+	case heraldtype.StateOptedOut:
+		return heraldtype.OutcomeOptedOut
+	case heraldtype.StateRateLimited:
+		return heraldtype.OutcomeRateLimited
 	}
 	return ""
+}
+
+// timelineOutcome is the attempt row's outcome: a policy release's own, or
+// the one of the new state.
+func timelineOutcome(o store.Outcome) heraldtype.AttemptOutcome {
+	if o.Release {
+		return o.ReleaseOutcome
+	}
+	return attemptOutcome(o.State)
 }
 
 // completeOne applies one outcome and reports whether the guard matched.
@@ -123,10 +141,20 @@ func (s *Store) completeOne(ctx context.Context, tx *writeTx, o store.Outcome) (
 	if err := s.deviceChange(ctx, tx, o, guard); err != nil {
 		return false, err
 	}
+	if o.SuppressAddress && !o.Release {
+		if err := s.suppress(ctx, tx, o, guard); err != nil {
+			return false, err
+		}
+	}
 	if o.Release {
+		// A policy release (deferred, policy_error) says why in the last
+		// error, which the history reads (DEFERRED); a plain one keeps it.
+		policy := o.ReleaseOutcome != ""
 		res, err := s.exec(ctx, tx, `UPDATE deliveries SET state = 'pending', attempt = attempt - 1, run_at = ?4,
-	lease_owner = '', lease_until = NULL, updated_at = ?5
-WHERE `+leasedBy, append(guard, micros(o.RunAt), at)...)
+	lease_owner = '', lease_until = NULL, updated_at = ?5,
+	last_error_code = CASE WHEN ?6 THEN ?7 ELSE last_error_code END,
+	last_error = CASE WHEN ?6 THEN ?8 ELSE last_error END
+WHERE `+leasedBy, append(guard, micros(o.RunAt), at, policy, o.ErrorCode, o.Error)...)
 		n, err := affected(res, err, "delivery")
 		return n == 1, err
 	}

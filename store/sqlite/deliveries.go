@@ -14,7 +14,7 @@ import (
 
 const deliveryColumns = `id, notification_id, user_id, type, channel, provider, device_id, state, guarantee,
 	attempt, max_attempts, run_at, lease_owner, lease_until, last_error_code, last_error, provider_message_id,
-	replay_count, last_replay_at, last_replay_result, created_at, updated_at, finished_at`
+	replay_count, last_replay_at, last_replay_result, created_at, updated_at, finished_at, address`
 
 func scanDelivery(sc interface{ Scan(...any) error }) (heraldtype.Delivery, error) {
 	var d heraldtype.Delivery
@@ -23,7 +23,7 @@ func scanDelivery(sc interface{ Scan(...any) error }) (heraldtype.Delivery, erro
 	err := sc.Scan(&d.ID, &d.NotificationID, &d.UserID, &d.Type, &d.Channel, &d.Provider, &d.DeviceID, &d.State,
 		&d.Guarantee, &d.Attempt, &d.MaxAttempts, &runAt, &d.LeaseOwner, &leaseUntil, &d.LastErrorCode,
 		&d.LastError, &d.ProviderMessageID, &d.ReplayCount, &lastReplay, &d.LastReplayResult, &created, &updated,
-		&finished)
+		&finished, &d.Address)
 	d.RunAt, d.CreatedAt, d.UpdatedAt = fromMicros(runAt), fromMicros(created), fromMicros(updated)
 	d.LeaseUntil, d.LastReplayAt, d.FinishedAt = fromNullMicros(leaseUntil), fromNullMicros(lastReplay), fromNullMicros(finished)
 	return d, err

@@ -100,6 +100,9 @@ func (s *Store) enqueue(ctx context.Context, tx *writeTx, p store.EnqueueParams)
 	if err != nil {
 		return res, err
 	}
+	if res.Inbox, err = s.insertChannels(ctx, tx, p, counts); err != nil {
+		return res, err
+	}
 	if p.IdempotencyKey != "" {
 		if err := s.insertTrigger(ctx, tx, p); err != nil {
 			return res, err
@@ -228,9 +231,9 @@ func (s *Store) checkUsers(ctx context.Context, tx *writeTx, ns []heraldtype.Not
 }
 
 const notificationColumns = `id, user_id, type, title, body, data, channels, priority, payload_mode,
-	guarantee, idempotency_key, send_at, created_at`
+	guarantee, idempotency_key, send_at, created_at, dedupe_key`
 
-const notificationColumnCount = 13
+const notificationColumnCount = 14
 
 func (s *Store) insertNotifications(ctx context.Context, tx *writeTx, p store.EnqueueParams) error {
 	return insertBatches(p.Notifications, func(ns []heraldtype.Notification) error {
@@ -245,7 +248,7 @@ func (s *Store) insertNotifications(ctx context.Context, tx *writeTx, p store.En
 				key = p.IdempotencyKey
 			}
 			args = append(args, n.ID, n.UserID, n.Type, n.Title, n.Body, data, channels, string(n.Priority),
-				string(n.PayloadMode), string(n.Guarantee), key, nullMicros(n.SendAt), micros(n.CreatedAt))
+				string(n.PayloadMode), string(n.Guarantee), key, nullMicros(n.SendAt), micros(n.CreatedAt), n.DedupeKey)
 		}
 		_, err := s.exec(ctx, tx, `INSERT INTO notifications (`+notificationColumns+`) VALUES `+
 			rowMarks(len(ns), notificationColumnCount), args...)
@@ -376,7 +379,7 @@ func scanNotification(sc interface{ Scan(...any) error }) (heraldtype.Notificati
 	var sendAt sql.NullInt64
 	var created int64
 	err := sc.Scan(&n.ID, &n.UserID, &n.Type, &n.Title, &n.Body, &data, &channels, &n.Priority, &n.PayloadMode,
-		&n.Guarantee, &n.IdempotencyKey, &sendAt, &created)
+		&n.Guarantee, &n.IdempotencyKey, &sendAt, &created, &n.DedupeKey)
 	if err != nil {
 		return n, err
 	}

@@ -256,7 +256,8 @@ WHERE state = 'pending'`).Scan(&v)
 func (s *Store) QueueStats(ctx context.Context) (map[heraldtype.DeliveryState]int, error) {
 	stats := map[heraldtype.DeliveryState]int{}
 	for _, st := range []heraldtype.DeliveryState{heraldtype.StatePending, heraldtype.StateLeased, heraldtype.StateSent,
-		heraldtype.StateDead, heraldtype.StateUnknown, heraldtype.StateSkipped} {
+		heraldtype.StateDead, heraldtype.StateUnknown, heraldtype.StateSkipped, heraldtype.StateOptedOut,
+		heraldtype.StateRateLimited} {
 		stats[st] = 0
 	}
 	rows, err := s.read.QueryContext(ctx, `SELECT state, count(*) FROM deliveries GROUP BY state`)

@@ -46,14 +46,14 @@ func (s *Store) GetUser(ctx context.Context, id string) (heraldtype.User, error)
 }
 
 const deviceColumns = `id, user_id, platform, token, app_version, push_opt_in, status, fail_count,
-	last_seen_at, invalidated_at, invalid_reason, created_at, updated_at`
+	last_seen_at, invalidated_at, invalid_reason, created_at, updated_at, webpush_p256dh, webpush_auth`
 
 func scanDevice(sc interface{ Scan(...any) error }) (heraldtype.Device, error) {
 	var d heraldtype.Device
 	var lastSeen, created, updated int64
 	var invalidated sql.NullInt64
 	err := sc.Scan(&d.ID, &d.UserID, &d.Platform, &d.Token, &d.AppVersion, &d.PushOptIn, &d.Status, &d.FailCount,
-		&lastSeen, &invalidated, &d.InvalidReason, &created, &updated)
+		&lastSeen, &invalidated, &d.InvalidReason, &created, &updated, &d.WebPushP256DH, &d.WebPushAuth)
 	d.LastSeenAt, d.CreatedAt, d.UpdatedAt = fromMicros(lastSeen), fromMicros(created), fromMicros(updated)
 	d.InvalidatedAt = fromNullMicros(invalidated)
 	return d, err
@@ -80,17 +80,18 @@ WHERE token = ? AND id <> ?`, micros(now), micros(now), d.Token, d.ID)
 			}
 		}
 		st, err := s.stmt(ctx, tx, `INSERT INTO devices (`+deviceColumns+`)
-VALUES (?, ?, ?, ?, ?, ?, 'ACTIVE', 0, ?, NULL, '', ?, ?)
+VALUES (?, ?, ?, ?, ?, ?, 'ACTIVE', 0, ?, NULL, '', ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, platform = excluded.platform,
 	token = excluded.token, app_version = excluded.app_version, push_opt_in = excluded.push_opt_in,
 	status = 'ACTIVE', fail_count = 0, last_seen_at = excluded.last_seen_at, invalidated_at = NULL,
-	invalid_reason = '', updated_at = excluded.updated_at
+	invalid_reason = '', updated_at = excluded.updated_at, webpush_p256dh = excluded.webpush_p256dh,
+	webpush_auth = excluded.webpush_auth
 RETURNING `+deviceColumns)
 		if err != nil {
 			return err
 		}
 		out, err = scanDevice(st.QueryRowContext(ctx, d.ID, d.UserID, string(d.Platform), d.Token, d.AppVersion,
-			d.PushOptIn, micros(now), micros(now), micros(now)))
+			d.PushOptIn, micros(now), micros(now), micros(now), d.WebPushP256DH, d.WebPushAuth))
 		return formatError(err, "device "+quote(d.ID))
 	})
 	return out, err

@@ -250,6 +250,7 @@ func testMaintenance(t *testing.T, newStore NewStore) {
 		want := map[heraldtype.DeliveryState]int{
 			heraldtype.StatePending: 0, heraldtype.StateLeased: 0, heraldtype.StateSent: 0,
 			heraldtype.StateDead: 0, heraldtype.StateUnknown: 0, heraldtype.StateSkipped: 0,
+			heraldtype.StateOptedOut: 0, heraldtype.StateRateLimited: 0,
 		}
 		if got := f.stats(); !maps.Equal(got, want) {
 			t.Fatalf("empty stats = %v", got)

@@ -38,8 +38,8 @@ func testEnqueue(t *testing.T, newStore NewStore) {
 		if e := res.Notifications[0]; e.ID != push.ID || e.UserID != "u1" || e.Deliveries != 3 {
 			t.Fatalf("push notification result = %+v, want 3 deliveries (a1, i1, thief)", e)
 		}
-		if e := res.Notifications[1]; e.ID != inApp.ID || e.Deliveries != 0 {
-			t.Fatalf("in-app notification result = %+v, want 0 deliveries", e)
+		if e := res.Notifications[1]; e.ID != inApp.ID || e.Deliveries != 1 {
+			t.Fatalf("in-app notification result = %+v, want 1 delivery (the inbox)", e)
 		}
 		ds := f.deliveries(push.ID)
 		var devices []string
@@ -64,8 +64,8 @@ func testEnqueue(t *testing.T, newStore NewStore) {
 		if !slices.Equal(devices, []string{"a1", "i1", "thief"}) {
 			t.Fatalf("deliveries to %v, want a1, i1, thief", devices)
 		}
-		if ds := f.deliveries(inApp.ID); len(ds) != 0 {
-			t.Fatalf("in-app notification has deliveries %+v", ds)
+		if d := f.delivery(inApp.ID); d.Channel != heraldtype.ChannelInApp || d.State != heraldtype.StateSent {
+			t.Fatalf("in-app delivery = %+v, want a sent in_app one", d)
 		}
 
 		got, err := f.s.GetNotification(f.ctx, push.ID)

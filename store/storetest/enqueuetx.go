@@ -136,6 +136,33 @@ func testEnqueueTx(t *testing.T, h Harness) {
 			t.Fatalf("pending = %d, want 2", st[heraldtype.StatePending])
 		}
 	})
+	t.Run("Channels", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		f.contact("u1", "+15550001", "")
+		var n heraldtype.Notification
+		for _, commit := range []bool{false, true} {
+			n = f.on("u1", heraldtype.ChannelInApp, heraldtype.ChannelSMS, heraldtype.ChannelEmail)
+			tx, doCommit, rollback := begin(f)
+			res, err := f.s.EnqueueTx(f.ctx, tx, channelParams(n))
+			if err != nil || res.Notifications[0].Deliveries != 3 || len(res.Inbox) != 1 || res.Inbox[0].NotificationID != n.ID {
+				t.Fatalf("EnqueueTx = %+v, %v; want 3 deliveries and an inbox item", res, err)
+			}
+			end := rollback
+			if commit {
+				end = doCommit
+			}
+			if err := end(); err != nil {
+				t.Fatal(err)
+			}
+			items, _, _, err := f.s.ListInbox(f.ctx, "u1", store.InboxFilter{})
+			if err != nil || len(items) != map[bool]int{false: 0, true: 1}[commit] {
+				t.Fatalf("commit=%v: inbox = %+v, %v", commit, items, err)
+			}
+		}
+		// The committed one: the user has no e-mail address.
+		wantSkipped(t, f.byChannel(n.ID, heraldtype.ChannelEmail), store.CodeNoAddress)
+	})
 	t.Run("BadTx", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t)

@@ -1,0 +1,90 @@
+// Package auth is Herald's access control: server API keys with scopes,
+// stored hashed (keys.go), and the user tokens an app presents for its own
+// devices, inbox and preferences (usertoken.go). The HTTP API decides with
+// it who may call what; the CLI creates and revokes keys with it.
+package auth
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Scope is one permission a server API key grants. Each endpoint needs
+// one scope (README: Security lists them per endpoint); ScopeAdmin grants
+// every scope.
+type Scope string
+
+// The scopes. Reading and writing are separate so that, for example, a
+// backend that only triggers notifications cannot read users' e-mail
+// addresses.
+const (
+	ScopeUsersRead          Scope = "users:read"
+	ScopeUsersWrite         Scope = "users:write"
+	ScopeDevicesRead        Scope = "devices:read"
+	ScopeDevicesWrite       Scope = "devices:write"
+	ScopeNotificationsRead  Scope = "notifications:read"
+	ScopeNotificationsWrite Scope = "notifications:write"
+	ScopeDeliveriesRead     Scope = "deliveries:read"
+	ScopeDeliveriesAdmin    Scope = "deliveries:admin"
+	ScopeInboxRead          Scope = "inbox:read"
+	ScopeInboxWrite         Scope = "inbox:write"
+	ScopePreferencesRead    Scope = "preferences:read"
+	ScopePreferencesWrite   Scope = "preferences:write"
+	ScopeSuppressionsRead   Scope = "suppressions:read"
+	ScopeSuppressionsWrite  Scope = "suppressions:write"
+	ScopeMetricsRead        Scope = "metrics:read"
+	ScopeAdmin              Scope = "admin"
+)
+
+// AllScopes lists every scope, ScopeAdmin last.
+func AllScopes() []Scope {
+	return []Scope{
+		ScopeUsersRead, ScopeUsersWrite, ScopeDevicesRead, ScopeDevicesWrite,
+		ScopeNotificationsRead, ScopeNotificationsWrite, ScopeDeliveriesRead, ScopeDeliveriesAdmin,
+		ScopeInboxRead, ScopeInboxWrite, ScopePreferencesRead, ScopePreferencesWrite,
+		ScopeSuppressionsRead, ScopeSuppressionsWrite, ScopeMetricsRead, ScopeAdmin,
+	}
+}
+
+// Valid reports whether s is a known scope.
+func (s Scope) Valid() bool { return slices.Contains(AllScopes(), s) }
+
+// ParseScopes validates scope names, drops duplicates and sorts them. At
+// least one is required: a key that may do nothing is a mistake.
+func ParseScopes(names []string) ([]Scope, error) {
+	var out []Scope
+	for _, n := range names {
+		for _, part := range strings.Split(n, ",") { // --scope a,b as well as --scope a --scope b
+			s := Scope(strings.TrimSpace(part))
+			if s == "" {
+				continue
+			}
+			if !s.Valid() {
+				return nil, fmt.Errorf("unknown scope %q (known: %s)", s, scopeList())
+			}
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("at least one scope is required (known: %s)", scopeList())
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func scopeList() string {
+	names := make([]string, 0, len(AllScopes()))
+	for _, s := range AllScopes() {
+		names = append(names, string(s))
+	}
+	return strings.Join(names, ", ")
+}
+
+// Grants reports whether a key with scopes may use an endpoint that needs
+// want.
+func Grants(scopes []Scope, want Scope) bool {
+	return slices.Contains(scopes, want) || slices.Contains(scopes, ScopeAdmin)
+}

@@ -1,0 +1,60 @@
+package herald
+
+import (
+	"context"
+	"strings"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// HistoryFilter selects notifications of the history (S3.9):
+// GET /v1/notifications?type=&status=&from=&to= and
+// GET /v1/users/{id}/notifications.
+type HistoryFilter = store.HistoryFilter
+
+// HistoryEntry is one notification with its outcome — SENT, FAILED,
+// RATE_LIMITED, USER_OPTED_OUT, DEFERRED or PENDING — and the reason (an
+// error code such as duplicate, daily_cap, type_disabled, quiet_hours).
+// A notification with any delivery sent is SENT (an in_app delivery is
+// sent when it is written); Deliveries counts its deliveries per state.
+type HistoryEntry = store.HistoryEntry
+
+// HistoryPage is one page of the history.
+type HistoryPage struct {
+	Notifications []HistoryEntry `json:"notifications"`
+	// NextCursor fetches the next page; empty on the last page.
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// ListHistory lists notifications newest first with their outcome.
+func (c *Client) ListHistory(ctx context.Context, f HistoryFilter) (HistoryPage, error) {
+	if f.UserID != "" {
+		if err := validID("user_id", f.UserID); err != nil {
+			return HistoryPage{}, err
+		}
+	}
+	if f.Type != "" {
+		if err := validTypeName(f.Type); err != nil {
+			return HistoryPage{}, err
+		}
+	}
+	f.Status = store.HistoryStatus(strings.ToUpper(string(f.Status)))
+	if f.Status != "" && !f.Status.Valid() {
+		return HistoryPage{}, heraldtype.FieldErrorf("status", "%q is not SENT, FAILED, RATE_LIMITED, USER_OPTED_OUT, DEFERRED or PENDING", f.Status)
+	}
+	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
+		return HistoryPage{}, heraldtype.FieldErrorf("from", "must be before to")
+	}
+	if f.Limit < 0 || f.Limit > 200 {
+		return HistoryPage{}, heraldtype.FieldErrorf("limit", "must be between 1 and 200")
+	}
+	es, next, err := c.store.ListHistory(ctx, f)
+	if err != nil {
+		return HistoryPage{}, err
+	}
+	if es == nil {
+		es = []HistoryEntry{}
+	}
+	return HistoryPage{Notifications: es, NextCursor: next}, nil
+}

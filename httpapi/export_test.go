@@ -1,0 +1,17 @@
+package httpapi
+
+// RouteRule is a route's access rule, for the tests in package
+// httpapi_test that walk every route.
+type RouteRule struct {
+	Open, Self, UserOnly bool
+	Scope                string
+}
+
+// Rules returns every registered route's rule by pattern.
+func Rules(s *Server) map[string]RouteRule {
+	out := map[string]RouteRule{}
+	for p, a := range s.rules {
+		out[p] = RouteRule{Open: a.open, Self: a.self, UserOnly: a.userOnly, Scope: string(a.scope)}
+	}
+	return out
+}

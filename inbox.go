@@ -1,0 +1,186 @@
+package herald
+
+import (
+	"context"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// InboxFilter selects a page of a user's inbox.
+type InboxFilter = store.InboxFilter
+
+// InboxPage is one page of an inbox with the user's unread count.
+type InboxPage struct {
+	Items      []heraldtype.InboxItem `json:"items"`
+	NextCursor string                 `json:"next_cursor,omitempty"`
+	Unread     int                    `json:"unread"`
+}
+
+// maxInboxIDs bounds one mark-read request.
+const maxInboxIDs = 1000
+
+// ListInbox returns a page of the user's in-app inbox, newest first, and
+// the unread count (S4.5).
+func (c *Client) ListInbox(ctx context.Context, userID string, f InboxFilter) (InboxPage, error) {
+	if err := validID("user_id", userID); err != nil {
+		return InboxPage{}, err
+	}
+	if f.Limit < 0 || f.Limit > 200 {
+		return InboxPage{}, heraldtype.FieldErrorf("limit", "must be between 1 and 200")
+	}
+	if err := validText("cursor", f.Cursor, 256); err != nil {
+		return InboxPage{}, err
+	}
+	items, next, unread, err := c.store.ListInbox(ctx, userID, f)
+	if err != nil {
+		return InboxPage{}, err
+	}
+	if items == nil {
+		items = []heraldtype.InboxItem{}
+	}
+	return InboxPage{Items: items, NextCursor: next, Unread: unread}, nil
+}
+
+// MarkInboxRead marks the user's items among ids read and returns how many
+// changed.
+func (c *Client) MarkInboxRead(ctx context.Context, userID string, ids []int64) (int, error) {
+	if err := validID("user_id", userID); err != nil {
+		return 0, err
+	}
+	if len(ids) == 0 || len(ids) > maxInboxIDs {
+		return 0, heraldtype.FieldErrorf("ids", "must list 1-%d item ids", maxInboxIDs)
+	}
+	for _, id := range ids {
+		if id <= 0 {
+			return 0, heraldtype.FieldErrorf("ids", "%d is not an item id", id)
+		}
+	}
+	return c.store.MarkInboxRead(ctx, userID, ids, c.now().UTC())
+}
+
+// MarkAllInboxRead marks every unread item of the user read.
+func (c *Client) MarkAllInboxRead(ctx context.Context, userID string) (int, error) {
+	if err := validID("user_id", userID); err != nil {
+		return 0, err
+	}
+	return c.store.MarkAllInboxRead(ctx, userID, c.now().UTC())
+}
+
+// ArchiveInboxItem removes an item from the user's live inbox.
+func (c *Client) ArchiveInboxItem(ctx context.Context, userID string, id int64) error {
+	if err := validID("user_id", userID); err != nil {
+		return err
+	}
+	if id <= 0 {
+		return heraldtype.FieldErrorf("item_id", "must be a positive item id")
+	}
+	return c.store.ArchiveInboxItem(ctx, userID, id, c.now().UTC())
+}
+
+// StreamInbox streams the user's new inbox items to send, in id order,
+// until ctx ends or send fails: first every item after lastID (a resumed
+// stream's Last-Event-ID; 0 for only new ones — see below), then each new
+// item as it is written, on this instance at once and on other instances
+// through the store's notifications. heartbeat is called when nothing was
+// sent for the heartbeat interval, so proxies keep the connection open.
+//
+// lastID < 0 starts with nothing old: only items written after the call.
+func (c *Client) StreamInbox(ctx context.Context, userID string, lastID int64, send func(heraldtype.InboxItem) error, heartbeat func() error) error {
+	if err := validID("user_id", userID); err != nil {
+		return err
+	}
+	if _, err := c.store.GetUser(ctx, userID); err != nil {
+		return err
+	}
+	sub := c.hub.Subscribe(userID)
+	defer c.hub.Unsubscribe(sub)
+	if lastID < 0 {
+		// Start after the newest existing item.
+		items, _, _, err := c.store.ListInbox(ctx, userID, InboxFilter{Limit: 1})
+		if err != nil {
+			return err
+		}
+		lastID = 0
+		if len(items) > 0 {
+			lastID = items[0].ID
+		}
+	}
+	beat := time.NewTicker(c.cfg.InboxHeartbeat)
+	defer beat.Stop()
+	// The poll is the fallback for items whose signal cannot reach this
+	// instance: an EnqueueTx committed on SQLite, or a lost NOTIFY.
+	poll := time.NewTicker(c.cfg.InboxPollInterval)
+	defer poll.Stop()
+	for {
+		for {
+			items, err := c.store.InboxSince(ctx, userID, lastID, 100)
+			if err != nil {
+				return err
+			}
+			for _, it := range items {
+				if err := send(it); err != nil {
+					return err
+				}
+				lastID = it.ID
+			}
+			if len(items) > 0 {
+				beat.Reset(c.cfg.InboxHeartbeat)
+			}
+			if len(items) < 100 {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-sub.C:
+		case <-poll.C:
+		case <-beat.C:
+			if err := heartbeat(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// forwardInboxEvents signals local streams when another instance wrote an
+// inbox item (PostgreSQL NOTIFY).
+func (c *Client) forwardInboxEvents(ctx context.Context) {
+	n, ok := c.store.(store.InboxNotifier)
+	if !ok {
+		return
+	}
+	for userID := range n.InboxEvents(ctx) {
+		if userID == "" {
+			c.hub.PublishAll()
+			continue
+		}
+		c.hub.Publish(userID)
+	}
+}
+
+// ListSuppressions lists addresses suppressed on a channel ("" for all).
+func (c *Client) ListSuppressions(ctx context.Context, channel heraldtype.Channel) ([]heraldtype.Suppression, error) {
+	if channel != "" && channel != heraldtype.ChannelSMS && channel != heraldtype.ChannelEmail {
+		return nil, heraldtype.FieldErrorf("channel", "must be sms or email")
+	}
+	out, err := c.store.ListSuppressions(ctx, channel)
+	if out == nil && err == nil {
+		out = []heraldtype.Suppression{}
+	}
+	return out, err
+}
+
+// DeleteSuppression lifts a suppression when the address opted in again
+// (for SMS: the number replied START).
+func (c *Client) DeleteSuppression(ctx context.Context, channel heraldtype.Channel, address string) error {
+	if channel != heraldtype.ChannelSMS && channel != heraldtype.ChannelEmail {
+		return heraldtype.FieldErrorf("channel", "must be sms or email")
+	}
+	if err := validText("address", address, 320); err != nil || address == "" {
+		return heraldtype.FieldErrorf("address", "is required")
+	}
+	return c.store.DeleteSuppression(ctx, channel, address)
+}

@@ -1,0 +1,142 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRunInProcess drives an in-process SQLite server with faults and
+// checks that the measurements add up: every live device got its pushes,
+// dead tokens got none, latency was measured for each accepted push.
+func TestRunInProcess(t *testing.T) {
+	var progress bytes.Buffer
+	cfg := Config{
+		Users: 50, DevicesPerUser: 2, Notifications: 400, Recipients: 10, Concurrency: 4,
+		Faults:      Faults{Unavailable: 0.1, Unregistered: 0.1},
+		Worker:      workerForTests(),
+		MaxAttempts: 10, Retry: fastRetry(), Progress: &progress, DrainTimeout: time.Minute,
+	}
+	res, err := Run(t.Context(), cfg)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, progress.String())
+	}
+	// A trigger after a dead token's device was invalidated makes no
+	// delivery for it, so between 720 and 800 deliveries exist.
+	if res.Notifications != 400 || res.Deliveries < 720 || res.Deliveries > 800 || res.TriggerErrors != 0 {
+		t.Fatalf("accepted %d notifications with %d deliveries (%d errors), want 400 and 720..800", res.Notifications, res.Deliveries, res.TriggerErrors)
+	}
+	// 10 of 100 devices are dead: 720 pushes reach live tokens.
+	if res.Sent != 720 || res.Latency.Count != 720 {
+		t.Fatalf("sent %d, latency samples %d; want 720", res.Sent, res.Latency.Count)
+	}
+	if res.Rejected["UNREGISTERED"] < 10 || res.Rejected["UNAVAILABLE"] == 0 {
+		t.Fatalf("emulator errors %v: want UNREGISTERED for each of the 10 dead tokens and some UNAVAILABLE", res.Rejected)
+	}
+	if res.Latency.P50 <= 0 || res.Latency.P99 < res.Latency.P50 || res.Latency.Max < res.Latency.P99 {
+		t.Fatalf("latency %+v is not ordered", res.Latency)
+	}
+	if res.Resources.CPUSeconds <= 0 || res.Resources.PeakRSSBytes == 0 || res.DeliveriesPerSec <= 0 {
+		t.Fatalf("resources %+v, %v deliveries/s", res.Resources, res.DeliveriesPerSec)
+	}
+	if !strings.Contains(progress.String(), "deliver") {
+		t.Fatalf("no progress drawn: %q", progress.String())
+	}
+	var table, js bytes.Buffer
+	if err := res.WriteTable(&table); err != nil || !strings.Contains(table.String(), "deliveries sent") {
+		t.Fatalf("table: %v\n%s", err, table.String())
+	}
+	if err := res.WriteJSON(&js); err != nil || !json.Valid(js.Bytes()) {
+		t.Fatalf("JSON: %v\n%s", err, js.String())
+	}
+}
+
+// TestRunBacklog fills the queue with the workers stopped, then drains it.
+func TestRunBacklog(t *testing.T) {
+	res, err := Run(t.Context(), Config{Users: 100, Notifications: 1000, Recipients: 100, Backlog: true,
+		Worker: workerForTests(), DrainTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Mode != "backlog" || res.Sent != 1000 || res.FillResources == nil {
+		t.Fatalf("backlog run: %+v", res)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for name, cfg := range map[string]Config{
+		"recipients above users":  {Users: 5, Recipients: 6, Notifications: 6},
+		"not a multiple":          {Users: 10, Recipients: 3, Notifications: 10},
+		"backlog remote":          {Server: "http://x", EmulatorAddr: "127.0.0.1:1", Backlog: true},
+		"remote without emulator": {Server: "http://x"},
+		"remote with database":    {Server: "http://x", EmulatorAddr: "127.0.0.1:1", Database: "x.db"},
+		"bad fault rate":          {Faults: Faults{Unavailable: 1.5}},
+		"rates above one":         {Faults: Faults{Unavailable: 0.6, Quota: 0.6}},
+		"negative rate":           {Rate: -1},
+		"server not a URL":        {Server: "localhost:8080", EmulatorAddr: "127.0.0.1:1"},
+	} {
+		if _, err := Run(context.Background(), cfg); err == nil {
+			t.Errorf("%s: Run accepted %+v", name, cfg)
+		}
+	}
+}
+
+// TestScrapeMetrics reads a remote server's process gauges.
+func TestScrapeMetrics(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer k" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Write([]byte("# HELP x\nprocess_cpu_seconds_total 12.5\nprocess_resident_memory_bytes 1.048576e+08\ngo_goroutines 9\n"))
+	}))
+	defer srv.Close()
+	v, err := scrape(t.Context(), newAPIClient(srv.URL, "k", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v["process_cpu_seconds_total"] != 12.5 || v["process_resident_memory_bytes"] != 104857600 {
+		t.Fatalf("scraped %v", v)
+	}
+	if _, err := scrape(t.Context(), newAPIClient(srv.URL, "", 1)); err == nil {
+		t.Fatal("scrape without the key succeeded")
+	}
+}
+
+func TestPopulationSpreadsDeadTokens(t *testing.T) {
+	p := newPopulation("r", 100, 2, 0.02)
+	dead := 0
+	for u := range p.dead {
+		for _, d := range p.dead[u] {
+			if d {
+				dead++
+			}
+		}
+	}
+	if dead != 4 {
+		t.Fatalf("%d dead tokens of 200 at 2 %%, want 4", dead)
+	}
+	if got := p.expectedSends(10, 10); got != 10*10*2-countDeadIn(p, 100) {
+		t.Fatalf("expectedSends = %d", got)
+	}
+	if v, ok := dataValue([]byte(`{"message":{"data":{"bench_t":"123","messageId":"n.1"}}}`), "messageId"); !ok || v != "n.1" {
+		t.Fatalf("dataValue = %q, %v", v, ok)
+	}
+}
+
+func countDeadIn(p *population, users int) uint64 {
+	var n uint64
+	for u := range users {
+		for _, d := range p.dead[u] {
+			if d {
+				n++
+			}
+		}
+	}
+	return n
+}

@@ -1,0 +1,196 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/heraldhq/herald/provider/fcm"
+)
+
+// Run performs one benchmark and returns its measurements. It fails on a
+// bad Config, an unreachable server, or deliveries that do not finish
+// within DrainTimeout (the partial Result is returned with the error).
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if err := cfg.defaults(); err != nil {
+		return Result{}, err
+	}
+	run := strconv.FormatInt(time.Now().UnixNano()%(1<<40), 36)
+	sk := newSink(false)
+	em, err := startEmulator(cfg.EmulatorAddr, sk)
+	if err != nil {
+		return Result{}, err
+	}
+	defer em.Close()
+	pop := newPopulation(run, cfg.Users, cfg.DevicesPerUser, cfg.Faults.Unregistered)
+	if err := injectFaults(em, cfg.Faults, pop); err != nil {
+		return Result{}, err
+	}
+	if cfg.CredentialsOut != "" {
+		if err := os.WriteFile(cfg.CredentialsOut, em.ServiceAccountJSON("herald-bench"), 0o600); err != nil {
+			return Result{}, err
+		}
+	}
+
+	res := Result{Server: cfg.Server, Store: "remote", Mode: "closed-loop"}
+	if cfg.Rate > 0 {
+		res.Mode = "open-loop"
+	}
+	if cfg.Backlog {
+		res.Mode = "backlog"
+	}
+	var srv *inProcess
+	var api *apiClient
+	if cfg.Server == "" {
+		if srv, err = startInProcess(ctx, &cfg, em, cfg.Backlog); err != nil {
+			return res, fmt.Errorf("in-process server: %w", err)
+		}
+		defer srv.close(context.WithoutCancel(ctx))
+		res.Server, res.Store = "in-process", "sqlite"
+		if strings.HasPrefix(cfg.Database, "postgres") {
+			res.Store = "postgres"
+		}
+		api = newAPIClient(srv.url, "", cfg.Concurrency)
+	} else {
+		api = newAPIClient(cfg.Server, cfg.APIKey, cfg.Concurrency)
+		fmt.Fprintf(cfg.Progress, "waiting for %s (fcm.endpoint must be %s)\n", cfg.Server, em.URL())
+		if err := api.waitReady(ctx, cfg.ReadyTimeout); err != nil {
+			return res, err
+		}
+	}
+
+	p := newProgress(cfg.Progress)
+	defer p.stop()
+	var registered atomic.Int64
+	p.set("users", func() (int64, int64) { return registered.Load(), int64(len(pop.users)) })
+	if err := pop.register(ctx, api, cfg.Concurrency, &registered); err != nil {
+		return res, err
+	}
+
+	m, err := startMeter(ctx, srv, api)
+	if err != nil {
+		return res, err
+	}
+	triggers := cfg.Notifications / cfg.Recipients
+	expected := pop.expectedSends(triggers, cfg.Recipients)
+	var st loadStats
+	p.rates(&st, sk)
+	p.set("trigger", func() (int64, int64) { return st.notifications.Load(), int64(cfg.Notifications) })
+	start := time.Now()
+	trigger(ctx, api, pop, run, triggers, cfg.Recipients, cfg.Concurrency, cfg.Rate, &st)
+	res.TriggerSeconds = time.Since(start).Seconds()
+	sendStart := start
+	if cfg.Backlog {
+		fill, err := m.stop()
+		if err != nil {
+			return res, err
+		}
+		res.FillResources = &fill
+		if m, err = startMeter(ctx, srv, api); err != nil {
+			return res, err
+		}
+		sendStart = time.Now()
+		if err := srv.resume(ctx); err != nil {
+			return res, err
+		}
+	}
+	p.set("deliver", func() (int64, int64) { return int64(sk.accepted.Load()), int64(expected) })
+	drainErr := waitDrained(ctx, api, sk, expected, cfg.DrainTimeout)
+	p.stop()
+
+	if res.Resources, err = m.stop(); err != nil {
+		return res, err
+	}
+	res.Notifications = int(st.notifications.Load())
+	res.Deliveries = int(st.deliveries.Load())
+	res.TriggerErrors = int(st.errors.Load())
+	res.NotificationsPerSec = float64(res.Notifications) / res.TriggerSeconds
+	stats := em.Stats()
+	res.Sent, res.Rejected, res.EarlyRetries = stats.Accepted, stats.Rejected, stats.EarlyRetries
+	if last := sk.lastNanos.Load(); last > 0 {
+		res.SendSeconds = time.Unix(0, last).Sub(sendStart).Seconds()
+		res.DeliveriesPerSec = float64(res.Sent) / res.SendSeconds
+	}
+	h := &sk.latency
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	res.Latency = Latency{Count: h.count(), P50: ms(h.quantile(0.50)), P95: ms(h.quantile(0.95)),
+		P99: ms(h.quantile(0.99)), Max: ms(h.maxValue())}
+	if drainErr == nil && res.TriggerErrors > 0 {
+		drainErr = fmt.Errorf("%d triggers failed; last error: %v", res.TriggerErrors, st.lastErr.Load())
+	}
+	return res, drainErr
+}
+
+// startEmulator runs the FCM emulator that counts into sk. It keeps one
+// recorded message only: the sink has what the bench needs, and recording
+// 100,000 messages would inflate the memory measured in process.
+func startEmulator(addr string, sk *sink) (*fcm.Emulator, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	em := fcm.NewEmulator(fcm.EmulatorConfig{MaxRecorded: 1, OnAccept: sk.onAccept})
+	if _, err := em.Start(addr); err != nil {
+		return nil, fmt.Errorf("fcm emulator on %s: %w", addr, err)
+	}
+	return em, nil
+}
+
+// injectFaults sets the rate faults and marks the dead tokens.
+func injectFaults(em *fcm.Emulator, f Faults, pop *population) error {
+	err := em.SetFaults(fcm.Faults{
+		Unavailable:   fcm.RateFault{Rate: f.Unavailable},
+		Internal:      fcm.RateFault{Rate: f.Internal},
+		QuotaExceeded: fcm.RateFault{Rate: f.Quota, RetryAfterSeconds: f.QuotaRetryAfter},
+	})
+	if err != nil {
+		return err
+	}
+	for u := range pop.tokens {
+		for d, tok := range pop.tokens[u] {
+			if pop.dead[u][d] {
+				if err := em.FailToken(tok, fcm.TokenFault{Code: fcm.CodeUnregistered}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func startMeter(ctx context.Context, srv *inProcess, api *apiClient) (meter, error) {
+	if srv != nil {
+		return startProcessMeter()
+	}
+	return startMetricsMeter(ctx, api)
+}
+
+// waitDrained waits until the emulator has accepted every expected push,
+// or, when faults make some deliveries die, until the server reports no
+// pending or leased delivery.
+func waitDrained(ctx context.Context, api *apiClient, sk *sink, expected uint64, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	lastCheck := time.Now()
+	for {
+		if sk.accepted.Load() >= expected {
+			return nil
+		}
+		if time.Since(lastCheck) > 2*time.Second {
+			lastCheck = time.Now()
+			if ok, err := api.settled(ctx); err == nil && ok {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("deliveries not finished after %v: %d of %d pushes accepted", timeout, sk.accepted.Load(), expected)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

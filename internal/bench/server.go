@@ -1,0 +1,173 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/httpapi"
+	"github.com/heraldhq/herald/provider/fcm"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/postgres"
+	"github.com/heraldhq/herald/store/sqlite"
+)
+
+// inProcess is a Herald server built in this process the way `herald
+// serve` builds one (store, FCM provider, Client, HTTP API on loopback),
+// but without the CLI's security middleware: it listens on 127.0.0.1 only
+// and needs no API key.
+type inProcess struct {
+	url     string
+	store   store.Store
+	api     *herald.Client // serves the HTTP API
+	workers *herald.Client // runs the workers; nil while a backlog fills
+	hc      herald.Config
+	srv     *http.Server
+	cleanup []func()
+}
+
+// startInProcess opens the store and serves the API. With paused, the
+// workers do not run until resume: the queue fills first (a backlog run).
+func startInProcess(ctx context.Context, cfg *Config, em *fcm.Emulator, paused bool) (*inProcess, error) {
+	s := &inProcess{}
+	ok := false
+	defer func() {
+		if !ok {
+			s.close(context.Background())
+		}
+	}()
+	st, err := openStore(ctx, cfg, s)
+	if err != nil {
+		return nil, err
+	}
+	s.store = st
+	if err := st.Migrate(ctx); err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	push, err := fcm.New(fcm.Config{CredentialsJSON: em.ServiceAccountJSON("herald-bench"), Endpoint: em.URL()})
+	if err != nil {
+		return nil, err
+	}
+	s.hc = herald.Config{
+		Store: st, Providers: map[string]herald.Provider{"fcm": push},
+		MaxAttempts: cfg.MaxAttempts, Worker: cfg.Worker, Retry: cfg.Retry,
+		// Pruning scans the tables; a benchmark measures the queue.
+		MaintenanceInterval: -1,
+		Logger:              cfg.Logger,
+	}
+	// Unpaused, one Client serves the API and runs the workers, so an
+	// enqueue wakes them at once, as in `herald serve`. Paused, the API
+	// Client has no workers and resume starts a second Client.
+	api := s.hc
+	api.DisableWorkers = paused
+	reg := prometheus.NewRegistry()
+	api.Registerer = reg
+	if s.api, err = herald.NewClient(api); err != nil {
+		return nil, err
+	}
+	if !paused {
+		if err := s.api.Start(ctx); err != nil {
+			return nil, err
+		}
+		s.workers = s.api
+	}
+	// Loopback only and gone with the benchmark: no credentials needed.
+	h, err := httpapi.New(httpapi.Config{Client: s.api, Logger: cfg.Logger, Auth: httpapi.AuthConfig{Disabled: true},
+		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s.url = "http://" + ln.Addr().String()
+	s.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
+	go s.srv.Serve(ln) //nolint:errcheck // returns ErrServerClosed at close
+	ok = true
+	return s, nil
+}
+
+// resume starts the workers of a paused server: a second Client on the
+// same store, which claims the backlog at once.
+func (s *inProcess) resume(ctx context.Context) error {
+	w, err := herald.NewClient(s.hc)
+	if err != nil {
+		return err
+	}
+	if err := w.Start(ctx); err != nil {
+		return err
+	}
+	s.workers = w
+	return nil
+}
+
+// close stops the workers and the API and removes a temporary database.
+func (s *inProcess) close(ctx context.Context) error {
+	var errs []error
+	if s.srv != nil {
+		errs = append(errs, s.srv.Shutdown(ctx))
+	}
+	if s.workers != nil {
+		errs = append(errs, s.workers.Stop(ctx))
+	}
+	if s.store != nil {
+		errs = append(errs, s.store.Close())
+	}
+	for i := len(s.cleanup) - 1; i >= 0; i-- {
+		s.cleanup[i]()
+	}
+	return errors.Join(errs...)
+}
+
+// openStore opens the configured database: PostgreSQL in a fresh schema
+// (dropped at close unless KeepData), or SQLite in a temporary file.
+func openStore(ctx context.Context, cfg *Config, s *inProcess) (store.Store, error) {
+	if strings.HasPrefix(cfg.Database, "postgres://") || strings.HasPrefix(cfg.Database, "postgresql://") {
+		schema := cfg.DatabaseSchema
+		if schema == "" {
+			schema = fmt.Sprintf("herald_bench_%d", time.Now().UnixNano())
+			if !cfg.KeepData {
+				s.cleanup = append(s.cleanup, func() { dropSchema(cfg.Database, schema) })
+			}
+		}
+		return postgres.Open(ctx, cfg.Database, postgres.Options{Schema: schema, MaxConns: 20})
+	}
+	path := strings.TrimPrefix(cfg.Database, "sqlite:")
+	if path == "" {
+		dir, err := os.MkdirTemp("", "herald-bench")
+		if err != nil {
+			return nil, err
+		}
+		path = filepath.Join(dir, "bench.db")
+		if !cfg.KeepData {
+			s.cleanup = append(s.cleanup, func() { os.RemoveAll(dir) })
+		}
+	}
+	return sqlite.Open(ctx, path, sqlite.Options{})
+}
+
+// dropSchema removes a benchmark's PostgreSQL schema.
+func dropSchema(dsn, schema string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return
+	}
+	defer conn.Close(ctx)
+	conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`) //nolint:errcheck // best effort at exit
+}

@@ -1,0 +1,66 @@
+package dispatch
+
+import (
+	"context"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/policy"
+	"github.com/heraldhq/herald/store"
+)
+
+// Policy decides whether a claimed delivery may be sent now
+// (internal/policy.Engine). An error means it could not decide: the
+// delivery is then not sent (fail-closed, S1.3).
+type Policy interface {
+	Check(ctx context.Context, job *heraldtype.Job, now time.Time) (policy.Decision, error)
+}
+
+var _ Policy = (*policy.Engine)(nil)
+
+// checkPolicy runs the policy on a delivery about to be sent. done is true
+// when the delivery must not be sent now; record says whether o is to be
+// recorded (false when the worker is shutting down).
+//
+// A deferred delivery and one the policy could not decide go back to the
+// queue without counting an attempt, with an attempt row that says why;
+// an opted-out or rate-limited one ends in its final state.
+func (w *Worker) checkPolicy(ctx context.Context, job *heraldtype.Job, now time.Time) (o store.Outcome, record, done bool) {
+	d := &job.Delivery
+	m := w.cfg.Metrics.PolicyDecisions
+	dec, err := w.cfg.Policy.Check(ctx, job, now)
+	if err != nil {
+		if ctx.Err() != nil {
+			// Our own shutdown: the lease expires and the reaper decides.
+			return store.Outcome{}, false, true
+		}
+		m.WithLabelValues(policy.CodePolicyError, policy.CodePolicyError).Inc()
+		due := d.CreatedAt
+		if job.Notification != nil && job.Notification.SendAt.After(due) {
+			due = job.Notification.SendAt
+		}
+		if !due.IsZero() && now.Sub(due) > w.cfg.PolicyMaxDelay {
+			w.log.Error("dispatch: the delivery policy failed for too long; the delivery ends dead", "delivery_id", d.ID,
+				"due", due, "err", err)
+			return w.dead(d, now, policy.CodePolicyError, "the delivery policy could not be evaluated since "+
+				due.Format(time.RFC3339)+": "+err.Error()), true, true
+		}
+		w.log.Warn("dispatch: the delivery policy failed; not sending, retrying later", "delivery_id", d.ID, "err", err)
+		o = w.release(d, now, now.Add(w.cfg.PolicyRetry))
+		o.ReleaseOutcome, o.ErrorCode, o.Error = heraldtype.OutcomePolicyError, policy.CodePolicyError, err.Error()
+		return o, true, true
+	}
+	switch dec.Verdict {
+	case policy.Defer:
+		m.WithLabelValues(string(heraldtype.OutcomeDeferred), dec.Code).Inc()
+		o = w.release(d, now, dec.Until)
+		o.ReleaseOutcome, o.ErrorCode, o.Error = heraldtype.OutcomeDeferred, dec.Code, dec.Reason
+		return o, true, true
+	case policy.Block:
+		m.WithLabelValues(string(dec.State), dec.Code).Inc()
+		return store.Outcome{DeliveryID: d.ID, Owner: w.cfg.Owner, Attempt: d.Attempt, At: now,
+			State: dec.State, ErrorCode: dec.Code, Error: dec.Reason}, true, true
+	}
+	m.WithLabelValues("allowed", "none").Inc()
+	return store.Outcome{}, false, false
+}

@@ -1,0 +1,161 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/policy"
+)
+
+// policyFunc adapts a function to Policy.
+type policyFunc func(job *heraldtype.Job, now time.Time) (policy.Decision, error)
+
+func (f policyFunc) Check(_ context.Context, job *heraldtype.Job, now time.Time) (policy.Decision, error) {
+	return f(job, now)
+}
+
+// countingSender counts its sends.
+func countingSender(n *atomic.Int64) Sender {
+	return senderFunc(func(_ context.Context, m *heraldtype.Message) (string, error) {
+		n.Add(1)
+		return "pm-" + m.Key, nil
+	})
+}
+
+func TestPolicyBlocksWithoutSending(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		state heraldtype.DeliveryState
+		code  string
+		out   heraldtype.AttemptOutcome
+	}{
+		{heraldtype.StateOptedOut, policy.CodeTypeDisabled, heraldtype.OutcomeOptedOut},
+		{heraldtype.StateRateLimited, policy.CodeDuplicate, heraldtype.OutcomeRateLimited},
+		{heraldtype.StateRateLimited, policy.CodeDailyCap, heraldtype.OutcomeRateLimited},
+	} {
+		var sends atomic.Int64
+		h := newHarness(t, map[string]Sender{"fcm": countingSender(&sends)}, func(cfg *Config) {
+			cfg.Policy = policyFunc(func(*heraldtype.Job, time.Time) (policy.Decision, error) {
+				return policy.Decision{Verdict: policy.Block, State: c.state, Code: c.code, Reason: "because"}, nil
+			})
+		})
+		id := h.add(fakeDelivery{})
+		h.runOnce(1)
+		d := h.store.get(id)
+		// Recorded with its reason, never silently dropped (issue 4).
+		if d.State != c.state || d.LastErrorCode != c.code || d.LastError != "because" || d.FinishedAt == nil {
+			t.Fatalf("%s/%s: delivery = %+v", c.state, c.code, d)
+		}
+		if len(d.Attempts) != 1 || d.Attempts[0].Outcome != c.out {
+			t.Fatalf("%s: attempts = %+v", c.code, d.Attempts)
+		}
+		if sends.Load() != 0 {
+			t.Fatalf("%s: the provider was called %d times", c.code, sends.Load())
+		}
+		if got := counter(h.metrics.PolicyDecisions.WithLabelValues(string(c.state), c.code)); got != 1 {
+			t.Fatalf("%s: decisions metric = %v, want 1", c.code, got)
+		}
+	}
+}
+
+// Quiet hours defer a delivery (not drop it): it goes back to the queue,
+// uncounted, until the window ends, and is sent then.
+func TestPolicyDeferThenSend(t *testing.T) {
+	t.Parallel()
+	var sends atomic.Int64
+	var until time.Time
+	h := newHarness(t, map[string]Sender{"fcm": countingSender(&sends)}, func(cfg *Config) {
+		cfg.Policy = policyFunc(func(_ *heraldtype.Job, now time.Time) (policy.Decision, error) {
+			if now.Before(until) {
+				return policy.Decision{Verdict: policy.Defer, Code: policy.CodeQuietHours, Reason: "quiet", Until: until}, nil
+			}
+			return policy.Decision{Verdict: policy.Allow}, nil
+		})
+	})
+	until = h.clock.Now().Add(8 * time.Hour)
+	id := h.add(fakeDelivery{})
+	h.runOnce(1)
+	d := h.store.get(id)
+	if d.State != heraldtype.StatePending || d.Attempt != 0 || !d.RunAt.Equal(until) || d.LastErrorCode != policy.CodeQuietHours {
+		t.Fatalf("deferred delivery = %+v", d)
+	}
+	if len(d.Attempts) != 1 || d.Attempts[0].Outcome != heraldtype.OutcomeDeferred || sends.Load() != 0 {
+		t.Fatalf("attempts = %+v, sends = %d", d.Attempts, sends.Load())
+	}
+	h.runOnce(0)
+	h.clock.Advance(8 * time.Hour)
+	h.runOnce(1)
+	if d := h.store.get(id); d.State != heraldtype.StateSent || d.Attempt != 1 || sends.Load() != 1 {
+		t.Fatalf("after the window: %+v, sends = %d", d, sends.Load())
+	}
+}
+
+// S1.3: when the policy store fails nothing is sent blind; the delivery
+// waits and is retried, and sent once the store answers again.
+func TestPolicyErrorFailsClosed(t *testing.T) {
+	t.Parallel()
+	var sends atomic.Int64
+	var mu sync.Mutex
+	broken := true
+	h := newHarness(t, map[string]Sender{"fcm": countingSender(&sends)}, func(cfg *Config) {
+		cfg.Policy = policyFunc(func(*heraldtype.Job, time.Time) (policy.Decision, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if broken {
+				return policy.Decision{}, errors.New("redis: connection refused")
+			}
+			return policy.Decision{Verdict: policy.Allow}, nil
+		})
+	})
+	id := h.add(fakeDelivery{})
+	h.runOnce(1)
+	d := h.store.get(id)
+	if d.State != heraldtype.StatePending || d.Attempt != 0 || !d.RunAt.Equal(h.clock.Now().Add(DefaultPolicyRetry)) ||
+		d.LastErrorCode != policy.CodePolicyError || sends.Load() != 0 {
+		t.Fatalf("after a policy error: %+v, sends = %d", d, sends.Load())
+	}
+	if len(d.Attempts) != 1 || d.Attempts[0].Outcome != heraldtype.OutcomePolicyError {
+		t.Fatalf("attempts = %+v", d.Attempts)
+	}
+	h.clock.Advance(DefaultPolicyRetry)
+	h.runOnce(1)
+	if sends.Load() != 0 || h.store.get(id).State != heraldtype.StatePending {
+		t.Fatal("a delivery was sent while the policy store was failing")
+	}
+	mu.Lock()
+	broken = false
+	mu.Unlock()
+	h.clock.Advance(DefaultPolicyRetry)
+	h.runOnce(1)
+	if d := h.store.get(id); d.State != heraldtype.StateSent || sends.Load() != 1 {
+		t.Fatalf("after recovery: %+v, sends = %d", d, sends.Load())
+	}
+}
+
+// A delivery the policy cannot decide for longer than PolicyMaxDelay ends
+// dead with its reason instead of waiting forever.
+func TestPolicyErrorGivesUp(t *testing.T) {
+	t.Parallel()
+	var sends atomic.Int64
+	h := newHarness(t, map[string]Sender{"fcm": countingSender(&sends)}, func(cfg *Config) {
+		cfg.PolicyMaxDelay = time.Hour
+		cfg.Policy = policyFunc(func(*heraldtype.Job, time.Time) (policy.Decision, error) {
+			return policy.Decision{}, errors.New("database is locked")
+		})
+	})
+	id := h.add(fakeDelivery{})
+	h.store.mu.Lock()
+	h.store.deliveries[id].CreatedAt = h.clock.Now()
+	h.store.mu.Unlock()
+	h.clock.Advance(time.Hour + time.Second)
+	h.runOnce(1)
+	d := h.store.get(id)
+	if d.State != heraldtype.StateDead || d.LastErrorCode != policy.CodePolicyError || sends.Load() != 0 {
+		t.Fatalf("delivery = %+v, sends = %d", d, sends.Load())
+	}
+}

@@ -1,0 +1,189 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// TypeStore reads the types declared through the API.
+type TypeStore interface {
+	GetType(ctx context.Context, name string) (store.NotificationType, error)
+	ListTypes(ctx context.Context) ([]store.NotificationType, error)
+}
+
+// Catalog resolves notification types: a type stored through the API
+// (PUT /v1/types/{type}) wins over one declared in the configuration file,
+// which wins over the defaults. Unknown types are accepted with the
+// defaults (DefaultType), which keep the behaviour Herald had before it
+// had a policy: no cap, and only what a user asked for (preferences,
+// quiet hours) or a trigger asked for (a dedupe key) applies.
+type Catalog struct {
+	static map[string]store.NotificationType
+	store  TypeStore
+}
+
+// NewCatalog validates the configured types and returns a Catalog.
+func NewCatalog(static map[string]store.NotificationType, st TypeStore) (*Catalog, error) {
+	if st == nil {
+		return nil, errors.New("policy: NewCatalog needs a TypeStore")
+	}
+	c := &Catalog{static: make(map[string]store.NotificationType, len(static)), store: st}
+	for name, t := range static {
+		t.Name = name
+		if err := NormalizeType(&t); err != nil {
+			return nil, fmt.Errorf("policy: type %q: %w", name, err)
+		}
+		c.static[name] = t
+	}
+	return c, nil
+}
+
+// DefaultType is the configuration of a type nobody declared: push,
+// NORMAL, a 1 h dedupe window, quiet hours respected, not counted toward
+// the daily cap, at_least_once, not critical. A type must be declared
+// capped because Herald cannot tell a marketing nudge from a password
+// reset.
+func DefaultType(name string) store.NotificationType {
+	return store.NotificationType{Name: name, Priority: heraldtype.PriorityNormal, DedupeWindow: DefaultDedupeWindow,
+		QuietHours: true, Guarantee: heraldtype.AtLeastOnce}
+}
+
+// NormalizeType validates t and fills its defaults (priority NORMAL,
+// window 1 h, at_least_once).
+func NormalizeType(t *store.NotificationType) error {
+	if t.Priority == "" {
+		t.Priority = heraldtype.PriorityNormal
+	}
+	if !t.Priority.Valid() {
+		return heraldtype.FieldErrorf("priority", "must be LOW, NORMAL or HIGH")
+	}
+	if t.Guarantee == "" {
+		t.Guarantee = heraldtype.AtLeastOnce
+	}
+	if !t.Guarantee.Valid() {
+		return heraldtype.FieldErrorf("guarantee", "%q must be at_least_once or at_most_once", t.Guarantee)
+	}
+	switch {
+	case t.DedupeWindow == 0:
+		t.DedupeWindow = DefaultDedupeWindow
+	case t.DedupeWindow < time.Second || t.DedupeWindow > 31*24*time.Hour:
+		return heraldtype.FieldErrorf("dedupe_window", "must be between 1s and 31 days, got %s", t.DedupeWindow)
+	}
+	seen := map[heraldtype.Channel]bool{}
+	for _, ch := range t.Channels {
+		if !validChannel(ch) {
+			return heraldtype.FieldErrorf("channels", "unknown channel %q (known: push, sms, email, in_app)", ch)
+		}
+		if seen[ch] {
+			return heraldtype.FieldErrorf("channels", "%q is listed twice", ch)
+		}
+		seen[ch] = true
+	}
+	return nil
+}
+
+func validChannel(ch heraldtype.Channel) bool {
+	switch ch {
+	case heraldtype.ChannelPush, heraldtype.ChannelSMS, heraldtype.ChannelEmail, heraldtype.ChannelInApp:
+		return true
+	}
+	return false
+}
+
+// Type returns the effective configuration of a type.
+func (c *Catalog) Type(ctx context.Context, name string) (store.NotificationType, error) {
+	t, err := c.store.GetType(ctx, name)
+	if err == nil {
+		return t, nil
+	}
+	if heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
+		return store.NotificationType{}, err
+	}
+	if t, ok := c.static[name]; ok {
+		return t, nil
+	}
+	return DefaultType(name), nil
+}
+
+// Declared returns a declared type (stored or configured), ENOTFOUND for
+// a type nobody declared.
+func (c *Catalog) Declared(ctx context.Context, name string) (store.NotificationType, error) {
+	t, err := c.store.GetType(ctx, name)
+	if heraldtype.ErrorCode(err) == heraldtype.ENOTFOUND {
+		if t, ok := c.static[name]; ok {
+			return t, nil
+		}
+	}
+	return t, err
+}
+
+// List returns every declared type, stored ones over configured ones,
+// ordered by name.
+func (c *Catalog) List(ctx context.Context) ([]store.NotificationType, error) {
+	stored, err := c.store.ListTypes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all := maps.Clone(c.static)
+	if all == nil {
+		all = map[string]store.NotificationType{}
+	}
+	for _, t := range stored {
+		all[t.Name] = t
+	}
+	out := slices.Collect(maps.Values(all))
+	slices.SortFunc(out, func(a, b store.NotificationType) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// ValidatePreferences checks p: known types' names are not checked (a
+// preference may precede its type's declaration), channels must be known,
+// quiet hours well-formed, the cap within bounds.
+func ValidatePreferences(p *store.Preferences) error {
+	for name, tp := range p.Types {
+		seen := map[heraldtype.Channel]bool{}
+		for _, ch := range tp.Channels {
+			if !validChannel(ch) || seen[ch] {
+				return heraldtype.FieldErrorf("types", "type %q: channel %q is unknown or listed twice", name, ch)
+			}
+			seen[ch] = true
+		}
+	}
+	seen := map[heraldtype.Channel]bool{}
+	for _, ch := range p.OptedOutChannels {
+		if !validChannel(ch) || seen[ch] {
+			return heraldtype.FieldErrorf("opted_out_channels", "channel %q is unknown or listed twice", ch)
+		}
+		if ch == heraldtype.ChannelInApp {
+			// The inbox is written with the notification and is the record
+			// the user is guaranteed to see (S4.5); the policy governs the
+			// channels that interrupt.
+			return heraldtype.FieldErrorf("opted_out_channels", "in_app cannot be opted out: the inbox is the record the user always keeps")
+		}
+		seen[ch] = true
+	}
+	if p.QuietHours != nil {
+		if _, err := ParseQuietHours(*p.QuietHours); err != nil {
+			return heraldtype.FieldErrorf("quiet_hours", "%v", err)
+		}
+	}
+	if p.DailyCap < 0 || p.DailyCap > MaxDailyCap {
+		return heraldtype.FieldErrorf("daily_cap", "must be between 0 (the default) and %d", MaxDailyCap)
+	}
+	return nil
+}

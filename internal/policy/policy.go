@@ -1,0 +1,262 @@
+// Package policy decides, at send time, whether one claimed delivery may be
+// sent: the delivery policy of S1.1–S1.3, S3.8 and S3.11. It runs in the
+// dispatcher, per delivery, in this order:
+//
+//  1. preferences — the type turned off, the channel not allowed for the
+//     type, or the channel opted out: opted_out. Nothing bypasses an
+//     explicit opt-out, not even a critical type.
+//  2. quiet hours — inside the user's window (in the user's time zone) a
+//     non-critical delivery of a type with quiet hours is deferred until
+//     the window ends, then runs through the whole policy again.
+//  3. de-duplication — a notification with a dedupe key takes a
+//     first-writer-wins lock on user × type × key for the type's window;
+//     a second notification inside the window is rate_limited/duplicate.
+//  4. daily cap — a capped, non-critical notification is counted toward
+//     the user's local calendar day; beyond the cap it is
+//     rate_limited/daily_cap.
+//
+// The order puts the checks that consume nothing first: an opted-out or
+// deferred delivery must not take a dedupe lock or a slot of the day's cap
+// it will not use (a notification deferred overnight counts toward the day
+// it is sent on). De-duplication precedes the cap so that a duplicate never
+// spends a cap slot.
+//
+// Steps 3 and 4 are atomic operations of a Limiter (the SQL store or
+// Redis), idempotent per notification: every delivery of one notification
+// (one per device and channel) gets the same answer, and a delivery retried
+// after a failure is not blocked by its own lock or counted twice.
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// Error codes of the decisions, recorded as the delivery's last_error_code.
+const (
+	CodeTypeDisabled    = "type_disabled"
+	CodeChannelDisabled = "channel_disabled"
+	CodeChannelOptedOut = "channel_opted_out"
+	CodeDuplicate       = "duplicate"
+	CodeDailyCap        = "daily_cap"
+	CodeQuietHours      = store.CodeQuietHours
+	// CodePolicyError: the policy could not be evaluated (its store
+	// failed), so the delivery was not sent (S1.3).
+	CodePolicyError = "policy_error"
+)
+
+// Defaults of the policy.
+const (
+	// DefaultDailyCap is the seed's daily limit per user (S3.8: the 11th
+	// is blocked).
+	DefaultDailyCap = 10
+	// DefaultDedupeWindow is the seed's duplicate window (S3.8: 1 h).
+	DefaultDedupeWindow = time.Hour
+	// MaxDailyCap bounds a configured or preferred cap.
+	MaxDailyCap = 10000
+)
+
+// Limiter holds the atomic parts of the policy. Both implementations (the
+// SQL stores and Redis) pass the shared suite in policy/policytest.
+type Limiter interface {
+	// AcquireDedupe takes the lock key for owner (a notification id) until
+	// now+window if it is free or expired: first writer wins. ok is true
+	// when owner holds the lock, also when it already did, so every
+	// delivery of one notification gets the same answer.
+	AcquireDedupe(ctx context.Context, key, owner string, window time.Duration, now time.Time) (ok bool, err error)
+	// CountDaily atomically: if owner is already counted for userID's day
+	// (the user's local date, YYYY-MM-DD), ok; else if fewer than limit
+	// owners are counted, count owner, ok; else not ok. The count may be
+	// forgotten after expireAt.
+	CountDaily(ctx context.Context, userID, day, owner string, limit int, expireAt time.Time) (ok bool, err error)
+}
+
+// Verdict is what the policy says about one delivery.
+type Verdict uint8
+
+const (
+	// Allow: send it.
+	Allow Verdict = iota
+	// Defer: return it to the queue until Decision.Until (quiet hours),
+	// without counting an attempt.
+	Defer
+	// Block: end it in Decision.State (opted_out or rate_limited).
+	Block
+)
+
+// Decision is the policy's answer for one delivery.
+type Decision struct {
+	Verdict Verdict
+	// State is opted_out or rate_limited when Verdict is Block.
+	State heraldtype.DeliveryState
+	// Code and Reason explain a Defer or Block.
+	Code   string
+	Reason string
+	// Until is when a deferred delivery is due again.
+	Until time.Time
+}
+
+// Source is where the policy reads a user's preferences.
+type Source interface {
+	// GetPreferences returns the user's preferences with the user's time
+	// zone.
+	GetPreferences(ctx context.Context, userID string) (store.Preferences, error)
+}
+
+// Config configures an Engine.
+type Config struct {
+	// Types resolves a notification type. Required.
+	Types *Catalog
+	// Source reads preferences. Required.
+	Source Source
+	// Limiter takes dedupe locks and counts daily caps. Required.
+	Limiter Limiter
+	// DailyCap is the cap of a user without one in their preferences.
+	// Default DefaultDailyCap.
+	DailyCap int
+}
+
+// Engine evaluates the policy. It is safe for concurrent use.
+type Engine struct {
+	cfg   Config
+	zones sync.Map // time zone name → *time.Location
+}
+
+// New validates cfg and returns an Engine.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Types == nil || cfg.Source == nil || cfg.Limiter == nil {
+		return nil, errors.New("policy: Config.Types, Config.Source and Config.Limiter are required")
+	}
+	if cfg.DailyCap == 0 {
+		cfg.DailyCap = DefaultDailyCap
+	}
+	if cfg.DailyCap < 1 || cfg.DailyCap > MaxDailyCap {
+		return nil, fmt.Errorf("policy: Config.DailyCap %d must be between 1 and %d", cfg.DailyCap, MaxDailyCap)
+	}
+	return &Engine{cfg: cfg}, nil
+}
+
+// Check decides whether job may be sent at now. An error means the policy
+// could not be evaluated: the caller must not send (fail-closed, S1.3).
+func (e *Engine) Check(ctx context.Context, job *heraldtype.Job, now time.Time) (Decision, error) {
+	n := job.Notification
+	if n == nil {
+		return Decision{}, errors.New("policy: the job has no notification")
+	}
+	t, err := e.cfg.Types.Type(ctx, n.Type)
+	if err != nil {
+		return Decision{}, fmt.Errorf("policy: type %q: %w", n.Type, err)
+	}
+	prefs, err := e.cfg.Source.GetPreferences(ctx, n.UserID)
+	if err != nil {
+		return Decision{}, fmt.Errorf("policy: preferences of user %q: %w", n.UserID, err)
+	}
+	if d, done := Preferences(t, prefs, job.Delivery.Channel); done {
+		return d, nil
+	}
+	loc, err := e.location(prefs.Timezone)
+	if err != nil {
+		return Decision{}, err
+	}
+	if t.QuietHours && !t.Critical && prefs.QuietHours != nil {
+		w, err := ParseQuietHours(*prefs.QuietHours)
+		if err != nil {
+			return Decision{}, fmt.Errorf("policy: quiet hours of user %q: %w", n.UserID, err)
+		}
+		if until, in := w.Until(now, loc); in {
+			return Decision{Verdict: Defer, Code: CodeQuietHours, Until: until,
+				Reason: fmt.Sprintf("quiet hours %s-%s (%s)", w.Start, w.End, loc)}, nil
+		}
+	}
+	if n.DedupeKey != "" {
+		window := t.DedupeWindow
+		if window <= 0 {
+			window = DefaultDedupeWindow
+		}
+		ok, err := e.cfg.Limiter.AcquireDedupe(ctx, DedupeKey(n.UserID, n.Type, n.DedupeKey), n.ID, window, now)
+		if err != nil {
+			return Decision{}, fmt.Errorf("policy: de-duplication: %w", err)
+		}
+		if !ok {
+			return Decision{Verdict: Block, State: heraldtype.StateRateLimited, Code: CodeDuplicate,
+				Reason: fmt.Sprintf("a %s notification with dedupe key %q was already sent within %s", n.Type, n.DedupeKey, window)}, nil
+		}
+	}
+	if t.CountsTowardCap && !t.Critical {
+		limit := e.cfg.DailyCap
+		if prefs.DailyCap > 0 {
+			limit = prefs.DailyCap
+		}
+		day, midnight := LocalDay(now, loc)
+		// The count outlives the day by an hour, so instances whose clocks
+		// differ slightly still see it.
+		ok, err := e.cfg.Limiter.CountDaily(ctx, n.UserID, day, n.ID, limit, midnight.Add(time.Hour))
+		if err != nil {
+			return Decision{}, fmt.Errorf("policy: daily cap: %w", err)
+		}
+		if !ok {
+			return Decision{Verdict: Block, State: heraldtype.StateRateLimited, Code: CodeDailyCap,
+				Reason: fmt.Sprintf("the daily cap of %d notifications on %s (%s) is reached", limit, day, loc)}, nil
+		}
+	}
+	return Decision{Verdict: Allow}, nil
+}
+
+// Preferences is step 1 of the policy, pure: it reports the opt-out
+// decision and true when the user's preferences refuse a delivery of type
+// t on channel ch.
+func Preferences(t store.NotificationType, p store.Preferences, ch heraldtype.Channel) (Decision, bool) {
+	if ch == "" {
+		ch = heraldtype.ChannelPush
+	}
+	block := func(code, reason string) (Decision, bool) {
+		return Decision{Verdict: Block, State: heraldtype.StateOptedOut, Code: code, Reason: reason}, true
+	}
+	if tp, ok := p.Types[t.Name]; ok {
+		if tp.Disabled {
+			return block(CodeTypeDisabled, "the user turned "+t.Name+" notifications off")
+		}
+		if len(tp.Channels) > 0 && !contains(tp.Channels, ch) {
+			return block(CodeChannelDisabled, "the user does not allow "+string(ch)+" for "+t.Name+" notifications")
+		}
+	}
+	if contains(p.OptedOutChannels, ch) {
+		return block(CodeChannelOptedOut, "the user opted out of "+string(ch))
+	}
+	return Decision{}, false
+}
+
+func contains(chs []heraldtype.Channel, ch heraldtype.Channel) bool {
+	for _, c := range chs {
+		if c == ch {
+			return true
+		}
+	}
+	return false
+}
+
+// DedupeKey is the Limiter key of user × type × dedupe key. The unit
+// separator cannot occur in a user id, a type or a validated dedupe key,
+// so two triples never share a key.
+func DedupeKey(userID, typ, key string) string {
+	return userID + "\x1f" + typ + "\x1f" + key
+}
+
+// location loads (and caches) a time zone; an empty name is UTC.
+func (e *Engine) location(name string) (*time.Location, error) {
+	if v, ok := e.zones.Load(name); ok {
+		return v.(*time.Location), nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, fmt.Errorf("policy: time zone %q: %w", name, err)
+	}
+	e.zones.Store(name, loc)
+	return loc, nil
+}

@@ -1,0 +1,216 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+func zone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}
+
+func TestQuietHoursUntil(t *testing.T) {
+	t.Parallel()
+	ny := zone(t, "America/New_York")
+	overnight, err := ParseQuietHours(store.QuietHours{Start: "22:00", End: "08:00"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lunch, err := ParseQuietHours(store.QuietHours{Start: "12:00", End: "13:30"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		w      QuietWindow
+		now    time.Time
+		in     bool
+		wantAt time.Time
+	}{
+		{"evening", overnight, time.Date(2026, 6, 1, 23, 0, 0, 0, ny), true, time.Date(2026, 6, 2, 8, 0, 0, 0, ny)},
+		{"early morning", overnight, time.Date(2026, 6, 2, 7, 59, 0, 0, ny), true, time.Date(2026, 6, 2, 8, 0, 0, 0, ny)},
+		{"start is inside", overnight, time.Date(2026, 6, 1, 22, 0, 0, 0, ny), true, time.Date(2026, 6, 2, 8, 0, 0, 0, ny)},
+		{"end is outside", overnight, time.Date(2026, 6, 2, 8, 0, 0, 0, ny), false, time.Time{}},
+		{"day", overnight, time.Date(2026, 6, 2, 15, 0, 0, 0, ny), false, time.Time{}},
+		// Spring forward (Mar 8 2026, 02:00 → 03:00): the night is 8 h.
+		{"spring forward", overnight, time.Date(2026, 3, 7, 23, 0, 0, 0, ny), true, time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC)},
+		// Fall back (Nov 1 2026, 02:00 → 01:00): the night is 10 h.
+		{"fall back", overnight, time.Date(2026, 10, 31, 23, 0, 0, 0, ny), true, time.Date(2026, 11, 1, 13, 0, 0, 0, time.UTC)},
+		{"same-day window", lunch, time.Date(2026, 6, 2, 12, 45, 0, 0, ny), true, time.Date(2026, 6, 2, 13, 30, 0, 0, ny)},
+		{"before a same-day window", lunch, time.Date(2026, 6, 2, 11, 59, 0, 0, ny), false, time.Time{}},
+	} {
+		until, in := c.w.Until(c.now, ny)
+		if in != c.in || !until.Equal(c.wantAt) {
+			t.Errorf("%s: Until(%v) = %v, %v; want %v, %v", c.name, c.now, until, in, c.wantAt, c.in)
+		}
+	}
+	for _, bad := range []store.QuietHours{{Start: "22:00", End: "22:00"}, {Start: "24:00", End: "08:00"}, {Start: "7:00", End: "08:00"}, {Start: "22:00", End: "x"}} {
+		if _, err := ParseQuietHours(bad); err == nil {
+			t.Errorf("ParseQuietHours(%+v) accepted", bad)
+		}
+	}
+}
+
+// The cap's day is the user's calendar date; it resets at their midnight.
+func TestLocalDay(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 22, 4, 30, 0, 0, time.UTC)
+	for _, c := range []struct {
+		zone, day string
+		midnight  time.Time
+	}{
+		{"America/New_York", "2026-11-21", time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)},
+		{"Asia/Seoul", "2026-11-22", time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)},
+		{"UTC", "2026-11-22", time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)},
+	} {
+		day, midnight := LocalDay(now, zone(t, c.zone))
+		if day != c.day || !midnight.Equal(c.midnight) {
+			t.Errorf("%s: %s until %v, want %s until %v", c.zone, day, midnight, c.day, c.midnight)
+		}
+	}
+}
+
+// fakeLimiter records calls and answers yes, or fails.
+type fakeLimiter struct {
+	dedupe, daily int
+	err           error
+}
+
+func (l *fakeLimiter) AcquireDedupe(context.Context, string, string, time.Duration, time.Time) (bool, error) {
+	l.dedupe++
+	return l.err == nil, l.err
+}
+
+func (l *fakeLimiter) CountDaily(context.Context, string, string, string, int, time.Time) (bool, error) {
+	l.daily++
+	return l.err == nil, l.err
+}
+
+type fakeSource struct {
+	prefs store.Preferences
+	err   error
+}
+
+func (s fakeSource) GetPreferences(context.Context, string) (store.Preferences, error) {
+	return s.prefs, s.err
+}
+
+type fakeTypes map[string]store.NotificationType
+
+func (f fakeTypes) GetType(_ context.Context, name string) (store.NotificationType, error) {
+	if t, ok := f[name]; ok {
+		return t, nil
+	}
+	return store.NotificationType{}, heraldtype.Errorf(heraldtype.ENOTFOUND, "no type")
+}
+
+func (f fakeTypes) ListTypes(context.Context) ([]store.NotificationType, error) { return nil, nil }
+
+func engine(t *testing.T, prefs store.Preferences, l *fakeLimiter) *Engine {
+	t.Helper()
+	cat, err := NewCatalog(map[string]store.NotificationType{
+		"promo": {CountsTowardCap: true, QuietHours: true},
+		"alarm": {CountsTowardCap: true, QuietHours: true, Critical: true},
+	}, fakeTypes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefs.Timezone = "Asia/Seoul"
+	e, err := New(Config{Types: cat, Source: fakeSource{prefs: prefs}, Limiter: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func job(typ string, ch heraldtype.Channel) *heraldtype.Job {
+	return &heraldtype.Job{Delivery: heraldtype.Delivery{Channel: ch},
+		Notification: &heraldtype.Notification{ID: "n1", UserID: "u1", Type: typ, DedupeKey: "k"}}
+}
+
+// 03:00 in Seoul.
+func night() time.Time { return time.Date(2026, 6, 1, 18, 0, 0, 0, time.UTC) }
+
+// Order: an opted-out or deferred delivery takes no lock and no cap slot.
+func TestEngineOrder(t *testing.T) {
+	t.Parallel()
+	quiet := &store.QuietHours{Start: "22:00", End: "08:00"}
+	for _, c := range []struct {
+		name          string
+		prefs         store.Preferences
+		typ           string
+		verdict       Verdict
+		code          string
+		dedupe, daily int
+	}{
+		{"opted out", store.Preferences{Types: map[string]store.TypePreference{"promo": {Disabled: true}}, QuietHours: quiet},
+			"promo", Block, CodeTypeDisabled, 0, 0},
+		{"channel opted out", store.Preferences{OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelPush}},
+			"promo", Block, CodeChannelOptedOut, 0, 0},
+		{"critical still opted out", store.Preferences{Types: map[string]store.TypePreference{"alarm": {Disabled: true}}},
+			"alarm", Block, CodeTypeDisabled, 0, 0},
+		{"quiet hours", store.Preferences{QuietHours: quiet}, "promo", Defer, CodeQuietHours, 0, 0},
+		{"critical bypasses quiet hours and cap", store.Preferences{QuietHours: quiet}, "alarm", Allow, "", 1, 0},
+		{"allowed", store.Preferences{}, "promo", Allow, "", 1, 1},
+		{"unknown type: no cap", store.Preferences{}, "other", Allow, "", 1, 0},
+	} {
+		l := &fakeLimiter{}
+		d, err := engine(t, c.prefs, l).Check(t.Context(), job(c.typ, heraldtype.ChannelPush), night())
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if d.Verdict != c.verdict || d.Code != c.code || l.dedupe != c.dedupe || l.daily != c.daily {
+			t.Errorf("%s: %+v with %d dedupe and %d cap calls; want %v %q, %d, %d", c.name, d, l.dedupe, l.daily,
+				c.verdict, c.code, c.dedupe, c.daily)
+		}
+		if c.verdict == Defer && !d.Until.Equal(time.Date(2026, 6, 1, 23, 0, 0, 0, time.UTC)) {
+			t.Errorf("%s: until %v, want 08:00 Seoul", c.name, d.Until)
+		}
+	}
+}
+
+// Fail-closed: a store error is an error, never an allow.
+func TestEngineErrors(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("boom")
+	if _, err := engine(t, store.Preferences{}, &fakeLimiter{err: boom}).Check(t.Context(), job("promo", ""), night()); !errors.Is(err, boom) {
+		t.Fatalf("limiter failure: %v", err)
+	}
+	cat, _ := NewCatalog(nil, fakeTypes{})
+	e, err := New(Config{Types: cat, Source: fakeSource{err: boom}, Limiter: &fakeLimiter{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Check(t.Context(), job("promo", ""), night()); !errors.Is(err, boom) {
+		t.Fatalf("preferences failure: %v", err)
+	}
+	if _, err := New(Config{Types: cat, Source: fakeSource{}, Limiter: &fakeLimiter{}, DailyCap: -1}); err == nil {
+		t.Fatal("a negative cap was accepted")
+	}
+}
+
+func TestValidatePreferences(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []store.Preferences{
+		{OptedOutChannels: []heraldtype.Channel{"fax"}},
+		{OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelInApp}},
+		{OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelSMS, heraldtype.ChannelSMS}},
+		{Types: map[string]store.TypePreference{"promo": {Channels: []heraldtype.Channel{"fax"}}}},
+		{QuietHours: &store.QuietHours{Start: "22:00", End: "25:00"}},
+		{DailyCap: -1},
+	} {
+		if err := ValidatePreferences(&bad); heraldtype.ErrorCode(err) != heraldtype.EINVALID {
+			t.Errorf("ValidatePreferences(%+v) = %v, want invalid_argument", bad, err)
+		}
+	}
+}

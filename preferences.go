@@ -1,0 +1,56 @@
+package herald
+
+import (
+	"context"
+
+	"github.com/heraldhq/herald/internal/policy"
+	"github.com/heraldhq/herald/store"
+)
+
+// Preferences are a user's delivery preferences (S3.11), the body and
+// answer of GET/PUT /v1/users/{id}/preferences:
+//
+//	{"types": {"promo": {"disabled": true}, "order": {"channels": ["email"]}},
+//	 "opted_out_channels": ["sms"],
+//	 "quiet_hours": {"start": "22:00", "end": "08:00"},
+//	 "daily_cap": 5}
+//
+// Quiet hours are in the user's time zone (the user's timezone field,
+// echoed read-only); a start after the end spans midnight. daily_cap 0
+// keeps the configured cap. Per-device push opt-in (S0.1) stays on the
+// device. in_app cannot be opted out: the inbox is the record a user is
+// always given (S4.5), and the policy governs the channels that interrupt.
+type Preferences = store.Preferences
+
+// TypePreference is a user's choice for one type: off, or only some
+// channels.
+type TypePreference = store.TypePreference
+
+// QuietHours is a daily window "HH:MM"–"HH:MM" in the user's time zone.
+type QuietHours = store.QuietHours
+
+// PutPreferences replaces a user's preferences. The user must exist.
+func (c *Client) PutPreferences(ctx context.Context, userID string, p Preferences) (Preferences, error) {
+	if err := validID("id", userID); err != nil {
+		return Preferences{}, err
+	}
+	p.UserID = userID
+	for name := range p.Types {
+		if err := validTypeName(name); err != nil {
+			return Preferences{}, err
+		}
+	}
+	if err := policy.ValidatePreferences(&p); err != nil {
+		return Preferences{}, err
+	}
+	return c.store.PutPreferences(ctx, p, c.now().UTC())
+}
+
+// GetPreferences returns a user's preferences (empty ones if the user set
+// none); not_found if the user does not exist.
+func (c *Client) GetPreferences(ctx context.Context, userID string) (Preferences, error) {
+	if err := validID("id", userID); err != nil {
+		return Preferences{}, err
+	}
+	return c.store.GetPreferences(ctx, userID)
+}

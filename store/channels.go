@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// Channel delivery rules for Enqueue, beyond push (S3.6, S4.5):
+//
+//   - sms / email: when EnqueueParams.ChannelProviders names a provider for
+//     the channel, one delivery to the user's phone / e-mail address
+//     (Delivery.Address, captured now). A user without that address gets
+//     a skipped delivery with error code "no_address"; an address
+//     suppressed on that channel a skipped delivery with code
+//     "suppressed" — never a silent drop.
+//   - in_app: one InboxItem for the user (returned in EnqueueResult.Inbox)
+//     and one delivery with channel in_app, provider "inbox", already sent
+//     (attempt 1, a sent attempt row, provider message id = the item id):
+//     the inbox is written in the trigger's own transaction, so it is the
+//     record the user is guaranteed to see.
+//
+// EnqueuedNotification.Deliveries counts every delivery row created,
+// skipped ones included. Inbox items are deleted with their notification
+// by PruneFinished.
+
+// InboxProvider is the provider name of in-app deliveries.
+const InboxProvider = "inbox"
+
+// Skip codes Enqueue records on deliveries it could not address.
+const (
+	CodeNoAddress  = "no_address"
+	CodeSuppressed = "suppressed"
+)
+
+// Channels is the part of the store the non-push channels need. Store
+// embeds it.
+type Channels interface {
+	// ListInbox returns the user's inbox newest first (archived items only
+	// if f.Archived), the cursor of the next page ("" at the end) and the
+	// user's unread count (unarchived, unread). ENOTFOUND if the user does
+	// not exist.
+	ListInbox(ctx context.Context, userID string, f InboxFilter) (items []heraldtype.InboxItem, next string, unread int, err error)
+	// InboxSince returns up to limit unarchived items of the user with id >
+	// afterID, oldest first: what a real-time stream missed.
+	InboxSince(ctx context.Context, userID string, afterID int64, limit int) ([]heraldtype.InboxItem, error)
+	// MarkInboxRead marks the user's items among ids read (read_at = now if
+	// unset) and returns how many changed; other users' ids are ignored.
+	MarkInboxRead(ctx context.Context, userID string, ids []int64, now time.Time) (int, error)
+	// MarkAllInboxRead marks every unread item of the user read.
+	MarkAllInboxRead(ctx context.Context, userID string, now time.Time) (int, error)
+	// ArchiveInboxItem archives one of the user's items; ENOTFOUND if the
+	// user has no such item.
+	ArchiveInboxItem(ctx context.Context, userID string, id int64, now time.Time) error
+
+	// ListSuppressions lists suppressed addresses of a channel ("" for
+	// all), newest first.
+	ListSuppressions(ctx context.Context, channel heraldtype.Channel) ([]heraldtype.Suppression, error)
+	// DeleteSuppression lifts a suppression (the address opted in again);
+	// ENOTFOUND if there is none.
+	DeleteSuppression(ctx context.Context, channel heraldtype.Channel, address string) error
+}
+
+// InboxFilter selects a page of an inbox.
+type InboxFilter struct {
+	// Unread lists only unread items.
+	Unread bool
+	// Archived lists archived items instead of the live inbox.
+	Archived bool
+	Cursor   string
+	// Limit defaults to 50 and is capped at 200.
+	Limit int
+}
+
+// InboxNotifier is an optional capability of a store shared by several
+// instances (PostgreSQL): the returned channel receives the id of every
+// user who got a new inbox item on any instance, so the instance holding
+// that user's real-time stream pushes it (S3.6). An empty user id means
+// any user may have new items (sent when the listener (re)connects, or
+// when a slow consumer's queue overflowed): the consumer re-checks every
+// stream it holds. Closed when ctx ends.
+type InboxNotifier interface {
+	InboxEvents(ctx context.Context) <-chan string
+}

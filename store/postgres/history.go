@@ -1,0 +1,165 @@
+package postgres
+
+import (
+	"context"
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// historySQL summarises each notification's deliveries into its history
+// status and reason (S3.9), by the rules of store.HistoryStatus, exactly
+// as SQLite does. The inner query filters notifications by their own
+// columns (and the page cursor); the status filter applies to the summary.
+const historySQL = `SELECT id, user_id, type, title, created_at, status,
+	CASE status WHEN 'DEFERRED' THEN 'quiet_hours' WHEN 'RATE_LIMITED' THEN limited_code
+		WHEN 'USER_OPTED_OUT' THEN opted_code
+		WHEN 'FAILED' THEN CASE WHEN total = 0 THEN 'no_deliveries' ELSE coalesce(failed_code, '') END
+		ELSE '' END
+FROM (SELECT *, CASE WHEN sent > 0 THEN 'SENT'
+		WHEN live > 0 AND deferred > 0 THEN 'DEFERRED'
+		WHEN live > 0 THEN 'PENDING'
+		WHEN limited > 0 THEN 'RATE_LIMITED'
+		WHEN opted > 0 THEN 'USER_OPTED_OUT'
+		ELSE 'FAILED' END AS status
+	FROM (SELECT n.id, n.user_id, n.type, n.title, n.created_at, count(d.id) AS total,
+		count(*) FILTER (WHERE d.state = 'sent') AS sent,
+		count(*) FILTER (WHERE d.state IN ('pending', 'leased')) AS live,
+		count(*) FILTER (WHERE d.state = 'pending' AND d.last_error_code = 'quiet_hours') AS deferred,
+		count(*) FILTER (WHERE d.state = 'rate_limited') AS limited,
+		count(*) FILTER (WHERE d.state = 'opted_out') AS opted,
+		max(d.last_error_code) FILTER (WHERE d.state = 'rate_limited') AS limited_code,
+		max(d.last_error_code) FILTER (WHERE d.state = 'opted_out') AS opted_code,
+		max(d.last_error_code) FILTER (WHERE d.state IN ('dead', 'unknown', 'skipped')) AS failed_code
+	FROM {s}.notifications n LEFT JOIN {s}.deliveries d ON d.notification_id = n.id`
+
+// ListHistory implements store.Store.
+func (s *Store) ListHistory(ctx context.Context, f store.HistoryFilter) ([]store.HistoryEntry, string, error) {
+	limit, err := checkHistoryFilter(&f)
+	if err != nil {
+		return nil, "", err
+	}
+	var where []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if f.UserID != "" {
+		where = append(where, "n.user_id = "+arg(f.UserID))
+	}
+	if f.Type != "" {
+		where = append(where, "n.type = "+arg(f.Type))
+	}
+	if !f.From.IsZero() {
+		where = append(where, "n.created_at >= "+arg(f.From))
+	}
+	if !f.To.IsZero() {
+		where = append(where, "n.created_at < "+arg(f.To))
+	}
+	if f.Cursor != "" {
+		at, id, err := decodeHistoryCursor(f.Cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		where = append(where, "(n.created_at, n.id) < ("+arg(at)+"::timestamptz, "+arg(id)+")")
+	}
+	q := historySQL
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += ` GROUP BY n.id) AS agg) AS h`
+	if f.Status != "" {
+		q += ` WHERE status = ` + arg(string(f.Status))
+	}
+	q += ` ORDER BY created_at DESC, id DESC LIMIT ` + arg(limit+1)
+	rows, err := s.pool.Query(ctx, s.q(q), args...)
+	if err != nil {
+		return nil, "", formatError(err, "history")
+	}
+	defer rows.Close()
+	var out []store.HistoryEntry
+	for rows.Next() {
+		var e store.HistoryEntry
+		if err := rows.Scan(&e.NotificationID, &e.UserID, &e.Type, &e.Title, &e.CreatedAt, &e.Status, &e.Reason); err != nil {
+			return nil, "", formatError(err, "history")
+		}
+		e.CreatedAt = e.CreatedAt.UTC()
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", formatError(err, "history")
+	}
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		last := out[limit-1]
+		next = encodeHistoryCursor(last.CreatedAt, last.NotificationID)
+	}
+	return out, next, s.historyCounts(ctx, out)
+}
+
+// historyCounts fills each entry's delivery counts by state.
+func (s *Store) historyCounts(ctx context.Context, es []store.HistoryEntry) error {
+	if len(es) == 0 {
+		return nil
+	}
+	index := make(map[string]*store.HistoryEntry, len(es))
+	ids := make([]string, len(es))
+	for i := range es {
+		es[i].Deliveries = map[heraldtype.DeliveryState]int{}
+		index[es[i].NotificationID] = &es[i]
+		ids[i] = es[i].NotificationID
+	}
+	rows, err := s.pool.Query(ctx, s.q(`SELECT notification_id, state, count(*) FROM {s}.deliveries
+WHERE notification_id = ANY ($1::text[]) GROUP BY notification_id, state`), ids)
+	if err != nil {
+		return formatError(err, "history")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var st heraldtype.DeliveryState
+		var n int
+		if err := rows.Scan(&id, &st, &n); err != nil {
+			return formatError(err, "history")
+		}
+		index[id].Deliveries[st] = n
+	}
+	return formatError(rows.Err(), "history")
+}
+
+func checkHistoryFilter(f *store.HistoryFilter) (int, error) {
+	if f.Status != "" && !f.Status.Valid() {
+		return 0, heraldtype.FieldErrorf("status", "unknown status %q (SENT, FAILED, RATE_LIMITED, USER_OPTED_OUT, DEFERRED, PENDING)", f.Status)
+	}
+	switch {
+	case f.Limit < 0:
+		return 0, heraldtype.FieldErrorf("limit", "must not be negative")
+	case f.Limit == 0:
+		return 50, nil
+	}
+	return min(f.Limit, 200), nil
+}
+
+// The cursor is the last entry's created_at (unix microseconds) and id,
+// the same encoding SQLite uses.
+func encodeHistoryCursor(created time.Time, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(created.UnixMicro(), 10) + ":" + id))
+}
+
+func decodeHistoryCursor(c string) (time.Time, string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		at, id, ok := strings.Cut(string(b), ":")
+		v, perr := strconv.ParseInt(at, 10, 64)
+		if ok && perr == nil && id != "" {
+			return time.UnixMicro(v).UTC(), id, nil
+		}
+	}
+	return time.Time{}, "", heraldtype.FieldErrorf("cursor", "is not a cursor returned by a previous page")
+}

@@ -1,0 +1,168 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// The in-app inbox (S4.5, S3.6): store.Channels' inbox methods.
+
+const inboxColumns = `id, user_id, notification_id, type, title, body, coalesce(data::text, ''), created_at,
+	read_at, archived_at`
+
+func scanInbox(row pgx.Row) (heraldtype.InboxItem, error) {
+	var it heraldtype.InboxItem
+	var data string
+	if err := row.Scan(&it.ID, &it.UserID, &it.NotificationID, &it.Type, &it.Title, &it.Body, &data, &it.CreatedAt,
+		&it.ReadAt, &it.ArchivedAt); err != nil {
+		return it, err
+	}
+	it.CreatedAt, it.ReadAt, it.ArchivedAt = utc(it.CreatedAt), utcPtr(it.ReadAt), utcPtr(it.ArchivedAt)
+	return it, decodeInboxData(&it, data)
+}
+
+func decodeInboxData(it *heraldtype.InboxItem, data string) error {
+	if data == "" {
+		return nil
+	}
+	if err := json.Unmarshal([]byte(data), &it.Data); err != nil {
+		return fmt.Errorf("postgres: inbox item %d: data: %w", it.ID, err)
+	}
+	return nil
+}
+
+func collectInbox(rows pgx.Rows, err error) ([]heraldtype.InboxItem, error) {
+	if err != nil {
+		return nil, formatError(err, "inbox items")
+	}
+	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (heraldtype.InboxItem, error) { return scanInbox(r) })
+	if err != nil {
+		return nil, formatError(err, "inbox items")
+	}
+	if items == nil {
+		items = []heraldtype.InboxItem{}
+	}
+	return items, nil
+}
+
+// Page sizes of ListInbox (store.InboxFilter.Limit) and the bound of
+// InboxSince.
+const (
+	defaultInboxLimit = 50
+	maxInboxLimit     = 200
+	maxInboxSince     = 1000
+)
+
+// ListInbox implements store.Channels. Pages are keyed by id, newest
+// first, with the cursor of ListDeliveries; the user check, the unread
+// count and the page come from one snapshot. The conditions are written
+// into the statement rather than switched by parameters, so each shape
+// gets a plan that uses its index.
+func (s *Store) ListInbox(ctx context.Context, userID string, f store.InboxFilter) ([]heraldtype.InboxItem, string, int, error) {
+	limit, after, err := checkInboxFilter(f)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	var w where
+	w.add("user_id = $", userID)
+	if f.Archived {
+		w.conds = append(w.conds, "archived_at IS NOT NULL")
+	} else {
+		w.conds = append(w.conds, "archived_at IS NULL")
+	}
+	if f.Unread {
+		w.conds = append(w.conds, "read_at IS NULL")
+	}
+	if after > 0 {
+		w.add("id < $", after)
+	}
+	limitArg := w.arg(limit + 1)
+	var items []heraldtype.InboxItem
+	var unread int
+	err = s.readTx(ctx, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, s.q(`SELECT (SELECT count(*) FROM {s}.inbox_items
+	WHERE user_id = u.id AND read_at IS NULL AND archived_at IS NULL)
+FROM {s}.users u WHERE u.id = $1`), userID).Scan(&unread)
+		if err != nil {
+			return formatError(err, "user "+quote(userID))
+		}
+		rows, err := tx.Query(ctx, s.q(`SELECT `+inboxColumns+` FROM {s}.inbox_items`+w.sql()+
+			` ORDER BY id DESC LIMIT `+limitArg), w.args...)
+		items, err = collectInbox(rows, err)
+		return err
+	})
+	if err != nil {
+		return nil, "", 0, err
+	}
+	next := ""
+	if len(items) > limit {
+		items = items[:limit]
+		next = encodeCursor(items[limit-1].ID)
+	}
+	return items, next, unread, nil
+}
+
+// checkInboxFilter returns the page size and the id the page starts
+// below (0 for the first page).
+func checkInboxFilter(f store.InboxFilter) (limit int, after int64, err error) {
+	switch {
+	case f.Limit < 0:
+		return 0, 0, heraldtype.FieldErrorf("limit", "must not be negative")
+	case f.Limit == 0:
+		limit = defaultInboxLimit
+	default:
+		limit = min(f.Limit, maxInboxLimit)
+	}
+	if f.Cursor != "" {
+		if after, err = decodeCursor(f.Cursor); err != nil {
+			return 0, 0, err
+		}
+	}
+	return limit, after, nil
+}
+
+// InboxSince implements store.Channels.
+func (s *Store) InboxSince(ctx context.Context, userID string, afterID int64, limit int) ([]heraldtype.InboxItem, error) {
+	if afterID < 0 {
+		return nil, heraldtype.FieldErrorf("after_id", "must not be negative")
+	}
+	if limit < 1 || limit > maxInboxSince {
+		return nil, heraldtype.FieldErrorf("limit", "must be between 1 and %d", maxInboxSince)
+	}
+	return collectInbox(s.pool.Query(ctx, s.q(`SELECT `+inboxColumns+` FROM {s}.inbox_items
+WHERE user_id = $1 AND id > $2 AND archived_at IS NULL ORDER BY id LIMIT $3`), userID, afterID, limit))
+}
+
+// MarkInboxRead implements store.Channels.
+func (s *Store) MarkInboxRead(ctx context.Context, userID string, ids []int64, now time.Time) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	tag, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.inbox_items SET read_at = $1
+WHERE user_id = $2 AND read_at IS NULL AND id = ANY ($3::bigint[])`), now, userID, ids)
+	return int(tag.RowsAffected()), formatError(err, "inbox items")
+}
+
+// MarkAllInboxRead implements store.Channels. Archived items are marked
+// too: "every unread item".
+func (s *Store) MarkAllInboxRead(ctx context.Context, userID string, now time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.inbox_items SET read_at = $1 WHERE user_id = $2 AND read_at IS NULL`),
+		now, userID)
+	return int(tag.RowsAffected()), formatError(err, "inbox items")
+}
+
+// ArchiveInboxItem implements store.Channels. Archiving an archived item
+// keeps its first archived_at and succeeds.
+func (s *Store) ArchiveInboxItem(ctx context.Context, userID string, id int64, now time.Time) error {
+	tag, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.inbox_items SET archived_at = coalesce(archived_at, $1)
+WHERE id = $2 AND user_id = $3`), now, id, userID)
+	return affectedOne(tag.RowsAffected(), err, "inbox item "+strconv.FormatInt(id, 10)+" of user "+quote(userID))
+}

@@ -1,0 +1,177 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// PutType implements store.Store: the type is kept as one JSON document.
+func (s *Store) PutType(ctx context.Context, t store.NotificationType, now time.Time) (store.NotificationType, error) {
+	if t.Name == "" {
+		return t, heraldtype.FieldErrorf("name", "is required")
+	}
+	t.UpdatedAt = now.UTC().Truncate(time.Microsecond)
+	b, err := json.Marshal(t)
+	if err != nil {
+		return t, fmt.Errorf("postgres: type %q: %w", t.Name, err)
+	}
+	_, err = s.pool.Exec(ctx, s.q(`INSERT INTO {s}.notification_types (name, config, updated_at) VALUES ($1, $2, $3)
+ON CONFLICT (name) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at`), t.Name, b, t.UpdatedAt)
+	return t, formatError(err, "type")
+}
+
+// GetType implements store.Store.
+func (s *Store) GetType(ctx context.Context, name string) (store.NotificationType, error) {
+	var config []byte
+	err := s.pool.QueryRow(ctx, s.q(`SELECT config FROM {s}.notification_types WHERE name = $1`), name).Scan(&config)
+	if err != nil {
+		return store.NotificationType{}, formatError(err, "type "+quote(name))
+	}
+	return decodeType(config)
+}
+
+// ListTypes implements store.Store.
+func (s *Store) ListTypes(ctx context.Context) ([]store.NotificationType, error) {
+	rows, err := s.pool.Query(ctx, s.q(`SELECT config FROM {s}.notification_types ORDER BY name`))
+	if err != nil {
+		return nil, formatError(err, "types")
+	}
+	configs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, formatError(err, "types")
+	}
+	out := make([]store.NotificationType, 0, len(configs))
+	for _, c := range configs {
+		t, err := decodeType(c)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func decodeType(config []byte) (store.NotificationType, error) {
+	var t store.NotificationType
+	if err := json.Unmarshal(config, &t); err != nil {
+		return t, fmt.Errorf("postgres: stored type: %w", err)
+	}
+	t.UpdatedAt = t.UpdatedAt.UTC()
+	return t, nil
+}
+
+// PutPreferences implements store.Store.
+func (s *Store) PutPreferences(ctx context.Context, p store.Preferences, now time.Time) (store.Preferences, error) {
+	p.UpdatedAt = now.UTC().Truncate(time.Microsecond)
+	p.Timezone = ""
+	b, err := json.Marshal(p)
+	if err != nil {
+		return p, fmt.Errorf("postgres: preferences of %q: %w", p.UserID, err)
+	}
+	_, err = s.pool.Exec(ctx, s.q(`INSERT INTO {s}.user_preferences (user_id, prefs, updated_at) VALUES ($1, $2, $3)
+ON CONFLICT (user_id) DO UPDATE SET prefs = excluded.prefs, updated_at = excluded.updated_at`), p.UserID, b, p.UpdatedAt)
+	if err != nil {
+		return p, formatError(err, "preferences of user "+quote(p.UserID))
+	}
+	return s.GetPreferences(ctx, p.UserID)
+}
+
+// GetPreferences implements store.Store: one read joins the user (for its
+// time zone, and to tell a missing user from one without preferences).
+func (s *Store) GetPreferences(ctx context.Context, userID string) (store.Preferences, error) {
+	var tz string
+	var prefs []byte
+	err := s.pool.QueryRow(ctx, s.q(`SELECT u.timezone, p.prefs FROM {s}.users u
+LEFT JOIN {s}.user_preferences p ON p.user_id = u.id WHERE u.id = $1`), userID).Scan(&tz, &prefs)
+	if err != nil {
+		return store.Preferences{}, formatError(err, "user "+quote(userID))
+	}
+	p := store.Preferences{UserID: userID}
+	if prefs != nil {
+		if err := json.Unmarshal(prefs, &p); err != nil {
+			return p, fmt.Errorf("postgres: preferences of %q: %w", userID, err)
+		}
+		p.UpdatedAt = p.UpdatedAt.UTC()
+	}
+	p.Timezone = tz
+	return p, nil
+}
+
+// AcquireDedupe implements policy.Limiter with one upsert. Concurrent
+// inserts of one key queue on its primary key; each then finds the
+// winner's row and, unless it has expired, leaves it as it is: the
+// returned owner is who holds the lock.
+func (s *Store) AcquireDedupe(ctx context.Context, key, owner string, window time.Duration, now time.Time) (bool, error) {
+	if window <= 0 {
+		return false, heraldtype.FieldErrorf("window", "must be positive")
+	}
+	var holder string
+	err := s.pool.QueryRow(ctx, s.q(`INSERT INTO {s}.policy_dedupe AS l (key, owner, expires_at) VALUES ($1, $2, $3)
+ON CONFLICT (key) DO UPDATE SET
+	owner = CASE WHEN l.expires_at <= $4 THEN excluded.owner ELSE l.owner END,
+	expires_at = CASE WHEN l.expires_at <= $4 THEN excluded.expires_at ELSE l.expires_at END
+RETURNING owner`), key, owner, now.Add(window), now).Scan(&holder)
+	if err != nil {
+		return false, formatError(err, "dedupe lock")
+	}
+	return holder == owner, nil
+}
+
+// CountDaily implements policy.Limiter in one transaction, serialised per
+// user and day by a transaction advisory lock: a count and an insert
+// cannot be made atomic by a constraint, and READ COMMITTED would let two
+// transactions both see nine of ten slots taken.
+func (s *Store) CountDaily(ctx context.Context, userID, day, owner string, limit int, expireAt time.Time) (bool, error) {
+	if limit < 1 {
+		return false, heraldtype.FieldErrorf("limit", "must be at least 1")
+	}
+	ok := false
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		ok = false
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
+			s.prefix+"policy_daily\x1f"+userID+"\x1f"+day); err != nil {
+			return err
+		}
+		var counted bool
+		var n int
+		err := tx.QueryRow(ctx, s.q(`SELECT coalesce(bool_or(owner = $3), false), count(*) FROM {s}.policy_daily
+WHERE user_id = $1 AND day = $2`), userID, day, owner).Scan(&counted, &n)
+		switch {
+		case err != nil:
+			return err
+		case counted:
+			ok = true
+			return nil
+		case n >= limit:
+			return nil
+		}
+		_, err = tx.Exec(ctx, s.q(`INSERT INTO {s}.policy_daily (user_id, day, owner, expires_at) VALUES ($1, $2, $3, $4)`),
+			userID, day, owner, expireAt)
+		ok = err == nil
+		return err
+	})
+	if err != nil {
+		return false, formatError(err, "daily count")
+	}
+	return ok, nil
+}
+
+// PrunePolicy implements store.Store.
+func (s *Store) PrunePolicy(ctx context.Context, now time.Time) (int, error) {
+	total := 0
+	for _, table := range []string{"policy_dedupe", "policy_daily"} {
+		tag, err := s.pool.Exec(ctx, s.q(`DELETE FROM {s}.`+table+` WHERE expires_at <= $1`), now)
+		if err != nil {
+			return total, formatError(err, table)
+		}
+		total += int(tag.RowsAffected())
+	}
+	return total, nil
+}

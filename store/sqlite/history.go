@@ -1,0 +1,161 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/base64"
+	"strconv"
+	"strings"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// historySQL summarises each notification's deliveries into its history
+// status and reason (S3.9); the rules are store.HistoryStatus's. The
+// inner query filters notifications by their own columns (and the page
+// cursor), so it walks notifications_user_id, notifications_type or
+// notifications_created_at; the status filter applies to the summary.
+const historySQL = `SELECT id, user_id, type, title, created_at, status,
+	CASE status WHEN 'DEFERRED' THEN 'quiet_hours' WHEN 'RATE_LIMITED' THEN limited_code
+		WHEN 'USER_OPTED_OUT' THEN opted_code
+		WHEN 'FAILED' THEN CASE WHEN total = 0 THEN 'no_deliveries' ELSE coalesce(failed_code, '') END
+		ELSE '' END
+FROM (SELECT *, CASE WHEN sent > 0 THEN 'SENT'
+		WHEN live > 0 AND deferred > 0 THEN 'DEFERRED'
+		WHEN live > 0 THEN 'PENDING'
+		WHEN limited > 0 THEN 'RATE_LIMITED'
+		WHEN opted > 0 THEN 'USER_OPTED_OUT'
+		ELSE 'FAILED' END AS status
+	FROM (SELECT n.id, n.user_id, n.type, n.title, n.created_at, count(d.id) AS total,
+		sum(CASE WHEN d.state = 'sent' THEN 1 ELSE 0 END) AS sent,
+		sum(CASE WHEN d.state IN ('pending', 'leased') THEN 1 ELSE 0 END) AS live,
+		sum(CASE WHEN d.state = 'pending' AND d.last_error_code = 'quiet_hours' THEN 1 ELSE 0 END) AS deferred,
+		sum(CASE WHEN d.state = 'rate_limited' THEN 1 ELSE 0 END) AS limited,
+		sum(CASE WHEN d.state = 'opted_out' THEN 1 ELSE 0 END) AS opted,
+		max(CASE WHEN d.state = 'rate_limited' THEN d.last_error_code END) AS limited_code,
+		max(CASE WHEN d.state = 'opted_out' THEN d.last_error_code END) AS opted_code,
+		max(CASE WHEN d.state IN ('dead', 'unknown', 'skipped') THEN d.last_error_code END) AS failed_code
+	FROM notifications n LEFT JOIN deliveries d ON d.notification_id = n.id`
+
+// ListHistory implements store.Store.
+func (s *Store) ListHistory(ctx context.Context, f store.HistoryFilter) ([]store.HistoryEntry, string, error) {
+	limit, err := checkHistoryFilter(&f)
+	if err != nil {
+		return nil, "", err
+	}
+	var where []string
+	var args []any
+	if f.UserID != "" {
+		where, args = append(where, "n.user_id = ?"), append(args, f.UserID)
+	}
+	if f.Type != "" {
+		where, args = append(where, "n.type = ?"), append(args, f.Type)
+	}
+	if !f.From.IsZero() {
+		where, args = append(where, "n.created_at >= ?"), append(args, micros(f.From))
+	}
+	if !f.To.IsZero() {
+		where, args = append(where, "n.created_at < ?"), append(args, micros(f.To))
+	}
+	if f.Cursor != "" {
+		at, id, err := decodeHistoryCursor(f.Cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		where = append(where, "(n.created_at < ? OR (n.created_at = ? AND n.id < ?))")
+		args = append(args, at, at, id)
+	}
+	q := historySQL + whereSQL(where) + ` GROUP BY n.id) AS agg) AS h`
+	if f.Status != "" {
+		q += ` WHERE status = ?`
+		args = append(args, string(f.Status))
+	}
+	q += ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	args = append(args, limit+1)
+	rows, err := s.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, "", formatError(err, "history")
+	}
+	defer rows.Close()
+	var out []store.HistoryEntry
+	var created []int64
+	for rows.Next() {
+		var e store.HistoryEntry
+		var at int64
+		if err := rows.Scan(&e.NotificationID, &e.UserID, &e.Type, &e.Title, &at, &e.Status, &e.Reason); err != nil {
+			return nil, "", formatError(err, "history")
+		}
+		e.CreatedAt = fromMicros(at)
+		out = append(out, e)
+		created = append(created, at)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", formatError(err, "history")
+	}
+	next := ""
+	if len(out) > limit {
+		out, created = out[:limit], created[:limit]
+		last := out[limit-1]
+		next = encodeHistoryCursor(created[limit-1], last.NotificationID)
+	}
+	return out, next, s.historyCounts(ctx, out)
+}
+
+// historyCounts fills each entry's delivery counts by state.
+func (s *Store) historyCounts(ctx context.Context, es []store.HistoryEntry) error {
+	if len(es) == 0 {
+		return nil
+	}
+	index := make(map[string]*store.HistoryEntry, len(es))
+	args := make([]any, len(es))
+	for i := range es {
+		es[i].Deliveries = map[heraldtype.DeliveryState]int{}
+		index[es[i].NotificationID] = &es[i]
+		args[i] = es[i].NotificationID
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT notification_id, state, count(*) FROM deliveries
+WHERE notification_id IN (`+marks(len(args))+`) GROUP BY notification_id, state`, args...)
+	if err != nil {
+		return formatError(err, "history")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var st heraldtype.DeliveryState
+		var n int
+		if err := rows.Scan(&id, &st, &n); err != nil {
+			return formatError(err, "history")
+		}
+		index[id].Deliveries[st] = n
+	}
+	return formatError(rows.Err(), "history")
+}
+
+func checkHistoryFilter(f *store.HistoryFilter) (int, error) {
+	if f.Status != "" && !f.Status.Valid() {
+		return 0, heraldtype.FieldErrorf("status", "unknown status %q (SENT, FAILED, RATE_LIMITED, USER_OPTED_OUT, DEFERRED, PENDING)", f.Status)
+	}
+	switch {
+	case f.Limit < 0:
+		return 0, heraldtype.FieldErrorf("limit", "must not be negative")
+	case f.Limit == 0:
+		return 50, nil
+	}
+	return min(f.Limit, 200), nil
+}
+
+func encodeHistoryCursor(createdMicros int64, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(createdMicros, 10) + ":" + id))
+}
+
+func decodeHistoryCursor(c string) (int64, string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		at, id, ok := strings.Cut(string(b), ":")
+		v, perr := strconv.ParseInt(at, 10, 64)
+		if ok && perr == nil && id != "" {
+			return v, id, nil
+		}
+	}
+	return 0, "", heraldtype.FieldErrorf("cursor", "is not a cursor returned by a previous page")
+}

@@ -1,0 +1,193 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// The in-app inbox (S4.5, S3.6): store.Channels' inbox methods.
+
+const inboxColumns = `id, user_id, notification_id, type, title, body, data, created_at, read_at, archived_at`
+
+func scanInbox(sc interface{ Scan(...any) error }) (heraldtype.InboxItem, error) {
+	var it heraldtype.InboxItem
+	var data string
+	var created int64
+	var read, archived sql.NullInt64
+	err := sc.Scan(&it.ID, &it.UserID, &it.NotificationID, &it.Type, &it.Title, &it.Body, &data, &created, &read, &archived)
+	if err != nil {
+		return it, err
+	}
+	it.CreatedAt, it.ReadAt, it.ArchivedAt = fromMicros(created), fromNullMicros(read), fromNullMicros(archived)
+	if data != "" {
+		if err := json.Unmarshal([]byte(data), &it.Data); err != nil {
+			return it, fmt.Errorf("sqlite: inbox item %d: data: %w", it.ID, err)
+		}
+	}
+	return it, nil
+}
+
+// scanInboxRows reads and closes rows of inboxColumns.
+func scanInboxRows(rows *sql.Rows) ([]heraldtype.InboxItem, error) {
+	defer rows.Close()
+	items := []heraldtype.InboxItem{}
+	for rows.Next() {
+		it, err := scanInbox(rows)
+		if err != nil {
+			return nil, formatError(err, "inbox items")
+		}
+		items = append(items, it)
+	}
+	return items, formatError(rows.Err(), "inbox items")
+}
+
+// Page sizes of ListInbox (store.InboxFilter.Limit) and the bound of
+// InboxSince.
+const (
+	defaultInboxLimit = 50
+	maxInboxLimit     = 200
+	maxInboxSince     = 1000
+)
+
+// ListInbox implements store.Channels. Pages are keyed by id, newest
+// first, with the cursor of ListDeliveries; the user check, the page and
+// the unread count come from one read transaction.
+func (s *Store) ListInbox(ctx context.Context, userID string, f store.InboxFilter) ([]heraldtype.InboxItem, string, int, error) {
+	limit, after, err := checkInboxFilter(f)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	where := `user_id = ?`
+	args := []any{userID}
+	if f.Archived {
+		where += ` AND archived_at IS NOT NULL`
+	} else {
+		where += ` AND archived_at IS NULL`
+	}
+	if f.Unread {
+		where += ` AND read_at IS NULL`
+	}
+	if after > 0 {
+		where += ` AND id < ?`
+		args = append(args, after)
+	}
+	args = append(args, limit+1)
+	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, "", 0, formatError(err, "transaction")
+	}
+	defer tx.Rollback()
+	var unread int
+	err = tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM inbox_items INDEXED BY inbox_items_unread
+	WHERE user_id = u.id AND read_at IS NULL AND archived_at IS NULL)
+FROM users u WHERE u.id = ?`, userID).Scan(&unread)
+	if err != nil {
+		return nil, "", 0, formatError(err, "user "+quote(userID))
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+inboxColumns+` FROM inbox_items WHERE `+where+
+		` ORDER BY id DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, "", 0, formatError(err, "inbox items")
+	}
+	items, err := scanInboxRows(rows)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	next := ""
+	if len(items) > limit {
+		items = items[:limit]
+		next = encodeCursor(items[limit-1].ID)
+	}
+	return items, next, unread, nil
+}
+
+// checkInboxFilter returns the page size and the id the page starts
+// below (0 for the first page).
+func checkInboxFilter(f store.InboxFilter) (limit int, after int64, err error) {
+	switch {
+	case f.Limit < 0:
+		return 0, 0, heraldtype.FieldErrorf("limit", "must not be negative")
+	case f.Limit == 0:
+		limit = defaultInboxLimit
+	default:
+		limit = min(f.Limit, maxInboxLimit)
+	}
+	if f.Cursor != "" {
+		if after, err = decodeCursor(f.Cursor); err != nil {
+			return 0, 0, err
+		}
+	}
+	return limit, after, nil
+}
+
+// InboxSince implements store.Channels.
+func (s *Store) InboxSince(ctx context.Context, userID string, afterID int64, limit int) ([]heraldtype.InboxItem, error) {
+	if err := checkSince(afterID, limit); err != nil {
+		return nil, err
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT `+inboxColumns+` FROM inbox_items
+WHERE user_id = ? AND id > ? AND archived_at IS NULL ORDER BY id LIMIT ?`, userID, afterID, limit)
+	if err != nil {
+		return nil, formatError(err, "inbox items")
+	}
+	return scanInboxRows(rows)
+}
+
+func checkSince(afterID int64, limit int) error {
+	if afterID < 0 {
+		return heraldtype.FieldErrorf("after_id", "must not be negative")
+	}
+	if limit < 1 || limit > maxInboxSince {
+		return heraldtype.FieldErrorf("limit", "must be between 1 and %d", maxInboxSince)
+	}
+	return nil
+}
+
+// MarkInboxRead implements store.Channels.
+func (s *Store) MarkInboxRead(ctx context.Context, userID string, ids []int64, now time.Time) (int, error) {
+	total := 0
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	err := s.inTx(ctx, func(tx *writeTx) error {
+		total = 0
+		return inLists(ids, func(args []any) error {
+			res, err := s.exec(ctx, tx, `UPDATE inbox_items SET read_at = ?
+WHERE user_id = ? AND read_at IS NULL AND id IN (`+marks(len(args))+`)`, append([]any{micros(now), userID}, args...)...)
+			n, err := affected(res, err, "inbox items")
+			total += n
+			return err
+		})
+	})
+	return total, err
+}
+
+// MarkAllInboxRead implements store.Channels. Archived items are marked
+// too: "every unread item".
+func (s *Store) MarkAllInboxRead(ctx context.Context, userID string, now time.Time) (int, error) {
+	var n int
+	err := s.inTx(ctx, func(tx *writeTx) error {
+		res, err := s.exec(ctx, tx, `UPDATE inbox_items SET read_at = ? WHERE user_id = ? AND read_at IS NULL`,
+			micros(now), userID)
+		n, err = affected(res, err, "inbox items")
+		return err
+	})
+	return n, err
+}
+
+// ArchiveInboxItem implements store.Channels. Archiving an archived item
+// keeps its first archived_at and succeeds.
+func (s *Store) ArchiveInboxItem(ctx context.Context, userID string, id int64, now time.Time) error {
+	return s.inTx(ctx, func(tx *writeTx) error {
+		res, err := s.exec(ctx, tx, `UPDATE inbox_items SET archived_at = coalesce(archived_at, ?)
+WHERE id = ? AND user_id = ?`, micros(now), id, userID)
+		return affectedOne(res, err, "inbox item "+strconv.FormatInt(id, 10)+" of user "+quote(userID))
+	})
+}

@@ -1,0 +1,187 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// PutType implements store.Store: the type is kept as one JSON document.
+func (s *Store) PutType(ctx context.Context, t store.NotificationType, now time.Time) (store.NotificationType, error) {
+	if t.Name == "" {
+		return t, heraldtype.FieldErrorf("name", "is required")
+	}
+	t.UpdatedAt = now.UTC().Truncate(time.Microsecond)
+	b, err := json.Marshal(t)
+	if err != nil {
+		return t, fmt.Errorf("sqlite: type %q: %w", t.Name, err)
+	}
+	err = s.inTx(ctx, func(tx *writeTx) error {
+		_, err := s.exec(ctx, tx, `INSERT INTO notification_types (name, config, updated_at) VALUES (?, ?, ?)
+ON CONFLICT (name) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at`,
+			t.Name, string(b), micros(t.UpdatedAt))
+		return formatError(err, "type")
+	})
+	return t, err
+}
+
+// GetType implements store.Store.
+func (s *Store) GetType(ctx context.Context, name string) (store.NotificationType, error) {
+	var config string
+	err := s.read.QueryRowContext(ctx, `SELECT config FROM notification_types WHERE name = ?`, name).Scan(&config)
+	if err != nil {
+		return store.NotificationType{}, formatError(err, "type "+quote(name))
+	}
+	return decodeType(config)
+}
+
+// ListTypes implements store.Store.
+func (s *Store) ListTypes(ctx context.Context) ([]store.NotificationType, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT config FROM notification_types ORDER BY name`)
+	if err != nil {
+		return nil, formatError(err, "types")
+	}
+	defer rows.Close()
+	var out []store.NotificationType
+	for rows.Next() {
+		var config string
+		if err := rows.Scan(&config); err != nil {
+			return nil, formatError(err, "types")
+		}
+		t, err := decodeType(config)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, formatError(rows.Err(), "types")
+}
+
+func decodeType(config string) (store.NotificationType, error) {
+	var t store.NotificationType
+	if err := json.Unmarshal([]byte(config), &t); err != nil {
+		return t, fmt.Errorf("sqlite: stored type: %w", err)
+	}
+	return t, nil
+}
+
+// PutPreferences implements store.Store.
+func (s *Store) PutPreferences(ctx context.Context, p store.Preferences, now time.Time) (store.Preferences, error) {
+	p.UpdatedAt = now.UTC().Truncate(time.Microsecond)
+	p.Timezone = ""
+	b, err := json.Marshal(p)
+	if err != nil {
+		return p, fmt.Errorf("sqlite: preferences of %q: %w", p.UserID, err)
+	}
+	err = s.inTx(ctx, func(tx *writeTx) error {
+		_, err := s.exec(ctx, tx, `INSERT INTO user_preferences (user_id, prefs, updated_at) VALUES (?, ?, ?)
+ON CONFLICT (user_id) DO UPDATE SET prefs = excluded.prefs, updated_at = excluded.updated_at`,
+			p.UserID, string(b), micros(p.UpdatedAt))
+		return formatError(err, "preferences of user "+quote(p.UserID))
+	})
+	if err != nil {
+		return p, err
+	}
+	return s.GetPreferences(ctx, p.UserID)
+}
+
+// GetPreferences implements store.Store: one read joins the user (for its
+// time zone, and to tell a missing user from one without preferences).
+func (s *Store) GetPreferences(ctx context.Context, userID string) (store.Preferences, error) {
+	var tz string
+	var prefs sql.NullString
+	err := s.read.QueryRowContext(ctx, `SELECT u.timezone, p.prefs FROM users u
+LEFT JOIN user_preferences p ON p.user_id = u.id WHERE u.id = ?`, userID).Scan(&tz, &prefs)
+	if err != nil {
+		return store.Preferences{}, formatError(err, "user "+quote(userID))
+	}
+	p := store.Preferences{UserID: userID}
+	if prefs.Valid {
+		if err := json.Unmarshal([]byte(prefs.String), &p); err != nil {
+			return p, fmt.Errorf("sqlite: preferences of %q: %w", userID, err)
+		}
+	}
+	p.Timezone = tz
+	return p, nil
+}
+
+// AcquireDedupe implements policy.Limiter: one upsert that takes the lock
+// over only when it has expired, and returns whoever holds it after.
+// SQLite runs one writer at a time, so the statement is atomic.
+func (s *Store) AcquireDedupe(ctx context.Context, key, owner string, window time.Duration, now time.Time) (bool, error) {
+	if window <= 0 {
+		return false, heraldtype.FieldErrorf("window", "must be positive")
+	}
+	var holder string
+	err := s.inTx(ctx, func(tx *writeTx) error {
+		rows, err := s.query(ctx, tx, `INSERT INTO policy_dedupe (key, owner, expires_at) VALUES (?1, ?2, ?3)
+ON CONFLICT (key) DO UPDATE SET
+	owner = CASE WHEN policy_dedupe.expires_at <= ?4 THEN excluded.owner ELSE policy_dedupe.owner END,
+	expires_at = CASE WHEN policy_dedupe.expires_at <= ?4 THEN excluded.expires_at ELSE policy_dedupe.expires_at END
+RETURNING owner`, key, owner, micros(now.Add(window)), micros(now))
+		if err != nil {
+			return formatError(err, "dedupe lock")
+		}
+		defer rows.Close()
+		if rows.Next() {
+			if err := rows.Scan(&holder); err != nil {
+				return formatError(err, "dedupe lock")
+			}
+		}
+		return formatError(rows.Err(), "dedupe lock")
+	})
+	return holder == owner && err == nil, err
+}
+
+// CountDaily implements policy.Limiter in one IMMEDIATE transaction, which
+// serialises it against every other writer.
+func (s *Store) CountDaily(ctx context.Context, userID, day, owner string, limit int, expireAt time.Time) (bool, error) {
+	if limit < 1 {
+		return false, heraldtype.FieldErrorf("limit", "must be at least 1")
+	}
+	ok := false
+	err := s.inTx(ctx, func(tx *writeTx) error {
+		ok = false
+		var counted, n int
+		err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(owner = ?3), 0), count(*) FROM policy_daily
+WHERE user_id = ?1 AND day = ?2`, userID, day, owner).Scan(&counted, &n)
+		if err != nil {
+			return formatError(err, "daily count")
+		}
+		if counted > 0 {
+			ok = true
+			return nil
+		}
+		if n >= limit {
+			return nil
+		}
+		_, err = s.exec(ctx, tx, `INSERT INTO policy_daily (user_id, day, owner, expires_at) VALUES (?, ?, ?, ?)`,
+			userID, day, owner, micros(expireAt))
+		ok = err == nil
+		return formatError(err, "daily count")
+	})
+	return ok, err
+}
+
+// PrunePolicy implements store.Store.
+func (s *Store) PrunePolicy(ctx context.Context, now time.Time) (int, error) {
+	total := 0
+	err := s.inTx(ctx, func(tx *writeTx) error {
+		total = 0
+		for _, table := range []string{"policy_dedupe", "policy_daily"} {
+			res, err := s.exec(ctx, tx, `DELETE FROM `+table+` WHERE expires_at <= ?`, micros(now))
+			n, err := affected(res, err, table)
+			if err != nil {
+				return err
+			}
+			total += n
+		}
+		return nil
+	})
+	return total, err
+}

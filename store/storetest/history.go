@@ -1,0 +1,130 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// testHistory covers ListHistory (S3.9): each notification's outcome and
+// reason, its filters and its cursor.
+func testHistory(t *testing.T, newStore NewStore) {
+	t.Parallel()
+	f := newFixture(t, newStore)
+	for _, u := range []string{"u1", "u2", "u3"} {
+		f.user(u)
+	}
+	f.device("u1", "d1", heraldtype.PlatformAndroid)
+	f.device("u2", "d2", heraldtype.PlatformIOS)
+	mk := func(i int, user, typ string) heraldtype.Notification {
+		n := f.notification(user)
+		n.Type, n.CreatedAt = typ, at(time.Duration(i)*time.Minute)
+		return n
+	}
+	ns := []heraldtype.Notification{mk(1, "u1", "promo"), mk(2, "u1", "promo"), mk(3, "u1", "order"),
+		mk(4, "u2", "promo"), mk(5, "u2", "order")}
+	f.enqueue(params(ns...))
+	jobs := map[string]heraldtype.Job{}
+	for _, j := range f.claim("w", base(), 10) {
+		jobs[j.Delivery.NotificationID] = j
+	}
+	now := at(10 * time.Minute)
+	sent := outcome(jobs[ns[0].ID], heraldtype.StateSent, now)
+	limited := outcome(jobs[ns[1].ID], heraldtype.StateRateLimited, now)
+	limited.ErrorCode, limited.Error = "duplicate", "a duplicate"
+	opted := outcome(jobs[ns[2].ID], heraldtype.StateOptedOut, now)
+	opted.ErrorCode, opted.Error = "type_disabled", "turned off"
+	deferred := outcome(jobs[ns[3].ID], heraldtype.StatePending, now)
+	deferred.Release, deferred.ReleaseOutcome, deferred.RunAt = true, heraldtype.OutcomeDeferred, at(8*time.Hour)
+	deferred.ErrorCode, deferred.Error = store.CodeQuietHours, "quiet hours"
+	dead := outcome(jobs[ns[4].ID], heraldtype.StateDead, now)
+	dead.ErrorCode, dead.Error = "INVALID_ARGUMENT", "bad request"
+	f.complete(5, sent, limited, opted, deferred, dead)
+	pending, orphan := mk(6, "u1", "order"), mk(7, "u3", "order")
+	f.enqueue(params(pending, orphan))
+
+	list := func(filter store.HistoryFilter) []store.HistoryEntry {
+		t.Helper()
+		es, _, err := f.s.ListHistory(f.ctx, filter)
+		if err != nil {
+			t.Fatalf("ListHistory(%+v): %v", filter, err)
+		}
+		return es
+	}
+	all := list(store.HistoryFilter{})
+	want := []struct {
+		id     string
+		status store.HistoryStatus
+		reason string
+	}{
+		{orphan.ID, store.HistoryFailed, "no_deliveries"},
+		{pending.ID, store.HistoryPending, ""},
+		{ns[4].ID, store.HistoryFailed, "INVALID_ARGUMENT"},
+		{ns[3].ID, store.HistoryDeferred, store.CodeQuietHours},
+		{ns[2].ID, store.HistoryOptedOut, "type_disabled"},
+		{ns[1].ID, store.HistoryRateLimited, "duplicate"},
+		{ns[0].ID, store.HistorySent, ""},
+	}
+	if len(all) != len(want) {
+		t.Fatalf("history has %d entries, want %d: %+v", len(all), len(want), all)
+	}
+	for i, w := range want {
+		e := all[i]
+		if e.NotificationID != w.id || e.Status != w.status || e.Reason != w.reason {
+			t.Fatalf("entry %d = %s %s %q, want %s %s %q", i, e.NotificationID, e.Status, e.Reason, w.id, w.status, w.reason)
+		}
+	}
+	if e := all[6]; e.UserID != "u1" || e.Type != "promo" || e.Title != "Hello" || e.Deliveries[heraldtype.StateSent] != 1 {
+		t.Fatalf("sent entry = %+v", e)
+	}
+	wantTime(t, "created_at", all[6].CreatedAt, at(time.Minute))
+
+	idsOf := func(es []store.HistoryEntry) []string {
+		var out []string
+		for _, e := range es {
+			out = append(out, e.NotificationID)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name   string
+		filter store.HistoryFilter
+		want   []string
+	}{
+		{"user", store.HistoryFilter{UserID: "u2"}, []string{ns[4].ID, ns[3].ID}},
+		{"type", store.HistoryFilter{Type: "promo"}, []string{ns[3].ID, ns[1].ID, ns[0].ID}},
+		{"status", store.HistoryFilter{Status: store.HistoryFailed}, []string{orphan.ID, ns[4].ID}},
+		{"user and status", store.HistoryFilter{UserID: "u1", Status: store.HistoryRateLimited}, []string{ns[1].ID}},
+		{"time", store.HistoryFilter{From: at(2 * time.Minute), To: at(4 * time.Minute)}, []string{ns[2].ID, ns[1].ID}},
+	} {
+		if got := idsOf(list(c.filter)); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+
+	// Pages of two walk the whole history, in order, once.
+	var walked []string
+	cursor := ""
+	for range 10 {
+		es, next, err := f.s.ListHistory(f.ctx, store.HistoryFilter{Limit: 2, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		walked = append(walked, idsOf(es)...)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if !slices.Equal(walked, idsOf(all)) {
+		t.Fatalf("paged walk = %v, want %v", walked, idsOf(all))
+	}
+
+	_, _, err := f.s.ListHistory(f.ctx, store.HistoryFilter{Cursor: "not-a-cursor"})
+	wantCode(t, err, heraldtype.EINVALID)
+	_, _, err = f.s.ListHistory(f.ctx, store.HistoryFilter{Status: "LOST"})
+	wantCode(t, err, heraldtype.EINVALID)
+}

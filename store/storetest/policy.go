@@ -1,0 +1,206 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// testPolicy covers the store's side of the delivery policy (issue 4):
+// types, preferences, the limiter rows' pruning, the dedupe key of a
+// notification and the policy outcomes of Complete.
+func testPolicy(t *testing.T, newStore NewStore) {
+	t.Run("Types", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, newStore)
+		_, err := f.s.GetType(f.ctx, "promo")
+		wantCode(t, err, heraldtype.ENOTFOUND)
+		promo := store.NotificationType{Name: "promo", Channels: []heraldtype.Channel{heraldtype.ChannelPush},
+			Priority: heraldtype.PriorityLow, DedupeWindow: 2 * time.Hour, QuietHours: true, CountsTowardCap: true,
+			Guarantee: heraldtype.AtMostOnce}
+		if _, err := f.s.PutType(f.ctx, promo, base()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.PutType(f.ctx, store.NotificationType{Name: "alarm", Critical: true,
+			Guarantee: heraldtype.AtLeastOnce}, base()); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.s.GetType(f.ctx, "promo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantTime(t, "updated_at", got.UpdatedAt, base())
+		got.UpdatedAt = time.Time{}
+		if !slices.Equal(got.Channels, promo.Channels) || got.DedupeWindow != promo.DedupeWindow ||
+			!got.CountsTowardCap || !got.QuietHours || got.Guarantee != heraldtype.AtMostOnce || got.Priority != heraldtype.PriorityLow {
+			t.Fatalf("GetType = %+v, want %+v", got, promo)
+		}
+		promo.CountsTowardCap = false
+		if _, err := f.s.PutType(f.ctx, promo, at(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		all, err := f.s.ListTypes(f.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) != 2 || all[0].Name != "alarm" || all[1].Name != "promo" || all[1].CountsTowardCap || !all[0].Critical {
+			t.Fatalf("ListTypes = %+v", all)
+		}
+	})
+
+	t.Run("Preferences", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, newStore)
+		_, err := f.s.GetPreferences(f.ctx, "ghost")
+		wantCode(t, err, heraldtype.ENOTFOUND)
+		_, err = f.s.PutPreferences(f.ctx, store.Preferences{UserID: "ghost"}, base())
+		wantCode(t, err, heraldtype.ENOTFOUND)
+		f.user("u1")
+		p, err := f.s.GetPreferences(f.ctx, "u1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.UserID != "u1" || p.Timezone != "Asia/Seoul" || p.QuietHours != nil || len(p.Types) != 0 {
+			t.Fatalf("preferences of a user who set none = %+v", p)
+		}
+		in := store.Preferences{UserID: "u1",
+			Types: map[string]store.TypePreference{"promo": {Disabled: true},
+				"order": {Channels: []heraldtype.Channel{heraldtype.ChannelEmail}}},
+			OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelSMS},
+			QuietHours:       &store.QuietHours{Start: "22:00", End: "08:00"}, DailyCap: 5}
+		out, err := f.s.PutPreferences(f.ctx, in, base())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.s.GetPreferences(f.ctx, "u1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []store.Preferences{out, got} {
+			if p.Timezone != "Asia/Seoul" || !p.Types["promo"].Disabled || p.Types["order"].Channels[0] != heraldtype.ChannelEmail ||
+				p.OptedOutChannels[0] != heraldtype.ChannelSMS || *p.QuietHours != *in.QuietHours || p.DailyCap != 5 {
+				t.Fatalf("preferences = %+v, want %+v", p, in)
+			}
+			wantTime(t, "updated_at", p.UpdatedAt, base())
+		}
+	})
+
+	t.Run("PrunePolicy", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, newStore)
+		if ok, err := f.s.AcquireDedupe(f.ctx, "k", "n1", time.Hour, base()); !ok || err != nil {
+			t.Fatalf("AcquireDedupe = %v, %v", ok, err)
+		}
+		if ok, err := f.s.CountDaily(f.ctx, "u1", "2026-03-14", "n1", 10, at(2*time.Hour)); !ok || err != nil {
+			t.Fatalf("CountDaily = %v, %v", ok, err)
+		}
+		for _, step := range []struct {
+			now  time.Time
+			want int
+		}{{at(time.Hour - time.Second), 0}, {at(90 * time.Minute), 1}, {at(2 * time.Hour), 1}, {at(3 * time.Hour), 0}} {
+			n, err := f.s.PrunePolicy(f.ctx, step.now)
+			if err != nil || n != step.want {
+				t.Fatalf("PrunePolicy(%s) = %d, %v; want %d", step.now, n, err, step.want)
+			}
+		}
+		// The pruned count is forgotten: the day starts again.
+		for _, owner := range []string{"n2", "n3"} {
+			if ok, err := f.s.CountDaily(f.ctx, "u1", "2026-03-14", owner, 1, at(4*time.Hour)); (owner == "n2") != ok || err != nil {
+				t.Fatalf("CountDaily(%s) after prune = %v, %v", owner, ok, err)
+			}
+		}
+	})
+
+	t.Run("DedupeKey", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, newStore)
+		f.user("u1")
+		f.device("u1", "d1", heraldtype.PlatformAndroid)
+		n := f.notification("u1")
+		n.DedupeKey = "product-7"
+		f.enqueue(params(n))
+		got, err := f.s.GetNotification(f.ctx, n.ID)
+		if err != nil || got.DedupeKey != "product-7" {
+			t.Fatalf("GetNotification = %+v, %v; want dedupe key product-7", got, err)
+		}
+		jobs := f.claim("w", base(), 10)
+		if len(jobs) != 1 || jobs[0].Notification.DedupeKey != "product-7" {
+			t.Fatalf("claimed %+v, want the dedupe key on the job's notification", jobs)
+		}
+	})
+
+	t.Run("CompletePolicyOutcomes", func(t *testing.T) {
+		t.Parallel()
+		testCompletePolicy(t, newFixture(t, newStore))
+	})
+}
+
+func testCompletePolicy(t *testing.T, f *fixture) {
+	f.user("u1")
+	f.device("u1", "d1", heraldtype.PlatformAndroid)
+	ns := f.push("u1", "u1", "u1")
+	jobs := f.claim("w", base(), 10)
+	if len(jobs) != 3 {
+		t.Fatalf("claimed %d, want 3", len(jobs))
+	}
+	now := at(time.Second)
+	opted := outcome(jobs[0], heraldtype.StateOptedOut, now)
+	opted.ErrorCode, opted.Error = "type_disabled", "the user turned promo off"
+	limited := outcome(jobs[1], heraldtype.StateRateLimited, now)
+	limited.ErrorCode, limited.Error = "duplicate", "already sent"
+	deferred := outcome(jobs[2], heraldtype.StatePending, now)
+	deferred.Release, deferred.ReleaseOutcome = true, heraldtype.OutcomeDeferred
+	deferred.RunAt = at(8 * time.Hour)
+	deferred.ErrorCode, deferred.Error = store.CodeQuietHours, "quiet hours 22:00-08:00"
+
+	bad := deferred
+	bad.Release = false
+	_, err := f.s.Complete(f.ctx, []store.Outcome{bad})
+	wantCode(t, err, heraldtype.EINVALID)
+	bad = deferred
+	bad.ReleaseOutcome = heraldtype.OutcomeSent
+	_, err = f.s.Complete(f.ctx, []store.Outcome{bad})
+	wantCode(t, err, heraldtype.EINVALID)
+
+	f.complete(3, opted, limited, deferred)
+	for i, want := range []struct {
+		state heraldtype.DeliveryState
+		code  string
+		out   heraldtype.AttemptOutcome
+	}{
+		{heraldtype.StateOptedOut, "type_disabled", heraldtype.OutcomeOptedOut},
+		{heraldtype.StateRateLimited, "duplicate", heraldtype.OutcomeRateLimited},
+		{heraldtype.StatePending, store.CodeQuietHours, heraldtype.OutcomeDeferred},
+	} {
+		d := f.delivery(ns[i].ID)
+		if d.State != want.state || d.LastErrorCode != want.code || d.LastError == "" {
+			t.Fatalf("delivery %d = %s/%s %q, want %s/%s", i, d.State, d.LastErrorCode, d.LastError, want.state, want.code)
+		}
+		wantOutcomes(t, d, want.out)
+		if want.state.Final() != (d.FinishedAt != nil) {
+			t.Fatalf("delivery %d: finished_at = %v with state %s", i, d.FinishedAt, d.State)
+		}
+		if want.state == heraldtype.StatePending {
+			// Deferred: the attempt is not counted, the delivery is due at
+			// the end of the window.
+			if d.Attempt != 0 {
+				t.Fatalf("deferred delivery attempt = %d, want 0", d.Attempt)
+			}
+			wantTime(t, "run_at", d.RunAt, at(8*time.Hour))
+		}
+	}
+	st := f.stats()
+	if st[heraldtype.StateOptedOut] != 1 || st[heraldtype.StateRateLimited] != 1 || st[heraldtype.StatePending] != 1 {
+		t.Fatalf("stats = %v", st)
+	}
+	// The deferred delivery is claimed again when its window ends.
+	if got := f.claim("w", at(8*time.Hour-time.Second), 10); len(got) != 0 {
+		t.Fatalf("claimed %d before the window ended", len(got))
+	}
+	if got := f.claim("w", at(8*time.Hour), 10); len(got) != 1 || got[0].Delivery.Attempt != 1 {
+		t.Fatalf("claim after the window = %+v", got)
+	}
+}

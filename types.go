@@ -1,0 +1,170 @@
+package herald
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/policy"
+	"github.com/heraldhq/herald/store"
+)
+
+// TypeConfig declares a notification type: in the configuration file
+// (types:) and as the body of PUT /v1/types/{type}. Zero values take the
+// defaults documented on each field; a type nobody declared gets all of
+// them (unknown types are accepted).
+type TypeConfig struct {
+	// Channels a trigger of this type uses when it names none. Default
+	// push.
+	Channels []heraldtype.Channel `koanf:"channels" json:"channels,omitempty"`
+	// Priority when a trigger names none. Default NORMAL.
+	Priority heraldtype.Priority `koanf:"priority" json:"priority,omitempty"`
+	// DedupeWindow is how long a trigger's dedupe_key blocks another
+	// notification of this type with the same key to the same user, as a
+	// Go duration ("1h", "30m"). Default 1h (S3.8).
+	DedupeWindow string `koanf:"dedupe_window" json:"dedupe_window,omitempty"`
+	// QuietHours defers the type's deliveries inside a user's quiet hours.
+	// Default true.
+	QuietHours *bool `koanf:"quiet_hours" json:"quiet_hours,omitempty"`
+	// CountsTowardCap counts the type toward the user's daily cap and
+	// blocks it beyond. Default false: a type must be declared capped,
+	// because Herald cannot tell a marketing nudge from a password reset.
+	CountsTowardCap bool `koanf:"counts_toward_cap" json:"counts_toward_cap,omitempty"`
+	// Guarantee is at_least_once (default) or at_most_once.
+	Guarantee heraldtype.Guarantee `koanf:"guarantee" json:"guarantee,omitempty"`
+	// Critical bypasses quiet hours and the daily cap — never an explicit
+	// opt-out of the type or the channel, and never de-duplication.
+	Critical bool `koanf:"critical" json:"critical,omitempty"`
+}
+
+// NotificationType is a type's effective configuration
+// (GET /v1/types/{type}).
+type NotificationType struct {
+	Name            string               `json:"name"`
+	Channels        []heraldtype.Channel `json:"channels"`
+	Priority        heraldtype.Priority  `json:"priority"`
+	DedupeWindow    string               `json:"dedupe_window"`
+	QuietHours      bool                 `json:"quiet_hours"`
+	CountsTowardCap bool                 `json:"counts_toward_cap"`
+	Guarantee       heraldtype.Guarantee `json:"guarantee"`
+	Critical        bool                 `json:"critical"`
+	// Source says where the configuration comes from: "api" (PUT
+	// /v1/types), "config" (the configuration file) or "default" (not
+	// declared).
+	Source    string    `json:"source"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+}
+
+// Type sources.
+const (
+	TypeSourceAPI     = "api"
+	TypeSourceConfig  = "config"
+	TypeSourceDefault = "default"
+)
+
+// resolve validates tc and returns the type it declares.
+func (tc TypeConfig) resolve(name string) (store.NotificationType, error) {
+	t := store.NotificationType{Name: name, Channels: tc.Channels, Priority: tc.Priority, QuietHours: true,
+		CountsTowardCap: tc.CountsTowardCap, Guarantee: tc.Guarantee, Critical: tc.Critical}
+	if tc.QuietHours != nil {
+		t.QuietHours = *tc.QuietHours
+	}
+	if tc.DedupeWindow != "" {
+		d, err := time.ParseDuration(tc.DedupeWindow)
+		if err != nil {
+			return t, heraldtype.FieldErrorf("dedupe_window", "%q is not a duration such as 1h or 30m", tc.DedupeWindow)
+		}
+		t.DedupeWindow = d
+	}
+	t.Priority = heraldtype.Priority(strings.ToUpper(string(t.Priority)))
+	if err := policy.NormalizeType(&t); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+func validTypeName(name string) error {
+	if name == "" || len(name) > MaxTypeLength || !typePattern.MatchString(name) {
+		return heraldtype.FieldErrorf("type", "must be 1-%d characters of a-z, 0-9, '_', '.', '-', starting with a letter or digit", MaxTypeLength)
+	}
+	return nil
+}
+
+// PutType declares (or redeclares) a notification type in the store; it
+// takes precedence over the configuration file's declaration of the same
+// name, on every instance. A channel the type defaults to must be
+// available when a trigger uses it.
+func (c *Client) PutType(ctx context.Context, name string, tc TypeConfig) (NotificationType, error) {
+	if err := validTypeName(name); err != nil {
+		return NotificationType{}, err
+	}
+	t, err := tc.resolve(name)
+	if err != nil {
+		return NotificationType{}, err
+	}
+	t, err = c.store.PutType(ctx, t, c.now().UTC())
+	if err != nil {
+		return NotificationType{}, err
+	}
+	return typeView(t, TypeSourceAPI), nil
+}
+
+// GetType returns a type's effective configuration; an undeclared type
+// answers with the defaults (source "default").
+func (c *Client) GetType(ctx context.Context, name string) (NotificationType, error) {
+	if err := validTypeName(name); err != nil {
+		return NotificationType{}, err
+	}
+	t, err := c.store.GetType(ctx, name)
+	if err == nil {
+		return typeView(t, TypeSourceAPI), nil
+	}
+	if heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
+		return NotificationType{}, err
+	}
+	t, err = c.types.Declared(ctx, name)
+	if err == nil {
+		return typeView(t, TypeSourceConfig), nil
+	}
+	if heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
+		return NotificationType{}, err
+	}
+	return typeView(policy.DefaultType(name), TypeSourceDefault), nil
+}
+
+// ListTypes returns every declared type (through the API or the
+// configuration file) ordered by name.
+func (c *Client) ListTypes(ctx context.Context) ([]NotificationType, error) {
+	stored, err := c.store.ListTypes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fromAPI := make(map[string]bool, len(stored))
+	for _, t := range stored {
+		fromAPI[t.Name] = true
+	}
+	all, err := c.types.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]NotificationType, len(all))
+	for i, t := range all {
+		src := TypeSourceConfig
+		if fromAPI[t.Name] {
+			src = TypeSourceAPI
+		}
+		out[i] = typeView(t, src)
+	}
+	return out, nil
+}
+
+func typeView(t store.NotificationType, source string) NotificationType {
+	ch := t.Channels
+	if len(ch) == 0 {
+		ch = []heraldtype.Channel{heraldtype.ChannelPush}
+	}
+	return NotificationType{Name: t.Name, Channels: ch, Priority: t.Priority, DedupeWindow: t.DedupeWindow.String(),
+		QuietHours: t.QuietHours, CountsTowardCap: t.CountsTowardCap, Guarantee: t.Guarantee, Critical: t.Critical,
+		Source: source, UpdatedAt: t.UpdatedAt}
+}
