@@ -107,6 +107,7 @@ func (c *Client) PutType(ctx context.Context, name string, tc TypeConfig) (Notif
 	if err != nil {
 		return NotificationType{}, err
 	}
+	c.types.Forget(name)
 	return typeView(t, TypeSourceAPI), nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -27,7 +28,25 @@ type TypeStore interface {
 type Catalog struct {
 	static map[string]store.NotificationType
 	store  TypeStore
+
+	// cache keeps resolved types for typeCacheTTL: the dispatcher asks for
+	// the type of every delivery it sends, and types change rarely. A type
+	// changed through the API applies on this instance at once (Forget)
+	// and on others within the TTL.
+	mu    sync.Mutex
+	cache map[string]cachedType
 }
+
+type cachedType struct {
+	t       store.NotificationType
+	expires time.Time
+}
+
+// typeCacheTTL bounds how stale a type another instance changed may be.
+const typeCacheTTL = 2 * time.Second
+
+// maxCachedTypes bounds the cache: type names come from triggers.
+const maxCachedTypes = 10000
 
 // NewCatalog validates the configured types and returns a Catalog.
 func NewCatalog(static map[string]store.NotificationType, st TypeStore) (*Catalog, error) {
@@ -99,6 +118,34 @@ func validChannel(ch heraldtype.Channel) bool {
 
 // Type returns the effective configuration of a type.
 func (c *Catalog) Type(ctx context.Context, name string) (store.NotificationType, error) {
+	now := time.Now()
+	c.mu.Lock()
+	if e, ok := c.cache[name]; ok && now.Before(e.expires) {
+		c.mu.Unlock()
+		return e.t, nil
+	}
+	c.mu.Unlock()
+	t, err := c.resolve(ctx, name)
+	if err != nil {
+		return t, err
+	}
+	c.mu.Lock()
+	if c.cache == nil || len(c.cache) >= maxCachedTypes {
+		c.cache = map[string]cachedType{}
+	}
+	c.cache[name] = cachedType{t: t, expires: now.Add(typeCacheTTL)}
+	c.mu.Unlock()
+	return t, nil
+}
+
+// Forget drops a type from the cache after it changed.
+func (c *Catalog) Forget(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.cache, name)
+}
+
+func (c *Catalog) resolve(ctx context.Context, name string) (store.NotificationType, error) {
 	t, err := c.store.GetType(ctx, name)
 	if err == nil {
 		return t, nil

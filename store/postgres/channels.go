@@ -75,7 +75,7 @@ func (s *Store) insertAddressed(ctx context.Context, q txQuerier, p store.Enqueu
 		WITH ORDINALITY AS n (id, user_id, type, guarantee, run_at, channel, provider, ord)
 ), a AS (
 	SELECT n.*, CASE n.channel WHEN 'sms' THEN u.phone ELSE u.email END AS address
-	FROM n JOIN {s}.users u ON u.id = n.user_id
+	FROM n CROSS JOIN LATERAL (SELECT u.phone, u.email FROM {s}.users u WHERE u.id = n.user_id OFFSET 0) u
 ), c AS (
 	SELECT a.*, x.reason AS suppressed,
 		CASE WHEN a.address = '' THEN '`+store.CodeNoAddress+`'

@@ -302,14 +302,20 @@ func (s *Store) insertDeliveries(ctx context.Context, q txQuerier, p store.Enque
 	for pl, pr := range p.PushProviders {
 		platforms, providers = append(platforms, string(pl)), append(providers, pr)
 	}
+	// The devices are looked up per recipient (LATERAL, kept from being
+	// flattened into a plain join by OFFSET 0), so the user_id index is
+	// used whatever the table's statistics say: with a join, a devices
+	// table filled since its last ANALYZE was scanned in full for every
+	// trigger (215-358 ms instead of ~1 ms for 100 recipients of 10,000
+	// users, measured with EXPLAIN ANALYZE).
 	rows, err := q.query(ctx, s.q(`INSERT INTO {s}.deliveries (notification_id, user_id, type, channel, provider,
 	device_id, state, guarantee, attempt, max_attempts, run_at, created_at, updated_at)
 SELECT n.id, n.user_id, n.type, 'push', r.provider, d.id, 'pending', n.guarantee, 0, $8, n.run_at, $9, $9
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY
 	AS n (id, user_id, type, guarantee, run_at, ord)
-JOIN {s}.devices d ON d.user_id = n.user_id
+CROSS JOIN LATERAL (SELECT d.id, d.platform FROM {s}.devices d
+	WHERE d.user_id = n.user_id AND d.status = 'ACTIVE' AND d.push_opt_in AND d.token <> '' OFFSET 0) d
 JOIN unnest($6::text[], $7::text[]) AS r (platform, provider) ON r.platform = d.platform
-WHERE d.status = 'ACTIVE' AND d.push_opt_in AND d.token <> ''
 ORDER BY n.ord, d.id
 RETURNING notification_id, run_at <= $9`), nid, uid, typ, guarantee, runAt, platforms, providers, p.MaxAttempts, p.Now)
 	if err != nil {
