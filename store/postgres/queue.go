@@ -39,7 +39,9 @@ func fixDelivery(d *heraldtype.Delivery) {
 // the outer SELECT joins each to its notification and its device as they
 // are in the same snapshot. The device join requires the device to still
 // belong to the delivery's user, so a device that moved to another user
-// comes back as nil.
+// comes back as nil. Devices are looked up per job (LATERAL, fenced by
+// OFFSET 0) so the primary key is used even when the planner's statistics
+// are stale; a hash join scanned the whole devices table per claim.
 func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]heraldtype.Job, error) {
 	if p.Owner == "" {
 		return nil, heraldtype.FieldErrorf("owner", "must not be empty")
@@ -73,7 +75,7 @@ SELECT u.id, u.notification_id, u.user_id, u.type, u.channel, u.provider, u.devi
 	v.id, v.user_id, v.platform, v.token, v.app_version, v.push_opt_in, v.status, v.fail_count, v.last_seen_at,
 	v.invalidated_at, v.invalid_reason, v.created_at, v.updated_at, v.webpush_p256dh, v.webpush_auth
 FROM u JOIN {s}.notifications n ON n.id = u.notification_id
-LEFT JOIN {s}.devices v ON v.id = u.device_id AND v.user_id = u.user_id
+LEFT JOIN LATERAL (SELECT * FROM {s}.devices v WHERE v.id = u.device_id AND v.user_id = u.user_id OFFSET 0) v ON true
 ORDER BY u.run_at, u.id`), p.Now, excluded, p.Limit, p.Owner, p.LeaseUntil)
 	if err != nil {
 		return nil, formatError(err, "claim")
