@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,7 +37,7 @@ const completeRetries = 3
 // answer about the old one).
 func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, error) {
 	for i := range outcomes {
-		if err := checkOutcome(&outcomes[i]); err != nil {
+		if err := store.CheckOutcome(&outcomes[i]); err != nil {
 			return 0, err
 		}
 	}
@@ -110,7 +109,7 @@ func (s *Store) completeBatch(os []store.Outcome) (*pgx.Batch, int) {
 		failed[i] = o.ErrorCode != "" || o.Error != ""
 		codes[i], errs[i], pmids[i] = o.ErrorCode, o.Error, o.ProviderMessageID
 		retryAfter[i], latency[i] = int64(o.RetryAfter), int64(o.Latency)
-		reasons[i] = string(timelineOutcome(o))
+		reasons[i] = string(store.TimelineOutcome(o))
 	}
 	apply := b.Len()
 	b.Queue(s.q(`WITH o AS (
@@ -221,69 +220,4 @@ func runComplete(br pgx.BatchResults, n, apply int) (int, error) {
 		return 0, formatError(err, "outcomes")
 	}
 	return applied, nil
-}
-
-// checkOutcome rejects an outcome that would write a broken row, and
-// fills RunAt when it may default to At.
-func checkOutcome(o *store.Outcome) error {
-	bad := func(format string, args ...any) error {
-		return heraldtype.Errorf(heraldtype.EINVALID, "outcome of delivery %d: %s", o.DeliveryID, fmt.Sprintf(format, args...))
-	}
-	switch {
-	case o.DeliveryID <= 0:
-		return bad("delivery id must be positive")
-	case o.Owner == "":
-		return bad("owner must not be empty")
-	case o.At.IsZero():
-		return bad("at is not set")
-	case o.Release && o.State != heraldtype.StatePending && o.State != "":
-		return bad("a release returns the delivery to pending, not %q", o.State)
-	case !o.Release && attemptOutcome(o.State) == "":
-		return bad("state must be sent, pending, dead, skipped, opted_out, rate_limited or unknown, not %q", o.State)
-	case !o.Release && o.ReleaseOutcome != "":
-		return bad("a release outcome needs Release")
-	case o.Release && o.ReleaseOutcome != "" && o.ReleaseOutcome != heraldtype.OutcomeDeferred &&
-		o.ReleaseOutcome != heraldtype.OutcomePolicyError:
-		return bad("a release outcome must be deferred or policy_error, not %q", o.ReleaseOutcome)
-	case o.InvalidateDevice && o.InvalidReason == "":
-		return bad("invalidating a device needs a reason")
-	}
-	if o.Release {
-		o.State = heraldtype.StatePending
-	}
-	if o.State == heraldtype.StatePending && o.RunAt.IsZero() {
-		o.RunAt = o.At
-	}
-	return nil
-}
-
-// attemptOutcome is the timeline entry of an outcome's state, "" for a
-// state an outcome cannot have.
-func attemptOutcome(s heraldtype.DeliveryState) heraldtype.AttemptOutcome {
-	switch s {
-	case heraldtype.StateSent:
-		return heraldtype.OutcomeSent
-	case heraldtype.StatePending:
-		return heraldtype.OutcomeRetry
-	case heraldtype.StateDead:
-		return heraldtype.OutcomeDead
-	case heraldtype.StateSkipped:
-		return heraldtype.OutcomeSkipped
-	case heraldtype.StateUnknown:
-		return heraldtype.OutcomeUnknown
-	case heraldtype.StateOptedOut:
-		return heraldtype.OutcomeOptedOut
-	case heraldtype.StateRateLimited:
-		return heraldtype.OutcomeRateLimited
-	}
-	return ""
-}
-
-// timelineOutcome is the attempt row's outcome: a policy release's own, or
-// the one of the new state.
-func timelineOutcome(o store.Outcome) heraldtype.AttemptOutcome {
-	if o.Release {
-		return o.ReleaseOutcome
-	}
-	return attemptOutcome(o.State)
 }

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
@@ -32,7 +31,7 @@ const leasedBy = `id = ?1 AND state = 'leased' AND lease_owner = ?2 AND attempt 
 //     time never invalidates a token the app registered since.
 func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, error) {
 	for i := range outcomes {
-		if err := checkOutcome(&outcomes[i]); err != nil {
+		if err := store.CheckOutcome(&outcomes[i]); err != nil {
 			return 0, err
 		}
 	}
@@ -55,7 +54,7 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 		return insertBatches(attempts, func(os []store.Outcome) error {
 			args := make([]any, 0, len(os)*9)
 			for _, o := range os {
-				args = append(args, o.DeliveryID, o.Attempt, micros(o.At), string(timelineOutcome(o)), o.ErrorCode,
+				args = append(args, o.DeliveryID, o.Attempt, micros(o.At), string(store.TimelineOutcome(o)), o.ErrorCode,
 					o.Error, int64(o.RetryAfter), o.ProviderMessageID, int64(o.Latency))
 			}
 			_, err := s.exec(ctx, tx, `INSERT INTO delivery_attempts (delivery_id, attempt, at, outcome, error_code,
@@ -67,71 +66,6 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 		return 0, err
 	}
 	return applied, nil
-}
-
-// checkOutcome rejects an outcome that would write a broken row, and
-// fills RunAt when it may default to At.
-func checkOutcome(o *store.Outcome) error {
-	bad := func(format string, args ...any) error {
-		return heraldtype.Errorf(heraldtype.EINVALID, "outcome of delivery %d: %s", o.DeliveryID, fmt.Sprintf(format, args...))
-	}
-	switch {
-	case o.DeliveryID <= 0:
-		return bad("delivery id must be positive")
-	case o.Owner == "":
-		return bad("owner must not be empty")
-	case o.At.IsZero():
-		return bad("at is not set")
-	case o.Release && o.State != heraldtype.StatePending && o.State != "":
-		return bad("a release returns the delivery to pending, not %q", o.State)
-	case !o.Release && attemptOutcome(o.State) == "":
-		return bad("state must be sent, pending, dead, skipped, opted_out, rate_limited or unknown, not %q", o.State)
-	case !o.Release && o.ReleaseOutcome != "":
-		return bad("a release outcome needs Release")
-	case o.Release && o.ReleaseOutcome != "" && o.ReleaseOutcome != heraldtype.OutcomeDeferred &&
-		o.ReleaseOutcome != heraldtype.OutcomePolicyError:
-		return bad("a release outcome must be deferred or policy_error, not %q", o.ReleaseOutcome)
-	case o.InvalidateDevice && o.InvalidReason == "":
-		return bad("invalidating a device needs a reason")
-	}
-	if o.Release {
-		o.State = heraldtype.StatePending
-	}
-	if o.State == heraldtype.StatePending && o.RunAt.IsZero() {
-		o.RunAt = o.At
-	}
-	return nil
-}
-
-// attemptOutcome is the timeline entry of an outcome's state, "" for a
-// state an outcome cannot have.
-func attemptOutcome(s heraldtype.DeliveryState) heraldtype.AttemptOutcome {
-	switch s {
-	case heraldtype.StateSent:
-		return heraldtype.OutcomeSent
-	case heraldtype.StatePending:
-		return heraldtype.OutcomeRetry
-	case heraldtype.StateDead:
-		return heraldtype.OutcomeDead
-	case heraldtype.StateSkipped:
-		return heraldtype.OutcomeSkipped
-	case heraldtype.StateUnknown:
-		return heraldtype.OutcomeUnknown
-	case heraldtype.StateOptedOut:
-		return heraldtype.OutcomeOptedOut
-	case heraldtype.StateRateLimited:
-		return heraldtype.OutcomeRateLimited
-	}
-	return ""
-}
-
-// timelineOutcome is the attempt row's outcome: a policy release's own, or
-// the one of the new state.
-func timelineOutcome(o store.Outcome) heraldtype.AttemptOutcome {
-	if o.Release {
-		return o.ReleaseOutcome
-	}
-	return attemptOutcome(o.State)
 }
 
 // completeOne applies one outcome and reports whether the guard matched.
