@@ -18,6 +18,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/heraldhq/herald/provider/internal/emulator"
 )
 
 // EmulatorConfig configures an Emulator. The zero value is ready to use.
@@ -126,10 +128,10 @@ type Emulator struct {
 	faults    Faults
 	remaining map[string]int // failures left per token fault with Times > 0
 	rng       *mrand.Rand
-	notBefore map[string]time.Time // per device token: Retry-After given until
-	ring      []Received           // recorded messages, oldest at head once full
-	head      int
+	notBefore emulator.NotBefore // per device token
 	stats     EmulatorStats
+
+	rec *emulator.Recorder[Received] // accepted messages
 }
 
 // NewEmulator returns an Emulator with a freshly generated TLS certificate;
@@ -159,8 +161,8 @@ func NewEmulator(cfg EmulatorConfig) (*Emulator, error) {
 		lastJWT:   make(map[string]jwtSeen),
 		remaining: make(map[string]int),
 		rng:       mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		notBefore: make(map[string]time.Time),
 		stats:     EmulatorStats{Rejected: make(map[string]uint64)},
+		rec:       emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	for _, t := range cfg.Topics {
 		e.topics[t] = true
@@ -169,22 +171,12 @@ func NewEmulator(cfg EmulatorConfig) (*Emulator, error) {
 	mux.HandleFunc("/3/device/{token}", e.handleSend)
 	mux.HandleFunc("/3/device/", func(w http.ResponseWriter, _ *http.Request) { e.fail(w, ReasonMissingDeviceToken) })
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { e.fail(w, ReasonBadPath) })
-	mux.HandleFunc("GET /emulator/messages", e.handleListMessages)
-	mux.HandleFunc("DELETE /emulator/messages", func(w http.ResponseWriter, _ *http.Request) {
-		e.Reset()
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /emulator/faults", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, e.CurrentFaults())
-	})
-	mux.HandleFunc("PUT /emulator/faults", e.handlePutFaults)
-	mux.HandleFunc("DELETE /emulator/faults", func(w http.ResponseWriter, _ *http.Request) {
-		e.ClearFaults()
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /emulator/stats", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, e.Stats())
-	})
+	emulator.Control[Received, Faults]{
+		ContentType: jsonContentType, Filter: "token",
+		Messages: e.Messages, MessagesTo: e.MessagesTo, Reset: e.Reset,
+		Faults: e.CurrentFaults, SetFaults: e.SetFaults, ClearFaults: e.ClearFaults,
+		Stats: func() any { return e.Stats() },
+	}.Register(mux)
 	mux.HandleFunc("GET /emulator/ca.pem", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/x-pem-file")
 		w.Write(e.caPEM) //nolint:errcheck // the client hung up; nothing to do.
@@ -307,14 +299,11 @@ func (e *Emulator) Serve(l net.Listener) (string, error) {
 	if e.server != nil {
 		return "", errors.New("apns emulator: already serving")
 	}
-	host, port, err := net.SplitHostPort(l.Addr().String())
+	hostPort, err := emulator.ReachableAddr(l.Addr())
 	if err != nil {
 		return "", err
 	}
-	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
-		host = "127.0.0.1" // a wildcard listener is reachable on loopback
-	}
-	e.url = "https://" + net.JoinHostPort(host, port)
+	e.url = "https://" + hostPort
 	e.server = &http.Server{
 		Handler:           e,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -350,24 +339,12 @@ func (e *Emulator) Close() error {
 }
 
 // Messages returns the accepted messages, oldest first.
-func (e *Emulator) Messages() []Received {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make([]Received, 0, len(e.ring))
-	out = append(out, e.ring[e.head:]...)
-	return append(out, e.ring[:e.head]...)
-}
+func (e *Emulator) Messages() []Received { return e.rec.All() }
 
 // MessagesTo returns the accepted messages sent to device token, oldest
 // first.
 func (e *Emulator) MessagesTo(token string) []Received {
-	var out []Received
-	for _, m := range e.Messages() {
-		if m.Token == token {
-			out = append(out, m)
-		}
-	}
-	return out
+	return e.rec.Where(func(m Received) bool { return m.Token == token })
 }
 
 // Stats returns a snapshot of the counters.
@@ -387,44 +364,21 @@ func (e *Emulator) Stats() EmulatorStats {
 func (e *Emulator) Reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.ring = nil
-	e.head = 0
+	e.rec.Reset()
 	e.stats = EmulatorStats{Rejected: make(map[string]uint64)}
-	clear(e.notBefore)
+	e.notBefore.Reset()
 }
 
 // record stores an accepted message; e.mu must be held.
 func (e *Emulator) record(m Received) {
 	e.stats.Accepted++
-	if len(e.ring) < e.cfg.MaxRecorded {
-		e.ring = append(e.ring, m)
-		return
-	}
-	e.ring[e.head] = m
-	e.head = (e.head + 1) % len(e.ring)
+	e.rec.Record(m)
 }
 
-func (e *Emulator) handleListMessages(w http.ResponseWriter, r *http.Request) {
-	var msgs []Received
-	if tok := r.URL.Query().Get("token"); tok != "" {
-		msgs = e.MessagesTo(tok)
-	} else {
-		msgs = e.Messages()
-	}
-	if msgs == nil {
-		msgs = []Received{}
-	}
-	writeJSON(w, http.StatusOK, msgs)
-}
+// jsonContentType is the Content-Type of APNs' JSON answers.
+const jsonContentType = "application/json"
 
 // writeJSON answers v as JSON.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, "encoding the answer failed", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(body) //nolint:errcheck // the client hung up; nothing to do.
+	emulator.WriteJSON(w, status, jsonContentType, v)
 }

@@ -1,7 +1,6 @@
 package apns
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -133,21 +132,6 @@ func (e *Emulator) CurrentFaults() Faults {
 	return f
 }
 
-func (e *Emulator) handlePutFaults(w http.ResponseWriter, r *http.Request) {
-	var f Faults
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid faults JSON: " + err.Error()})
-		return
-	}
-	if err := e.SetFaults(f); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
-		return
-	}
-	writeJSON(w, http.StatusOK, e.CurrentFaults())
-}
-
 // injected is a fault chosen for one send.
 type injected struct {
 	reason     string
@@ -186,15 +170,7 @@ func (e *Emulator) pickFault(token string, now time.Time) (injected, bool) {
 	if inj.reason == "" {
 		return inj, false
 	}
-	if inj.retryAfter > 0 {
-		until := now.Add(time.Duration(inj.retryAfter) * time.Second)
-		if inj.httpDate {
-			until = until.Truncate(time.Second) // what the header can say
-		}
-		if until.After(e.notBefore[token]) {
-			e.notBefore[token] = until
-		}
-	}
+	e.notBefore.Note(token, now, inj.retryAfter, inj.httpDate)
 	return inj, true
 }
 

@@ -96,7 +96,7 @@ func (e *Emulator) handleSend(w http.ResponseWriter, r *http.Request) {
 	rec.APNsID = id
 
 	e.mu.Lock()
-	if nb, ok := e.notBefore[token]; ok && now.Before(nb) {
+	if e.notBefore.Early(token, now) {
 		e.stats.EarlyRetries++
 	}
 	if inj, fail := e.pickFault(token, now); fail {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/heraldhq/herald/provider/internal/emulator"
 )
 
 // EmulatorConfig configures an Emulator. The zero value is ready to use.
@@ -110,10 +112,10 @@ type Emulator struct {
 	remaining map[string]int // failures left per token fault with Times > 0
 	tokenFail int            // token endpoint failures left
 	rng       *rand.Rand
-	notBefore map[string]time.Time // per token: Retry-After given until
-	ring      []Received           // recorded messages, oldest at head once full
-	head      int
+	notBefore emulator.NotBefore // per token
 	stats     EmulatorStats
+
+	rec *emulator.Recorder[Received] // accepted messages
 }
 
 // NewEmulator returns an Emulator; call Start to serve it, or mount it as an
@@ -139,26 +141,18 @@ func NewEmulator(cfg EmulatorConfig) *Emulator {
 		tokens:    make(map[string]emuToken),
 		remaining: make(map[string]int),
 		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		notBefore: make(map[string]time.Time),
 		stats:     EmulatorStats{Rejected: make(map[string]uint64)},
+		rec:       emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /token", e.handleToken)
 	mux.HandleFunc("POST /v1/projects/{project}/messages:send", e.handleSend)
-	mux.HandleFunc("GET /emulator/messages", e.handleListMessages)
-	mux.HandleFunc("DELETE /emulator/messages", func(w http.ResponseWriter, _ *http.Request) {
-		e.Reset()
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /emulator/faults", e.handleGetFaults)
-	mux.HandleFunc("PUT /emulator/faults", e.handlePutFaults)
-	mux.HandleFunc("DELETE /emulator/faults", func(w http.ResponseWriter, _ *http.Request) {
-		e.ClearFaults()
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /emulator/stats", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, e.Stats())
-	})
+	emulator.Control[Received, Faults]{
+		ContentType: jsonContentType, Filter: "token",
+		Messages: e.Messages, MessagesTo: e.MessagesTo, Reset: e.Reset,
+		Faults: e.CurrentFaults, SetFaults: e.SetFaults, ClearFaults: e.ClearFaults,
+		Stats: func() any { return e.Stats() },
+	}.Register(mux)
 	mux.HandleFunc("GET /emulator/service-account", e.handleServiceAccount)
 	e.mux = mux
 	return e
@@ -184,14 +178,11 @@ func (e *Emulator) Serve(l net.Listener) (string, error) {
 	if e.server != nil {
 		return "", errors.New("fcm emulator: already serving")
 	}
-	host, port, err := net.SplitHostPort(l.Addr().String())
+	hostPort, err := emulator.ReachableAddr(l.Addr())
 	if err != nil {
 		return "", err
 	}
-	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
-		host = "127.0.0.1" // a wildcard listener is reachable on loopback
-	}
-	e.url = "http://" + net.JoinHostPort(host, port)
+	e.url = "http://" + hostPort
 	e.server = &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
 	go e.server.Serve(l) //nolint:errcheck // Serve only returns ErrServerClosed after Close.
 	return e.url, nil
@@ -217,23 +208,11 @@ func (e *Emulator) Close() error {
 }
 
 // Messages returns the accepted messages, oldest first.
-func (e *Emulator) Messages() []Received {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make([]Received, 0, len(e.ring))
-	out = append(out, e.ring[e.head:]...)
-	return append(out, e.ring[:e.head]...)
-}
+func (e *Emulator) Messages() []Received { return e.rec.All() }
 
 // MessagesTo returns the accepted messages sent to token, oldest first.
 func (e *Emulator) MessagesTo(token string) []Received {
-	var out []Received
-	for _, m := range e.Messages() {
-		if m.Token == token {
-			out = append(out, m)
-		}
-	}
-	return out
+	return e.rec.Where(func(m Received) bool { return m.Token == token })
 }
 
 // Stats returns a snapshot of the counters.
@@ -253,34 +232,15 @@ func (e *Emulator) Stats() EmulatorStats {
 func (e *Emulator) Reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.ring = nil
-	e.head = 0
+	e.rec.Reset()
 	e.stats = EmulatorStats{Rejected: make(map[string]uint64)}
-	clear(e.notBefore)
+	e.notBefore.Reset()
 }
 
 // record stores an accepted message; e.mu must be held.
 func (e *Emulator) record(m Received) {
 	e.stats.Accepted++
-	if len(e.ring) < e.cfg.MaxRecorded {
-		e.ring = append(e.ring, m)
-		return
-	}
-	e.ring[e.head] = m
-	e.head = (e.head + 1) % len(e.ring)
-}
-
-func (e *Emulator) handleListMessages(w http.ResponseWriter, r *http.Request) {
-	var msgs []Received
-	if tok := r.URL.Query().Get("token"); tok != "" {
-		msgs = e.MessagesTo(tok)
-	} else {
-		msgs = e.Messages()
-	}
-	if msgs == nil {
-		msgs = []Received{}
-	}
-	writeJSON(w, http.StatusOK, msgs)
+	e.rec.Record(m)
 }
 
 // nextMessageID mints an id shaped like FCM's ("0:<time>%<hex>").
@@ -289,14 +249,10 @@ func (e *Emulator) nextMessageID(now time.Time) string {
 	return "0:" + strconv.FormatInt(now.UnixMicro(), 10) + "%" + strconv.FormatUint(n, 16)
 }
 
+// jsonContentType is the Content-Type of Google's JSON answers.
+const jsonContentType = "application/json; charset=UTF-8"
+
 // writeJSON answers v as JSON.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, "encoding the answer failed", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(status)
-	w.Write(body) //nolint:errcheck // the client hung up; nothing to do.
+	emulator.WriteJSON(w, status, jsonContentType, v)
 }

@@ -59,7 +59,7 @@ func (e *Emulator) handleSend(w http.ResponseWriter, r *http.Request) {
 	now := e.cfg.Now()
 	e.mu.Lock()
 	if req.token != "" {
-		if nb, ok := e.notBefore[req.token]; ok && now.Before(nb) {
+		if e.notBefore.Early(req.token, now) {
 			e.stats.EarlyRetries++
 		}
 	}

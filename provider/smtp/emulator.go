@@ -3,19 +3,21 @@ package smtp
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	mrand "math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	gosmtp "github.com/emersion/go-smtp"
+
+	"github.com/heraldhq/herald/provider/internal/emulator"
 )
 
 // EmulatorConfig configures an Emulator. The zero value is a plain-text
@@ -104,9 +106,9 @@ type Emulator struct {
 	faults    Faults
 	remaining map[string]int // failures left per recipient fault with Times > 0
 	rng       *mrand.Rand
-	ring      []Received
-	head      int
 	stats     EmulatorStats
+
+	rec *emulator.Recorder[Received] // accepted mails
 }
 
 // NewEmulator returns an Emulator; call Start to serve SMTP and StartHTTP
@@ -140,6 +142,7 @@ func NewEmulator(cfg EmulatorConfig) (*Emulator, error) {
 		remaining: make(map[string]int),
 		rng:       mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		stats:     EmulatorStats{Rejected: make(map[int]uint64)},
+		rec:       emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	if cfg.TLS != TLSNone {
 		cert := cfg.Certificate
@@ -188,17 +191,14 @@ func (e *Emulator) Serve(l net.Listener) (string, error) {
 	if e.serving {
 		return "", errors.New("smtp emulator: already serving")
 	}
-	host, port, err := net.SplitHostPort(l.Addr().String())
+	hostPort, err := emulator.ReachableAddr(l.Addr())
 	if err != nil {
 		return "", err
-	}
-	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
-		host = "127.0.0.1" // a wildcard listener is reachable on loopback
 	}
 	if e.cfg.TLS == TLSImplicit {
 		l = tls.NewListener(l, e.tls)
 	}
-	e.addr = net.JoinHostPort(host, port)
+	e.addr = hostPort
 	e.serving = true
 	go e.server.Serve(l) //nolint:errcheck // Serve returns only once Close closes the listener.
 	return e.addr, nil
@@ -275,27 +275,14 @@ func (e *Emulator) Close() error {
 }
 
 // Messages returns the accepted mails, oldest first.
-func (e *Emulator) Messages() []Received {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make([]Received, 0, len(e.ring))
-	out = append(out, e.ring[e.head:]...)
-	return append(out, e.ring[:e.head]...)
-}
+func (e *Emulator) Messages() []Received { return e.rec.All() }
 
 // MessagesTo returns the accepted mails with addr among the envelope
 // recipients (case-insensitive), oldest first.
 func (e *Emulator) MessagesTo(addr string) []Received {
-	var out []Received
-	for _, m := range e.Messages() {
-		for _, to := range m.To {
-			if strings.EqualFold(to, addr) {
-				out = append(out, m)
-				break
-			}
-		}
-	}
-	return out
+	return e.rec.Where(func(m Received) bool {
+		return slices.ContainsFunc(m.To, func(to string) bool { return strings.EqualFold(to, addr) })
+	})
 }
 
 // Stats returns a snapshot of the counters.
@@ -314,20 +301,14 @@ func (e *Emulator) Stats() EmulatorStats {
 func (e *Emulator) Reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.ring = nil
-	e.head = 0
+	e.rec.Reset()
 	e.stats = EmulatorStats{Rejected: make(map[int]uint64)}
 }
 
 // record stores an accepted mail; e.mu must be held.
 func (e *Emulator) record(m Received) {
 	e.stats.Accepted++
-	if len(e.ring) < e.cfg.MaxRecorded {
-		e.ring = append(e.ring, m)
-		return
-	}
-	e.ring[e.head] = m
-	e.head = (e.head + 1) % len(e.ring)
+	e.rec.Record(m)
 }
 
 // reject counts an error reply.
@@ -339,46 +320,13 @@ func (e *Emulator) reject(code int) {
 
 func (e *Emulator) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /emulator/messages", func(w http.ResponseWriter, r *http.Request) {
-		var msgs []Received
-		if to := r.URL.Query().Get("to"); to != "" {
-			msgs = e.MessagesTo(to)
-		} else {
-			msgs = e.Messages()
-		}
-		if msgs == nil {
-			msgs = []Received{}
-		}
-		writeJSON(w, http.StatusOK, msgs)
-	})
-	mux.HandleFunc("DELETE /emulator/messages", func(w http.ResponseWriter, _ *http.Request) {
-		e.Reset()
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /emulator/faults", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, e.CurrentFaults())
-	})
-	mux.HandleFunc("PUT /emulator/faults", e.handlePutFaults)
-	mux.HandleFunc("DELETE /emulator/faults", func(w http.ResponseWriter, _ *http.Request) {
-		e.ClearFaults()
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /emulator/stats", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, e.Stats())
-	})
+	emulator.Control[Received, Faults]{
+		ContentType: "application/json; charset=utf-8", Filter: "to",
+		Messages: e.Messages, MessagesTo: e.MessagesTo, Reset: e.Reset,
+		Faults: e.CurrentFaults, SetFaults: e.SetFaults, ClearFaults: e.ClearFaults,
+		Stats: func() any { return e.Stats() },
+	}.Register(mux)
 	return mux
-}
-
-// writeJSON answers v as JSON.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, "encoding the answer failed", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(body) //nolint:errcheck // the client hung up; nothing to do.
 }
 
 // serverLog sends go-smtp's protocol error log to the Logger at debug

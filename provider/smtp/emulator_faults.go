@@ -1,9 +1,7 @@
 package smtp
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 
@@ -175,21 +173,6 @@ func (e *Emulator) CurrentFaults() Faults {
 		f.Recipients[k] = v
 	}
 	return f
-}
-
-func (e *Emulator) handlePutFaults(w http.ResponseWriter, r *http.Request) {
-	var f Faults
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid faults JSON: " + err.Error()})
-		return
-	}
-	if err := e.SetFaults(f); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
-		return
-	}
-	writeJSON(w, http.StatusOK, e.CurrentFaults())
 }
 
 // pickFault decides the scripted reply for addr at RCPT TO (atData false)

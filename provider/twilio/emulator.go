@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	mrand "math/rand/v2"
@@ -12,6 +11,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/heraldhq/herald/provider/internal/emulator"
 )
 
 // Default credentials of an Emulator configured without any, so that
@@ -109,10 +110,10 @@ type Emulator struct {
 	remaining map[string]int // failures left per number fault with Times > 0
 	optedOut  map[string]bool
 	rng       *mrand.Rand
-	notBefore map[string]time.Time // per number: Retry-After given until
-	ring      []Received           // oldest at head once full
-	head      int
+	notBefore emulator.NotBefore // per number
 	stats     EmulatorStats
+
+	rec *emulator.Recorder[Received] // accepted messages
 }
 
 // NewEmulator returns an Emulator; call Start to serve it, or mount it as an
@@ -145,24 +146,17 @@ func NewEmulator(cfg EmulatorConfig) *Emulator {
 		remaining: make(map[string]int),
 		optedOut:  make(map[string]bool),
 		rng:       mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		notBefore: make(map[string]time.Time),
 		stats:     EmulatorStats{Rejected: make(map[int]uint64)},
+		rec:       emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /2010-04-01/Accounts/{account}/Messages.json", e.handleCreate)
-	mux.HandleFunc("GET /emulator/messages", e.handleListMessages)
-	mux.HandleFunc("DELETE /emulator/messages", func(w http.ResponseWriter, _ *http.Request) {
-		e.Reset()
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /emulator/faults", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, e.CurrentFaults())
-	})
-	mux.HandleFunc("PUT /emulator/faults", e.handlePutFaults)
-	mux.HandleFunc("DELETE /emulator/faults", func(w http.ResponseWriter, _ *http.Request) {
-		e.ClearFaults()
-		w.WriteHeader(http.StatusNoContent)
-	})
+	emulator.Control[Received, Faults]{
+		ContentType: jsonContentType, Filter: "to",
+		Messages: e.Messages, MessagesTo: e.MessagesTo, Reset: e.Reset,
+		Faults: e.CurrentFaults, SetFaults: e.SetFaults, ClearFaults: e.ClearFaults,
+		Stats: func() any { return e.Stats() },
+	}.Register(mux)
 	mux.HandleFunc("PUT /emulator/opt-outs/{number}", func(w http.ResponseWriter, r *http.Request) {
 		e.OptOut(r.PathValue("number"))
 		w.WriteHeader(http.StatusNoContent)
@@ -170,9 +164,6 @@ func NewEmulator(cfg EmulatorConfig) *Emulator {
 	mux.HandleFunc("DELETE /emulator/opt-outs/{number}", func(w http.ResponseWriter, r *http.Request) {
 		e.OptIn(r.PathValue("number"))
 		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /emulator/stats", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, e.Stats())
 	})
 	e.mux = mux
 	return e
@@ -204,14 +195,11 @@ func (e *Emulator) Serve(l net.Listener) (string, error) {
 	if e.server != nil {
 		return "", errors.New("twilio emulator: already serving")
 	}
-	host, port, err := net.SplitHostPort(l.Addr().String())
+	hostPort, err := emulator.ReachableAddr(l.Addr())
 	if err != nil {
 		return "", err
 	}
-	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
-		host = "127.0.0.1" // a wildcard listener is reachable on loopback
-	}
-	e.url = "http://" + net.JoinHostPort(host, port)
+	e.url = "http://" + hostPort
 	e.server = &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
 	go e.server.Serve(l) //nolint:errcheck // Serve only returns ErrServerClosed after Close.
 	return e.url, nil
@@ -242,23 +230,11 @@ func (e *Emulator) Close() error {
 }
 
 // Messages returns the accepted messages, oldest first.
-func (e *Emulator) Messages() []Received {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make([]Received, 0, len(e.ring))
-	out = append(out, e.ring[e.head:]...)
-	return append(out, e.ring[:e.head]...)
-}
+func (e *Emulator) Messages() []Received { return e.rec.All() }
 
 // MessagesTo returns the accepted messages sent to number, oldest first.
 func (e *Emulator) MessagesTo(number string) []Received {
-	var out []Received
-	for _, m := range e.Messages() {
-		if m.To == number {
-			out = append(out, m)
-		}
-	}
-	return out
+	return e.rec.Where(func(m Received) bool { return m.To == number })
 }
 
 // Stats returns a snapshot of the counters.
@@ -278,46 +254,26 @@ func (e *Emulator) Stats() EmulatorStats {
 func (e *Emulator) Reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.ring = nil
-	e.head = 0
+	e.rec.Reset()
 	e.stats = EmulatorStats{Rejected: make(map[int]uint64)}
-	clear(e.notBefore)
+	e.notBefore.Reset()
 }
 
 // record stores an accepted message; e.mu must be held.
 func (e *Emulator) record(m Received) {
 	e.stats.Accepted++
-	if len(e.ring) < e.cfg.MaxRecorded {
-		e.ring = append(e.ring, m)
-		return
-	}
-	e.ring[e.head] = m
-	e.head = (e.head + 1) % len(e.ring)
+	e.rec.Record(m)
 }
 
 // setStatus updates the recorded status of message sid, if still kept.
 func (e *Emulator) setStatus(sid, status string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for i := range e.ring {
-		if e.ring[i].SID == sid {
-			e.ring[i].Status = status
-			return
+	e.rec.Update(func(m *Received) bool {
+		if m.SID != sid {
+			return false
 		}
-	}
-}
-
-func (e *Emulator) handleListMessages(w http.ResponseWriter, r *http.Request) {
-	var msgs []Received
-	if to := r.URL.Query().Get("to"); to != "" {
-		msgs = e.MessagesTo(to)
-	} else {
-		msgs = e.Messages()
-	}
-	if msgs == nil {
-		msgs = []Received{}
-	}
-	writeJSON(w, http.StatusOK, msgs)
+		m.Status = status
+		return true
+	})
 }
 
 // newSID mints a message SID shaped like Twilio's: "SM" and 32 hex digits.
@@ -327,14 +283,10 @@ func newSID() string {
 	return "SM" + hex.EncodeToString(b[:])
 }
 
+// jsonContentType is the Content-Type of Twilio's JSON answers.
+const jsonContentType = "application/json; charset=utf-8"
+
 // writeJSON answers v as JSON.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, "encoding the answer failed", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(body) //nolint:errcheck // the client hung up; nothing to do.
+	emulator.WriteJSON(w, status, jsonContentType, v)
 }

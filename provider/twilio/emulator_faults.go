@@ -1,7 +1,6 @@
 package twilio
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -196,21 +195,6 @@ func (e *Emulator) OptIn(number string) {
 	delete(e.optedOut, number)
 }
 
-func (e *Emulator) handlePutFaults(w http.ResponseWriter, r *http.Request) {
-	var f Faults
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid faults JSON: " + err.Error()})
-		return
-	}
-	if err := e.SetFaults(f); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
-		return
-	}
-	writeJSON(w, http.StatusOK, e.CurrentFaults())
-}
-
 // injected is a fault chosen for one send.
 type injected struct {
 	code       int
@@ -252,12 +236,7 @@ func (e *Emulator) pickFault(number string, now time.Time) (injected, bool) {
 	if inj.code == 0 {
 		return inj, false
 	}
-	if inj.retryAfter > 0 {
-		until := now.Add(time.Duration(inj.retryAfter) * time.Second)
-		if until.After(e.notBefore[number]) {
-			e.notBefore[number] = until
-		}
-	}
+	e.notBefore.Note(number, now, inj.retryAfter, false)
 	return inj, true
 }
 

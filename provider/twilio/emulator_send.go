@@ -81,7 +81,7 @@ func (e *Emulator) handleCreate(w http.ResponseWriter, r *http.Request) {
 
 	now := e.cfg.Now()
 	e.mu.Lock()
-	if nb, ok := e.notBefore[to]; ok && now.Before(nb) {
+	if e.notBefore.Early(to, now) {
 		e.stats.EarlyRetries++
 	}
 	if inj, fail := e.pickFault(to, now); fail {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/heraldhq/herald/provider/internal/emulator"
 )
 
 // EmulatorConfig configures an Emulator. The zero value is ready to use.
@@ -122,10 +124,10 @@ type Emulator struct {
 	faults    Faults
 	remaining map[string]int // failures left per subscription fault with Times > 0
 	rng       *rand.Rand
-	notBefore map[string]time.Time // per subscription id: Retry-After given until
-	ring      []Received           // recorded messages, oldest at head once full
-	head      int
+	notBefore emulator.NotBefore // per subscription id
 	stats     EmulatorStats
+
+	rec *emulator.Recorder[Received] // accepted messages
 }
 
 // NewEmulator returns an Emulator; call Start to serve it, or mount it as an
@@ -150,29 +152,19 @@ func NewEmulator(cfg EmulatorConfig) *Emulator {
 		subs:      make(map[string]*emuSubscription),
 		remaining: make(map[string]int),
 		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		notBefore: make(map[string]time.Time),
 		stats:     EmulatorStats{Rejected: make(map[string]uint64)},
+		rec:       emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /push/{id}", e.handlePush)
 	mux.HandleFunc("POST /emulator/subscriptions", e.handleNewSubscription)
 	mux.HandleFunc("DELETE /emulator/subscriptions/{id}", e.handleExpireSubscription)
-	mux.HandleFunc("GET /emulator/messages", e.handleListMessages)
-	mux.HandleFunc("DELETE /emulator/messages", func(w http.ResponseWriter, _ *http.Request) {
-		e.Reset()
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /emulator/faults", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, e.CurrentFaults())
-	})
-	mux.HandleFunc("PUT /emulator/faults", e.handlePutFaults)
-	mux.HandleFunc("DELETE /emulator/faults", func(w http.ResponseWriter, _ *http.Request) {
-		e.ClearFaults()
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("GET /emulator/stats", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, e.Stats())
-	})
+	emulator.Control[Received, Faults]{
+		ContentType: jsonContentType, Filter: "endpoint",
+		Messages: e.Messages, MessagesTo: e.MessagesTo, Reset: e.Reset,
+		Faults: e.CurrentFaults, SetFaults: e.SetFaults, ClearFaults: e.ClearFaults,
+		Stats: func() any { return e.Stats() },
+	}.Register(mux)
 	e.mux = mux
 	return e
 }
@@ -202,22 +194,19 @@ func (e *Emulator) Serve(l net.Listener) (string, error) {
 	if e.server != nil {
 		return "", errors.New("webpush emulator: already serving")
 	}
-	host, port, err := net.SplitHostPort(l.Addr().String())
+	hostPort, err := emulator.ReachableAddr(l.Addr())
 	if err != nil {
 		return "", err
-	}
-	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
-		host = "127.0.0.1" // a wildcard listener is reachable on loopback
 	}
 	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
 	if e.cfg.TLSConfig != nil {
 		// ServeTLS adds "h2" to the offered protocols: real push services
 		// speak HTTP/2.
 		srv.TLSConfig = e.cfg.TLSConfig.Clone()
-		e.url = "https://" + net.JoinHostPort(host, port)
+		e.url = "https://" + hostPort
 		go srv.ServeTLS(l, "", "") //nolint:errcheck // only returns ErrServerClosed after Close.
 	} else {
-		e.url = "http://" + net.JoinHostPort(host, port)
+		e.url = "http://" + hostPort
 		go srv.Serve(l) //nolint:errcheck // only returns ErrServerClosed after Close.
 	}
 	e.server = srv
@@ -244,25 +233,13 @@ func (e *Emulator) Close() error {
 }
 
 // Messages returns the accepted messages, oldest first.
-func (e *Emulator) Messages() []Received {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make([]Received, 0, len(e.ring))
-	out = append(out, e.ring[e.head:]...)
-	return append(out, e.ring[:e.head]...)
-}
+func (e *Emulator) Messages() []Received { return e.rec.All() }
 
 // MessagesTo returns the accepted messages posted to endpoint, oldest
 // first.
 func (e *Emulator) MessagesTo(endpoint string) []Received {
 	id := subscriptionID(endpoint)
-	var out []Received
-	for _, m := range e.Messages() {
-		if m.SubscriptionID == id {
-			out = append(out, m)
-		}
-	}
-	return out
+	return e.rec.Where(func(m Received) bool { return m.SubscriptionID == id })
 }
 
 // Stats returns a snapshot of the counters.
@@ -286,44 +263,21 @@ func (e *Emulator) Stats() EmulatorStats {
 func (e *Emulator) Reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.ring = nil
-	e.head = 0
+	e.rec.Reset()
 	e.stats = EmulatorStats{Rejected: make(map[string]uint64)}
-	clear(e.notBefore)
+	e.notBefore.Reset()
 }
 
 // record stores an accepted message; e.mu must be held.
 func (e *Emulator) record(m Received) {
 	e.stats.Accepted++
-	if len(e.ring) < e.cfg.MaxRecorded {
-		e.ring = append(e.ring, m)
-		return
-	}
-	e.ring[e.head] = m
-	e.head = (e.head + 1) % len(e.ring)
+	e.rec.Record(m)
 }
 
-func (e *Emulator) handleListMessages(w http.ResponseWriter, r *http.Request) {
-	var msgs []Received
-	if ep := r.URL.Query().Get("endpoint"); ep != "" {
-		msgs = e.MessagesTo(ep)
-	} else {
-		msgs = e.Messages()
-	}
-	if msgs == nil {
-		msgs = []Received{}
-	}
-	writeJSON(w, http.StatusOK, msgs)
-}
+// jsonContentType is the Content-Type of the push service's JSON answers.
+const jsonContentType = "application/json; charset=utf-8"
 
 // writeJSON answers v as JSON.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, "encoding the answer failed", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(body) //nolint:errcheck // the client hung up; nothing to do.
+	emulator.WriteJSON(w, status, jsonContentType, v)
 }

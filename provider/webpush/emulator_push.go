@@ -96,7 +96,7 @@ func (e *Emulator) handlePush(w http.ResponseWriter, r *http.Request) {
 	}
 
 	e.mu.Lock()
-	if nb, ok := e.notBefore[sub.id]; ok && now.Before(nb) {
+	if e.notBefore.Early(sub.id, now) {
 		e.stats.EarlyRetries++
 	}
 	inj, fail := e.pickFault(sub.id, now)
