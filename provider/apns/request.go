@@ -3,9 +3,9 @@ package apns
 import (
 	"crypto/sha1"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/provider/internal/jsonenc"
 )
 
 // MaxPayloadBytes is APNs' limit on a notification's JSON payload (VoIP
@@ -73,11 +73,11 @@ func appendPayload(dst []byte, n *heraldtype.Notification, key string) []byte {
 		dst = append(dst, `{"aps":{"alert":{`...)
 		first := true
 		if n.Title != "" {
-			dst = appendPair(dst, first, keyTitle, n.Title)
+			dst = jsonenc.AppendPair(dst, first, keyTitle, n.Title)
 			first = false
 		}
 		if n.Body != "" {
-			dst = appendPair(dst, first, keyBody, n.Body)
+			dst = jsonenc.AppendPair(dst, first, keyBody, n.Body)
 		}
 		dst = append(dst, `},"sound":"default"}`...)
 	default:
@@ -87,17 +87,17 @@ func appendPayload(dst []byte, n *heraldtype.Notification, key string) []byte {
 		if reservedKey(k, dataMode) {
 			continue // CheckPayload refuses these at trigger time
 		}
-		dst = appendPair(dst, false, k, v)
+		dst = jsonenc.AppendPair(dst, false, k, v)
 	}
 	if dataMode {
 		if n.Title != "" {
-			dst = appendPair(dst, false, keyTitle, n.Title)
+			dst = jsonenc.AppendPair(dst, false, keyTitle, n.Title)
 		}
 		if n.Body != "" {
-			dst = appendPair(dst, false, keyBody, n.Body)
+			dst = jsonenc.AppendPair(dst, false, keyBody, n.Body)
 		}
 	}
-	dst = appendPair(dst, false, keyMessageID, key)
+	dst = jsonenc.AppendPair(dst, false, keyMessageID, key)
 	return append(dst, '}')
 }
 
@@ -166,7 +166,7 @@ func messageUUID(key string) string {
 	u := h.Sum(sum[:0])
 	u[6] = u[6]&0x0f | 0x50 // version 5
 	u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant
-	return formatUUID(u, hexDigits)
+	return formatUUID(u, jsonenc.HexDigits)
 }
 
 // formatUUID formats 16 bytes as 8-4-4-4-12 with the given digits (lower
@@ -198,59 +198,4 @@ func validDeviceToken(t string) bool {
 		}
 	}
 	return true
-}
-
-// appendPair appends "k":"v", preceded by a comma unless first.
-func appendPair(dst []byte, first bool, k, v string) []byte {
-	if !first {
-		dst = append(dst, ',')
-	}
-	dst = appendString(dst, k)
-	dst = append(dst, ':')
-	return appendString(dst, v)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD,
-// as encoding/json does, so the payload is always valid JSON.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b >= 0x20 && b != '"' && b != '\\' && b < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if b < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

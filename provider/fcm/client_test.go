@@ -116,21 +116,6 @@ func TestHeraldKeysWin(t *testing.T) {
 	}
 }
 
-func TestAppendStringMatchesEncodingJSON(t *testing.T) {
-	for _, s := range []string{"", "plain", `quote " backslash \ slash /`, "ctl \x00\x01\x1f\n\r\t", "한글 ✓ 🎉", "bad \xff\xfe utf8", "\u2028\u2029", "<html>&"} {
-		var back string
-		if err := json.Unmarshal(appendString(nil, s), &back); err != nil {
-			t.Fatalf("appendString(%q) is not JSON: %v", s, err)
-		}
-		var want string
-		std, _ := json.Marshal(s)
-		_ = json.Unmarshal(std, &want)
-		if back != want {
-			t.Errorf("appendString(%q) round-trips to %q, want %q", s, back, want)
-		}
-	}
-}
-
 func TestSendRejectsUnusableMessages(t *testing.T) {
 	t.Parallel()
 	e := startEmulator(t, EmulatorConfig{})

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/heraldhq/herald/provider/internal/jsonenc"
 )
 
 // maxRequestBytes bounds a send request's body. FCM's payload limit is far
@@ -88,7 +90,7 @@ func (e *Emulator) handleSend(w http.ResponseWriter, r *http.Request) {
 
 	name := make([]byte, 0, 64+len(project)+len(id))
 	name = append(name, `{"name":`...)
-	name = appendString(name, "projects/"+project+"/messages/"+id)
+	name = jsonenc.AppendString(name, "projects/"+project+"/messages/"+id)
 	name = append(name, '}')
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.Write(name) //nolint:errcheck // the client hung up; nothing to do.

@@ -3,9 +3,9 @@ package fcm
 import (
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/provider/internal/jsonenc"
 )
 
 // Keys Herald itself puts into a message's data map. The notification's own
@@ -38,7 +38,7 @@ func appendRequest(dst []byte, m *heraldtype.Message, ttl time.Duration, now tim
 	n := m.Notification
 	dataMode := n.PayloadMode == heraldtype.PayloadData
 	dst = append(dst, `{"message":{"token":`...)
-	dst = appendString(dst, m.Device.Token)
+	dst = jsonenc.AppendString(dst, m.Device.Token)
 
 	dst = append(dst, `,"data":{`...)
 	first := true
@@ -46,20 +46,20 @@ func appendRequest(dst []byte, m *heraldtype.Message, ttl time.Duration, now tim
 		if k == keyMessageID || (dataMode && (k == keyTitle || k == keyBody)) {
 			continue
 		}
-		dst = appendPair(dst, first, k, v)
+		dst = jsonenc.AppendPair(dst, first, k, v)
 		first = false
 	}
 	if dataMode {
 		if n.Title != "" {
-			dst = appendPair(dst, first, keyTitle, n.Title)
+			dst = jsonenc.AppendPair(dst, first, keyTitle, n.Title)
 			first = false
 		}
 		if n.Body != "" {
-			dst = appendPair(dst, first, keyBody, n.Body)
+			dst = jsonenc.AppendPair(dst, first, keyBody, n.Body)
 			first = false
 		}
 	}
-	dst = appendPair(dst, first, keyMessageID, m.Key)
+	dst = jsonenc.AppendPair(dst, first, keyMessageID, m.Key)
 	dst = append(dst, '}')
 
 	hasAlert := !dataMode && (n.Title != "" || n.Body != "")
@@ -130,66 +130,11 @@ func appendAlert(dst []byte, title, body string) []byte {
 	dst = append(dst, '{')
 	first := true
 	if title != "" {
-		dst = appendPair(dst, first, keyTitle, title)
+		dst = jsonenc.AppendPair(dst, first, keyTitle, title)
 		first = false
 	}
 	if body != "" {
-		dst = appendPair(dst, first, keyBody, body)
+		dst = jsonenc.AppendPair(dst, first, keyBody, body)
 	}
 	return append(dst, '}')
-}
-
-// appendPair appends "k":"v", preceded by a comma unless first.
-func appendPair(dst []byte, first bool, k, v string) []byte {
-	if !first {
-		dst = append(dst, ',')
-	}
-	dst = appendString(dst, k)
-	dst = append(dst, ':')
-	return appendString(dst, v)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD,
-// as encoding/json does, so the body is always valid JSON.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b >= 0x20 && b != '"' && b != '\\' && b < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if b < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
