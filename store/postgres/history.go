@@ -2,10 +2,8 @@ package postgres
 
 import (
 	"context"
-	"encoding/base64"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
@@ -39,7 +37,7 @@ FROM (SELECT *, CASE WHEN sent > 0 THEN 'SENT'
 
 // ListHistory implements store.Store.
 func (s *Store) ListHistory(ctx context.Context, f store.HistoryFilter) ([]store.HistoryEntry, string, error) {
-	limit, err := checkHistoryFilter(&f)
+	limit, err := store.CheckHistoryFilter(&f)
 	if err != nil {
 		return nil, "", err
 	}
@@ -62,7 +60,7 @@ func (s *Store) ListHistory(ctx context.Context, f store.HistoryFilter) ([]store
 		where = append(where, "n.created_at < "+arg(f.To))
 	}
 	if f.Cursor != "" {
-		at, id, err := decodeHistoryCursor(f.Cursor)
+		at, id, err := store.DecodeHistoryCursor(f.Cursor)
 		if err != nil {
 			return nil, "", err
 		}
@@ -98,7 +96,7 @@ func (s *Store) ListHistory(ctx context.Context, f store.HistoryFilter) ([]store
 	if len(out) > limit {
 		out = out[:limit]
 		last := out[limit-1]
-		next = encodeHistoryCursor(last.CreatedAt, last.NotificationID)
+		next = store.EncodeHistoryCursor(last.CreatedAt, last.NotificationID)
 	}
 	return out, next, s.historyCounts(ctx, out)
 }
@@ -131,35 +129,4 @@ WHERE notification_id = ANY ($1::text[]) GROUP BY notification_id, state`), ids)
 		index[id].Deliveries[st] = n
 	}
 	return formatError(rows.Err(), "history")
-}
-
-func checkHistoryFilter(f *store.HistoryFilter) (int, error) {
-	if f.Status != "" && !f.Status.Valid() {
-		return 0, heraldtype.FieldErrorf("status", "unknown status %q (SENT, FAILED, RATE_LIMITED, USER_OPTED_OUT, DEFERRED, PENDING)", f.Status)
-	}
-	switch {
-	case f.Limit < 0:
-		return 0, heraldtype.FieldErrorf("limit", "must not be negative")
-	case f.Limit == 0:
-		return 50, nil
-	}
-	return min(f.Limit, 200), nil
-}
-
-// The cursor is the last entry's created_at (unix microseconds) and id,
-// the same encoding SQLite uses.
-func encodeHistoryCursor(created time.Time, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(created.UnixMicro(), 10) + ":" + id))
-}
-
-func decodeHistoryCursor(c string) (time.Time, string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err == nil {
-		at, id, ok := strings.Cut(string(b), ":")
-		v, perr := strconv.ParseInt(at, 10, 64)
-		if ok && perr == nil && id != "" {
-			return time.UnixMicro(v).UTC(), id, nil
-		}
-	}
-	return time.Time{}, "", heraldtype.FieldErrorf("cursor", "is not a cursor returned by a previous page")
 }

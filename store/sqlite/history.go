@@ -2,9 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"encoding/base64"
-	"strconv"
-	"strings"
+	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
@@ -39,7 +37,7 @@ FROM (SELECT *, CASE WHEN sent > 0 THEN 'SENT'
 
 // ListHistory implements store.Store.
 func (s *Store) ListHistory(ctx context.Context, f store.HistoryFilter) ([]store.HistoryEntry, string, error) {
-	limit, err := checkHistoryFilter(&f)
+	limit, err := store.CheckHistoryFilter(&f)
 	if err != nil {
 		return nil, "", err
 	}
@@ -58,10 +56,11 @@ func (s *Store) ListHistory(ctx context.Context, f store.HistoryFilter) ([]store
 		where, args = append(where, "n.created_at < ?"), append(args, micros(f.To))
 	}
 	if f.Cursor != "" {
-		at, id, err := decodeHistoryCursor(f.Cursor)
+		t, id, err := store.DecodeHistoryCursor(f.Cursor)
 		if err != nil {
 			return nil, "", err
 		}
+		at := micros(t)
 		where = append(where, "(n.created_at < ? OR (n.created_at = ? AND n.id < ?))")
 		args = append(args, at, at, id)
 	}
@@ -96,7 +95,7 @@ func (s *Store) ListHistory(ctx context.Context, f store.HistoryFilter) ([]store
 	if len(out) > limit {
 		out, created = out[:limit], created[:limit]
 		last := out[limit-1]
-		next = encodeHistoryCursor(created[limit-1], last.NotificationID)
+		next = store.EncodeHistoryCursor(time.UnixMicro(created[limit-1]), last.NotificationID)
 	}
 	return out, next, s.historyCounts(ctx, out)
 }
@@ -129,33 +128,4 @@ WHERE notification_id IN (`+marks(len(args))+`) GROUP BY notification_id, state`
 		index[id].Deliveries[st] = n
 	}
 	return formatError(rows.Err(), "history")
-}
-
-func checkHistoryFilter(f *store.HistoryFilter) (int, error) {
-	if f.Status != "" && !f.Status.Valid() {
-		return 0, heraldtype.FieldErrorf("status", "unknown status %q (SENT, FAILED, RATE_LIMITED, USER_OPTED_OUT, DEFERRED, PENDING)", f.Status)
-	}
-	switch {
-	case f.Limit < 0:
-		return 0, heraldtype.FieldErrorf("limit", "must not be negative")
-	case f.Limit == 0:
-		return 50, nil
-	}
-	return min(f.Limit, 200), nil
-}
-
-func encodeHistoryCursor(createdMicros int64, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(createdMicros, 10) + ":" + id))
-}
-
-func decodeHistoryCursor(c string) (int64, string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err == nil {
-		at, id, ok := strings.Cut(string(b), ":")
-		v, perr := strconv.ParseInt(at, 10, 64)
-		if ok && perr == nil && id != "" {
-			return v, id, nil
-		}
-	}
-	return 0, "", heraldtype.FieldErrorf("cursor", "is not a cursor returned by a previous page")
 }
