@@ -9,7 +9,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/big"
@@ -122,9 +121,9 @@ type Emulator struct {
 	verified map[string]verifiedToken // by JWT: signature already checked
 	lastJWT  map[string]jwtSeen       // by key id: the latest token presented
 
+	http emulator.Server // the TLS listener and its base URL
+
 	mu        sync.Mutex // guards everything below; never held while sleeping
-	url       string
-	server    *http.Server
 	faults    Faults
 	remaining map[string]int // failures left per token fault with Times > 0
 	rng       *mrand.Rand
@@ -280,63 +279,32 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.mux.Ser
 // HTTP/2 in the background until Close. It returns the base URL, also given
 // by URL.
 func (e *Emulator) Start(addr string) (string, error) {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", err
-	}
-	u, err := e.Serve(l)
-	if err != nil {
-		l.Close()
-	}
-	return u, err
+	return e.http.Listen("apns", addr, e, e.TLSConfig(), e.countConnections)
 }
 
 // Serve serves TLS with HTTP/2 on l in the background until Close, and
 // returns the base URL.
 func (e *Emulator) Serve(l net.Listener) (string, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.server != nil {
-		return "", errors.New("apns emulator: already serving")
-	}
-	hostPort, err := emulator.ReachableAddr(l.Addr())
-	if err != nil {
-		return "", err
-	}
-	e.url = "https://" + hostPort
-	e.server = &http.Server{
-		Handler:           e,
-		ReadHeaderTimeout: 10 * time.Second,
-		ConnState: func(_ net.Conn, s http.ConnState) {
-			if s == http.StateNew {
-				e.mu.Lock()
-				e.stats.Connections++
-				e.mu.Unlock()
-			}
-		},
-	}
-	go e.server.Serve(tls.NewListener(l, e.TLSConfig())) //nolint:errcheck // Serve only returns ErrServerClosed after Close.
-	return e.url, nil
+	return e.http.Serve("apns", l, e, e.TLSConfig(), e.countConnections)
 }
 
-// URL is the emulator's base URL: use it as Config.Endpoint.
-func (e *Emulator) URL() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.url
+// countConnections counts new connections (Stats.Connections): IdleTimeout
+// and Shutdown answers must make the client open a new one.
+func (e *Emulator) countConnections(srv *http.Server) {
+	srv.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			e.mu.Lock()
+			e.stats.Connections++
+			e.mu.Unlock()
+		}
+	}
 }
+
+// URL is the emulator's base URL ("" before Start or Serve).
+func (e *Emulator) URL() string { return e.http.URL() }
 
 // Close stops a server started by Start or Serve.
-func (e *Emulator) Close() error {
-	e.mu.Lock()
-	srv := e.server
-	e.server = nil
-	e.mu.Unlock()
-	if srv == nil {
-		return nil
-	}
-	return srv.Close()
-}
+func (e *Emulator) Close() error { return e.http.Close() }
 
 // Messages returns the accepted messages, oldest first.
 func (e *Emulator) Messages() []Received { return e.rec.All() }

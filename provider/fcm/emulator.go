@@ -3,7 +3,6 @@ package fcm
 import (
 	"crypto/rsa"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -105,9 +104,9 @@ type Emulator struct {
 	accounts map[string]emuAccount // by client_email
 	tokens   map[string]emuToken   // by access token
 
+	http emulator.Server // the listener and its base URL
+
 	mu        sync.Mutex // guards everything below; never held while sleeping
-	url       string
-	server    *http.Server
 	faults    Faults
 	remaining map[string]int // failures left per token fault with Times > 0
 	tokenFail int            // token endpoint failures left
@@ -136,7 +135,6 @@ func NewEmulator(cfg EmulatorConfig) *Emulator {
 	}
 	e := &Emulator{
 		cfg:       cfg,
-		url:       cfg.PublicURL,
 		accounts:  make(map[string]emuAccount),
 		tokens:    make(map[string]emuToken),
 		remaining: make(map[string]int),
@@ -164,48 +162,25 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.mux.Ser
 // Start listens on addr (":0" picks a free port) and serves in the
 // background until Close. It returns the base URL, also given by URL.
 func (e *Emulator) Start(addr string) (string, error) {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", err
-	}
-	return e.Serve(l)
+	return e.http.Listen("fcm", addr, e, nil, nil)
 }
 
 // Serve serves on l in the background until Close, and returns the base URL.
 func (e *Emulator) Serve(l net.Listener) (string, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.server != nil {
-		return "", errors.New("fcm emulator: already serving")
-	}
-	hostPort, err := emulator.ReachableAddr(l.Addr())
-	if err != nil {
-		return "", err
-	}
-	e.url = "http://" + hostPort
-	e.server = &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
-	go e.server.Serve(l) //nolint:errcheck // Serve only returns ErrServerClosed after Close.
-	return e.url, nil
+	return e.http.Serve("fcm", l, e, nil, nil)
 }
 
-// URL is the emulator's base URL: use it as fcm.Config.Endpoint.
+// URL is the emulator's base URL: the served one after Start or Serve,
+// EmulatorConfig.PublicURL otherwise.
 func (e *Emulator) URL() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.url
+	if u := e.http.URL(); u != "" {
+		return u
+	}
+	return e.cfg.PublicURL
 }
 
 // Close stops a server started by Start or Serve.
-func (e *Emulator) Close() error {
-	e.mu.Lock()
-	srv := e.server
-	e.server = nil
-	e.mu.Unlock()
-	if srv == nil {
-		return nil
-	}
-	return srv.Close()
-}
+func (e *Emulator) Close() error { return e.http.Close() }
 
 // Messages returns the accepted messages, oldest first.
 func (e *Emulator) Messages() []Received { return e.rec.All() }

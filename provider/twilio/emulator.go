@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"log/slog"
 	mrand "math/rand/v2"
 	"net"
@@ -102,10 +101,10 @@ type Emulator struct {
 	cancel    context.CancelFunc
 	callbacks sync.WaitGroup
 
+	http emulator.Server // the listener and its base URL
+
 	mu        sync.Mutex // guards everything below; never held while sleeping or posting
-	url       string
-	server    *http.Server
-	closed    bool // set by Close: no new status callbacks start
+	closed    bool       // set by Close: no new status callbacks start
 	faults    Faults
 	remaining map[string]int // failures left per number fault with Times > 0
 	optedOut  map[string]bool
@@ -181,50 +180,25 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.mux.Ser
 // Start listens on addr (":0" picks a free port) and serves in the
 // background until Close. It returns the base URL, also given by URL.
 func (e *Emulator) Start(addr string) (string, error) {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", err
-	}
-	return e.Serve(l)
+	return e.http.Listen("twilio", addr, e, nil, nil)
 }
 
 // Serve serves on l in the background until Close, and returns the base URL.
 func (e *Emulator) Serve(l net.Listener) (string, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.server != nil {
-		return "", errors.New("twilio emulator: already serving")
-	}
-	hostPort, err := emulator.ReachableAddr(l.Addr())
-	if err != nil {
-		return "", err
-	}
-	e.url = "http://" + hostPort
-	e.server = &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
-	go e.server.Serve(l) //nolint:errcheck // Serve only returns ErrServerClosed after Close.
-	return e.url, nil
+	return e.http.Serve("twilio", l, e, nil, nil)
 }
 
-// URL is the emulator's base URL: use it as twilio.Config.BaseURL.
-func (e *Emulator) URL() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.url
-}
+// URL is the emulator's base URL ("" before Start or Serve).
+func (e *Emulator) URL() string { return e.http.URL() }
 
 // Close stops a server started by Start or Serve, cancels status callbacks
 // still in flight and waits for them.
 func (e *Emulator) Close() error {
 	e.mu.Lock()
-	srv := e.server
-	e.server = nil
 	e.closed = true
 	e.mu.Unlock()
 	e.cancel()
-	var err error
-	if srv != nil {
-		err = srv.Close()
-	}
+	err := e.http.Close()
 	e.callbacks.Wait()
 	return err
 }

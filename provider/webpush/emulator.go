@@ -3,7 +3,6 @@ package webpush
 import (
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -118,9 +117,9 @@ type Emulator struct {
 	subMu sync.RWMutex
 	subs  map[string]*emuSubscription // by id
 
+	http emulator.Server // the listener and its base URL
+
 	mu        sync.Mutex // guards everything below; never held while sleeping
-	url       string
-	server    *http.Server
 	faults    Faults
 	remaining map[string]int // failures left per subscription fault with Times > 0
 	rng       *rand.Rand
@@ -148,7 +147,6 @@ func NewEmulator(cfg EmulatorConfig) *Emulator {
 	}
 	e := &Emulator{
 		cfg:       cfg,
-		url:       cfg.PublicURL,
 		subs:      make(map[string]*emuSubscription),
 		remaining: make(map[string]int),
 		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
@@ -175,62 +173,25 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.mux.Ser
 // Start listens on addr (":0" picks a free port) and serves in the
 // background until Close. It returns the base URL, also given by URL.
 func (e *Emulator) Start(addr string) (string, error) {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", err
-	}
-	u, err := e.Serve(l)
-	if err != nil {
-		l.Close()
-	}
-	return u, err
+	return e.http.Listen("webpush", addr, e, e.cfg.TLSConfig, nil)
 }
 
-// Serve serves on l in the background until Close, and returns the base
-// URL: https when EmulatorConfig.TLSConfig is set, http otherwise.
+// Serve serves on l in the background until Close, and returns the base URL.
 func (e *Emulator) Serve(l net.Listener) (string, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.server != nil {
-		return "", errors.New("webpush emulator: already serving")
-	}
-	hostPort, err := emulator.ReachableAddr(l.Addr())
-	if err != nil {
-		return "", err
-	}
-	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
-	if e.cfg.TLSConfig != nil {
-		// ServeTLS adds "h2" to the offered protocols: real push services
-		// speak HTTP/2.
-		srv.TLSConfig = e.cfg.TLSConfig.Clone()
-		e.url = "https://" + hostPort
-		go srv.ServeTLS(l, "", "") //nolint:errcheck // only returns ErrServerClosed after Close.
-	} else {
-		e.url = "http://" + hostPort
-		go srv.Serve(l) //nolint:errcheck // only returns ErrServerClosed after Close.
-	}
-	e.server = srv
-	return e.url, nil
+	return e.http.Serve("webpush", l, e, e.cfg.TLSConfig, nil)
 }
 
-// URL is the emulator's base URL.
+// URL is the emulator's base URL: the served one after Start or Serve,
+// EmulatorConfig.PublicURL otherwise.
 func (e *Emulator) URL() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.url
+	if u := e.http.URL(); u != "" {
+		return u
+	}
+	return e.cfg.PublicURL
 }
 
 // Close stops a server started by Start or Serve.
-func (e *Emulator) Close() error {
-	e.mu.Lock()
-	srv := e.server
-	e.server = nil
-	e.mu.Unlock()
-	if srv == nil {
-		return nil
-	}
-	return srv.Close()
-}
+func (e *Emulator) Close() error { return e.http.Close() }
 
 // Messages returns the accepted messages, oldest first.
 func (e *Emulator) Messages() []Received { return e.rec.All() }
