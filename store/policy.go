@@ -82,6 +82,10 @@ type Policies interface {
 	// were stored) with the user's time zone; ENOTFOUND if the user does
 	// not exist.
 	GetPreferences(ctx context.Context, userID string) (Preferences, error)
+	// GetPreferencesMany is GetPreferences for many users in one read, so
+	// the dispatcher pays one round trip per claimed batch rather than one
+	// per delivery. A user that does not exist is absent from the map.
+	GetPreferencesMany(ctx context.Context, userIDs []string) (map[string]Preferences, error)
 
 	// AcquireDedupe takes the de-duplication lock key for owner until
 	// now+window if it is free or expired; ok is true when owner holds

@@ -73,10 +73,11 @@ func (w *Worker) claimBatch(ctx, sendCtx context.Context, capacity int, sends *s
 	if err != nil {
 		return 0, limit, claimNow, err
 	}
+	pre := w.prefetch(ctx, jobs)
 	for _, job := range jobs {
 		w.slots <- struct{}{} // never blocks: only this goroutine takes slots
 		w.flights.add(job.Delivery.ID, leaseUntil)
-		sends.Go(func() { w.run(sendCtx, ctx, job) })
+		sends.Go(func() { w.run(sendCtx, ctx, job, pre) })
 	}
 	return len(jobs), limit, claimNow, nil
 }

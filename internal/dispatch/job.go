@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/policy"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -28,10 +29,10 @@ const (
 // run processes one claimed delivery and buffers its outcome. It owns one
 // send slot and releases it when done. ctx bounds the send; claimCtx ends
 // when the worker stops claiming, which cuts a throttle wait short.
-func (w *Worker) run(ctx, claimCtx context.Context, job heraldtype.Job) {
+func (w *Worker) run(ctx, claimCtx context.Context, job heraldtype.Job, pre policy.Prefetched) {
 	defer w.releaseSlot()
 	defer w.flights.remove(job.Delivery.ID)
-	o, ok := w.attempt(ctx, claimCtx, job)
+	o, ok := w.attempt(ctx, claimCtx, job, pre)
 	if ok {
 		w.completer.add(o)
 	}
@@ -42,7 +43,7 @@ func (w *Worker) run(ctx, claimCtx context.Context, job heraldtype.Job) {
 // shutting down mid-send, or the lease was lost. The delivery's lease then
 // expires and the reaper decides by its guarantee (S1.3): that is the
 // designed at_least_once duplicate window.
-func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job) (store.Outcome, bool) {
+func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre policy.Prefetched) (store.Outcome, bool) {
 	d := &job.Delivery
 	now := w.cfg.Now()
 	if d.Channel == heraldtype.ChannelPush || d.Channel == "" {
@@ -67,7 +68,7 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job) (sto
 		return w.dead(d, now, CodeNoProvider, "no sender is configured for provider "+d.Provider), true
 	}
 	if w.cfg.Policy != nil {
-		if o, record, done := w.checkPolicy(ctx, &job, now); done {
+		if o, record, done := w.checkPolicy(ctx, &job, pre, now); done {
 			return o, record
 		}
 	}

@@ -12,8 +12,13 @@ import (
 // Policy decides whether a claimed delivery may be sent now
 // (internal/policy.Engine). An error means it could not decide: the
 // delivery is then not sent (fail-closed, S1.3).
+//
+// Prefetch runs once per claimed batch and reads what Check needs for all
+// of it (the users' preferences) in one round trip; its error is logged
+// and Check then reads for itself.
 type Policy interface {
-	Check(ctx context.Context, job *heraldtype.Job, now time.Time) (policy.Decision, error)
+	Prefetch(ctx context.Context, jobs []heraldtype.Job) (policy.Prefetched, error)
+	Check(ctx context.Context, job *heraldtype.Job, now time.Time, pre policy.Prefetched) (policy.Decision, error)
 }
 
 var _ Policy = (*policy.Engine)(nil)
@@ -25,10 +30,10 @@ var _ Policy = (*policy.Engine)(nil)
 // A deferred delivery and one the policy could not decide go back to the
 // queue without counting an attempt, with an attempt row that says why;
 // an opted-out or rate-limited one ends in its final state.
-func (w *Worker) checkPolicy(ctx context.Context, job *heraldtype.Job, now time.Time) (o store.Outcome, record, done bool) {
+func (w *Worker) checkPolicy(ctx context.Context, job *heraldtype.Job, pre policy.Prefetched, now time.Time) (o store.Outcome, record, done bool) {
 	d := &job.Delivery
 	m := w.cfg.Metrics.PolicyDecisions
-	dec, err := w.cfg.Policy.Check(ctx, job, now)
+	dec, err := w.cfg.Policy.Check(ctx, job, now, pre)
 	if err != nil {
 		if ctx.Err() != nil {
 			// Our own shutdown: the lease expires and the reaper decides.
@@ -63,4 +68,18 @@ func (w *Worker) checkPolicy(ctx context.Context, job *heraldtype.Job, now time.
 	}
 	m.WithLabelValues("allowed", "none").Inc()
 	return store.Outcome{}, false, false
+}
+
+// prefetch reads what the policy needs for a claimed batch, nil without a
+// policy or when the read failed (each Check then reads on its own, and
+// fails closed if the store is down).
+func (w *Worker) prefetch(ctx context.Context, jobs []heraldtype.Job) policy.Prefetched {
+	if w.cfg.Policy == nil || len(jobs) == 0 {
+		return nil
+	}
+	pre, err := w.cfg.Policy.Prefetch(ctx, jobs)
+	if err != nil && ctx.Err() == nil {
+		w.log.Warn("dispatch: prefetching the policy's preferences failed; reading them per delivery", "err", err)
+	}
+	return pre
 }

@@ -15,7 +15,11 @@ import (
 // policyFunc adapts a function to Policy.
 type policyFunc func(job *heraldtype.Job, now time.Time) (policy.Decision, error)
 
-func (f policyFunc) Check(_ context.Context, job *heraldtype.Job, now time.Time) (policy.Decision, error) {
+func (f policyFunc) Prefetch(context.Context, []heraldtype.Job) (policy.Prefetched, error) {
+	return nil, nil
+}
+
+func (f policyFunc) Check(_ context.Context, job *heraldtype.Job, now time.Time, _ policy.Prefetched) (policy.Decision, error) {
 	return f(job, now)
 }
 
@@ -157,5 +161,60 @@ func TestPolicyErrorGivesUp(t *testing.T) {
 	d := h.store.get(id)
 	if d.State != heraldtype.StateDead || d.LastErrorCode != policy.CodePolicyError || sends.Load() != 0 {
 		t.Fatalf("delivery = %+v, sends = %d", d, sends.Load())
+	}
+}
+
+// prefetchPolicy records its Prefetch calls and what Check was given.
+type prefetchPolicy struct {
+	mu        sync.Mutex
+	prefetch  int
+	batch     int
+	err       error
+	checkPres []policy.Prefetched
+}
+
+func (p *prefetchPolicy) Prefetch(_ context.Context, jobs []heraldtype.Job) (policy.Prefetched, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.prefetch++
+	p.batch = len(jobs)
+	if p.err != nil {
+		return nil, p.err
+	}
+	return policy.Prefetched{"u1": {UserID: "u1"}}, nil
+}
+
+func (p *prefetchPolicy) Check(_ context.Context, _ *heraldtype.Job, _ time.Time, pre policy.Prefetched) (policy.Decision, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.checkPres = append(p.checkPres, pre)
+	return policy.Decision{Verdict: policy.Allow}, nil
+}
+
+// The policy reads what it needs once per claimed batch, not once per
+// delivery, and every Check of the batch gets that read; a failed read
+// still lets each Check decide (and fail closed) on its own.
+func TestPolicyPrefetchPerBatch(t *testing.T) {
+	t.Parallel()
+	for _, fail := range []bool{false, true} {
+		var sends atomic.Int64
+		p := &prefetchPolicy{}
+		if fail {
+			p.err = errors.New("connection reset")
+		}
+		h := newHarness(t, map[string]Sender{"fcm": countingSender(&sends)}, func(cfg *Config) { cfg.Policy = p })
+		for range 5 {
+			h.add(fakeDelivery{})
+		}
+		h.runOnce(5)
+		if p.prefetch != 1 || p.batch != 5 || len(p.checkPres) != 5 || sends.Load() != 5 {
+			t.Fatalf("fail=%v: %d prefetches of %d jobs, %d checks, %d sends", fail, p.prefetch, p.batch,
+				len(p.checkPres), sends.Load())
+		}
+		for _, pre := range p.checkPres {
+			if (pre == nil) != fail {
+				t.Fatalf("fail=%v: Check got %v", fail, pre)
+			}
+		}
 	}
 }

@@ -107,7 +107,16 @@ type Source interface {
 	// GetPreferences returns the user's preferences with the user's time
 	// zone.
 	GetPreferences(ctx context.Context, userID string) (store.Preferences, error)
+	// GetPreferencesMany reads many users' preferences at once; a user
+	// that does not exist is absent.
+	GetPreferencesMany(ctx context.Context, userIDs []string) (map[string]store.Preferences, error)
 }
+
+// Prefetched holds the preferences of the users of one claimed batch,
+// read by Engine.Prefetch in one round trip. They are as fresh as the
+// claim (milliseconds before the send), so an opt-out saved before the
+// claim applies; nil is an empty set.
+type Prefetched map[string]store.Preferences
 
 // Config configures an Engine.
 type Config struct {
@@ -142,9 +151,32 @@ func New(cfg Config) (*Engine, error) {
 	return &Engine{cfg: cfg}, nil
 }
 
-// Check decides whether job may be sent at now. An error means the policy
-// could not be evaluated: the caller must not send (fail-closed, S1.3).
-func (e *Engine) Check(ctx context.Context, job *heraldtype.Job, now time.Time) (Decision, error) {
+// Prefetch reads the preferences of every user of jobs in one call, for
+// Check. An error leaves Check to read each user's on its own.
+func (e *Engine) Prefetch(ctx context.Context, jobs []heraldtype.Job) (Prefetched, error) {
+	seen := make(map[string]bool, len(jobs))
+	ids := make([]string, 0, len(jobs))
+	for i := range jobs {
+		if n := jobs[i].Notification; n != nil && !seen[n.UserID] {
+			seen[n.UserID] = true
+			ids = append(ids, n.UserID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	prefs, err := e.cfg.Source.GetPreferencesMany(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("policy: preferences: %w", err)
+	}
+	return prefs, nil
+}
+
+// Check decides whether job may be sent at now, with the preferences in
+// pre when it holds the user's (Prefetch) and read from the Source
+// otherwise. An error means the policy could not be evaluated: the caller
+// must not send (fail-closed, S1.3).
+func (e *Engine) Check(ctx context.Context, job *heraldtype.Job, now time.Time, pre Prefetched) (Decision, error) {
 	n := job.Notification
 	if n == nil {
 		return Decision{}, errors.New("policy: the job has no notification")
@@ -153,9 +185,11 @@ func (e *Engine) Check(ctx context.Context, job *heraldtype.Job, now time.Time) 
 	if err != nil {
 		return Decision{}, fmt.Errorf("policy: type %q: %w", n.Type, err)
 	}
-	prefs, err := e.cfg.Source.GetPreferences(ctx, n.UserID)
-	if err != nil {
-		return Decision{}, fmt.Errorf("policy: preferences of user %q: %w", n.UserID, err)
+	prefs, ok := pre[n.UserID]
+	if !ok {
+		if prefs, err = e.cfg.Source.GetPreferences(ctx, n.UserID); err != nil {
+			return Decision{}, fmt.Errorf("policy: preferences of user %q: %w", n.UserID, err)
+		}
 	}
 	if d, done := Preferences(t, prefs, job.Delivery.Channel); done {
 		return d, nil

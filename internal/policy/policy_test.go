@@ -105,6 +105,18 @@ func (s fakeSource) GetPreferences(context.Context, string) (store.Preferences, 
 	return s.prefs, s.err
 }
 
+// GetPreferencesMany gives every user the same preferences.
+func (s fakeSource) GetPreferencesMany(_ context.Context, ids []string) (map[string]store.Preferences, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	out := map[string]store.Preferences{}
+	for _, id := range ids {
+		out[id] = s.prefs
+	}
+	return out, nil
+}
+
 type fakeTypes map[string]store.NotificationType
 
 func (f fakeTypes) GetType(_ context.Context, name string) (store.NotificationType, error) {
@@ -165,7 +177,7 @@ func TestEngineOrder(t *testing.T) {
 		{"unknown type: no cap", store.Preferences{}, "other", Allow, "", 1, 0},
 	} {
 		l := &fakeLimiter{}
-		d, err := engine(t, c.prefs, l).Check(t.Context(), job(c.typ, heraldtype.ChannelPush), night())
+		d, err := engine(t, c.prefs, l).Check(t.Context(), job(c.typ, heraldtype.ChannelPush), night(), nil)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -183,7 +195,7 @@ func TestEngineOrder(t *testing.T) {
 func TestEngineErrors(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("boom")
-	if _, err := engine(t, store.Preferences{}, &fakeLimiter{err: boom}).Check(t.Context(), job("promo", ""), night()); !errors.Is(err, boom) {
+	if _, err := engine(t, store.Preferences{}, &fakeLimiter{err: boom}).Check(t.Context(), job("promo", ""), night(), nil); !errors.Is(err, boom) {
 		t.Fatalf("limiter failure: %v", err)
 	}
 	cat, _ := NewCatalog(nil, fakeTypes{})
@@ -191,7 +203,7 @@ func TestEngineErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Check(t.Context(), job("promo", ""), night()); !errors.Is(err, boom) {
+	if _, err := e.Check(t.Context(), job("promo", ""), night(), nil); !errors.Is(err, boom) {
 		t.Fatalf("preferences failure: %v", err)
 	}
 	if _, err := New(Config{Types: cat, Source: fakeSource{}, Limiter: &fakeLimiter{}, DailyCap: -1}); err == nil {
@@ -213,4 +225,78 @@ func TestValidatePreferences(t *testing.T) {
 			t.Errorf("ValidatePreferences(%+v) = %v, want invalid_argument", bad, err)
 		}
 	}
+}
+
+// TestPrefetch: the preferences of a batch are read once, for every
+// distinct user, and Check uses them instead of reading again; a user the
+// batch did not cover is read on its own.
+func TestPrefetch(t *testing.T) {
+	t.Parallel()
+	src := &countingSource{prefs: map[string]store.Preferences{
+		"u1": {UserID: "u1", Timezone: "UTC", OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelPush}},
+		"u2": {UserID: "u2", Timezone: "UTC"},
+	}}
+	cat, err := NewCatalog(map[string]store.NotificationType{"promo": {}}, fakeTypes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Config{Types: cat, Source: src, Limiter: &fakeLimiter{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobOf := func(user string) heraldtype.Job {
+		return heraldtype.Job{Delivery: heraldtype.Delivery{Channel: heraldtype.ChannelPush},
+			Notification: &heraldtype.Notification{ID: "n-" + user, UserID: user, Type: "promo"}}
+	}
+	jobs := []heraldtype.Job{jobOf("u1"), jobOf("u2"), jobOf("u1"), {Delivery: heraldtype.Delivery{ID: 9}}}
+	pre, err := e.Prefetch(t.Context(), jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.many != 1 || len(src.manyIDs) != 2 || len(pre) != 2 {
+		t.Fatalf("Prefetch read %d times, ids %v, got %d users", src.many, src.manyIDs, len(pre))
+	}
+	for i, want := range []Verdict{Block, Allow, Block} {
+		d, err := e.Check(t.Context(), &jobs[i], night(), pre)
+		if err != nil || d.Verdict != want {
+			t.Fatalf("job %d: Check = %+v, %v; want verdict %d", i, d, err, want)
+		}
+	}
+	if src.single != 0 {
+		t.Fatalf("Check read preferences %d times despite the prefetch", src.single)
+	}
+	u3 := jobOf("u3")
+	src.prefs["u3"] = store.Preferences{UserID: "u3", Timezone: "UTC"}
+	if d, err := e.Check(t.Context(), &u3, night(), pre); err != nil || d.Verdict != Allow || src.single != 1 {
+		t.Fatalf("Check of a user outside the prefetch = %+v, %v after %d reads", d, err, src.single)
+	}
+	if pre, err := e.Prefetch(t.Context(), nil); pre != nil || err != nil || src.many != 1 {
+		t.Fatalf("Prefetch(nil) = %v, %v after %d reads", pre, err, src.many)
+	}
+}
+
+type countingSource struct {
+	prefs        map[string]store.Preferences
+	single, many int
+	manyIDs      []string
+}
+
+func (s *countingSource) GetPreferences(_ context.Context, id string) (store.Preferences, error) {
+	s.single++
+	if p, ok := s.prefs[id]; ok {
+		return p, nil
+	}
+	return store.Preferences{}, heraldtype.Errorf(heraldtype.ENOTFOUND, "no user")
+}
+
+func (s *countingSource) GetPreferencesMany(_ context.Context, ids []string) (map[string]store.Preferences, error) {
+	s.many++
+	s.manyIDs = ids
+	out := map[string]store.Preferences{}
+	for _, id := range ids {
+		if p, ok := s.prefs[id]; ok {
+			out[id] = p
+		}
+	}
+	return out, nil
 }

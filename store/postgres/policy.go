@@ -93,6 +93,39 @@ LEFT JOIN {s}.user_preferences p ON p.user_id = u.id WHERE u.id = $1`), userID).
 	if err != nil {
 		return store.Preferences{}, formatError(err, "user "+quote(userID))
 	}
+	return decodePreferences(userID, tz, prefs)
+}
+
+// GetPreferencesMany implements store.Store with one read.
+func (s *Store) GetPreferencesMany(ctx context.Context, userIDs []string) (map[string]store.Preferences, error) {
+	out := make(map[string]store.Preferences, len(userIDs))
+	if len(userIDs) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, s.q(`SELECT u.id, u.timezone, p.prefs FROM {s}.users u
+LEFT JOIN {s}.user_preferences p ON p.user_id = u.id WHERE u.id = ANY ($1::text[])`), userIDs)
+	if err != nil {
+		return nil, formatError(err, "preferences")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, tz string
+		var prefs []byte
+		if err := rows.Scan(&id, &tz, &prefs); err != nil {
+			return nil, formatError(err, "preferences")
+		}
+		p, err := decodePreferences(id, tz, prefs)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = p
+	}
+	return out, formatError(rows.Err(), "preferences")
+}
+
+// decodePreferences builds a user's preferences from the stored JSON (nil
+// when the user set none) and the user's time zone.
+func decodePreferences(userID, tz string, prefs []byte) (store.Preferences, error) {
 	p := store.Preferences{UserID: userID}
 	if prefs != nil {
 		if err := json.Unmarshal(prefs, &p); err != nil {

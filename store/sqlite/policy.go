@@ -100,6 +100,44 @@ LEFT JOIN user_preferences p ON p.user_id = u.id WHERE u.id = ?`, userID).Scan(&
 	if err != nil {
 		return store.Preferences{}, formatError(err, "user "+quote(userID))
 	}
+	return decodePreferences(userID, tz, prefs)
+}
+
+// GetPreferencesMany implements store.Store with one read; the ids travel
+// as one JSON array.
+func (s *Store) GetPreferencesMany(ctx context.Context, userIDs []string) (map[string]store.Preferences, error) {
+	out := make(map[string]store.Preferences, len(userIDs))
+	if len(userIDs) == 0 {
+		return out, nil
+	}
+	ids, err := json.Marshal(userIDs)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: preferences: %w", err)
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT u.id, u.timezone, p.prefs FROM users u
+LEFT JOIN user_preferences p ON p.user_id = u.id WHERE u.id IN (SELECT value FROM json_each(?))`, string(ids))
+	if err != nil {
+		return nil, formatError(err, "preferences")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, tz string
+		var prefs sql.NullString
+		if err := rows.Scan(&id, &tz, &prefs); err != nil {
+			return nil, formatError(err, "preferences")
+		}
+		p, err := decodePreferences(id, tz, prefs)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = p
+	}
+	return out, formatError(rows.Err(), "preferences")
+}
+
+// decodePreferences builds a user's preferences from the stored JSON
+// (NULL when the user set none) and the user's time zone.
+func decodePreferences(userID, tz string, prefs sql.NullString) (store.Preferences, error) {
 	p := store.Preferences{UserID: userID}
 	if prefs.Valid {
 		if err := json.Unmarshal([]byte(prefs.String), &p); err != nil {

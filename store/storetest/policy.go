@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -85,6 +86,20 @@ func testPolicy(t *testing.T, newStore NewStore) {
 				t.Fatalf("preferences = %+v, want %+v", p, in)
 			}
 			wantTime(t, "updated_at", p.UpdatedAt, base())
+		}
+		// The dispatcher's batched read: the same preferences, the user
+		// without any gets empty ones, an unknown user is absent.
+		f.user("u2")
+		many, err := f.s.GetPreferencesMany(f.ctx, []string{"u1", "u2", "ghost"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(many) != 2 || !reflect.DeepEqual(many["u1"], got) || many["u2"].UserID != "u2" ||
+			many["u2"].Timezone != "Asia/Seoul" || len(many["u2"].Types) != 0 {
+			t.Fatalf("GetPreferencesMany = %+v, want u1 %+v and an empty u2", many, got)
+		}
+		if none, err := f.s.GetPreferencesMany(f.ctx, nil); err != nil || len(none) != 0 {
+			t.Fatalf("GetPreferencesMany(nil) = %v, %v", none, err)
 		}
 	})
 
