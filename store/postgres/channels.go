@@ -44,7 +44,7 @@ func (s *Store) insertChannels(ctx context.Context, q txQuerier, p store.Enqueue
 	if err != nil {
 		return nil, false, err
 	}
-	return items, due, s.notifyInbox(ctx, q, items)
+	return items, due, nil
 }
 
 // addressedRoutes are the sms and email deliveries to write, as the
@@ -161,19 +161,12 @@ SELECT id, user_id, notification_id, type, title, body, coalesce(data::text, '')
 	return items, formatError(rows.Err(), "inbox items")
 }
 
-// notifyInbox tells every instance, at commit, which users got new
-// inbox items (store.InboxNotifier): one notification per user, whose
-// payload is the user id.
-func (s *Store) notifyInbox(ctx context.Context, q txQuerier, items []heraldtype.InboxItem) error {
+// inboxUsers are the distinct users of items, sorted.
+func inboxUsers(items []heraldtype.InboxItem) []string {
 	users := make([]string, 0, len(items))
 	for _, it := range items {
 		users = append(users, it.UserID)
 	}
 	slices.Sort(users)
-	users = slices.Compact(users)
-	if len(users) == 0 {
-		return nil
-	}
-	err := q.exec(ctx, `SELECT pg_notify($1, u) FROM unnest($2::text[]) AS u`, s.inboxChannel(), users)
-	return formatError(err, "notify")
+	return slices.Compact(users)
 }

@@ -23,7 +23,7 @@ const leasedBy = `d.state = 'leased' AND d.lease_owner = o.owner AND d.attempt =
 const completeRetries = 3
 
 // Complete implements store.Store: the batch is one pipelined round trip
-// that PostgreSQL runs as one (implicit) transaction. Device changes run first,
+// of one transaction (BEGIN, indexPlans, …, COMMIT). Device changes run first,
 // in outcome order, each guarded by its delivery's lease; then a single
 // UPDATE … FROM unnest(…) applies every outcome whose guard holds and an
 // INSERT in the same statement writes attempt rows for exactly the ones it
@@ -86,6 +86,8 @@ func dedupe(os []store.Outcome) []store.Outcome {
 // of the one that applies the outcomes and returns how many it applied.
 func (s *Store) completeBatch(os []store.Outcome) (*pgx.Batch, int) {
 	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(indexPlans)
 	s.queueDeviceChanges(b, os)
 	s.queueSuppressions(b, os)
 	k := len(os)
@@ -132,18 +134,19 @@ func (s *Store) completeBatch(os []store.Outcome) (*pgx.Batch, int) {
 		last_replay_result = CASE WHEN o.run_at IS NULL AND d.replay_count > 0 THEN o.state
 			ELSE d.last_replay_result END
 	FROM o WHERE d.id = o.id AND `+leasedBy+`
-	RETURNING o.ord
+	RETURNING o.*
 ), a AS (
 	INSERT INTO {s}.delivery_attempts (delivery_id, attempt, at, outcome, error_code, error, retry_after,
 		provider_message_id, latency)
-	SELECT o.id, o.attempt, o.at, o.outcome, o.code, o.error, o.retry_after, o.pmid, o.latency
-	FROM o JOIN u ON u.ord = o.ord WHERE NOT o.release OR o.policy ORDER BY o.ord
+	SELECT u.id, u.attempt, u.at, u.outcome, u.code, u.error, u.retry_after, u.pmid, u.latency
+	FROM u WHERE NOT u.release OR u.policy ORDER BY u.ord
 )
 SELECT count(*) FROM u`), ids, owners, attempts, states, runAt, at, release, failed, codes, errs, pmids,
 		retryAfter, latency, reasons, policy)
 	if notify {
 		b.Queue(s.notifySQL())
 	}
+	b.Queue("COMMIT")
 	return b, apply
 }
 
@@ -198,8 +201,9 @@ FROM (`+device+`) c WHERE v.id = c.device_id AND v.updated_at <= c.updated_at`),
 
 // runComplete reads the results of the n statements of a sent batch and
 // returns the applied count, which the statement at index apply returns.
-// The batch is one pipeline ending in one Sync, which PostgreSQL runs as
-// one implicit transaction: a failure anywhere rolls all of it back.
+// The batch is one pipeline of one transaction: a failure anywhere rolls
+// all of it back (the connection, left in a failed transaction, is then
+// closed by the pool rather than reused).
 func runComplete(br pgx.BatchResults, n, apply int) (int, error) {
 	applied := 0
 	var err error

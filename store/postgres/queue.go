@@ -56,7 +56,12 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]heraldtype.Jo
 	if excluded == nil {
 		excluded = []string{}
 	}
-	rows, err := s.pool.Query(ctx, s.q(`WITH c AS (
+	// One pipelined round trip: BEGIN, the planner settings, the claim,
+	// COMMIT (see indexPlans).
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(indexPlans)
+	b.Queue(s.q(`WITH c AS (
 	SELECT id FROM {s}.deliveries
 	WHERE state = 'pending' AND run_at <= $1 AND provider <> ALL ($2::text[])
 	ORDER BY run_at, id LIMIT $3 FOR UPDATE SKIP LOCKED
@@ -77,21 +82,47 @@ SELECT u.id, u.notification_id, u.user_id, u.type, u.channel, u.provider, u.devi
 FROM u JOIN {s}.notifications n ON n.id = u.notification_id
 LEFT JOIN LATERAL (SELECT * FROM {s}.devices v WHERE v.id = u.device_id AND v.user_id = u.user_id OFFSET 0) v ON true
 ORDER BY u.run_at, u.id`), p.Now, excluded, p.Limit, p.Owner, p.LeaseUntil)
+	b.Queue("COMMIT")
+	br := s.pool.SendBatch(ctx, b)
+	jobs, err := readClaim(br)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return nil, formatError(err, "claim")
 	}
-	defer rows.Close()
+	return jobs, nil
+}
+
+// readClaim reads the results of Claim's batch up to its COMMIT. The
+// jobs count only once the COMMIT succeeded: before that, the leases are
+// not taken.
+func readClaim(br pgx.BatchResults) ([]heraldtype.Job, error) {
+	for range 2 { // BEGIN, indexPlans
+		if _, err := br.Exec(); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
 	var jobs []heraldtype.Job
 	notifications := make(map[string]*heraldtype.Notification)
 	for rows.Next() {
 		j, err := scanJob(rows, notifications)
 		if err != nil {
-			return nil, formatError(err, "claim")
+			rows.Close()
+			return nil, err
 		}
 		jobs = append(jobs, j)
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, formatError(err, "claim")
+		return nil, err
+	}
+	if _, err := br.Exec(); err != nil { // COMMIT
+		return nil, err
 	}
 	return jobs, nil
 }

@@ -75,6 +75,8 @@ type Store struct {
 	// listener is the LISTEN connection shared by Notifications and
 	// InboxEvents (notify.go).
 	listener listener
+	// waker sends the NOTIFYs of committed enqueues (wake.go).
+	waker waker
 }
 
 // Open connects to the database at dsn (a postgres:// URL or a key=value
@@ -110,13 +112,15 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: connect: %w", err)
 	}
-	return &Store{
+	s := &Store{
 		pool:       pool,
 		connConfig: cfg.ConnConfig.Copy(),
 		schema:     schema,
 		prefix:     pgx.Identifier{schema}.Sanitize() + ".",
 		channel:    schema + "_deliveries",
-	}, nil
+	}
+	s.waker.init(s)
+	return s, nil
 }
 
 // Pool returns the connection pool, so an embedder can begin the
@@ -144,8 +148,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the pool. Listeners end with their contexts.
+// Close closes the pool, after the NOTIFY of the last enqueue (if one is
+// in flight). Listeners end with their contexts.
 func (s *Store) Close() error {
+	s.waker.close()
 	s.pool.Close()
 	return nil
 }
@@ -160,6 +166,20 @@ func (s *Store) q(query string) string {
 func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return formatError(pgx.BeginFunc(ctx, s.pool, fn), "transaction")
 }
+
+// indexPlans, run first inside the transaction of a hot queue statement
+// (claim, complete), makes the planner take the index nested loops those
+// statements are written for, whatever the statistics say. The queue
+// churns faster than ANALYZE follows: planned on statistics from when few
+// rows were pending or leased, the claim sorted every due row and the
+// complete hash-joined every leased row through an index full of dead
+// entries (EXPLAIN ANALYZE in docs/PERFORMANCE.md), and a cached generic
+// plan keeps such a choice until the next ANALYZE. Each statement's
+// driving set is a short list of ids or the head of the pending index, so
+// the nested loop is always right. set_config(…, true) lasts until the
+// transaction ends: other statements on the connection plan freely.
+const indexPlans = `SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true),
+	set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)`
 
 // notifySQL wakes the listeners of every instance (S4.2). Inside a
 // transaction PostgreSQL delivers it at commit, once per transaction
