@@ -128,8 +128,8 @@ type Config struct {
 // WorkerConfig tunes the delivery workers; zero values take the defaults
 // documented on each field.
 type WorkerConfig struct {
-	BatchSize     int           `koanf:"batch_size"`     // claim size, default 100
-	Concurrency   int           `koanf:"concurrency"`    // in-flight sends, default 64
+	BatchSize     int           `koanf:"batch_size"`     // claim size, default 256
+	Concurrency   int           `koanf:"concurrency"`    // in-flight sends, default 256
 	LeaseDuration time.Duration `koanf:"lease_duration"` // default 30 s
 	SendTimeout   time.Duration `koanf:"send_timeout"`   // default 10 s
 	PollInterval  time.Duration `koanf:"poll_interval"`  // default 1 s (S4.2)

@@ -146,7 +146,7 @@ func defaultConfig() Config {
 		// minute.
 		RateLimit: RateLimitConfig{APIKey: RateConfig{PerSecond: 500, Burst: 1000}, User: RateConfig{PerSecond: 5, Burst: 20}},
 		Worker: herald.WorkerConfig{
-			BatchSize: 100, Concurrency: 64, LeaseDuration: 30 * time.Second,
+			BatchSize: 256, Concurrency: 256, LeaseDuration: 30 * time.Second,
 			SendTimeout: 10 * time.Second, PollInterval: time.Second, ReapInterval: 5 * time.Second,
 		},
 	}

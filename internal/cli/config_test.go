@@ -39,7 +39,7 @@ fcm:
 	if cfg.Listen != "127.0.0.1:9000" || cfg.MaxAttempts != 6 || cfg.Database != "/var/lib/herald.db" {
 		t.Errorf("top level = %+v", cfg)
 	}
-	if cfg.Worker.BatchSize != 200 || cfg.Worker.PollInterval != 250*time.Millisecond || cfg.Worker.Concurrency != 64 {
+	if cfg.Worker.BatchSize != 200 || cfg.Worker.PollInterval != 250*time.Millisecond || cfg.Worker.Concurrency != 256 {
 		t.Errorf("worker = %+v: env must override the file, defaults must survive", cfg.Worker)
 	}
 	if cfg.Types["daily_nudge"].Guarantee != heraldtype.AtMostOnce || cfg.FCM.CredentialsFile != "/etc/herald/sa.json" {

@@ -41,8 +41,12 @@ type Sender interface {
 // documentation: 5 s ×2 capped at 15 min for temporary failures (seed 000,
 // S0.3) and a 60 s minimum for quota answers (PROTOCOLS.md, QUOTA_EXCEEDED).
 const (
-	DefaultBatchSize          = 100
-	DefaultConcurrency        = 64
+	// A claim of 256 amortises its transaction over enough rows, and 256
+	// sends in flight keep a provider's HTTP/2 streams busy while the
+	// store works: against 100 and 64, +29 % deliveries/s on PostgreSQL
+	// and +18 % on SQLite (docs/PERFORMANCE.md).
+	DefaultBatchSize          = 256
+	DefaultConcurrency        = 256
 	DefaultLeaseDuration      = 30 * time.Second
 	DefaultSendTimeout        = 10 * time.Second
 	DefaultPollInterval       = time.Second // S4.2

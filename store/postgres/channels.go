@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"context"
 	"slices"
 	"time"
 
@@ -14,10 +13,10 @@ import (
 // user has now, in_app to the inbox. Each kind is one statement whatever
 // the trigger's size, its attempt rows included.
 
-// insertChannels writes the sms, email and in_app deliveries of p, adds
-// them to counts, and returns the inbox items it wrote and whether a
-// pending delivery is due now (so the dispatchers are woken).
-func (s *Store) insertChannels(ctx context.Context, q txQuerier, p store.EnqueueParams, counts map[string]int) ([]heraldtype.InboxItem, bool, error) {
+// insertChannels returns the steps that write the sms, email and in_app
+// deliveries of p, which count them into st, flag one due now, and
+// collect the inbox items written.
+func (s *Store) insertChannels(p store.EnqueueParams, st *enqueueState) []step {
 	var r addressedRoutes
 	var inApp []string
 	for _, n := range p.Notifications {
@@ -30,21 +29,14 @@ func (s *Store) insertChannels(ctx context.Context, q txQuerier, p store.Enqueue
 			inApp = append(inApp, n.ID)
 		}
 	}
-	due := false
+	var steps []step
 	if len(r.nid) > 0 {
-		var err error
-		if due, err = s.insertAddressed(ctx, q, p, &r, counts); err != nil {
-			return nil, false, err
-		}
+		steps = append(steps, s.insertAddressed(p, &r, st))
 	}
-	if len(inApp) == 0 {
-		return nil, due, nil
+	if len(inApp) > 0 {
+		steps = append(steps, s.insertInbox(p, inApp, st))
 	}
-	items, err := s.insertInbox(ctx, q, p, inApp, counts)
-	if err != nil {
-		return nil, false, err
-	}
-	return items, due, nil
+	return steps
 }
 
 // addressedRoutes are the sms and email deliveries to write, as the
@@ -69,8 +61,8 @@ func (r *addressedRoutes) add(n heraldtype.Notification, ch heraldtype.Channel, 
 // the address, or an address on the suppression list, gives a skipped
 // delivery carrying the reason (and its skipped attempt row), never a
 // silent drop.
-func (s *Store) insertAddressed(ctx context.Context, q txQuerier, p store.EnqueueParams, r *addressedRoutes, counts map[string]int) (bool, error) {
-	rows, err := q.query(ctx, s.q(`WITH n AS (
+func (s *Store) insertAddressed(p store.EnqueueParams, r *addressedRoutes, st *enqueueState) step {
+	return step{what: "deliveries", sql: s.q(`WITH n AS (
 	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[])
 		WITH ORDINALITY AS n (id, user_id, type, guarantee, run_at, channel, provider, ord)
 ), a AS (
@@ -78,8 +70,8 @@ func (s *Store) insertAddressed(ctx context.Context, q txQuerier, p store.Enqueu
 	FROM n CROSS JOIN LATERAL (SELECT u.phone, u.email FROM {s}.users u WHERE u.id = n.user_id OFFSET 0) u
 ), c AS (
 	SELECT a.*, x.reason AS suppressed,
-		CASE WHEN a.address = '' THEN '`+store.CodeNoAddress+`'
-			WHEN x.reason IS NOT NULL THEN '`+store.CodeSuppressed+`' ELSE '' END AS skip
+		CASE WHEN a.address = '' THEN '` + store.CodeNoAddress + `'
+			WHEN x.reason IS NOT NULL THEN '` + store.CodeSuppressed + `' ELSE '' END AS skip
 	FROM a LEFT JOIN {s}.suppressions x ON x.channel = a.channel AND x.address = a.address
 ), d AS (
 	INSERT INTO {s}.deliveries (notification_id, user_id, type, channel, provider, address, state, guarantee,
@@ -87,7 +79,7 @@ func (s *Store) insertAddressed(ctx context.Context, q txQuerier, p store.Enqueu
 	SELECT c.id, c.user_id, c.type, c.channel, c.provider, c.address,
 		CASE c.skip WHEN '' THEN 'pending' ELSE 'skipped' END, c.guarantee, 0, $8, c.run_at, c.skip,
 		CASE c.skip WHEN '' THEN ''
-			WHEN '`+store.CodeNoAddress+`' THEN 'the user has no ' ||
+			WHEN '` + store.CodeNoAddress + `' THEN 'the user has no ' ||
 				CASE c.channel WHEN 'sms' THEN 'phone number' ELSE 'e-mail address' END
 			ELSE 'the address is suppressed on ' || c.channel || ': ' || c.suppressed END,
 		$9, $9, CASE WHEN c.skip <> '' THEN $9::timestamptz END
@@ -98,29 +90,15 @@ func (s *Store) insertAddressed(ctx context.Context, q txQuerier, p store.Enqueu
 	SELECT id, attempt, $9, 'skipped', last_error_code, last_error FROM d WHERE state = 'skipped' ORDER BY id
 )
 SELECT notification_id, state = 'pending' AND run_at <= $9 FROM d`),
-		r.nid, r.uid, r.typ, r.guarantee, r.runAt, r.channel, r.provider, p.MaxAttempts, p.Now)
-	if err != nil {
-		return false, formatError(err, "deliveries")
-	}
-	defer rows.Close()
-	due := false
-	for rows.Next() {
-		var id string
-		var now bool
-		if err := rows.Scan(&id, &now); err != nil {
-			return false, formatError(err, "deliveries")
-		}
-		counts[id]++
-		due = due || now
-	}
-	return due, formatError(rows.Err(), "deliveries")
+		args: []any{r.nid, r.uid, r.typ, r.guarantee, r.runAt, r.channel, r.provider, p.MaxAttempts, p.Now},
+		read: st.readCounts}
 }
 
 // insertInbox writes one inbox item per in-app notification, in trigger
 // order, and its delivery, already sent: the item is the delivery, and
 // the provider message id is the item's id.
-func (s *Store) insertInbox(ctx context.Context, q txQuerier, p store.EnqueueParams, nids []string, counts map[string]int) ([]heraldtype.InboxItem, error) {
-	rows, err := q.query(ctx, s.q(`WITH n AS (
+func (s *Store) insertInbox(p store.EnqueueParams, nids []string, st *enqueueState) step {
+	return step{what: "inbox items", sql: s.q(`WITH n AS (
 	SELECT * FROM unnest($1::text[]) WITH ORDINALITY AS n (id, ord)
 ), i AS (
 	INSERT INTO {s}.inbox_items (user_id, notification_id, type, title, body, data, created_at)
@@ -130,7 +108,7 @@ func (s *Store) insertInbox(ctx context.Context, q txQuerier, p store.EnqueuePar
 ), d AS (
 	INSERT INTO {s}.deliveries (notification_id, user_id, type, channel, provider, state, guarantee, attempt,
 		max_attempts, run_at, provider_message_id, created_at, updated_at, finished_at)
-	SELECT i.notification_id, i.user_id, i.type, 'in_app', '`+store.InboxProvider+`', 'sent', x.guarantee, 1,
+	SELECT i.notification_id, i.user_id, i.type, 'in_app', '` + store.InboxProvider + `', 'sent', x.guarantee, 1,
 		$3, $2, i.id::text, $2, $2, $2
 	FROM i JOIN {s}.notifications x ON x.id = i.notification_id ORDER BY i.id
 	RETURNING id, provider_message_id
@@ -139,26 +117,24 @@ func (s *Store) insertInbox(ctx context.Context, q txQuerier, p store.EnqueuePar
 	SELECT id, 1, $2, 'sent', provider_message_id FROM d ORDER BY id
 )
 SELECT id, user_id, notification_id, type, title, body, coalesce(data::text, ''), created_at FROM i ORDER BY id`),
-		nids, p.Now, p.MaxAttempts)
-	if err != nil {
-		return nil, formatError(err, "inbox items")
-	}
-	defer rows.Close()
-	var items []heraldtype.InboxItem
-	for rows.Next() {
-		var it heraldtype.InboxItem
-		var data string
-		if err := rows.Scan(&it.ID, &it.UserID, &it.NotificationID, &it.Type, &it.Title, &it.Body, &data, &it.CreatedAt); err != nil {
-			return nil, formatError(err, "inbox items")
-		}
-		if err := decodeInboxData(&it, data); err != nil {
-			return nil, err
-		}
-		it.CreatedAt = utc(it.CreatedAt)
-		counts[it.NotificationID]++
-		items = append(items, it)
-	}
-	return items, formatError(rows.Err(), "inbox items")
+		args: []any{nids, p.Now, p.MaxAttempts},
+		read: func(rows txRows) error {
+			for rows.Next() {
+				var it heraldtype.InboxItem
+				var data string
+				if err := rows.Scan(&it.ID, &it.UserID, &it.NotificationID, &it.Type, &it.Title, &it.Body, &data,
+					&it.CreatedAt); err != nil {
+					return err
+				}
+				if err := decodeInboxData(&it, data); err != nil {
+					return err
+				}
+				it.CreatedAt = utc(it.CreatedAt)
+				st.counts[it.NotificationID]++
+				st.inbox = append(st.inbox, it)
+			}
+			return nil
+		}}
 }
 
 // inboxUsers are the distinct users of items, sorted.

@@ -17,29 +17,72 @@ import (
 // Enqueue implements store.Store in one transaction of a few statements
 // whatever the trigger's size: the idempotency record, one INSERT …
 // SELECT FROM unnest for the notifications, one INSERT … SELECT joining
-// them to the users' devices for the deliveries, and a NOTIFY delivered
-// at commit.
+// them to the users' devices for the deliveries. The statements are
+// pipelined: one round trip for the whole transaction, two with an
+// idempotency key (the key is settled before anything is written). Each
+// round trip is a pair of context switches and loopback packets on both
+// sides; six of them per trigger held single-recipient triggers to ~900/s
+// (docs/PERFORMANCE.md). Other instances are woken after the commit.
 func (s *Store) Enqueue(ctx context.Context, p store.EnqueueParams) (store.EnqueueResult, error) {
 	if err := checkEnqueue(p); err != nil {
 		return store.EnqueueResult{}, err
 	}
-	var res store.EnqueueResult
-	var w wake
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var err error
-		res, w, err = s.enqueue(ctx, pgxQuerier{tx}, p)
-		return err
-	})
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
+		return store.EnqueueResult{}, formatError(err, "connection")
+	}
+	defer conn.Release()
+	c := conn.Conn()
+	res, w, err := s.enqueuePipelined(ctx, c, p)
+	if err != nil {
+		if !c.IsClosed() && c.PgConn().TxStatus() != 'I' {
+			// Hand the connection back idle; the pool closes one left
+			// inside a transaction.
+			_, _ = c.Exec(ctx, "ROLLBACK")
+		}
 		return store.EnqueueResult{}, err
 	}
-	// Other instances are told after the commit, not by a NOTIFY inside
-	// the transaction: PostgreSQL serialises the commits of every
-	// transaction that notified, WAL flush included, under one global
-	// lock, which held the whole database to one trigger per flush (~870
-	// triggers/s here, docs/PERFORMANCE.md).
+	// Not a NOTIFY inside the transaction: PostgreSQL serialises the
+	// commits of every transaction that notified, WAL flush included,
+	// under one global lock.
 	s.waker.post(w)
 	return res, nil
+}
+
+// enqueuePipelined runs one checked trigger on c in its own transaction,
+// committed when it returns nil.
+func (s *Store) enqueuePipelined(ctx context.Context, c *pgx.Conn, p store.EnqueueParams) (store.EnqueueResult, wake, error) {
+	var st enqueueState
+	writes, err := s.writeSteps(p, &st)
+	if err != nil {
+		return store.EnqueueResult{}, wake{}, err
+	}
+	begin, commit := step{sql: "BEGIN", what: "transaction"}, step{sql: "COMMIT", what: "transaction"}
+	if p.IdempotencyKey == "" {
+		if err := runPipeline(ctx, c, slices.Concat([]step{begin}, writes, []step{commit})); err != nil {
+			return store.EnqueueResult{}, wake{}, err
+		}
+		return st.result(p), st.wake(), nil
+	}
+	inserted := false
+	if err := runPipeline(ctx, c, []step{begin, s.triggerStep(p, &inserted)}); err != nil {
+		return store.EnqueueResult{}, wake{}, err
+	}
+	if !inserted {
+		// A replay, or a race with a trigger that holds the key: settled
+		// on the open transaction as EnqueueTx settles it.
+		res, replayed, err := s.claimTrigger(ctx, pgxQuerier{c}, p)
+		if err != nil {
+			return store.EnqueueResult{}, wake{}, err
+		}
+		if replayed {
+			return res, wake{}, runPipeline(ctx, c, []step{commit})
+		}
+	}
+	if err := runPipeline(ctx, c, append(writes, commit)); err != nil {
+		return store.EnqueueResult{}, wake{}, err
+	}
+	return st.result(p), st.wake(), nil
 }
 
 // EnqueueTx implements store.Store (S4.1). tx is a pgx.Tx (from any pgx
@@ -109,8 +152,8 @@ func checkEnqueue(p store.EnqueueParams) error {
 	return nil
 }
 
-// enqueue writes one checked trigger on q and returns whom to wake once
-// it commits.
+// enqueue writes one checked trigger on q, statement by statement, and
+// returns whom to wake once it commits.
 func (s *Store) enqueue(ctx context.Context, q txQuerier, p store.EnqueueParams) (store.EnqueueResult, wake, error) {
 	if p.IdempotencyKey != "" {
 		res, replayed, err := s.claimTrigger(ctx, q, p)
@@ -118,25 +161,67 @@ func (s *Store) enqueue(ctx context.Context, q txQuerier, p store.EnqueueParams)
 			return res, wake{}, err
 		}
 	}
-	if err := s.checkUsers(ctx, q, p.Notifications); err != nil {
-		return store.EnqueueResult{}, wake{}, err
-	}
-	if err := s.insertNotifications(ctx, q, p); err != nil {
-		return store.EnqueueResult{}, wake{}, err
-	}
-	counts, due, err := s.insertDeliveries(ctx, q, p)
+	var st enqueueState
+	writes, err := s.writeSteps(p, &st)
 	if err != nil {
 		return store.EnqueueResult{}, wake{}, err
 	}
-	inbox, chDue, err := s.insertChannels(ctx, q, p, counts)
-	if err != nil {
+	if err := runSteps(ctx, q, writes); err != nil {
 		return store.EnqueueResult{}, wake{}, err
 	}
-	res := store.EnqueueResult{Notifications: make([]store.EnqueuedNotification, len(p.Notifications)), Inbox: inbox}
+	return st.result(p), st.wake(), nil
+}
+
+// enqueueState is what the write steps of one enqueue read back.
+type enqueueState struct {
+	counts map[string]int // deliveries per notification
+	due    bool           // a pending delivery is due now
+	inbox  []heraldtype.InboxItem
+}
+
+func (st *enqueueState) result(p store.EnqueueParams) store.EnqueueResult {
+	res := store.EnqueueResult{Notifications: make([]store.EnqueuedNotification, len(p.Notifications)), Inbox: st.inbox}
 	for i, n := range p.Notifications {
-		res.Notifications[i] = store.EnqueuedNotification{ID: n.ID, UserID: n.UserID, Deliveries: counts[n.ID]}
+		res.Notifications[i] = store.EnqueuedNotification{ID: n.ID, UserID: n.UserID, Deliveries: st.counts[n.ID]}
 	}
-	return res, wake{deliveries: due || chDue, inboxUsers: inboxUsers(inbox)}, nil
+	return res
+}
+
+func (st *enqueueState) wake() wake {
+	return wake{deliveries: st.due, inboxUsers: inboxUsers(st.inbox)}
+}
+
+// readCounts reads rows of (notification id, due now) of inserted
+// deliveries into st.
+func (st *enqueueState) readCounts(rows txRows) error {
+	for rows.Next() {
+		var id string
+		var now bool
+		if err := rows.Scan(&id, &now); err != nil {
+			return err
+		}
+		st.counts[id]++
+		st.due = st.due || now
+	}
+	return nil
+}
+
+// writeSteps are the statements that write a checked trigger whose
+// idempotency key (if any) is taken: every one is built from p alone, so
+// they can be pipelined. A missing user fails the first (checkUsers) with
+// a clear error; the inserts after it then fail on the foreign key, and
+// the transaction writes nothing.
+func (s *Store) writeSteps(p store.EnqueueParams, st *enqueueState) ([]step, error) {
+	st.counts = make(map[string]int, len(p.Notifications))
+	notifications, err := s.insertNotifications(p)
+	if err != nil {
+		return nil, err
+	}
+	steps := []step{s.checkUsers(p.Notifications), notifications}
+	if d, ok := s.insertDeliveries(p, st); ok {
+		steps = append(steps, d)
+	}
+	return append(steps, s.insertChannels(p, st)...), nil
 }
 
 // claimTrigger takes the idempotency key first: INSERT … ON CONFLICT DO
@@ -145,22 +230,12 @@ func (s *Store) enqueue(ctx context.Context, q txQuerier, p store.EnqueueParams)
 // then reads the winner's record. replayed is true when the key was taken
 // with the same request hash: res holds the original notifications.
 func (s *Store) claimTrigger(ctx context.Context, q txQuerier, p store.EnqueueParams) (res store.EnqueueResult, replayed bool, err error) {
-	ids := make([]string, len(p.Notifications))
-	for i, n := range p.Notifications {
-		ids[i] = n.ID
-	}
 	// A record pruned between the INSERT and the SELECT is taken on the
 	// second round.
 	for range 2 {
-		rows, err := q.query(ctx, s.q(`INSERT INTO {s}.triggers (idempotency_key, request_hash, notification_ids, created_at)
-VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1`), p.IdempotencyKey, p.RequestHash, ids, p.Now)
-		if err != nil {
-			return res, false, formatError(err, "trigger "+quote(p.IdempotencyKey))
-		}
-		inserted := rows.Next()
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return res, false, formatError(err, "trigger "+quote(p.IdempotencyKey))
+		inserted := false
+		if err := runSteps(ctx, q, []step{s.triggerStep(p, &inserted)}); err != nil {
+			return res, false, err
 		}
 		if inserted {
 			return res, false, nil
@@ -171,6 +246,23 @@ VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1`), p.IdempotencyKey, 
 		}
 	}
 	return res, false, fmt.Errorf("postgres: trigger %q: the idempotency record keeps vanishing", p.IdempotencyKey)
+}
+
+// triggerStep inserts the idempotency record unless the key is taken, and
+// sets *inserted when it wrote it.
+func (s *Store) triggerStep(p store.EnqueueParams, inserted *bool) step {
+	ids := make([]string, len(p.Notifications))
+	for i, n := range p.Notifications {
+		ids[i] = n.ID
+	}
+	return step{what: "trigger " + quote(p.IdempotencyKey),
+		sql: s.q(`INSERT INTO {s}.triggers (idempotency_key, request_hash, notification_ids, created_at)
+VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1`),
+		args: []any{p.IdempotencyKey, p.RequestHash, ids, p.Now},
+		read: func(rows txRows) error {
+			*inserted = rows.Next()
+			return nil
+		}}
 }
 
 // readTrigger returns the original notifications of an existing trigger,
@@ -209,9 +301,9 @@ WHERE t.idempotency_key = $1 ORDER BY x.ord`), p.IdempotencyKey)
 	return res, true, nil
 }
 
-// checkUsers returns ENOTFOUND naming the first unknown user in
+// checkUsers fails with ENOTFOUND naming the first unknown user in
 // notification order.
-func (s *Store) checkUsers(ctx context.Context, q txQuerier, ns []heraldtype.Notification) error {
+func (s *Store) checkUsers(ns []heraldtype.Notification) step {
 	var ids []string
 	seen := make(map[string]bool, len(ns))
 	for _, n := range ns {
@@ -220,23 +312,23 @@ func (s *Store) checkUsers(ctx context.Context, q txQuerier, ns []heraldtype.Not
 			ids = append(ids, n.UserID)
 		}
 	}
-	rows, err := q.query(ctx, s.q(`SELECT u.id FROM unnest($1::text[]) WITH ORDINALITY AS u (id, ord)
-WHERE NOT EXISTS (SELECT 1 FROM {s}.users x WHERE x.id = u.id) ORDER BY u.ord LIMIT 1`), ids)
-	if err != nil {
-		return formatError(err, "users")
-	}
-	defer rows.Close()
-	if rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return formatError(err, "users")
-		}
-		return heraldtype.Errorf(heraldtype.ENOTFOUND, "user %q not found", id)
-	}
-	return formatError(rows.Err(), "users")
+	return step{what: "users", sql: s.q(`SELECT u.id FROM unnest($1::text[]) WITH ORDINALITY AS u (id, ord)
+WHERE NOT EXISTS (SELECT 1 FROM {s}.users x WHERE x.id = u.id) ORDER BY u.ord LIMIT 1`), args: []any{ids},
+		read: func(rows txRows) error {
+			if !rows.Next() {
+				return nil
+			}
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			return heraldtype.Errorf(heraldtype.ENOTFOUND, "user %q not found", id)
+		}}
 }
 
-func (s *Store) insertNotifications(ctx context.Context, q txQuerier, p store.EnqueueParams) error {
+// insertNotifications writes the notifications in one INSERT … SELECT
+// FROM unnest.
+func (s *Store) insertNotifications(p store.EnqueueParams) (step, error) {
 	k := len(p.Notifications)
 	id, user, typ, title, body := make([]string, k), make([]string, k), make([]string, k), make([]string, k), make([]string, k)
 	data, channels := make([]string, k), make([]string, k)
@@ -248,7 +340,7 @@ func (s *Store) insertNotifications(ctx context.Context, q txQuerier, p store.En
 		if len(n.Data) > 0 {
 			b, err := json.Marshal(n.Data)
 			if err != nil {
-				return fmt.Errorf("postgres: notification %q: data: %w", n.ID, err)
+				return step{}, fmt.Errorf("postgres: notification %q: data: %w", n.ID, err)
 			}
 			data[i] = string(b)
 		}
@@ -258,7 +350,7 @@ func (s *Store) insertNotifications(ctx context.Context, q txQuerier, p store.En
 		}
 		b, err := json.Marshal(ch)
 		if err != nil {
-			return fmt.Errorf("postgres: notification %q: channels: %w", n.ID, err)
+			return step{}, fmt.Errorf("postgres: notification %q: channels: %w", n.ID, err)
 		}
 		channels[i] = string(b)
 		priority[i], mode[i], guarantee[i] = string(n.Priority), string(n.PayloadMode), string(n.Guarantee)
@@ -270,7 +362,7 @@ func (s *Store) insertNotifications(ctx context.Context, q txQuerier, p store.En
 	}
 	// Channels travel as JSON arrays: unnest cannot take an array of
 	// arrays of different lengths.
-	err := q.exec(ctx, s.q(`INSERT INTO {s}.notifications (id, user_id, type, title, body, data, channels, priority,
+	return step{what: "notification", sql: s.q(`INSERT INTO {s}.notifications (id, user_id, type, title, body, data, channels, priority,
 	payload_mode, guarantee, idempotency_key, send_at, created_at, dedupe_key)
 SELECT x.id, x.user_id, x.type, x.title, x.body, NULLIF(x.data, '')::jsonb,
 	ARRAY(SELECT jsonb_array_elements_text(x.channels::jsonb)), x.priority, x.mode, x.guarantee, x.key, x.send_at, x.created,
@@ -278,17 +370,17 @@ SELECT x.id, x.user_id, x.type, x.title, x.body, NULLIF(x.data, '')::jsonb,
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
 	$9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[], $14::text[])
 	AS x (id, user_id, type, title, body, data, channels, priority, mode, guarantee, key, send_at, created, dedupe)`),
-		id, user, typ, title, body, data, channels, priority, mode, guarantee, key, sendAt, created, dedupe)
-	return formatError(err, "notification")
+		args: []any{id, user, typ, title, body, data, channels, priority, mode, guarantee, key, sendAt, created, dedupe},
+	}, nil
 }
 
 // insertDeliveries fans the notifications with a push channel out to the
-// usable devices of their users in one INSERT … SELECT, and returns the
-// number of deliveries per notification and whether any is due now.
-func (s *Store) insertDeliveries(ctx context.Context, q txQuerier, p store.EnqueueParams) (map[string]int, bool, error) {
-	counts := make(map[string]int, len(p.Notifications))
+// usable devices of their users in one INSERT … SELECT, which counts the
+// deliveries per notification into st; ok is false when there are none
+// to write.
+func (s *Store) insertDeliveries(p store.EnqueueParams, st *enqueueState) (_ step, ok bool) {
 	if len(p.PushProviders) == 0 {
-		return counts, false, nil
+		return step{}, false
 	}
 	var nid, uid, typ, guarantee []string
 	var runAt []time.Time
@@ -304,7 +396,7 @@ func (s *Store) insertDeliveries(ctx context.Context, q txQuerier, p store.Enque
 		guarantee, runAt = append(guarantee, string(n.Guarantee)), append(runAt, at)
 	}
 	if len(nid) == 0 {
-		return counts, false, nil
+		return step{}, false
 	}
 	var platforms, providers []string
 	for pl, pr := range p.PushProviders {
@@ -316,7 +408,7 @@ func (s *Store) insertDeliveries(ctx context.Context, q txQuerier, p store.Enque
 	// table filled since its last ANALYZE was scanned in full for every
 	// trigger (215-358 ms instead of ~1 ms for 100 recipients of 10,000
 	// users, measured with EXPLAIN ANALYZE).
-	rows, err := q.query(ctx, s.q(`INSERT INTO {s}.deliveries (notification_id, user_id, type, channel, provider,
+	return step{what: "deliveries", sql: s.q(`INSERT INTO {s}.deliveries (notification_id, user_id, type, channel, provider,
 	device_id, state, guarantee, attempt, max_attempts, run_at, created_at, updated_at)
 SELECT n.id, n.user_id, n.type, 'push', r.provider, d.id, 'pending', n.guarantee, 0, $8, n.run_at, $9, $9
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY
@@ -325,22 +417,9 @@ CROSS JOIN LATERAL (SELECT d.id, d.platform FROM {s}.devices d
 	WHERE d.user_id = n.user_id AND d.status = 'ACTIVE' AND d.push_opt_in AND d.token <> '' OFFSET 0) d
 JOIN unnest($6::text[], $7::text[]) AS r (platform, provider) ON r.platform = d.platform
 ORDER BY n.ord, d.id
-RETURNING notification_id, run_at <= $9`), nid, uid, typ, guarantee, runAt, platforms, providers, p.MaxAttempts, p.Now)
-	if err != nil {
-		return nil, false, formatError(err, "deliveries")
-	}
-	defer rows.Close()
-	due := false
-	for rows.Next() {
-		var id string
-		var now bool
-		if err := rows.Scan(&id, &now); err != nil {
-			return nil, false, formatError(err, "deliveries")
-		}
-		counts[id]++
-		due = due || now
-	}
-	return counts, due, formatError(rows.Err(), "deliveries")
+RETURNING notification_id, run_at <= $9`),
+		args: []any{nid, uid, typ, guarantee, runAt, platforms, providers, p.MaxAttempts, p.Now},
+		read: st.readCounts}, true
 }
 
 // PruneTriggers implements store.Store.
