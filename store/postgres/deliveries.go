@@ -107,7 +107,7 @@ const (
 // opaque — the same cursor as SQLite's.
 func (s *Store) ListDeliveries(ctx context.Context, f store.DeliveryFilter) ([]heraldtype.Delivery, string, error) {
 	var w where
-	if err := w.filter(f); err != nil {
+	if err := w.filter(s, f); err != nil {
 		return nil, "", err
 	}
 	if f.Cursor != "" {
@@ -166,7 +166,7 @@ func (w *where) add(cond string, v any) {
 }
 
 // filter adds the filter's conditions (all but cursor and limit).
-func (w *where) filter(f store.DeliveryFilter) error {
+func (w *where) filter(s *Store, f store.DeliveryFilter) error {
 	if f.State != "" {
 		if !f.State.Valid() {
 			return heraldtype.FieldErrorf("state", "unknown state %q", f.State)
@@ -174,11 +174,17 @@ func (w *where) filter(f store.DeliveryFilter) error {
 		w.add("state = $", string(f.State))
 	}
 	for _, c := range []struct{ col, val string }{
-		{"last_error_code", f.ErrorCode}, {"type", f.Type}, {"user_id", f.UserID}, {"notification_id", f.NotificationID},
+		{"last_error_code", f.ErrorCode}, {"type", f.Type}, {"notification_id", f.NotificationID},
 	} {
 		if c.val != "" {
 			w.add(c.col+" = $", c.val)
 		}
+	}
+	if f.UserID != "" {
+		// Through the user's notifications (notifications_user_id, then
+		// deliveries_notification_id): deliveries carry no user index,
+		// which every claim and outcome would have to rewrite (0006).
+		w.add(s.q("notification_id IN (SELECT id FROM {s}.notifications WHERE user_id = $)"), f.UserID)
 	}
 	if !f.From.IsZero() {
 		w.add("created_at >= $", f.From)
@@ -251,7 +257,7 @@ func (s *Store) ReplayDeliveries(ctx context.Context, f store.DeliveryFilter, no
 	}
 	// $1 is now; the filter's arguments follow.
 	w := where{args: []any{now}}
-	if err := w.filter(f); err != nil {
+	if err := w.filter(s, f); err != nil {
 		return 0, err
 	}
 	w.conds = append(w.conds, "state IN ('dead', 'unknown')")
