@@ -60,19 +60,29 @@ func (s *Store) Unlock(ctx context.Context, name, owner string, until time.Time)
 	return formatError(err, "lock "+quote(name))
 }
 
-// PruneFinished implements store.Store. One DELETE picks the oldest
+// PruneFinished implements store.Store. One statement picks the oldest
 // notifications whose deliveries are all final (none pending or leased;
-// a notification without deliveries qualifies), and the foreign keys
-// cascade to their deliveries and attempt rows. SKIP LOCKED leaves a
-// notification whose deliveries a concurrent statement is changing for
-// the next round.
+// a notification without deliveries qualifies) and deletes them with
+// their deliveries and attempt rows (which have no foreign keys to
+// cascade from, migration 0007; inbox items still cascade). SKIP LOCKED
+// leaves a notification whose deliveries a concurrent statement is
+// changing for the next round.
 func (s *Store) PruneFinished(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	if limit < 1 {
 		return 0, heraldtype.FieldErrorf("limit", "must be at least 1")
 	}
-	tag, err := s.pool.Exec(ctx, s.q(`DELETE FROM {s}.notifications WHERE id IN (
-	SELECT n.id FROM {s}.notifications n WHERE n.created_at < $1
-		AND NOT EXISTS (SELECT 1 FROM {s}.deliveries d WHERE d.notification_id = n.id AND d.state IN ('pending', 'leased'))
-	ORDER BY n.created_at, n.id LIMIT $2 FOR UPDATE SKIP LOCKED)`), cutoff, limit)
-	return int(tag.RowsAffected()), formatError(err, "notifications")
+	var n int
+	err := s.pool.QueryRow(ctx, s.q(`WITH n AS (
+	DELETE FROM {s}.notifications WHERE id IN (
+		SELECT n.id FROM {s}.notifications n WHERE n.created_at < $1
+			AND NOT EXISTS (SELECT 1 FROM {s}.deliveries d WHERE d.notification_id = n.id AND d.state IN ('pending', 'leased'))
+		ORDER BY n.created_at, n.id LIMIT $2 FOR UPDATE SKIP LOCKED)
+	RETURNING id
+), d AS (
+	DELETE FROM {s}.deliveries d USING n WHERE d.notification_id = n.id RETURNING d.id
+), a AS (
+	DELETE FROM {s}.delivery_attempts a USING d WHERE a.delivery_id = d.id
+)
+SELECT count(*) FROM n`), cutoff, limit).Scan(&n)
+	return n, formatError(err, "notifications")
 }
