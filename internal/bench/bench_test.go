@@ -68,6 +68,25 @@ func TestRunBacklog(t *testing.T) {
 	}
 }
 
+// TestRunWarmup: the pushes of triggers sent during the warm-up are
+// delivered and counted, but left out of the latency figures.
+func TestRunWarmup(t *testing.T) {
+	res, err := Run(t.Context(), Config{Users: 10, Notifications: 200, Recipients: 1, Concurrency: 8, Rate: 200,
+		Warmup: 500 * time.Millisecond, Worker: workerForTests(), DrainTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1 s of triggers at 200/s: about the second half is measured.
+	if res.Sent != 200 || res.Latency.Count < 40 || res.Latency.Count > 160 || res.Latency.WarmupSeconds != 0.5 {
+		t.Fatalf("sent %d, latency of %d pushes after a %v s warm-up; want 200 sent, about 100 measured",
+			res.Sent, res.Latency.Count, res.Latency.WarmupSeconds)
+	}
+	var table bytes.Buffer
+	if err := res.WriteTable(&table); err != nil || !strings.Contains(table.String(), "after a 0.5s warm-up") {
+		t.Fatalf("table: %v\n%s", err, table.String())
+	}
+}
+
 func TestConfigErrors(t *testing.T) {
 	for name, cfg := range map[string]Config{
 		"recipients above users":  {Users: 5, Recipients: 6, Notifications: 6},
@@ -78,6 +97,7 @@ func TestConfigErrors(t *testing.T) {
 		"bad fault rate":          {Faults: Faults{Unavailable: 1.5}},
 		"rates above one":         {Faults: Faults{Unavailable: 0.6, Quota: 0.6}},
 		"negative rate":           {Rate: -1},
+		"negative warmup":         {Warmup: -time.Second},
 		"server not a URL":        {Server: "localhost:8080", EmulatorAddr: "127.0.0.1:1"},
 	} {
 		if _, err := Run(context.Background(), cfg); err == nil {

@@ -27,8 +27,12 @@ func (r *Result) WriteTable(w io.Writer) error {
 		row("trigger errors", "%d", r.TriggerErrors)
 	}
 	row("deliveries sent", "%d in %.2f s = %.0f/s", r.Sent, r.SendSeconds, r.DeliveriesPerSec)
-	row("trigger → provider", "p50 %.1f ms  p95 %.1f ms  p99 %.1f ms  max %.1f ms  (%d pushes)",
-		r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.Max, r.Latency.Count)
+	warmup := ""
+	if r.Latency.WarmupSeconds > 0 {
+		warmup = fmt.Sprintf(", after a %gs warm-up", r.Latency.WarmupSeconds)
+	}
+	row("trigger → provider", "p50 %.1f ms  p95 %.1f ms  p99 %.1f ms  max %.1f ms  (%d pushes%s)",
+		r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.Max, r.Latency.Count, warmup)
 	if len(r.Rejected) > 0 {
 		codes := make([]string, 0, len(r.Rejected))
 		for c, n := range r.Rejected {

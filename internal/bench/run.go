@@ -81,6 +81,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	p.rates(&st, sk)
 	p.set("trigger", func() (int64, int64) { return st.notifications.Load(), int64(cfg.Notifications) })
 	start := time.Now()
+	sk.latencyFrom.Store(start.Add(cfg.Warmup).UnixNano())
 	trigger(ctx, api, pop, run, triggers, cfg.Recipients, cfg.Concurrency, cfg.Rate, &st)
 	res.TriggerSeconds = time.Since(start).Seconds()
 	sendStart := start
@@ -117,7 +118,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	h := &sk.latency
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	res.Latency = Latency{Count: h.count(), P50: ms(h.quantile(0.50)), P95: ms(h.quantile(0.95)),
+	res.Latency = Latency{WarmupSeconds: cfg.Warmup.Seconds(), Count: h.count(), P50: ms(h.quantile(0.50)), P95: ms(h.quantile(0.95)),
 		P99: ms(h.quantile(0.99)), Max: ms(h.maxValue())}
 	if drainErr == nil && res.TriggerErrors > 0 {
 		drainErr = fmt.Errorf("%d triggers failed; last error: %v", res.TriggerErrors, st.lastErr.Load())

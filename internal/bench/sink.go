@@ -25,6 +25,9 @@ type sink struct {
 	firstNanos atomic.Int64
 	lastNanos  atomic.Int64
 	latency    histogram
+	// latencyFrom: pushes of triggers sent before it (Unix nanoseconds)
+	// are counted but not measured (Config.Warmup).
+	latencyFrom atomic.Int64
 
 	countKeys bool
 	mu        sync.Mutex
@@ -47,7 +50,7 @@ func (s *sink) onAccept(r fcm.Received) {
 		}
 	}
 	if v, ok := dataValue(r.Message, TriggerTimeKey); ok {
-		if ns, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if ns, err := strconv.ParseInt(v, 10, 64); err == nil && ns >= s.latencyFrom.Load() {
 			s.latency.record(r.ReceivedAt.Sub(time.Unix(0, ns)))
 		}
 	}
