@@ -4,11 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
@@ -51,6 +53,14 @@ func (s *Store) Enqueue(ctx context.Context, p store.EnqueueParams) (store.Enque
 
 // enqueuePipelined runs one checked trigger on c in its own transaction,
 // committed when it returns nil.
+//
+// With an idempotency key, the record goes first in the same pipeline as
+// a plain INSERT: the first use of a key (the common case) costs no
+// round trip of its own. A key already taken fails that INSERT with a
+// unique violation (after waiting for a transaction that holds it
+// uncommitted), PostgreSQL skips the writes after it, and the replay is
+// settled in a second transaction as EnqueueTx settles it. (PostgreSQL
+// logs that violation: one log line per replayed request.)
 func (s *Store) enqueuePipelined(ctx context.Context, c *pgx.Conn, p store.EnqueueParams) (store.EnqueueResult, wake, error) {
 	var st enqueueState
 	writes, err := s.writeSteps(p, &st)
@@ -58,32 +68,45 @@ func (s *Store) enqueuePipelined(ctx context.Context, c *pgx.Conn, p store.Enque
 		return store.EnqueueResult{}, wake{}, err
 	}
 	begin, commit := step{sql: "BEGIN", what: "transaction"}, step{sql: "COMMIT", what: "transaction"}
-	if p.IdempotencyKey == "" {
-		if err := runPipeline(ctx, c, slices.Concat([]step{begin}, writes, []step{commit})); err != nil {
-			return store.EnqueueResult{}, wake{}, err
-		}
+	first := []step{begin}
+	if p.IdempotencyKey != "" {
+		first = append(first, s.newTriggerStep(p))
+	}
+	err = runPipeline(ctx, c, slices.Concat(first, writes, []step{commit}))
+	if err == nil {
 		return st.result(p), st.wake(), nil
 	}
-	inserted := false
-	if err := runPipeline(ctx, c, []step{begin, s.triggerStep(p, &inserted)}); err != nil {
+	if !errors.Is(err, errKeyTaken) {
 		return store.EnqueueResult{}, wake{}, err
 	}
-	if !inserted {
-		// A replay, or a race with a trigger that holds the key: settled
-		// on the open transaction as EnqueueTx settles it.
-		res, replayed, err := s.claimTrigger(ctx, pgxQuerier{c}, p)
-		if err != nil {
-			return store.EnqueueResult{}, wake{}, err
-		}
-		if replayed {
-			return res, wake{}, runPipeline(ctx, c, []step{commit})
-		}
+	if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
+		return store.EnqueueResult{}, wake{}, formatError(err, "transaction")
+	}
+	if err := runPipeline(ctx, c, []step{begin}); err != nil {
+		return store.EnqueueResult{}, wake{}, err
+	}
+	res, replayed, err := s.claimTrigger(ctx, pgxQuerier{c}, p)
+	if err != nil {
+		return store.EnqueueResult{}, wake{}, err
+	}
+	if replayed {
+		return res, wake{}, runPipeline(ctx, c, []step{commit})
+	}
+	// The record vanished (pruned) in between and claimTrigger took the
+	// key: write the trigger after all.
+	st = enqueueState{}
+	if writes, err = s.writeSteps(p, &st); err != nil {
+		return store.EnqueueResult{}, wake{}, err
 	}
 	if err := runPipeline(ctx, c, append(writes, commit)); err != nil {
 		return store.EnqueueResult{}, wake{}, err
 	}
 	return st.result(p), st.wake(), nil
 }
+
+// errKeyTaken: the idempotency key of a pipelined enqueue was already
+// taken.
+var errKeyTaken = errors.New("postgres: the idempotency key is taken")
 
 // EnqueueTx implements store.Store (S4.1). tx is a pgx.Tx (from any pgx
 // connection or pool, Pool() included) or a *sql.Tx of pgx's stdlib
@@ -248,17 +271,36 @@ func (s *Store) claimTrigger(ctx context.Context, q txQuerier, p store.EnqueuePa
 	return res, false, fmt.Errorf("postgres: trigger %q: the idempotency record keeps vanishing", p.IdempotencyKey)
 }
 
-// triggerStep inserts the idempotency record unless the key is taken, and
-// sets *inserted when it wrote it.
-func (s *Store) triggerStep(p store.EnqueueParams, inserted *bool) step {
+// newTriggerStep inserts the idempotency record and fails with
+// errKeyTaken if the key is taken.
+func (s *Store) newTriggerStep(p store.EnqueueParams) step {
+	return step{what: "trigger " + quote(p.IdempotencyKey),
+		sql: s.q(`INSERT INTO {s}.triggers (idempotency_key, request_hash, notification_ids, created_at)
+VALUES ($1, $2, $3, $4)`),
+		args: []any{p.IdempotencyKey, p.RequestHash, notificationIDs(p), p.Now},
+		mapErr: func(err error) error {
+			if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "23505" {
+				return errKeyTaken
+			}
+			return err
+		}}
+}
+
+func notificationIDs(p store.EnqueueParams) []string {
 	ids := make([]string, len(p.Notifications))
 	for i, n := range p.Notifications {
 		ids[i] = n.ID
 	}
+	return ids
+}
+
+// triggerStep inserts the idempotency record unless the key is taken, and
+// sets *inserted when it wrote it.
+func (s *Store) triggerStep(p store.EnqueueParams, inserted *bool) step {
 	return step{what: "trigger " + quote(p.IdempotencyKey),
 		sql: s.q(`INSERT INTO {s}.triggers (idempotency_key, request_hash, notification_ids, created_at)
 VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1`),
-		args: []any{p.IdempotencyKey, p.RequestHash, ids, p.Now},
+		args: []any{p.IdempotencyKey, p.RequestHash, notificationIDs(p), p.Now},
 		read: func(rows txRows) error {
 			*inserted = rows.Next()
 			return nil

@@ -72,6 +72,16 @@ type step struct {
 	args []any
 	read func(rows txRows) error
 	what string
+	// mapErr, if set, sees the statement's error before formatError.
+	mapErr func(error) error
+}
+
+// fail formats the error of st's statement.
+func (st step) fail(err error) error {
+	if st.mapErr != nil {
+		err = st.mapErr(err)
+	}
+	return formatError(err, st.what)
 }
 
 // runSteps runs steps one by one on q, stopping at the first error.
@@ -79,13 +89,13 @@ func runSteps(ctx context.Context, q txQuerier, steps []step) error {
 	for _, st := range steps {
 		if st.read == nil {
 			if err := q.exec(ctx, st.sql, st.args...); err != nil {
-				return formatError(err, st.what)
+				return st.fail(err)
 			}
 			continue
 		}
 		rows, err := q.query(ctx, st.sql, st.args...)
 		if err != nil {
-			return formatError(err, st.what)
+			return st.fail(err)
 		}
 		if err := readStep(st, rows); err != nil {
 			return err
@@ -116,13 +126,13 @@ func readPipeline(br pgx.BatchResults, steps []step) error {
 	for _, st := range steps {
 		if st.read == nil {
 			if _, err := br.Exec(); err != nil {
-				return formatError(err, st.what)
+				return st.fail(err)
 			}
 			continue
 		}
 		rows, err := br.Query()
 		if err != nil {
-			return formatError(err, st.what)
+			return st.fail(err)
 		}
 		if err := readStep(st, rows); err != nil {
 			return err
@@ -138,5 +148,8 @@ func readStep(st step, rows txRows) error {
 	if err == nil {
 		err = rows.Err()
 	}
-	return formatError(err, st.what)
+	if err == nil {
+		return nil
+	}
+	return st.fail(err)
 }
