@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"testing"
 
+	"github.com/heraldhq/herald/internal/policy/policytest"
 	"github.com/heraldhq/herald/store/storetest"
 )
 
@@ -14,3 +15,7 @@ func BenchmarkEnqueue(b *testing.B) {
 func BenchmarkClaimComplete(b *testing.B) {
 	b.Run("batch100", func(b *testing.B) { storetest.BenchClaimComplete(b, newStore(b), 100) })
 }
+
+// BenchmarkPolicyLimiter: the store's share of a policy check (dedupe lock
+// and daily count).
+func BenchmarkPolicyLimiter(b *testing.B) { policytest.Bench(b, newStore(b)) }

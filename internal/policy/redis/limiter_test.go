@@ -1,6 +1,7 @@
 package redis_test
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -19,7 +20,7 @@ const redisAddr = "127.0.0.1:6379"
 
 // client connects to the local Redis. Without one the tests skip locally
 // and fail in CI (CI=true), the rule pgtest follows for PostgreSQL.
-func client(t *testing.T) *goredis.Client {
+func client(t testing.TB) *goredis.Client {
 	t.Helper()
 	rdb := goredis.NewClient(&goredis.Options{Addr: redisAddr})
 	if err := rdb.Ping(t.Context()).Err(); err != nil {
@@ -103,4 +104,21 @@ func TestBadArguments(t *testing.T) {
 	if _, err := l.CountDaily(t.Context(), "u", "d", "o", 0, time.Now()); err == nil {
 		t.Fatal("a zero limit was accepted")
 	}
+}
+
+// BenchmarkLimiter: Redis's share of a policy check (dedupe lock and
+// daily count).
+func BenchmarkLimiter(b *testing.B) {
+	rdb := client(b)
+	prefix := "herald-bench:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
+	b.Cleanup(func() {
+		if keys, err := rdb.Keys(context.Background(), prefix+"*").Result(); err == nil && len(keys) > 0 {
+			rdb.Del(context.Background(), keys...)
+		}
+	})
+	l, err := redis.New(redis.Config{Client: rdb, Prefix: prefix})
+	if err != nil {
+		b.Fatal(err)
+	}
+	policytest.Bench(b, l)
 }
