@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -62,6 +64,21 @@ type TypePreference struct {
 type QuietHours struct {
 	Start string `json:"start"`
 	End   string `json:"end"`
+}
+
+// DecodePreferences builds a user's preferences from their stored JSON
+// (nil when the user set none) and the user's time zone; both stores keep
+// them so.
+func DecodePreferences(userID, timezone string, stored []byte) (Preferences, error) {
+	p := Preferences{UserID: userID}
+	if stored != nil {
+		if err := json.Unmarshal(stored, &p); err != nil {
+			return p, fmt.Errorf("store: preferences of %q: %w", userID, err)
+		}
+		p.UpdatedAt = p.UpdatedAt.UTC()
+	}
+	p.Timezone = timezone
+	return p, nil
 }
 
 // Policies is the part of the store the delivery policy needs. Store

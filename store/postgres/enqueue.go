@@ -70,7 +70,7 @@ func (s *Store) enqueuePipelined(ctx context.Context, c *pgx.Conn, p store.Enque
 	begin, commit := step{sql: "BEGIN", what: "transaction"}, step{sql: "COMMIT", what: "transaction"}
 	first := []step{begin}
 	if p.IdempotencyKey != "" {
-		first = append(first, s.newTriggerStep(p))
+		first = append(first, s.triggerStep(p, nil))
 	}
 	err = runPipeline(ctx, c, slices.Concat(first, writes, []step{commit}))
 	if err == nil {
@@ -271,40 +271,34 @@ func (s *Store) claimTrigger(ctx context.Context, q txQuerier, p store.EnqueuePa
 	return res, false, fmt.Errorf("postgres: trigger %q: the idempotency record keeps vanishing", p.IdempotencyKey)
 }
 
-// newTriggerStep inserts the idempotency record and fails with
-// errKeyTaken if the key is taken.
-func (s *Store) newTriggerStep(p store.EnqueueParams) step {
-	return step{what: "trigger " + quote(p.IdempotencyKey),
-		sql: s.q(`INSERT INTO {s}.triggers (idempotency_key, request_hash, notification_ids, created_at)
-VALUES ($1, $2, $3, $4)`),
-		args: []any{p.IdempotencyKey, p.RequestHash, notificationIDs(p), p.Now},
-		mapErr: func(err error) error {
-			if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "23505" {
-				return errKeyTaken
-			}
-			return err
-		}}
-}
-
-func notificationIDs(p store.EnqueueParams) []string {
+// triggerStep inserts the idempotency record. With inserted, a taken key
+// is left alone (ON CONFLICT DO NOTHING) and *inserted says whether the
+// record was written; without, a taken key fails the step with
+// errKeyTaken (the pipelined enqueue, whose later writes must not run).
+func (s *Store) triggerStep(p store.EnqueueParams, inserted *bool) step {
 	ids := make([]string, len(p.Notifications))
 	for i, n := range p.Notifications {
 		ids[i] = n.ID
 	}
-	return ids
-}
-
-// triggerStep inserts the idempotency record unless the key is taken, and
-// sets *inserted when it wrote it.
-func (s *Store) triggerStep(p store.EnqueueParams, inserted *bool) step {
-	return step{what: "trigger " + quote(p.IdempotencyKey),
+	st := step{what: "trigger " + quote(p.IdempotencyKey),
 		sql: s.q(`INSERT INTO {s}.triggers (idempotency_key, request_hash, notification_ids, created_at)
-VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1`),
-		args: []any{p.IdempotencyKey, p.RequestHash, notificationIDs(p), p.Now},
-		read: func(rows txRows) error {
+VALUES ($1, $2, $3, $4)`),
+		args: []any{p.IdempotencyKey, p.RequestHash, ids, p.Now}}
+	if inserted != nil {
+		st.sql += ` ON CONFLICT DO NOTHING RETURNING 1`
+		st.read = func(rows txRows) error {
 			*inserted = rows.Next()
 			return nil
-		}}
+		}
+		return st
+	}
+	st.mapErr = func(err error) error {
+		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "23505" {
+			return errKeyTaken
+		}
+		return err
+	}
+	return st
 }
 
 // readTrigger returns the original notifications of an existing trigger,

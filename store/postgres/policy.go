@@ -93,7 +93,7 @@ LEFT JOIN {s}.user_preferences p ON p.user_id = u.id WHERE u.id = $1`), userID).
 	if err != nil {
 		return store.Preferences{}, formatError(err, "user "+quote(userID))
 	}
-	return decodePreferences(userID, tz, prefs)
+	return store.DecodePreferences(userID, tz, prefs)
 }
 
 // GetPreferencesMany implements store.Store with one read.
@@ -114,27 +114,13 @@ LEFT JOIN {s}.user_preferences p ON p.user_id = u.id WHERE u.id = ANY ($1::text[
 		if err := rows.Scan(&id, &tz, &prefs); err != nil {
 			return nil, formatError(err, "preferences")
 		}
-		p, err := decodePreferences(id, tz, prefs)
+		p, err := store.DecodePreferences(id, tz, prefs)
 		if err != nil {
 			return nil, err
 		}
 		out[id] = p
 	}
 	return out, formatError(rows.Err(), "preferences")
-}
-
-// decodePreferences builds a user's preferences from the stored JSON (nil
-// when the user set none) and the user's time zone.
-func decodePreferences(userID, tz string, prefs []byte) (store.Preferences, error) {
-	p := store.Preferences{UserID: userID}
-	if prefs != nil {
-		if err := json.Unmarshal(prefs, &p); err != nil {
-			return p, fmt.Errorf("postgres: preferences of %q: %w", userID, err)
-		}
-		p.UpdatedAt = p.UpdatedAt.UTC()
-	}
-	p.Timezone = tz
-	return p, nil
 }
 
 // AcquireDedupe implements policy.Limiter with one upsert. Concurrent

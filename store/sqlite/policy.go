@@ -135,17 +135,13 @@ LEFT JOIN user_preferences p ON p.user_id = u.id WHERE u.id IN (SELECT value FRO
 	return out, formatError(rows.Err(), "preferences")
 }
 
-// decodePreferences builds a user's preferences from the stored JSON
-// (NULL when the user set none) and the user's time zone.
+// decodePreferences is store.DecodePreferences of a nullable column.
 func decodePreferences(userID, tz string, prefs sql.NullString) (store.Preferences, error) {
-	p := store.Preferences{UserID: userID}
+	var stored []byte
 	if prefs.Valid {
-		if err := json.Unmarshal([]byte(prefs.String), &p); err != nil {
-			return p, fmt.Errorf("sqlite: preferences of %q: %w", userID, err)
-		}
+		stored = []byte(prefs.String)
 	}
-	p.Timezone = tz
-	return p, nil
+	return store.DecodePreferences(userID, tz, stored)
 }
 
 // AcquireDedupe implements policy.Limiter: one upsert that takes the lock
