@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +16,7 @@ func newBenchCmd(e *env) *cobra.Command {
 	var asJSON bool
 	var batch, workerConc int
 	var poll time.Duration
+	var cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure a Herald server: throughput, trigger → provider latency, CPU and memory",
@@ -43,6 +46,17 @@ workers stopped, then measures the drain (in process only).`,
 			}
 			cfg.Worker.BatchSize, cfg.Worker.Concurrency, cfg.Worker.PollInterval = batch, workerConc, poll
 			cfg.Progress = e.stderr
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return fmt.Errorf("bench: %w", err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return fmt.Errorf("bench: %w", err)
+				}
+				defer pprof.StopCPUProfile()
+			}
 			res, err := bench.Run(cmd.Context(), cfg)
 			if res.Notifications > 0 || res.Sent > 0 {
 				var werr error
@@ -89,5 +103,6 @@ workers stopped, then measures the drain (in process only).`,
 	f.DurationVar(&poll, "worker-poll", 0, "in-process worker.poll_interval (0: default)")
 	f.IntVar(&cfg.MaxAttempts, "max-attempts", 0, "in-process max_attempts (0: default 4)")
 	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of this whole process (pprof format) to this file")
 	return cmd
 }
