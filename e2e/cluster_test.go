@@ -224,7 +224,7 @@ func (c *cluster) trigger(typ string, i int, users []string) {
 
 func (c *cluster) stats() map[heraldtype.DeliveryState]int {
 	c.t.Helper()
-	s, err := c.store.QueueStats(c.ctx)
+	s, err := c.store.CountDeliveries(c.ctx)
 	if err != nil {
 		c.t.Fatal(err)
 	}

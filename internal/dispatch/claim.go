@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -160,6 +159,30 @@ func (w *Worker) reapOnce(ctx context.Context) error {
 	return nil
 }
 
+// queueDepthLoop refreshes the queue depth gauge now and then every
+// QueueStatsInterval — or, when counting took long (a deep backlog makes
+// the count proportional to it), after queueDepthIdle times as long as it
+// took, so the gauge never costs the database more than a small share of
+// one connection however deep the queue grows.
+func (w *Worker) queueDepthLoop(ctx context.Context) {
+	for {
+		start := time.Now()
+		w.refreshQueueDepth(ctx)
+		wait := max(w.cfg.QueueStatsInterval, queueDepthIdle*time.Since(start))
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// queueDepthIdle is how many times as long as the last count the queue
+// depth loop waits, at least, before counting again.
+const queueDepthIdle = 20
+
 // refreshQueueDepth sets the queue depth gauge from the store. It runs on a
 // timer rather than per scrape, so scrapes never load the database.
 func (w *Worker) refreshQueueDepth(ctx context.Context) {
@@ -170,14 +193,9 @@ func (w *Worker) refreshQueueDepth(ctx context.Context) {
 		}
 		return
 	}
-	// Every state is set, so a state that empties shows 0 instead of its
-	// last value.
-	states := [...]heraldtype.DeliveryState{
-		heraldtype.StatePending, heraldtype.StateLeased, heraldtype.StateSent,
-		heraldtype.StateDead, heraldtype.StateUnknown, heraldtype.StateSkipped,
-		heraldtype.StateOptedOut, heraldtype.StateRateLimited,
-	}
-	for _, s := range states {
+	// Every counted state is set, so a state that empties shows 0 instead
+	// of its last value.
+	for _, s := range store.QueueDepthStates {
 		w.cfg.Metrics.QueueDepth.WithLabelValues(string(s)).Set(float64(stats[s]))
 	}
 }

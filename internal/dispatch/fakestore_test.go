@@ -305,8 +305,13 @@ func (s *fakeStore) QueueStats(context.Context) (map[heraldtype.DeliveryState]in
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := make(map[heraldtype.DeliveryState]int)
+	for _, st := range store.QueueDepthStates {
+		m[st] = 0
+	}
 	for _, d := range s.deliveries {
-		m[d.State]++
+		if _, ok := m[d.State]; ok {
+			m[d.State]++
+		}
 	}
 	return m, nil
 }

@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
 )
 
 // blocking is a sender whose sends wait for release (or their context) and
@@ -324,8 +327,15 @@ func TestQueueDepthGauge(t *testing.T) {
 	}
 	h.runOnce(2)
 	h.w.refreshQueueDepth(context.Background())
-	if p, s := gauge(h.metrics.QueueDepth.WithLabelValues("pending")), gauge(h.metrics.QueueDepth.WithLabelValues("sent")); p != 0 || s != 2 {
-		t.Errorf("depth pending %v sent %v, want 0 and 2", p, s)
+	if p := gauge(h.metrics.QueueDepth.WithLabelValues("pending")); p != 0 {
+		t.Errorf("depth pending %v, want 0", p)
+	}
+	// Final states are counters, not queue depth (store.QueueDepthStates).
+	series := make(chan prometheus.Metric, 16)
+	h.metrics.QueueDepth.Collect(series)
+	close(series)
+	if n := len(series); n != len(store.QueueDepthStates) {
+		t.Errorf("queue depth series = %d, want %d", n, len(store.QueueDepthStates))
 	}
 }
 

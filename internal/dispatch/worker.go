@@ -129,10 +129,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		s.loops.Go(func() { w.every(runCtx, w.cfg.ReapInterval, w.reap) })
 	}
 	if w.cfg.QueueStatsInterval > 0 {
-		s.loops.Go(func() {
-			w.refreshQueueDepth(runCtx)
-			w.every(runCtx, w.cfg.QueueStatsInterval, w.refreshQueueDepth)
-		})
+		s.loops.Go(func() { w.queueDepthLoop(runCtx) })
 	}
 	s.tail.Go(func() { w.heartbeatLoop(tailCtx) })
 	s.tail.Go(func() { w.completer.run(tailCtx) })

@@ -28,7 +28,7 @@ type Metrics struct {
 	InvalidatedTokens *prometheus.CounterVec // labels: provider, reason
 	// Throttled counts throttle (quota) answers that slowed a sender down.
 	Throttled *prometheus.CounterVec // labels: provider
-	// QueueDepth is the number of deliveries per state.
+	// QueueDepth is the number of deliveries in each of store.QueueDepthStates.
 	QueueDepth *prometheus.GaugeVec // labels: state
 	// SendLatency is the time a provider took to answer one send.
 	SendLatency *prometheus.HistogramVec // labels: provider
@@ -76,7 +76,7 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "herald_sender_throttled_total", Help: "Quota answers that slowed a sender down.",
 		}, []string{"provider"}),
 		QueueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "herald_queue_depth", Help: "Deliveries by state.",
+			Name: "herald_queue_depth", Help: "Deliveries queued or waiting for an operator, by state (pending, leased, dead, unknown).",
 		}, []string{"state"}),
 		SendLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "herald_send_duration_seconds", Help: "Provider send latency.",

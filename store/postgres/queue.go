@@ -216,7 +216,7 @@ const leaseExpired = `'lease expired before an outcome was recorded'`
 // the row no longer leased and leaves it.
 func (s *Store) ReapExpiredLeases(ctx context.Context, now time.Time) (store.ReapResult, error) {
 	var res store.ReapResult
-	err := s.pool.QueryRow(ctx, s.q(`WITH u AS (
+	err := s.indexedQuery(ctx, "leases", `WITH u AS (
 	UPDATE {s}.deliveries SET
 		state = CASE guarantee WHEN 'at_most_once' THEN 'unknown' ELSE 'pending' END,
 		run_at = CASE guarantee WHEN 'at_most_once' THEN run_at ELSE $1 END,
@@ -234,9 +234,14 @@ func (s *Store) ReapExpiredLeases(ctx context.Context, now time.Time) (store.Rea
 	FROM u ORDER BY id
 )
 SELECT count(*) FILTER (WHERE guarantee <> 'at_most_once'), count(*) FILTER (WHERE guarantee = 'at_most_once')
-FROM u`), now).Scan(&res.Requeued, &res.Unknown)
+FROM u`, func(rows pgx.Rows) error {
+		if !rows.Next() {
+			return rows.Err()
+		}
+		return rows.Scan(&res.Requeued, &res.Unknown)
+	}, now)
 	if err != nil {
-		return store.ReapResult{}, formatError(err, "leases")
+		return store.ReapResult{}, err
 	}
 	if res.Requeued > 0 {
 		if _, err := s.pool.Exec(ctx, s.notifySQL()); err != nil {
@@ -259,12 +264,38 @@ func (s *Store) NextRunAt(ctx context.Context) (time.Time, bool, error) {
 	return t.UTC(), true, nil
 }
 
-// QueueStats implements store.Store. Every state is present in the map.
+// QueueStats implements store.Store. Each count is answered by the partial
+// index of its state (deliveries_pending_run_at, deliveries_leased_until,
+// deliveries_dead_letters), never by a scan of the table.
 func (s *Store) QueueStats(ctx context.Context) (map[heraldtype.DeliveryState]int, error) {
 	stats := map[heraldtype.DeliveryState]int{}
-	for _, st := range []heraldtype.DeliveryState{heraldtype.StatePending, heraldtype.StateLeased, heraldtype.StateSent,
-		heraldtype.StateDead, heraldtype.StateUnknown, heraldtype.StateSkipped, heraldtype.StateOptedOut,
-		heraldtype.StateRateLimited} {
+	for _, st := range store.QueueDepthStates {
+		stats[st] = 0
+	}
+	err := s.indexedQuery(ctx, "deliveries", `SELECT 'pending', count(*) FROM {s}.deliveries WHERE state = 'pending'
+UNION ALL SELECT 'leased', count(*) FROM {s}.deliveries WHERE state = 'leased'
+UNION ALL SELECT state, count(*) FROM {s}.deliveries WHERE state IN ('dead', 'unknown') GROUP BY state`,
+		func(rows pgx.Rows) error {
+			for rows.Next() {
+				var st string
+				var n int
+				if err := rows.Scan(&st, &n); err != nil {
+					return err
+				}
+				stats[heraldtype.DeliveryState(st)] = n
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return stats, nil
+}
+
+// CountDeliveries implements store.Store with a scan of the whole table.
+func (s *Store) CountDeliveries(ctx context.Context) (map[heraldtype.DeliveryState]int, error) {
+	stats := map[heraldtype.DeliveryState]int{}
+	for _, st := range store.DeliveryStates {
 		stats[st] = 0
 	}
 	rows, err := s.pool.Query(ctx, s.q(`SELECT state, count(*) FROM {s}.deliveries GROUP BY state`))

@@ -90,7 +90,7 @@ func TestConnectionDrop(t *testing.T) {
 		if err != nil {
 			// All or nothing: a failed flush left every delivery leased,
 			// unless only the COMMIT's answer was lost.
-			st, serr := admin.QueueStats(ctx)
+			st, serr := admin.CountDeliveries(ctx)
 			if serr != nil {
 				t.Fatal(serr)
 			}
@@ -104,7 +104,7 @@ func TestConnectionDrop(t *testing.T) {
 	if total > 20 {
 		t.Fatalf("Complete applied %d outcomes of 20", total)
 	}
-	stats, err := s.QueueStats(ctx)
+	stats, err := s.CountDeliveries(ctx)
 	if err != nil || stats[heraldtype.StateSent] != 20 {
 		t.Fatalf("stats = %v, %v; want 20 sent", stats, err)
 	}

@@ -181,6 +181,46 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 const indexPlans = `SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true),
 	set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)`
 
+// indexedQuery runs one statement in its own transaction after indexPlans,
+// in one pipelined round trip (BEGIN, indexPlans, the statement, COMMIT),
+// and hands its rows to read. It is for the statements that must walk a
+// partial queue index whatever the statistics say: the lease reaper and
+// the queue depth count, which stale statistics turned into full scans of
+// a 1,000,000-row table (300-500 ms each, docs/PERFORMANCE.md).
+func (s *Store) indexedQuery(ctx context.Context, what, sql string, read func(pgx.Rows) error, args ...any) error {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(indexPlans)
+	b.Queue(s.q(sql), args...)
+	b.Queue("COMMIT")
+	br := s.pool.SendBatch(ctx, b)
+	err := func() error {
+		for range 2 { // BEGIN, indexPlans
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		if err := read(rows); err != nil {
+			rows.Close()
+			return err
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		_, err = br.Exec() // COMMIT
+		return err
+	}()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return formatError(err, what)
+}
+
 // notifySQL wakes the listeners of every instance (S4.2). Inside a
 // transaction PostgreSQL delivers it at commit, once per transaction
 // however often it was called, and not at all on rollback.

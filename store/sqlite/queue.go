@@ -250,14 +250,36 @@ WHERE state = 'pending'`).Scan(&v)
 	return fromMicros(v.Int64), true, nil
 }
 
-// QueueStats implements store.Store. Every state is present in the map,
-// zero when no delivery is in it, so a gauge drops to zero rather than
-// keeping its last value.
+// QueueStats implements store.Store. Every counted state is present in the
+// map, zero when no delivery is in it, so a gauge drops to zero rather than
+// keeping its last value. Each count reads the range of its state in
+// deliveries_state, never the final states' rows.
 func (s *Store) QueueStats(ctx context.Context) (map[heraldtype.DeliveryState]int, error) {
 	stats := map[heraldtype.DeliveryState]int{}
-	for _, st := range []heraldtype.DeliveryState{heraldtype.StatePending, heraldtype.StateLeased, heraldtype.StateSent,
-		heraldtype.StateDead, heraldtype.StateUnknown, heraldtype.StateSkipped, heraldtype.StateOptedOut,
-		heraldtype.StateRateLimited} {
+	for _, st := range store.QueueDepthStates {
+		stats[st] = 0
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT state, count(*) FROM deliveries
+WHERE state IN ('pending', 'leased', 'dead', 'unknown') GROUP BY state`)
+	if err != nil {
+		return nil, formatError(err, "deliveries")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, formatError(err, "deliveries")
+		}
+		stats[heraldtype.DeliveryState(st)] = n
+	}
+	return stats, formatError(rows.Err(), "deliveries")
+}
+
+// CountDeliveries implements store.Store with a scan of the whole table.
+func (s *Store) CountDeliveries(ctx context.Context) (map[heraldtype.DeliveryState]int, error) {
+	stats := map[heraldtype.DeliveryState]int{}
+	for _, st := range store.DeliveryStates {
 		stats[st] = 0
 	}
 	rows, err := s.read.QueryContext(ctx, `SELECT state, count(*) FROM deliveries GROUP BY state`)

@@ -200,7 +200,18 @@ func (f *fixture) getDevice(id string) heraldtype.Device {
 	return d
 }
 
+// stats counts every delivery by state (CountDeliveries).
 func (f *fixture) stats() map[heraldtype.DeliveryState]int {
+	f.t.Helper()
+	st, err := f.s.CountDeliveries(f.ctx)
+	if err != nil {
+		f.t.Fatalf("CountDeliveries: %v", err)
+	}
+	return st
+}
+
+// queueStats is QueueStats: the queue depth states only.
+func (f *fixture) queueStats() map[heraldtype.DeliveryState]int {
 	f.t.Helper()
 	st, err := f.s.QueueStats(f.ctx)
 	if err != nil {
