@@ -283,6 +283,9 @@ func NewClient(cfg Config) (*Client, error) {
 	if cfg.MaintenanceInterval < 0 {
 		mcfg.PruneInterval = 100 * 365 * 24 * time.Hour
 	}
+	if v, ok := cfg.Store.(store.QueueVacuumer); ok {
+		mcfg.Vacuum = v
+	}
 	if cfg.Retention < 0 {
 		mcfg.Retention = 0
 	}

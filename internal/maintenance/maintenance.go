@@ -66,10 +66,16 @@ type Config struct {
 	// Retention deletes notifications finished this long ago (0: never).
 	Retention time.Duration
 	// Policy, when set, is pruned of expired policy rows on every prune.
-	Policy  PolicyPruner
-	Now     func() time.Time
-	Logger  *slog.Logger
-	Metrics *metrics.Metrics
+	Policy PolicyPruner
+	// Vacuum, when set, is asked every VacuumInterval whether the queue
+	// needs vacuuming (store.QueueVacuumer), in the background so a long
+	// VACUUM never delays a leadership renewal.
+	Vacuum store.QueueVacuumer
+	// VacuumInterval is how often the leader asks. Default 10 s.
+	VacuumInterval time.Duration
+	Now            func() time.Time
+	Logger         *slog.Logger
+	Metrics        *metrics.Metrics
 }
 
 // pruneBatch bounds one retention delete so a large backlog is removed in
@@ -85,6 +91,9 @@ type Service struct {
 	leaderUntil time.Time // zero when not leader
 	lastReap    time.Time
 	lastPrune   time.Time
+	lastVacuum  time.Time
+	vacuuming   bool
+	background  sync.WaitGroup
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -109,6 +118,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.PruneInterval == 0 {
 		cfg.PruneInterval = time.Hour
+	}
+	if cfg.VacuumInterval == 0 {
+		cfg.VacuumInterval = 10 * time.Second
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -152,6 +164,7 @@ func (s *Service) Stop(ctx context.Context) error {
 	}
 	s.stop()
 	<-s.done
+	s.background.Wait()
 	s.stop = nil
 	if !s.IsLeader() {
 		return nil
@@ -202,7 +215,23 @@ func (s *Service) leaderWork(ctx context.Context, now time.Time) error {
 	s.mu.Lock()
 	reap := now.Sub(s.lastReap) >= s.cfg.ReapInterval
 	prune := now.Sub(s.lastPrune) >= s.cfg.PruneInterval
+	vacuum := s.cfg.Vacuum != nil && !s.vacuuming && now.Sub(s.lastVacuum) >= s.cfg.VacuumInterval
+	if vacuum {
+		s.vacuuming, s.lastVacuum = true, now
+	}
 	s.mu.Unlock()
+	if vacuum {
+		s.background.Go(func() {
+			defer func() {
+				s.mu.Lock()
+				s.vacuuming = false
+				s.mu.Unlock()
+			}()
+			if err := s.VacuumQueue(ctx); err != nil && ctx.Err() == nil {
+				s.log.Error("maintenance failed", "err", err)
+			}
+		})
+	}
 	var errs []error
 	if reap {
 		if err := s.reap(ctx, now); err != nil {
@@ -223,6 +252,22 @@ func (s *Service) leaderWork(ctx context.Context, now time.Time) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// VacuumQueue asks the store to vacuum its queue if it needs it, once.
+func (s *Service) VacuumQueue(ctx context.Context) error {
+	if s.cfg.Vacuum == nil {
+		return nil
+	}
+	start := time.Now()
+	did, err := s.cfg.Vacuum.VacuumQueue(ctx)
+	if err != nil {
+		return fmt.Errorf("vacuum queue: %w", err)
+	}
+	if did {
+		s.log.Info("maintenance: vacuumed the queue", "took", time.Since(start).Round(time.Millisecond))
+	}
+	return nil
 }
 
 // reap reclaims deliveries whose worker died mid-send (S4.2, S1.3).

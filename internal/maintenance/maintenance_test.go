@@ -242,3 +242,93 @@ func TestRunLockedShedLockSemantics(t *testing.T) {
 		t.Fatal("lock-at-least above lock-at-most accepted")
 	}
 }
+
+// slowVacuum is a store.QueueVacuumer whose calls block until released
+// and that records how many ran at once.
+type slowVacuum struct {
+	mu            sync.Mutex
+	calls, active int
+	maxActive     int
+	started       chan struct{}
+	release       chan struct{}
+}
+
+func (v *slowVacuum) VacuumQueue(ctx context.Context) (bool, error) {
+	v.mu.Lock()
+	v.calls++
+	v.active++
+	v.maxActive = max(v.maxActive, v.active)
+	v.mu.Unlock()
+	v.started <- struct{}{}
+	select {
+	case <-v.release:
+	case <-ctx.Done():
+	}
+	v.mu.Lock()
+	v.active--
+	v.mu.Unlock()
+	return true, nil
+}
+
+func (v *slowVacuum) count() (calls, maxActive int) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.calls, v.maxActive
+}
+
+// The leader asks the store to vacuum its queue every VacuumInterval, in
+// the background: a VACUUM that takes long neither delays the renewal of
+// leadership nor overlaps the next one, and a follower never vacuums.
+func TestVacuumInBackgroundByTheLeaderOnly(t *testing.T) {
+	t.Parallel()
+	st, c := newFakeStore(), &clock{now: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}
+	v := &slowVacuum{started: make(chan struct{}, 4), release: make(chan struct{})}
+	newWithVacuum := func(owner string) *Service {
+		s, err := New(Config{Store: st, Owner: owner, Now: c.Now, LeaderTTL: 15 * time.Second,
+			Vacuum: v, VacuumInterval: 10 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b := newWithVacuum("a"), newWithVacuum("b")
+	ctx := t.Context()
+	if err := a.Tick(ctx); err != nil || !a.IsLeader() {
+		t.Fatalf("a not elected: %v", err)
+	}
+	<-v.started // the vacuum runs while Tick has returned
+	for range 3 {
+		c.Advance(10 * time.Second)
+		if err := a.Tick(ctx); err != nil || !a.IsLeader() {
+			t.Fatalf("renewal during a long vacuum: err %v, leader %v", err, a.IsLeader())
+		}
+		if err := b.Tick(ctx); err != nil || b.IsLeader() {
+			t.Fatalf("b: err %v, leader %v", err, b.IsLeader())
+		}
+	}
+	if calls, _ := v.count(); calls != 1 {
+		t.Fatalf("vacuums started while one ran = %d, want 1", calls)
+	}
+	v.release <- struct{}{}
+	// Once it finished, the next due tick starts the next one.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c.Advance(10 * time.Second)
+		if err := a.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if calls, _ := v.count(); calls == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no second vacuum after the first finished")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	<-v.started
+	close(v.release)
+	if _, maxActive := v.count(); maxActive != 1 {
+		t.Fatalf("vacuums at once = %d, want 1", maxActive)
+	}
+	a.background.Wait()
+}
