@@ -99,6 +99,14 @@ func (e *Emulator) handleSend(w http.ResponseWriter, r *http.Request) {
 // parseSend validates a messages:send body as FCM does, closely enough that
 // a message the emulator accepts is one FCM accepts.
 func parseSend(body []byte) (*sendRequest, *googleError) {
+	if !json.Valid(body) {
+		// The slow path names the syntax error's offset.
+		var probe map[string]json.RawMessage
+		err := json.Unmarshal(body, &probe)
+		return nil, badRequest("", "Invalid JSON payload received. "+jsonProblem(err))
+	}
+	// Every object below is a part of a valid document: splitObject may
+	// split it (emulator_json.go).
 	top, gerr := object(body, "", fieldsRequest)
 	if gerr != nil {
 		return nil, gerr

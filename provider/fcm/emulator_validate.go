@@ -26,16 +26,18 @@ const (
 // returning it keyed by proto (snake_case) name. path names the object in
 // error messages ("" for the request itself).
 func object(raw json.RawMessage, path, fields string) (map[string]json.RawMessage, *googleError) {
-	var in map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &in); err != nil {
-		if path == "" {
-			return nil, badRequest("", "Invalid JSON payload received. "+jsonProblem(err))
+	in, ok := splitObject(raw)
+	if !ok {
+		if err := json.Unmarshal(raw, &in); err != nil {
+			if path == "" {
+				return nil, badRequest("", "Invalid JSON payload received. "+jsonProblem(err))
+			}
+			return nil, badRequest(path, "Invalid value at '"+path+"': expected a JSON object")
 		}
-		return nil, badRequest(path, "Invalid value at '"+path+"': expected a JSON object")
 	}
 	for k, v := range in {
 		name := snakeCase(k)
-		if !strings.Contains(" "+fields+" ", " "+name+" ") {
+		if !hasField(fields, name) {
 			at := ""
 			if path != "" {
 				at = " at '" + path + "'"
@@ -48,6 +50,16 @@ func object(raw json.RawMessage, path, fields string) (map[string]json.RawMessag
 		}
 	}
 	return in, nil
+}
+
+// hasField reports whether name is one of the space-separated fields.
+func hasField(fields, name string) bool {
+	for f := range strings.FieldsSeq(fields) {
+		if f == name {
+			return true
+		}
+	}
+	return false
 }
 
 // pick returns the field name of obj.
@@ -85,6 +97,17 @@ func stringMap(raw json.RawMessage, path string) (map[string]string, *googleErro
 	if raw == nil {
 		return nil, nil
 	}
+	if members, ok := splitObject(raw); ok {
+		m := make(map[string]string, len(members))
+		for k, v := range members {
+			if m[k], ok = jsonString(v); !ok {
+				break
+			}
+		}
+		if ok {
+			return m, nil
+		}
+	}
 	var m map[string]string
 	if json.Unmarshal(raw, &m) == nil {
 		return m, nil
@@ -109,6 +132,10 @@ func stringField(obj map[string]json.RawMessage, name, path string, dst *string)
 	if !ok {
 		return nil
 	}
+	if s, ok := jsonString(raw); ok {
+		*dst = s
+		return nil
+	}
 	if json.Unmarshal(raw, dst) != nil {
 		return badRequest(path, "Invalid value at '"+path+"' (TYPE_STRING), "+string(raw))
 	}
@@ -121,6 +148,9 @@ func anyObject(obj map[string]json.RawMessage, name, path string) (map[string]js
 	raw, ok := obj[name]
 	if !ok {
 		return nil, nil
+	}
+	if m, ok := splitObject(raw); ok {
+		return m, nil
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {
