@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +125,20 @@ func TestEmulateFCMWritesCredentials(t *testing.T) {
 	cancel()
 	if code := <-done; code != 0 {
 		t.Fatalf("emulate exited with %d", code)
+	}
+}
+
+// tuneGC leaves an operator's GOGC alone and otherwise sets
+// defaultGCPercent.
+func TestTuneGC(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prev)
+	tuneGC("50")
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Fatalf("with GOGC set, GC percent = %d, want it untouched (100)", got)
+	}
+	tuneGC("")
+	if got := debug.SetGCPercent(100); got != defaultGCPercent {
+		t.Fatalf("GC percent = %d, want %d", got, defaultGCPercent)
 	}
 }

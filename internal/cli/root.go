@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -26,6 +27,7 @@ type env struct {
 
 // Main runs the herald command with args and returns the exit code.
 func Main(args []string) int {
+	tuneGC(os.Getenv("GOGC"))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return Run(ctx, args, os.Stdout, os.Stderr, os.Environ())
@@ -43,6 +45,21 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 		return 1
 	}
 	return 0
+}
+
+// defaultGCPercent is the garbage collector's target when GOGC is not set.
+// Herald's live heap is small (tens of MB) and its allocation rate high (an
+// HTTP request and response per push): at Go's default of 100 the
+// collector took 9.5 % of a herald bench run's CPU, at 400 2.9 %, for a
+// peak heap of 88 MB instead of 51 (docs/PERFORMANCE.md).
+const defaultGCPercent = 400
+
+// tuneGC sets the collector's target to defaultGCPercent unless the
+// operator chose one with GOGC (which the runtime has then applied).
+func tuneGC(gogc string) {
+	if gogc == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
 }
 
 func newRootCmd(e *env) *cobra.Command {
