@@ -266,6 +266,12 @@ type Outcome struct {
 	// DeviceFailed increments the device's fail_count without invalidating
 	// it.
 	DeviceFailed bool
+	// DeviceClean says the delivery's device had a fail_count of 0 when it
+	// was claimed, so a sent outcome has no count to reset and the store
+	// skips that write. Without it a sent outcome resets the count (a
+	// failure recorded during this send is then reset by the next send
+	// that sees it at its claim).
+	DeviceClean bool
 	// SuppressAddress suppresses the delivery's address on its channel
 	// with SuppressReason (Twilio 21610 STOP), in the same transaction;
 	// later triggers skip it until the suppression is deleted.

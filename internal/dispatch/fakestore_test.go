@@ -32,7 +32,9 @@ type fakeStore struct {
 	claimCalls   int
 	completes    int // successful Complete calls
 	applied      int
-	ignored      int
+	// recorded holds the applied outcomes, in order.
+	recorded []store.Outcome
+	ignored  int
 }
 
 func newFakeStore() *fakeStore {
@@ -208,6 +210,7 @@ func (s *fakeStore) Complete(_ context.Context, outcomes []store.Outcome) (int, 
 			continue
 		}
 		applied++
+		s.recorded = append(s.recorded, o)
 		s.apply(d, o)
 	}
 	s.completes++

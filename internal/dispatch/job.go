@@ -138,6 +138,9 @@ func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID st
 	if err == nil {
 		o.State = heraldtype.StateSent
 		o.ProviderMessageID = providerID
+		// Nothing to reset: the store skips the device write (one
+		// statement per outcome batch on PostgreSQL, ~7 µs a delivery).
+		o.DeviceClean = job.Device != nil && job.Device.FailCount == 0
 		m.Sent.WithLabelValues(p).Inc()
 		// End-to-end latency runs from when this attempt was due (its
 		// run_at: the send time, or the retry time) to the provider's

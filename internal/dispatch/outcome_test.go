@@ -414,3 +414,23 @@ func TestAddressedDeliveries(t *testing.T) {
 		t.Fatalf("sender saw addresses %v", got)
 	}
 }
+
+// A sent outcome says whether the device had failures when it was claimed,
+// so the store writes a fail-count reset only when there is one to reset.
+func TestSentOutcomeSaysWhetherTheDeviceWasClean(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, map[string]Sender{"fcm": okSender()}, nil)
+	clean := h.add(fakeDelivery{})
+	failing := h.add(fakeDelivery{device: &heraldtype.Device{ID: "dev-f", UserID: "u1", Platform: heraldtype.PlatformAndroid,
+		Token: "tok-f", PushOptIn: true, Status: heraldtype.DeviceActive, FailCount: 2}})
+	h.runOnce(2)
+	h.store.mu.Lock()
+	defer h.store.mu.Unlock()
+	got := map[int64]bool{}
+	for _, o := range h.store.recorded {
+		got[o.DeliveryID] = o.DeviceClean
+	}
+	if len(got) != 2 || !got[clean] || got[failing] {
+		t.Fatalf("DeviceClean by delivery = %v, want %d clean and %d not", got, clean, failing)
+	}
+}

@@ -31,7 +31,8 @@ const completeRetries = 3
 // applied nothing, or — when only the COMMIT's answer was lost —
 // everything, and a retry of the same batch applies nothing twice.
 //
-// The device rules are SQLite's: a sent outcome resets fail_count to 0;
+// The device rules are SQLite's: a sent outcome resets fail_count to 0
+// (unless DeviceClean says there is nothing to reset);
 // InvalidateDevice and DeviceFailed change a device only if it was not
 // updated after the claim (a token refreshed since is not killed by an
 // answer about the old one).
@@ -190,7 +191,7 @@ FROM (`+device+`) c WHERE v.id = c.device_id AND v.updated_at <= c.updated_at`),
 			b.Queue(s.q(`UPDATE {s}.devices v SET fail_count = fail_count + 1
 FROM (`+device+`) c WHERE v.id = c.device_id AND v.updated_at <= c.updated_at`),
 				o.DeliveryID, o.Owner, o.Attempt)
-		case o.State == heraldtype.StateSent && !o.Release:
+		case o.State == heraldtype.StateSent && !o.Release && !o.DeviceClean:
 			sent.ids = append(sent.ids, o.DeliveryID)
 			sent.owners = append(sent.owners, o.Owner)
 			sent.attempts = append(sent.attempts, int64(o.Attempt))

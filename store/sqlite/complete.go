@@ -132,7 +132,7 @@ WHERE `+device+notChangedSinceClaim, append(guard, micros(o.At), o.InvalidReason
 		// meaning "registration or status changed".
 		_, err = s.exec(ctx, tx, `UPDATE devices SET fail_count = fail_count + 1
 WHERE `+device+notChangedSinceClaim, guard...)
-	case o.State == heraldtype.StateSent && !o.Release:
+	case o.State == heraldtype.StateSent && !o.Release && !o.DeviceClean:
 		_, err = s.exec(ctx, tx, `UPDATE devices SET fail_count = 0 WHERE fail_count <> 0 AND `+device, guard...)
 	}
 	return formatError(err, "device")

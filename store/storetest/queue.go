@@ -330,6 +330,35 @@ func testComplete(t *testing.T, newStore NewStore) {
 			t.Fatalf("sent delivery = %+v, want the earlier error kept", d)
 		}
 	})
+	t.Run("DeviceCleanSkipsReset", func(t *testing.T) {
+		t.Parallel()
+		f, j := setup(t)
+		// A failure recorded while another delivery to the device was in
+		// flight: that one's sent outcome says the device was clean at its
+		// claim, so it leaves the count for the next send to reset.
+		f.push("u1")
+		jobs := f.claim("w1", at(time.Second), 1)
+		if len(jobs) != 1 {
+			t.Fatalf("claimed %d, want 1", len(jobs))
+		}
+		o := outcome(j, heraldtype.StatePending, at(2*time.Second))
+		o.ErrorCode, o.DeviceFailed = "INTERNAL", true
+		f.complete(1, o)
+		clean := outcome(jobs[0], heraldtype.StateSent, at(3*time.Second))
+		clean.DeviceClean = true
+		f.complete(1, clean)
+		if dev := f.getDevice("d1"); dev.FailCount != 1 {
+			t.Fatalf("fail count after a clean send = %d, want 1 (untouched)", dev.FailCount)
+		}
+		retry := f.claim("w2", at(4*time.Second), 1)
+		if len(retry) != 1 || retry[0].Device == nil || retry[0].Device.FailCount != 1 {
+			t.Fatalf("retry claim = %+v, want the device with its count", retry)
+		}
+		f.complete(1, outcome(retry[0], heraldtype.StateSent, at(5*time.Second)))
+		if dev := f.getDevice("d1"); dev.FailCount != 0 {
+			t.Fatalf("fail count after a send that saw it = %d, want 0", dev.FailCount)
+		}
+	})
 	t.Run("Skipped", func(t *testing.T) {
 		t.Parallel()
 		f, j := setup(t)
