@@ -332,3 +332,42 @@ func TestVacuumInBackgroundByTheLeaderOnly(t *testing.T) {
 	}
 	a.background.Wait()
 }
+
+// failingVacuum is a store.QueueVacuumer that always fails and counts calls.
+type failingVacuum struct {
+	mu    sync.Mutex
+	calls int
+}
+
+func (v *failingVacuum) VacuumQueue(context.Context) (bool, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.calls++
+	return false, errors.New("permission denied for table deliveries")
+}
+
+// A failed vacuum is logged and asked for again at the next interval; it
+// neither fails the tick (leadership and the reaper go on) nor blocks
+// later vacuums.
+func TestFailedVacuumIsRetriedNextInterval(t *testing.T) {
+	t.Parallel()
+	st, c := newFakeStore(), &clock{now: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}
+	v := &failingVacuum{}
+	s, err := New(Config{Store: st, Owner: "a", Now: c.Now, LeaderTTL: 15 * time.Second, ReapInterval: time.Second,
+		Vacuum: v, VacuumInterval: 10 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := s.Tick(t.Context()); err != nil || !s.IsLeader() {
+			t.Fatalf("tick with a failing vacuum: err %v, leader %v", err, s.IsLeader())
+		}
+		s.background.Wait()
+		c.Advance(10 * time.Second)
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.calls != 3 || st.reapCount() != 3 {
+		t.Fatalf("vacuums %d, reaps %d after 3 ticks 10 s apart; want 3 and 3", v.calls, st.reapCount())
+	}
+}

@@ -100,10 +100,9 @@ func (e *Emulator) handleSend(w http.ResponseWriter, r *http.Request) {
 // a message the emulator accepts is one FCM accepts.
 func parseSend(body []byte) (*sendRequest, *googleError) {
 	if !json.Valid(body) {
-		// The slow path names the syntax error's offset.
+		// encoding/json names the syntax error's offset.
 		var probe map[string]json.RawMessage
-		err := json.Unmarshal(body, &probe)
-		return nil, badRequest("", "Invalid JSON payload received. "+jsonProblem(err))
+		return nil, invalidPayload(json.Unmarshal(body, &probe))
 	}
 	// Every object below is a part of a valid document: splitObject may
 	// split it (emulator_json.go).

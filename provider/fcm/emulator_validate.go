@@ -30,7 +30,7 @@ func object(raw json.RawMessage, path, fields string) (map[string]json.RawMessag
 	if !ok {
 		if err := json.Unmarshal(raw, &in); err != nil {
 			if path == "" {
-				return nil, badRequest("", "Invalid JSON payload received. "+jsonProblem(err))
+				return nil, invalidPayload(err)
 			}
 			return nil, badRequest(path, "Invalid value at '"+path+"': expected a JSON object")
 		}
@@ -66,6 +66,11 @@ func hasField(fields, name string) bool {
 func pick(obj map[string]json.RawMessage, name string) (json.RawMessage, bool) {
 	v, ok := obj[name]
 	return v, ok
+}
+
+// invalidPayload is FCM's answer to a body that is not a JSON object.
+func invalidPayload(err error) *googleError {
+	return badRequest("", "Invalid JSON payload received. "+jsonProblem(err))
 }
 
 // jsonProblem describes a decoding error without quoting the input.

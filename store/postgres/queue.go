@@ -58,11 +58,11 @@ func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]heraldtype.Jo
 		excluded = []string{}
 	}
 	// One pipelined round trip: BEGIN, the planner settings, the claim,
-	// COMMIT (see indexPlans).
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	b.Queue(indexPlans)
-	b.Queue(s.q(`WITH c AS (
+	// COMMIT (see indexPlans). The jobs count only once the COMMIT
+	// succeeded: before that, the leases are not taken.
+	var jobs []heraldtype.Job
+	notifications := make(map[string]*heraldtype.Notification)
+	err := s.indexedQuery(ctx, "claim", `WITH c AS (
 	SELECT id FROM {s}.deliveries
 	WHERE state = 'pending' AND run_at <= $1 AND provider <> ALL ($2::text[])
 	ORDER BY run_at, id LIMIT $3 FOR UPDATE SKIP LOCKED
@@ -82,47 +82,17 @@ SELECT u.id, u.notification_id, u.user_id, u.type, u.channel, u.provider, u.devi
 	v.invalidated_at, v.invalid_reason, v.created_at, v.updated_at, v.webpush_p256dh, v.webpush_auth
 FROM u JOIN {s}.notifications n ON n.id = u.notification_id
 LEFT JOIN LATERAL (SELECT * FROM {s}.devices v WHERE v.id = u.device_id AND v.user_id = u.user_id OFFSET 0) v ON true
-ORDER BY u.run_at, u.id`), p.Now, excluded, p.Limit, p.Owner, p.LeaseUntil)
-	b.Queue("COMMIT")
-	br := s.pool.SendBatch(ctx, b)
-	jobs, err := readClaim(br)
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, formatError(err, "claim")
-	}
-	return jobs, nil
-}
-
-// readClaim reads the results of Claim's batch up to its COMMIT. The
-// jobs count only once the COMMIT succeeded: before that, the leases are
-// not taken.
-func readClaim(br pgx.BatchResults) ([]heraldtype.Job, error) {
-	for range 2 { // BEGIN, indexPlans
-		if _, err := br.Exec(); err != nil {
-			return nil, err
+ORDER BY u.run_at, u.id`, func(rows pgx.Rows) error {
+		for rows.Next() {
+			j, err := scanJob(rows, notifications)
+			if err != nil {
+				return err
+			}
+			jobs = append(jobs, j)
 		}
-	}
-	rows, err := br.Query()
+		return nil
+	}, p.Now, excluded, p.Limit, p.Owner, p.LeaseUntil)
 	if err != nil {
-		return nil, err
-	}
-	var jobs []heraldtype.Job
-	notifications := make(map[string]*heraldtype.Notification)
-	for rows.Next() {
-		j, err := scanJob(rows, notifications)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		jobs = append(jobs, j)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if _, err := br.Exec(); err != nil { // COMMIT
 		return nil, err
 	}
 	return jobs, nil
@@ -276,17 +246,7 @@ func (s *Store) QueueStats(ctx context.Context) (map[heraldtype.DeliveryState]in
 	err := s.indexedQuery(ctx, "deliveries", `SELECT 'pending', count(*) FROM {s}.deliveries WHERE state = 'pending'
 UNION ALL SELECT 'leased', count(*) FROM {s}.deliveries WHERE lease_until IS NOT NULL AND state = 'leased'
 UNION ALL SELECT state, count(*) FROM {s}.deliveries WHERE state IN ('dead', 'unknown') GROUP BY state`,
-		func(rows pgx.Rows) error {
-			for rows.Next() {
-				var st string
-				var n int
-				if err := rows.Scan(&st, &n); err != nil {
-					return err
-				}
-				stats[heraldtype.DeliveryState(st)] = n
-			}
-			return nil
-		})
+		func(rows pgx.Rows) error { return readStateCounts(rows, stats) })
 	if err != nil {
 		return nil, err
 	}
@@ -304,15 +264,23 @@ func (s *Store) CountDeliveries(ctx context.Context) (map[heraldtype.DeliverySta
 		return nil, formatError(err, "deliveries")
 	}
 	defer rows.Close()
+	if err := readStateCounts(rows, stats); err != nil {
+		return nil, formatError(err, "deliveries")
+	}
+	return stats, formatError(rows.Err(), "deliveries")
+}
+
+// readStateCounts reads (state, count) rows into stats.
+func readStateCounts(rows pgx.Rows, stats map[heraldtype.DeliveryState]int) error {
 	for rows.Next() {
 		var st string
 		var n int
 		if err := rows.Scan(&st, &n); err != nil {
-			return nil, formatError(err, "deliveries")
+			return err
 		}
 		stats[heraldtype.DeliveryState(st)] = n
 	}
-	return stats, formatError(rows.Err(), "deliveries")
+	return nil
 }
 
 // The queue is vacuumed when it holds at least vacuumMinRows dead row

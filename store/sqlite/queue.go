@@ -255,34 +255,23 @@ WHERE state = 'pending'`).Scan(&v)
 // keeping its last value. Each count reads the range of its state in
 // deliveries_state, never the final states' rows.
 func (s *Store) QueueStats(ctx context.Context) (map[heraldtype.DeliveryState]int, error) {
-	stats := map[heraldtype.DeliveryState]int{}
-	for _, st := range store.QueueDepthStates {
-		stats[st] = 0
-	}
-	rows, err := s.read.QueryContext(ctx, `SELECT state, count(*) FROM deliveries
+	return s.countStates(ctx, store.QueueDepthStates, `SELECT state, count(*) FROM deliveries
 WHERE state IN ('pending', 'leased', 'dead', 'unknown') GROUP BY state`)
-	if err != nil {
-		return nil, formatError(err, "deliveries")
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var st string
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, formatError(err, "deliveries")
-		}
-		stats[heraldtype.DeliveryState(st)] = n
-	}
-	return stats, formatError(rows.Err(), "deliveries")
 }
 
 // CountDeliveries implements store.Store with a scan of the whole table.
 func (s *Store) CountDeliveries(ctx context.Context) (map[heraldtype.DeliveryState]int, error) {
+	return s.countStates(ctx, store.DeliveryStates, `SELECT state, count(*) FROM deliveries GROUP BY state`)
+}
+
+// countStates runs query, which returns (state, count) rows, into a map
+// holding every one of states, zero where query returned none.
+func (s *Store) countStates(ctx context.Context, states []heraldtype.DeliveryState, query string) (map[heraldtype.DeliveryState]int, error) {
 	stats := map[heraldtype.DeliveryState]int{}
-	for _, st := range store.DeliveryStates {
+	for _, st := range states {
 		stats[st] = 0
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT state, count(*) FROM deliveries GROUP BY state`)
+	rows, err := s.read.QueryContext(ctx, query)
 	if err != nil {
 		return nil, formatError(err, "deliveries")
 	}
