@@ -94,10 +94,11 @@ func (c *Client) StreamInbox(ctx context.Context, userID string, lastID int64, s
 	if _, err := c.store.GetUser(ctx, userID); err != nil {
 		return err
 	}
-	sub := c.hub.Subscribe(userID)
-	defer c.hub.Unsubscribe(sub)
 	if lastID < 0 {
-		// Start after the newest existing item.
+		// Start after the newest existing item. Read before subscribing:
+		// an item written between the two is then after lastID and read
+		// by the first InboxSince, whereas read after subscribing, an item
+		// written in between counted as existing and was never streamed.
 		items, _, _, err := c.store.ListInbox(ctx, userID, InboxFilter{Limit: 1})
 		if err != nil {
 			return err
@@ -107,6 +108,8 @@ func (c *Client) StreamInbox(ctx context.Context, userID string, lastID int64, s
 			lastID = items[0].ID
 		}
 	}
+	sub := c.hub.Subscribe(userID)
+	defer c.hub.Unsubscribe(sub)
 	beat := time.NewTicker(c.cfg.InboxHeartbeat)
 	defer beat.Stop()
 	// The poll is the fallback for items whose signal cannot reach this
@@ -117,6 +120,12 @@ func (c *Client) StreamInbox(ctx context.Context, userID string, lastID int64, s
 		for {
 			items, err := c.store.InboxSince(ctx, userID, lastID, 100)
 			if err != nil {
+				if ctx.Err() != nil {
+					// The caller ended the stream while the read ran
+					// (select picks among ready cases at random, so a
+					// wake-up can win over ctx.Done): not a failure.
+					return nil
+				}
 				return err
 			}
 			for _, it := range items {
