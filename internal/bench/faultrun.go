@@ -193,7 +193,7 @@ func FaultRun(ctx context.Context, cfg FaultRunConfig) (*FaultReport, error) {
 	}
 	logf("all %d notifications enqueued; waiting for the queue to settle", enqueued.Load())
 	if err := waitSettled(ctx, st); err != nil {
-		return rep, err
+		return rep, fmt.Errorf("%w; the last lines herald logged:\n%s", err, proc.tail())
 	}
 	if err := rep.check(ctx, st, pop, sk.sends(), cfg.MaxAttempts); err != nil {
 		return rep, err
