@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -159,4 +160,33 @@ func countDeadIn(p *population, users int) uint64 {
 		}
 	}
 	return n
+}
+
+// waitDrained does not take one empty look for a drained queue: a delivery
+// retried between the look's two requests passes unseen. The queue counts
+// as drained only after two empty looks with no send between them.
+func TestWaitDrainedNeedsTwoQuietEmptyLooks(t *testing.T) {
+	var looks atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("state") == "pending" {
+			looks.Add(1)
+		}
+		w.Write([]byte(`{"deliveries":[]}`)) // every look finds nothing
+	}))
+	defer srv.Close()
+	// Sends keep reaching the emulator until the fourth look.
+	var sends atomic.Uint64
+	count := func() uint64 {
+		if looks.Load() < 4 {
+			return sends.Add(1)
+		}
+		return sends.Load()
+	}
+	err := waitDrained(t.Context(), newAPIClient(srv.URL, "", 1), newSink(false), count, 1, time.Millisecond, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := looks.Load(); n < 5 {
+		t.Fatalf("drained after %d looks, while sends still arrived until the fourth", n)
+	}
 }

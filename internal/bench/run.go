@@ -100,7 +100,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	p.set("deliver", func() (int64, int64) { return int64(sk.accepted.Load()), int64(expected) })
-	drainErr := waitDrained(ctx, api, sk, func() uint64 { return emulatorRequests(em) }, expected, cfg.DrainTimeout)
+	drainErr := waitDrained(ctx, api, sk, func() uint64 { return emulatorRequests(em) }, expected, settleLook, cfg.DrainTimeout)
 	p.stop()
 
 	if res.Resources, err = m.stop(); err != nil {
@@ -125,6 +125,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	return res, drainErr
 }
+
+// settleLook is how often waitDrained asks the server whether its queue is
+// empty.
+const settleLook = 2 * time.Second
 
 // emulatorRequests counts the sends the emulator answered, accepted or not.
 func emulatorRequests(em *fcm.Emulator) uint64 {
@@ -185,8 +189,8 @@ func startMeter(ctx context.Context, srv *inProcess, api *apiClient) (meter, err
 // deliveries in two requests, and a delivery retried in between (leased at
 // the first, pending again at the second) passes unseen; so the queue
 // counts as empty only after two looks in a row found it so with no send
-// reaching the emulator (sends counts them) between them.
-func waitDrained(ctx context.Context, api *apiClient, sk *sink, sends func() uint64, expected uint64, timeout time.Duration) error {
+// reaching the emulator (sends counts them) between them, look apart.
+func waitDrained(ctx context.Context, api *apiClient, sk *sink, sends func() uint64, expected uint64, look, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	lastCheck := time.Now()
 	emptySince, wasEmpty := uint64(0), false
@@ -194,7 +198,7 @@ func waitDrained(ctx context.Context, api *apiClient, sk *sink, sends func() uin
 		if sk.accepted.Load() >= expected {
 			return nil
 		}
-		if time.Since(lastCheck) > 2*time.Second {
+		if time.Since(lastCheck) > look {
 			lastCheck = time.Now()
 			before := sends()
 			ok, err := api.settled(ctx)

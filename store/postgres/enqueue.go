@@ -115,9 +115,7 @@ func (s *Store) enqueuePipelined(ctx context.Context, c *pgx.Conn, p store.Enque
 // probes per array element (LATERAL, OFFSET 0), so its best plan does not
 // depend on the values; the planner settings keep a generic plan made
 // while the tables were new and empty from being a scan.
-var enqueuePlans = step{what: "transaction", sql: `SELECT set_config('plan_cache_mode', 'force_generic_plan', true),
-	set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true),
-	set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)`}
+var enqueuePlans = step{what: "transaction", sql: indexPlans + `, set_config('plan_cache_mode', 'force_generic_plan', true)`}
 
 // errKeyTaken: the idempotency key of a pipelined enqueue was already
 // taken.

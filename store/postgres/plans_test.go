@@ -3,13 +3,8 @@ package postgres_test
 import (
 	"fmt"
 	"testing"
-	"time"
 
-	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/postgres"
 	"github.com/heraldhq/herald/store/postgres/pgtest"
-	"github.com/heraldhq/herald/store/storetest"
 )
 
 // The enqueue's statements run their generic plans (enqueuePlans): with
@@ -20,31 +15,17 @@ import (
 func TestEnqueueNeverReplans(t *testing.T) {
 	t.Parallel()
 	dsn, schema := pgtest.NewSchema(t)
-	s, err := postgres.Open(t.Context(), dsn, postgres.Options{Schema: schema, MaxConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := openStoreConns(t, dsn, schema, 1)
 	ctx := t.Context()
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	now := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	seed(t, s)
 	const triggers = 12 // past the five custom plans PostgreSQL tries first
 	for i := range triggers {
-		u := fmt.Sprint("u", i)
-		if _, err := s.UpsertUser(ctx, heraldtype.User{ID: u, Timezone: "UTC"}, now); err != nil {
-			t.Fatal(err)
-		}
-		d := heraldtype.Device{ID: "d" + u, UserID: u, Platform: heraldtype.PlatformAndroid, Token: "tok" + u, PushOptIn: true}
-		if _, err := s.UpsertDevice(ctx, d, now); err != nil {
-			t.Fatal(err)
-		}
-		n := heraldtype.Notification{ID: fmt.Sprint("n", i), UserID: u, Type: "t", Title: "x",
-			Channels: []heraldtype.Channel{heraldtype.ChannelPush}, Priority: heraldtype.PriorityNormal,
-			PayloadMode: heraldtype.PayloadAlert, Guarantee: heraldtype.AtLeastOnce, CreatedAt: now}
-		res, err := s.Enqueue(ctx, store.EnqueueParams{Notifications: []heraldtype.Notification{n}, MaxAttempts: 3,
-			PushProviders: storetest.Providers(), Now: now, IdempotencyKey: fmt.Sprint("k", i), RequestHash: "h"})
+		p := trigger(fmt.Sprint("n", i))
+		p.IdempotencyKey, p.RequestHash = fmt.Sprint("k", i), "h"
+		res, err := s.Enqueue(ctx, p)
 		if err != nil || res.Notifications[0].Deliveries != 1 {
 			t.Fatalf("Enqueue %d = %+v, %v", i, res, err)
 		}

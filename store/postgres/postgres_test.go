@@ -12,7 +12,13 @@ import (
 // openStore opens a store on the schema (not migrated).
 func openStore(t testing.TB, dsn, schema string) *postgres.Store {
 	t.Helper()
-	s, err := postgres.Open(t.Context(), dsn, postgres.Options{Schema: schema, MaxConns: 8})
+	return openStoreConns(t, dsn, schema, 8)
+}
+
+// openStoreConns is openStore with a pool of conns connections.
+func openStoreConns(t testing.TB, dsn, schema string, conns int32) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(t.Context(), dsn, postgres.Options{Schema: schema, MaxConns: conns})
 	if err != nil {
 		t.Fatal(err)
 	}
