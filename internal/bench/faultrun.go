@@ -193,7 +193,10 @@ func FaultRun(ctx context.Context, cfg FaultRunConfig) (*FaultReport, error) {
 	}
 	logf("all %d notifications enqueued; waiting for the queue to settle", enqueued.Load())
 	if err := waitSettled(ctx, st); err != nil {
-		return rep, fmt.Errorf("%w; the last lines herald logged:\n%s", err, proc.tail())
+		// A stall: say where herald and PostgreSQL were waiting.
+		diag := context.WithoutCancel(ctx)
+		return rep, fmt.Errorf("%w\nthe last lines herald logged:\n%s\n\nPostgreSQL backends:\n%s\nherald's goroutines (SIGQUIT):\n%s",
+			err, proc.tail(), pgActivity(diag, st.Pool()), proc.dump(10*time.Second))
 	}
 	if err := rep.check(ctx, st, pop, sk.sends(), cfg.MaxAttempts); err != nil {
 		return rep, err
@@ -262,6 +265,8 @@ func faultEnv(cfg FaultRunConfig, schema, creds, endpoint string) []string {
 		"HERALD_WORKER__REAP_INTERVAL=500ms",
 		"HERALD_LEADER_TTL=3s",
 		"HERALD_LOG__LEVEL=info",
+		// A stalled run dumps herald's goroutines with SIGQUIT: all of them.
+		"GOTRACEBACK=all",
 	}
 }
 

@@ -20,6 +20,10 @@ type process struct {
 	done chan struct{}
 	mu   sync.Mutex
 	logs []string // the last lines of its log
+	// dumping is set by dump: from then on every line is kept in dumped,
+	// not only the last ones.
+	dumping bool
+	dumped  []string
 }
 
 // startProcess runs `bin serve` on a free loopback port with env added to
@@ -45,6 +49,9 @@ func startProcess(ctx context.Context, bin string, env []string) (*process, erro
 		for sc.Scan() {
 			line := sc.Text()
 			p.mu.Lock()
+			if p.dumping {
+				p.dumped = append(p.dumped, line)
+			}
 			if len(p.logs) == 200 {
 				p.logs = p.logs[1:]
 			}
@@ -85,6 +92,25 @@ func (p *process) tail() string {
 func (p *process) kill() {
 	p.cmd.Process.Signal(syscall.SIGKILL) //nolint:errcheck // it may have exited already
 	<-p.done
+}
+
+// dump makes the process print every goroutine's stack and exit
+// (SIGQUIT; the Go runtime's own dump) and returns the stacks, grouped
+// (summarizeGoroutines). It is for a run that stalled: where herald's
+// goroutines wait says what it waits for.
+func (p *process) dump(timeout time.Duration) string {
+	p.mu.Lock()
+	p.dumping = true
+	p.mu.Unlock()
+	p.cmd.Process.Signal(syscall.SIGQUIT) //nolint:errcheck // it may have exited already
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		p.kill()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return summarizeGoroutines(p.dumped)
 }
 
 // stop asks the process to shut down gracefully, killing it after timeout.
