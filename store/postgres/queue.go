@@ -322,8 +322,39 @@ WHERE schemaname = $1 AND relname = 'deliveries'`, s.schema).Scan(&live, &dead, 
 	if !deadEnough && !newEnough {
 		return false, nil
 	}
-	if _, err := s.pool.Exec(ctx, s.q(`VACUUM (ANALYZE) {s}.deliveries`)); err != nil {
+	if err := s.vacuumThrottled(ctx, s.q(`VACUUM (ANALYZE) {s}.deliveries`)); err != nil {
 		return false, formatError(err, "vacuum")
 	}
 	return true, nil
+}
+
+// vacuumCostDelay throttles the leader's VACUUM as autovacuum throttles
+// itself (autovacuum_vacuum_cost_delay is 2 ms): a manual VACUUM runs
+// unthrottled by default and competed at full speed with the claims and
+// triggers it is meant to help — on two cores its 0.4 s runs were stalls
+// in trigger → send latency (docs/PERFORMANCE.md, session 4).
+const vacuumCostDelay = "2ms"
+
+// vacuumThrottled runs a VACUUM statement on a connection of its own with
+// vacuumCostDelay set, and resets the setting before the connection goes
+// back to the pool (a connection that cannot be reset is closed instead).
+// VACUUM cannot run in a transaction, so SET LOCAL cannot scope it.
+func (s *Store) vacuumThrottled(ctx context.Context, sql string) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, err := conn.Exec(rctx, "RESET vacuum_cost_delay"); err != nil {
+			_ = conn.Conn().Close(rctx)
+		}
+	}()
+	if _, err := conn.Exec(ctx, "SET vacuum_cost_delay = '"+vacuumCostDelay+"'"); err != nil {
+		return err
+	}
+	_, err = conn.Exec(ctx, sql)
+	return err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/postgres"
+	"github.com/heraldhq/herald/store/postgres/pgtest"
 	"github.com/heraldhq/herald/store/storetest"
 )
 
@@ -149,5 +150,52 @@ func fillQueue(t *testing.T, s *postgres.Store, triggers int, send bool) {
 		if n, err := s.Complete(ctx, os); err != nil || n != len(os) {
 			t.Fatalf("Complete = %d, %v", n, err)
 		}
+	}
+}
+
+// The leader's VACUUM runs throttled like autovacuum's, and the setting
+// does not outlive it on the pooled connection it ran on.
+func TestVacuumQueueThrottledAndReset(t *testing.T) {
+	t.Parallel()
+	dsn, schema := pgtest.NewSchema(t)
+	s, err := postgres.Open(t.Context(), dsn, postgres.Options{Schema: schema, MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	ctx := t.Context()
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fillQueue(t, s, 6, true)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		did, err := s.VacuumQueue(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if did {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("VacuumQueue never vacuumed")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// One connection: the one the VACUUM ran on.
+	var delay string
+	if err := s.Pool().QueryRow(ctx, `SHOW vacuum_cost_delay`).Scan(&delay); err != nil {
+		t.Fatal(err)
+	}
+	if delay != "0" {
+		t.Fatalf("vacuum_cost_delay = %q on the pooled connection after VacuumQueue, want it reset to 0", delay)
+	}
+	var vacuums int64
+	if err := s.Pool().QueryRow(ctx, `SELECT vacuum_count FROM pg_stat_user_tables
+WHERE schemaname = $1 AND relname = 'deliveries'`, schema).Scan(&vacuums); err != nil {
+		t.Fatal(err)
+	}
+	if vacuums == 0 {
+		t.Fatal("pg_stat_user_tables counts no vacuum of deliveries")
 	}
 }
