@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -28,7 +29,7 @@ func (w *Worker) claimLoop(ctx, sendCtx context.Context) {
 			}
 			continue
 		}
-		n, limit, claimNow, err := w.claimBatch(ctx, sendCtx, w.capacity(), &w.sends)
+		n, limit, claimNow, next, err := w.claimBatch(ctx, sendCtx, w.capacity(), &w.sends)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -42,7 +43,7 @@ func (w *Worker) claimLoop(ctx, sendCtx context.Context) {
 		if n == limit {
 			continue // a full batch: there is probably more
 		}
-		w.idle(ctx, claimNow)
+		w.idle(ctx, claimNow, next)
 	}
 }
 
@@ -52,25 +53,40 @@ func (w *Worker) capacity() int {
 	return min(w.freeSlots(), w.maxBacklog-w.completer.len())
 }
 
+// nextRun is the earliest pending run_at after a claim, when the store
+// reported it with the claim (store.NextClaimer).
+type nextRun struct {
+	at        time.Time
+	ok, known bool
+}
+
 // claimBatch claims up to min(BatchSize, capacity) deliveries and starts a
 // send for each, tracked by sends. It returns how many it claimed, the limit
-// it asked for and the time it claimed at.
-func (w *Worker) claimBatch(ctx, sendCtx context.Context, capacity int, sends *sync.WaitGroup) (n, limit int, claimNow time.Time, err error) {
+// it asked for, the time it claimed at and, from a store.NextClaimer, the
+// next pending run_at.
+func (w *Worker) claimBatch(ctx, sendCtx context.Context, capacity int, sends *sync.WaitGroup) (n, limit int, claimNow time.Time, next nextRun, err error) {
 	limit = min(w.cfg.BatchSize, capacity)
 	if limit <= 0 {
-		return 0, 0, time.Time{}, nil
+		return 0, 0, time.Time{}, next, nil
 	}
 	claimNow = w.cfg.Now()
 	leaseUntil := claimNow.Add(w.cfg.LeaseDuration)
-	jobs, err := w.cfg.Store.Claim(ctx, store.ClaimParams{
+	p := store.ClaimParams{
 		Owner:            w.cfg.Owner,
 		Now:              claimNow,
 		LeaseUntil:       leaseUntil,
 		Limit:            limit,
 		ExcludeProviders: w.throttledProviders(claimNow),
-	})
+	}
+	var jobs []heraldtype.Job
+	if nc, ok := w.cfg.Store.(store.NextClaimer); ok {
+		jobs, next.at, next.ok, err = nc.ClaimNext(ctx, p)
+		next.known = err == nil
+	} else {
+		jobs, err = w.cfg.Store.Claim(ctx, p)
+	}
 	if err != nil {
-		return 0, limit, claimNow, err
+		return 0, limit, claimNow, nextRun{}, err
 	}
 	pre := w.prefetch(ctx, jobs)
 	for _, job := range jobs {
@@ -78,7 +94,7 @@ func (w *Worker) claimBatch(ctx, sendCtx context.Context, capacity int, sends *s
 		w.flights.add(job.Delivery.ID, leaseUntil)
 		sends.Go(func() { w.run(sendCtx, ctx, job, pre) })
 	}
-	return len(jobs), limit, claimNow, nil
+	return len(jobs), limit, claimNow, next, nil
 }
 
 // throttledProviders are the providers so slowed down that a delivery
@@ -99,17 +115,22 @@ func (w *Worker) throttledProviders(now time.Time) []string {
 // idle sleeps until Notify, the earliest pending run_at after the claim, or
 // PollInterval. A run_at at or before the claim time was either claimed or
 // is not claimable (excluded, or another worker's), so it does not wake the
-// loop, which would otherwise spin.
-func (w *Worker) idle(ctx context.Context, claimNow time.Time) {
+// loop, which would otherwise spin. The run_at is next when the claim
+// reported it, and read with NextRunAt otherwise.
+func (w *Worker) idle(ctx context.Context, claimNow time.Time, next nextRun) {
 	d := w.cfg.PollInterval
-	next, ok, err := w.cfg.Store.NextRunAt(ctx)
-	switch {
-	case err != nil:
-		if ctx.Err() == nil {
-			w.log.Warn("dispatch: reading the next run_at failed; polling", "err", err)
+	if !next.known {
+		var err error
+		next.at, next.ok, err = w.cfg.Store.NextRunAt(ctx)
+		if err != nil {
+			next.ok = false
+			if ctx.Err() == nil {
+				w.log.Warn("dispatch: reading the next run_at failed; polling", "err", err)
+			}
 		}
-	case ok && next.After(claimNow):
-		d = min(d, max(next.Sub(w.cfg.Now()), 0))
+	}
+	if next.ok && next.at.After(claimNow) {
+		d = min(d, max(next.at.Sub(w.cfg.Now()), 0))
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,6 +124,47 @@ func TestIdleWakesAtNextRunAt(t *testing.T) {
 	startWorker(t, h)
 	eventually(t, "the scheduled delivery to be sent", func() bool { return h.store.get(id).State == heraldtype.StateSent })
 	stopWorker(t, h)
+}
+
+// nextClaimStore is a store.NextClaimer: its claims report the next run_at,
+// and it counts the NextRunAt calls the worker then no longer needs.
+type nextClaimStore struct {
+	*fakeStore
+	nextRunAtCalls atomic.Int64
+}
+
+func (s *nextClaimStore) ClaimNext(ctx context.Context, p store.ClaimParams) ([]heraldtype.Job, time.Time, bool, error) {
+	jobs, err := s.fakeStore.Claim(ctx, p)
+	if err != nil {
+		return nil, time.Time{}, false, err
+	}
+	next, ok, err := s.fakeStore.NextRunAt(ctx)
+	return jobs, next, ok, err
+}
+
+func (s *nextClaimStore) NextRunAt(ctx context.Context) (time.Time, bool, error) {
+	s.nextRunAtCalls.Add(1)
+	return s.fakeStore.NextRunAt(ctx)
+}
+
+// With a store.NextClaimer the idle loop wakes at the run_at its claim
+// reported, without a NextRunAt round trip of its own.
+func TestIdleWakesAtRunAtReportedByClaim(t *testing.T) {
+	t.Parallel()
+	ns := &nextClaimStore{fakeStore: newFakeStore()}
+	h := newHarness(t, map[string]Sender{"fcm": okSender()}, func(c *Config) {
+		c.Store = ns
+		c.PollInterval = time.Hour
+		c.Now = time.Now
+	})
+	h.store = ns.fakeStore
+	id := h.store.add(fakeDelivery{runAt: time.Now().Add(50 * time.Millisecond)})
+	startWorker(t, h)
+	eventually(t, "the scheduled delivery to be sent", func() bool { return h.store.get(id).State == heraldtype.StateSent })
+	stopWorker(t, h)
+	if n := ns.nextRunAtCalls.Load(); n != 0 {
+		t.Fatalf("NextRunAt called %d times; the claims reported the next run_at", n)
+	}
 }
 
 // Stop records outcomes still buffered; the flush interval is an hour here.

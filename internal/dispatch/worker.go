@@ -223,7 +223,7 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 		}
 	}
 	var sends sync.WaitGroup
-	n, _, _, err := w.claimBatch(ctx, ctx, w.freeSlots(), &sends)
+	n, _, _, _, err := w.claimBatch(ctx, ctx, w.freeSlots(), &sends)
 	sends.Wait()
 	if err != nil {
 		return 0, err

@@ -33,8 +33,8 @@ func fixDelivery(d *heraldtype.Delivery) {
 	d.LeaseUntil, d.LastReplayAt, d.FinishedAt = utcPtr(d.LeaseUntil), utcPtr(d.LastReplayAt), utcPtr(d.FinishedAt)
 }
 
-// Claim implements store.Store with one statement, so it needs no
-// explicit transaction and costs one round trip: the CTE picks due rows
+// Claim implements store.Store with one statement in its own transaction,
+// in one round trip (indexedQueries): the CTE picks due rows
 // with FOR UPDATE SKIP LOCKED (a row another instance is claiming is
 // passed over, not waited for, S2.4, S4.2), the UPDATE leases them, and
 // the outer SELECT joins each to its notification and its device as they
@@ -44,25 +44,49 @@ func fixDelivery(d *heraldtype.Delivery) {
 // OFFSET 0) so the primary key is used even when the planner's statistics
 // are stale; a hash join scanned the whole devices table per claim.
 func (s *Store) Claim(ctx context.Context, p store.ClaimParams) ([]heraldtype.Job, error) {
+	jobs, _, _, err := s.claim(ctx, p, false)
+	return jobs, err
+}
+
+// ClaimNext implements store.NextClaimer: Claim, and NextRunAt's query in
+// the same transaction and round trip, after the claim (so the rows it
+// claimed are leased by then).
+func (s *Store) ClaimNext(ctx context.Context, p store.ClaimParams) ([]heraldtype.Job, time.Time, bool, error) {
+	return s.claim(ctx, p, true)
+}
+
+// nextRunAtSQL is the earliest run_at of a pending delivery; the partial
+// pending index answers it.
+const nextRunAtSQL = `SELECT min(run_at) FROM {s}.deliveries WHERE state = 'pending'`
+
+// scanNextRunAt reads the one row of nextRunAtSQL.
+func scanNextRunAt(row interface{ Scan(...any) error }) (time.Time, bool, error) {
+	var t *time.Time
+	if err := row.Scan(&t); err != nil || t == nil {
+		return time.Time{}, false, err
+	}
+	return t.UTC(), true, nil
+}
+
+func (s *Store) claim(ctx context.Context, p store.ClaimParams, withNext bool) (jobs []heraldtype.Job, next time.Time, hasNext bool, err error) {
 	if p.Owner == "" {
-		return nil, heraldtype.FieldErrorf("owner", "must not be empty")
+		return nil, next, false, heraldtype.FieldErrorf("owner", "must not be empty")
 	}
 	if p.Limit < 1 || p.Limit > maxClaim {
-		return nil, heraldtype.FieldErrorf("limit", "must be between 1 and %d", maxClaim)
+		return nil, next, false, heraldtype.FieldErrorf("limit", "must be between 1 and %d", maxClaim)
 	}
 	if !p.LeaseUntil.After(p.Now) {
-		return nil, heraldtype.FieldErrorf("lease_until", "must be after now")
+		return nil, next, false, heraldtype.FieldErrorf("lease_until", "must be after now")
 	}
 	excluded := p.ExcludeProviders
 	if excluded == nil {
 		excluded = []string{}
 	}
 	// One pipelined round trip: BEGIN, the planner settings, the claim,
-	// COMMIT (see indexPlans). The jobs count only once the COMMIT
-	// succeeded: before that, the leases are not taken.
-	var jobs []heraldtype.Job
+	// (the next run_at,) COMMIT (see indexPlans). The jobs count only once
+	// the COMMIT succeeded: before that, the leases are not taken.
 	notifications := make(map[string]*heraldtype.Notification)
-	err := s.indexedQuery(ctx, "claim", `WITH c AS (
+	qs := []indexed{{sql: `WITH c AS (
 	SELECT id FROM {s}.deliveries
 	WHERE state = 'pending' AND run_at <= $1 AND provider <> ALL ($2::text[])
 	ORDER BY run_at, id LIMIT $3 FOR UPDATE SKIP LOCKED
@@ -82,20 +106,31 @@ SELECT u.id, u.notification_id, u.user_id, u.type, u.channel, u.provider, u.devi
 	v.invalidated_at, v.invalid_reason, v.created_at, v.updated_at, v.webpush_p256dh, v.webpush_auth
 FROM u JOIN {s}.notifications n ON n.id = u.notification_id
 LEFT JOIN LATERAL (SELECT * FROM {s}.devices v WHERE v.id = u.device_id AND v.user_id = u.user_id OFFSET 0) v ON true
-ORDER BY u.run_at, u.id`, func(rows pgx.Rows) error {
-		for rows.Next() {
-			j, err := scanJob(rows, notifications)
-			if err != nil {
-				return err
+ORDER BY u.run_at, u.id`, args: []any{p.Now, excluded, p.Limit, p.Owner, p.LeaseUntil},
+		read: func(rows pgx.Rows) error {
+			for rows.Next() {
+				j, err := scanJob(rows, notifications)
+				if err != nil {
+					return err
+				}
+				jobs = append(jobs, j)
 			}
-			jobs = append(jobs, j)
-		}
-		return nil
-	}, p.Now, excluded, p.Limit, p.Owner, p.LeaseUntil)
-	if err != nil {
-		return nil, err
+			return nil
+		}}}
+	if withNext {
+		qs = append(qs, indexed{sql: nextRunAtSQL, read: func(rows pgx.Rows) error {
+			if !rows.Next() {
+				return rows.Err()
+			}
+			var err error
+			next, hasNext, err = scanNextRunAt(rows)
+			return err
+		}})
 	}
-	return jobs, nil
+	if err := s.indexedQueries(ctx, "claim", qs...); err != nil {
+		return nil, time.Time{}, false, err
+	}
+	return jobs, next, hasNext, nil
 }
 
 // scanJob scans one row of Claim. Jobs of one notification share its
@@ -224,15 +259,8 @@ FROM u`, func(rows pgx.Rows) error {
 
 // NextRunAt implements store.Store; the partial pending index answers it.
 func (s *Store) NextRunAt(ctx context.Context) (time.Time, bool, error) {
-	var t *time.Time
-	err := s.pool.QueryRow(ctx, s.q(`SELECT min(run_at) FROM {s}.deliveries WHERE state = 'pending'`)).Scan(&t)
-	if err != nil {
-		return time.Time{}, false, formatError(err, "deliveries")
-	}
-	if t == nil {
-		return time.Time{}, false, nil
-	}
-	return t.UTC(), true, nil
+	t, ok, err := scanNextRunAt(s.pool.QueryRow(ctx, s.q(nextRunAtSQL)))
+	return t, ok, formatError(err, "deliveries")
 }
 
 // QueueStats implements store.Store. Each count is answered by the partial

@@ -188,10 +188,25 @@ const indexPlans = `SELECT set_config('enable_seqscan', 'off', true), set_config
 // the queue depth count, which stale statistics turned into full scans of
 // a 1,000,000-row table (300-500 ms each, docs/PERFORMANCE.md).
 func (s *Store) indexedQuery(ctx context.Context, what, sql string, read func(pgx.Rows) error, args ...any) error {
+	return s.indexedQueries(ctx, what, indexed{sql: sql, args: args, read: read})
+}
+
+// indexed is one statement of indexedQueries and the reader of its rows.
+type indexed struct {
+	sql  string
+	args []any
+	read func(pgx.Rows) error
+}
+
+// indexedQueries is indexedQuery for several statements, run in order in
+// the one transaction and round trip.
+func (s *Store) indexedQueries(ctx context.Context, what string, qs ...indexed) error {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(indexPlans)
-	b.Queue(s.q(sql), args...)
+	for _, q := range qs {
+		b.Queue(s.q(q.sql), q.args...)
+	}
 	b.Queue("COMMIT")
 	br := s.pool.SendBatch(ctx, b)
 	err := func() error {
@@ -200,19 +215,21 @@ func (s *Store) indexedQuery(ctx context.Context, what, sql string, read func(pg
 				return err
 			}
 		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		if err := read(rows); err != nil {
+		for _, q := range qs {
+			rows, err := br.Query()
+			if err != nil {
+				return err
+			}
+			if err := q.read(rows); err != nil {
+				rows.Close()
+				return err
+			}
 			rows.Close()
-			return err
+			if err := rows.Err(); err != nil {
+				return err
+			}
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		_, err = br.Exec() // COMMIT
+		_, err := br.Exec() // COMMIT
 		return err
 	}()
 	if cerr := br.Close(); err == nil {

@@ -491,3 +491,51 @@ func testLeases(t *testing.T, newStore NewStore) {
 		}
 	})
 }
+
+// testClaimNext: a store.NextClaimer claims as Claim does and reports what
+// NextRunAt says after the claim.
+func testClaimNext(t *testing.T, newStore NewStore) {
+	t.Parallel()
+	f := newFixture(t, newStore)
+	nc, ok := f.s.(store.NextClaimer)
+	if !ok {
+		t.Skip("the store claims without reporting the next run_at")
+	}
+	f.user("u1")
+	f.device("u1", "d1", "android")
+	claimNext := func(now time.Time, limit int) ([]heraldtype.Job, time.Time, bool) {
+		t.Helper()
+		jobs, next, ok, err := nc.ClaimNext(f.ctx, store.ClaimParams{Owner: "w1", Now: now, LeaseUntil: now.Add(time.Minute), Limit: limit})
+		if err != nil {
+			t.Fatalf("ClaimNext: %v", err)
+		}
+		if want, wantOK, err := f.s.NextRunAt(f.ctx); err != nil || ok != wantOK || !next.Equal(want) {
+			t.Fatalf("ClaimNext's next run_at = %v, %v; NextRunAt after it says %v, %v (%v)", next, ok, want, wantOK, err)
+		}
+		return jobs, next, ok
+	}
+	if jobs, _, ok := claimNext(base(), 10); len(jobs) != 0 || ok {
+		t.Fatalf("empty queue: claimed %d, next reported %v", len(jobs), ok)
+	}
+	due1, due2, later := f.notification("u1"), f.notification("u1"), f.notification("u1")
+	later.SendAt = at(time.Hour)
+	f.enqueue(params(due1, due2, later))
+	// One of two due claimed: the other is next, due now.
+	jobs, next, ok := claimNext(base(), 1)
+	if len(jobs) != 1 || jobs[0].Delivery.NotificationID != due1.ID || jobs[0].Device == nil || jobs[0].Notification == nil {
+		t.Fatalf("claimed %+v, want due1's delivery with its device and notification", jobs)
+	}
+	if !ok {
+		t.Fatal("next not reported with a due delivery left")
+	}
+	wantTime(t, "next", next, base())
+	// The second due one claimed: the scheduled one is next.
+	jobs, next, ok = claimNext(base(), 10)
+	if len(jobs) != 1 || jobs[0].Delivery.NotificationID != due2.ID || !ok {
+		t.Fatalf("claimed %+v (next %v), want due2's delivery", jobs, ok)
+	}
+	wantTime(t, "next", next, at(time.Hour))
+	// A bad claim is refused as Claim refuses it.
+	_, _, _, err := nc.ClaimNext(f.ctx, store.ClaimParams{Owner: "", Now: base(), LeaseUntil: at(time.Minute), Limit: 1})
+	wantCode(t, err, heraldtype.EINVALID)
+}

@@ -45,6 +45,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Enqueue", func(t *testing.T) { testEnqueue(t, newStore) })
 	t.Run("EnqueueTx", func(t *testing.T) { testEnqueueTx(t, h) })
 	t.Run("Claim", func(t *testing.T) { testClaim(t, newStore) })
+	t.Run("ClaimNext", func(t *testing.T) { testClaimNext(t, newStore) })
 	t.Run("Complete", func(t *testing.T) { testComplete(t, newStore) })
 	t.Run("Leases", func(t *testing.T) { testLeases(t, newStore) })
 	t.Run("ListDeliveries", func(t *testing.T) { testListDeliveries(t, newStore) })
