@@ -25,10 +25,20 @@ import (
 // round trip is a pair of context switches and loopback packets on both
 // sides; six of them per trigger held single-recipient triggers to ~900/s
 // (docs/PERFORMANCE.md). Other instances are woken after the commit.
+// Concurrent calls beyond Options.EnqueueConcurrency are committed
+// together (enqueuebatch.go).
 func (s *Store) Enqueue(ctx context.Context, p store.EnqueueParams) (store.EnqueueResult, error) {
 	if err := checkEnqueue(p); err != nil {
 		return store.EnqueueResult{}, err
 	}
+	if s.batcher.max > 0 {
+		return s.enqueueBatched(ctx, p)
+	}
+	return s.enqueueAlone(ctx, p)
+}
+
+// enqueueAlone writes one checked trigger in a transaction of its own.
+func (s *Store) enqueueAlone(ctx context.Context, p store.EnqueueParams) (store.EnqueueResult, error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return store.EnqueueResult{}, formatError(err, "connection")

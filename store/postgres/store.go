@@ -58,6 +58,12 @@ type Options struct {
 	// larger of 4 and the number of CPUs) or the DSN's pool_max_conns.
 	// Notifications uses one more connection of its own.
 	MaxConns int32
+	// EnqueueConcurrency bounds the Enqueue transactions that run at
+	// once. Calls beyond it wait for the next free one, which commits
+	// all of them together: one transaction, one WAL flush (group
+	// commit, enqueuebatch.go). Default: a quarter of the pool, at least
+	// 2. Negative: no bound and no batching, one transaction per call.
+	EnqueueConcurrency int
 }
 
 // Store is store.Store on PostgreSQL. It is safe for concurrent use.
@@ -77,6 +83,8 @@ type Store struct {
 	listener listener
 	// waker sends the NOTIFYs of committed enqueues (wake.go).
 	waker waker
+	// batcher commits concurrent enqueues together (enqueuebatch.go).
+	batcher enqueueBatcher
 }
 
 // Open connects to the database at dsn (a postgres:// URL or a key=value
@@ -120,6 +128,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		channel:    schema + "_deliveries",
 	}
 	s.waker.init(s)
+	switch n := opts.EnqueueConcurrency; {
+	case n > 0:
+		s.batcher.max = n
+	case n == 0:
+		s.batcher.max = max(2, int(cfg.MaxConns)/4)
+	}
 	return s, nil
 }
 

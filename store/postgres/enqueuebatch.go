@@ -1,0 +1,251 @@
+package postgres
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// Group commit of Enqueue. At most `max` enqueue transactions run at once;
+// calls that arrive while they are all busy wait, and the next free one
+// writes every waiting trigger in one pipelined transaction: one round
+// trip, one BEGIN and one COMMIT (one WAL flush) for all of them instead
+// of one each. A lone call runs at once, as before, so batching adds no
+// latency when there is nothing to batch; under load it removes most of
+// a single-recipient trigger's per-transaction cost (docs/PERFORMANCE.md,
+// session 5). This is the "batch inserts" of DESIGN.md "The queue" applied
+// to concurrent API calls.
+//
+// A batch is all or nothing. If PostgreSQL rejects any statement of it
+// (an unknown user, an idempotency key already taken, a deadlock), the
+// transaction is rolled back — certainly not committed — and every call
+// of the batch runs again alone, so each gets its own answer, exactly as
+// without batching. A batch whose outcome is unknown (the connection
+// dropped before the COMMIT's answer) is not re-run: each call gets the
+// error, as a lone call would.
+
+// Bounds of one batch: enough to amortise a transaction, small enough
+// that one batch never holds its locks or its connection for long.
+const (
+	maxBatchCalls         = 64
+	maxBatchNotifications = 2000
+	// batchTimeout bounds a batch's transaction. A batch does not end
+	// with the context of the call that leads it: the other calls of the
+	// batch are not that caller's to cancel.
+	batchTimeout = 30 * time.Second
+)
+
+// enqueueBatcher queues Enqueue calls and elects, among the callers, the
+// ones that run the batches (no goroutine of its own: nothing to stop).
+type enqueueBatcher struct {
+	max int // transactions at once; 0 disables batching
+
+	mu      sync.Mutex
+	queue   []*enqueueCall
+	running int // leaders, at most max
+
+	// batches and batched count transactions of more than one call and
+	// the calls in them (tests and docs).
+	batches, batched atomic.Int64
+}
+
+// enqueueCall is one waiting Enqueue.
+type enqueueCall struct {
+	ctx context.Context
+	p   store.EnqueueParams
+	// ready is signalled once the call is promoted to leader, or its
+	// batch is over (done or alone set). Set under the batcher's mu.
+	ready chan struct{}
+	lead  bool
+	done  bool // res and err are its answer
+	alone bool // its batch was rolled back: run it alone
+	res   store.EnqueueResult
+	err   error
+}
+
+// enqueueBatched runs a checked trigger through the batcher.
+func (s *Store) enqueueBatched(ctx context.Context, p store.EnqueueParams) (store.EnqueueResult, error) {
+	b := &s.batcher
+	c := &enqueueCall{ctx: ctx, p: p, ready: make(chan struct{}, 1)}
+	b.mu.Lock()
+	lead := b.running < b.max
+	if lead {
+		b.running++
+		c.lead = true
+	} else {
+		b.queue = append(b.queue, c)
+	}
+	b.mu.Unlock()
+	if !lead {
+		if err := b.wait(c); err != nil {
+			return store.EnqueueResult{}, err
+		}
+		// Received from ready: what was set before the signal is seen.
+		lead = c.lead
+	}
+	if lead {
+		b.mu.Lock()
+		batch := b.take(c)
+		b.mu.Unlock()
+		s.runBatch(batch)
+		b.mu.Lock()
+		b.handOn()
+		b.mu.Unlock()
+	}
+	if c.alone {
+		return s.enqueueAlone(ctx, p)
+	}
+	return c.res, c.err
+}
+
+// handOn passes a finished leader's slot to the call queued longest, or
+// frees it. The caller holds mu.
+func (b *enqueueBatcher) handOn() {
+	if len(b.queue) == 0 {
+		b.running--
+		return
+	}
+	next := b.queue[0]
+	b.queue = slices.Delete(b.queue, 0, 1)
+	next.lead = true
+	signal(next.ready)
+}
+
+// wait waits until c is made a leader or its batch is over. A call whose
+// context ends first leaves the queue (handing on a leadership it was
+// just given) and returns the context's error; once it is in a batch,
+// the batch decides.
+func (b *enqueueBatcher) wait(c *enqueueCall) error {
+	select {
+	case <-c.ready:
+		return nil
+	case <-c.ctx.Done():
+	}
+	b.mu.Lock()
+	if c.lead {
+		b.handOn()
+		c.lead = false
+		b.mu.Unlock()
+		return formatError(c.ctx.Err(), "enqueue")
+	}
+	if i := slices.Index(b.queue, c); i >= 0 {
+		b.queue = slices.Delete(b.queue, i, i+1)
+		b.mu.Unlock()
+		return formatError(c.ctx.Err(), "enqueue")
+	}
+	// Taken into a running batch: its answer is coming.
+	b.mu.Unlock()
+	<-c.ready
+	return nil
+}
+
+// take makes a batch of the leader c and the calls queued longest, up to
+// the batch bounds, and removes them from the queue.
+func (b *enqueueBatcher) take(c *enqueueCall) []*enqueueCall {
+	batch := []*enqueueCall{c}
+	total := len(c.p.Notifications)
+	rest := make([]*enqueueCall, 0, len(b.queue))
+	for _, x := range b.queue {
+		switch {
+		case len(batch) < maxBatchCalls && total+len(x.p.Notifications) <= maxBatchNotifications:
+			batch = append(batch, x)
+			total += len(x.p.Notifications)
+		default:
+			rest = append(rest, x)
+		}
+	}
+	b.queue = rest
+	return batch
+}
+
+// runBatch writes the calls of a batch and answers each: done with its
+// result or error, or alone when the batch was rolled back. The first
+// call is the leader's own and is not signalled.
+func (s *Store) runBatch(batch []*enqueueCall) {
+	if len(batch) == 1 {
+		c := batch[0]
+		c.res, c.err = s.enqueueAlone(c.ctx, c.p)
+		c.done = true
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(batch[0].ctx), batchTimeout)
+	defer cancel()
+	results, wakes, err, rolledBack := s.enqueueMany(ctx, batch)
+	s.batcher.batches.Add(1)
+	s.batcher.batched.Add(int64(len(batch)))
+	if err == nil {
+		for _, w := range wakes {
+			s.waker.post(w)
+		}
+	}
+	s.batcher.mu.Lock()
+	defer s.batcher.mu.Unlock()
+	for i, c := range batch {
+		switch {
+		case err == nil:
+			c.res, c.done = results[i], true
+		case rolledBack:
+			c.alone = true
+		default:
+			c.err, c.done = err, true
+		}
+		if i > 0 {
+			signal(c.ready)
+		}
+	}
+}
+
+// enqueueMany writes several checked triggers in one pipelined
+// transaction. rolledBack reports, on an error, that PostgreSQL certainly
+// did not commit it (so each trigger may run again alone).
+func (s *Store) enqueueMany(ctx context.Context, batch []*enqueueCall) (_ []store.EnqueueResult, _ []wake, err error, rolledBack bool) {
+	states := make([]enqueueState, len(batch))
+	steps := []step{{sql: "BEGIN", what: "transaction"}, enqueuePlans}
+	for i, c := range batch {
+		if c.p.IdempotencyKey != "" {
+			// A key already taken fails the batch; alone, the call
+			// replays the trigger that took it.
+			steps = append(steps, s.triggerStep(c.p, nil))
+		}
+		writes, err := s.writeSteps(c.p, &states[i])
+		if err != nil {
+			// Bad input of one call, found before anything was sent:
+			// alone, it gets the error and the others are written.
+			return nil, nil, err, true
+		}
+		steps = append(steps, writes...)
+	}
+	steps = append(steps, step{sql: "COMMIT", what: "transaction"})
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, nil, formatError(err, "connection"), false
+	}
+	defer conn.Release()
+	cn := conn.Conn()
+	if err := runPipeline(ctx, cn, steps); err != nil {
+		if cn.IsClosed() {
+			return nil, nil, err, false
+		}
+		switch cn.PgConn().TxStatus() {
+		case 'E', 'T':
+			// Still inside the failed transaction: nothing is
+			// committed. Roll back and hand the connection back idle.
+			if _, rerr := cn.Exec(ctx, "ROLLBACK"); rerr != nil {
+				return nil, nil, err, false
+			}
+			return nil, nil, err, true
+		default:
+			return nil, nil, err, false
+		}
+	}
+	results := make([]store.EnqueueResult, len(batch))
+	wakes := make([]wake, len(batch))
+	for i, c := range batch {
+		results[i], wakes[i] = states[i].result(c.p), states[i].wake()
+	}
+	return results, wakes, nil, false
+}

@@ -1,0 +1,288 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/postgres/pgtest"
+	"github.com/heraldhq/herald/store/storetest"
+)
+
+var batchNow = time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+
+// batchStore opens a migrated store with the given EnqueueConcurrency and
+// users u1…u<users>, each with one android device.
+func batchStore(t *testing.T, concurrency, users int) *Store {
+	t.Helper()
+	dsn, schema := pgtest.NewSchema(t)
+	s, err := Open(t.Context(), dsn, Options{Schema: schema, MaxConns: 8, EnqueueConcurrency: concurrency})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= users; i++ {
+		u := fmt.Sprint("u", i)
+		if _, err := s.UpsertUser(t.Context(), heraldtype.User{ID: u}, batchNow); err != nil {
+			t.Fatal(err)
+		}
+		d := heraldtype.Device{ID: u + "-d", UserID: u, Platform: heraldtype.PlatformAndroid, Token: "tok-" + u, PushOptIn: true}
+		if _, err := s.UpsertDevice(t.Context(), d, batchNow); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// batchTrigger is a one-notification push trigger to user.
+func batchTrigger(id, user, key string) store.EnqueueParams {
+	n := heraldtype.Notification{ID: id, UserID: user, Type: "reservation", Title: "Booked",
+		Channels: []heraldtype.Channel{heraldtype.ChannelPush}, Priority: heraldtype.PriorityNormal,
+		PayloadMode: heraldtype.PayloadAlert, Guarantee: heraldtype.AtLeastOnce, CreatedAt: batchNow}
+	return store.EnqueueParams{IdempotencyKey: key, RequestHash: "hash-" + key, Notifications: []heraldtype.Notification{n},
+		MaxAttempts: 3, PushProviders: storetest.Providers(), Now: batchNow}
+}
+
+// holdUser locks user's row FOR UPDATE until the returned function
+// runs: an enqueue to that user waits on its foreign key check, holding
+// the only enqueue slot, so the calls after it queue up.
+func holdUser(t *testing.T, s *Store, user string) (release func()) {
+	t.Helper()
+	tx, err := s.pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(t.Context(), s.q(`SELECT 1 FROM {s}.users WHERE id = $1 FOR UPDATE`), user); err != nil {
+		t.Fatal(err)
+	}
+	return func() { tx.Rollback(context.Background()) }
+}
+
+// waitQueued waits until n calls wait in the batcher's queue.
+func waitQueued(t *testing.T, s *Store, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.batcher.mu.Lock()
+		got := len(s.batcher.queue)
+		s.batcher.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls queued, want %d", got, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+type enqueueAnswer struct {
+	res store.EnqueueResult
+	err error
+}
+
+// enqueueAsync runs Enqueue in a goroutine.
+func enqueueAsync(ctx context.Context, s *Store, p store.EnqueueParams) <-chan enqueueAnswer {
+	ch := make(chan enqueueAnswer, 1)
+	go func() {
+		res, err := s.Enqueue(ctx, p)
+		ch <- enqueueAnswer{res, err}
+	}()
+	return ch
+}
+
+func deliveriesOf(t *testing.T, s *Store, notificationID string) int {
+	t.Helper()
+	var n int
+	if err := s.pool.QueryRow(t.Context(), s.q(`SELECT count(*) FROM {s}.deliveries WHERE notification_id = $1`),
+		notificationID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestEnqueueBatchCommitsWaitingCallsTogether: calls that wait for the
+// enqueue slot are written by one transaction, each getting its own
+// result; a batch that PostgreSQL rejects (an unknown user, a key already
+// taken) is rolled back and every call runs again alone, so each gets the
+// answer it would have got without batching.
+func TestEnqueueBatchCommitsWaitingCallsTogether(t *testing.T) {
+	s := batchStore(t, 1, 3)
+	ctx := t.Context()
+
+	// Round 1: three good calls queue behind a blocked one.
+	release := holdUser(t, s, "u1")
+	first := enqueueAsync(ctx, s, batchTrigger("n-a", "u1", ""))
+	waitQueued(t, s, 0) // the first leads at once…
+	time.Sleep(50 * time.Millisecond)
+	b := enqueueAsync(ctx, s, batchTrigger("n-b", "u2", ""))
+	c := enqueueAsync(ctx, s, batchTrigger("n-c", "u3", "key-c"))
+	d := enqueueAsync(ctx, s, batchTrigger("n-d", "u2", "key-d"))
+	waitQueued(t, s, 3) // …and these wait for it
+	release()
+	for name, ch := range map[string]<-chan enqueueAnswer{"a": first, "b": b, "c": c, "d": d} {
+		a := <-ch
+		if a.err != nil {
+			t.Fatalf("call %s: %v", name, a.err)
+		}
+		if len(a.res.Notifications) != 1 || a.res.Notifications[0].ID != "n-"+name || a.res.Notifications[0].Deliveries != 1 || a.res.Replayed {
+			t.Errorf("call %s: result %+v", name, a.res)
+		}
+		if got := deliveriesOf(t, s, "n-"+name); got != 1 {
+			t.Errorf("call %s: %d deliveries, want 1", name, got)
+		}
+	}
+	if got, want := s.batcher.batches.Load(), int64(1); got != want {
+		t.Fatalf("%d batch transactions, want %d", got, want)
+	}
+	if got := s.batcher.batched.Load(); got != 3 {
+		t.Fatalf("%d calls batched, want 3", got)
+	}
+
+	// Round 2: one call names an unknown user and one replays key-c; the
+	// batch is rolled back and each call runs alone.
+	release = holdUser(t, s, "u1")
+	first = enqueueAsync(ctx, s, batchTrigger("n-e", "u1", ""))
+	time.Sleep(50 * time.Millisecond)
+	bad := enqueueAsync(ctx, s, batchTrigger("n-f", "nobody", ""))
+	good := enqueueAsync(ctx, s, batchTrigger("n-g", "u2", ""))
+	replay := enqueueAsync(ctx, s, batchTrigger("n-other", "u3", "key-c"))
+	waitQueued(t, s, 3)
+	release()
+	if a := <-first; a.err != nil {
+		t.Fatal(a.err)
+	}
+	if a := <-bad; heraldtype.ErrorCode(a.err) != heraldtype.ENOTFOUND {
+		t.Errorf("unknown user: err %v, want ENOTFOUND", a.err)
+	}
+	if a := <-good; a.err != nil || len(a.res.Notifications) != 1 || a.res.Notifications[0].Deliveries != 1 {
+		t.Errorf("good call: %+v, %v", a.res, a.err)
+	}
+	if a := <-replay; a.err != nil || !a.res.Replayed || a.res.Notifications[0].ID != "n-c" {
+		t.Errorf("replayed key: %+v, %v; want the original n-c", a.res, a.err)
+	}
+	for id, want := range map[string]int{"n-f": 0, "n-g": 1, "n-other": 0, "n-c": 1} {
+		if got := deliveriesOf(t, s, id); got != want {
+			t.Errorf("%s: %d deliveries, want %d", id, got, want)
+		}
+	}
+	if got := s.batcher.batches.Load(); got != 2 {
+		t.Fatalf("%d batch transactions, want 2", got)
+	}
+}
+
+// TestEnqueueBatchCancelledWaiter: a call whose context ends while it
+// waits leaves the queue with the context's error and writes nothing; the
+// others are not held up.
+func TestEnqueueBatchCancelledWaiter(t *testing.T) {
+	s := batchStore(t, 1, 2)
+	release := holdUser(t, s, "u1")
+	first := enqueueAsync(t.Context(), s, batchTrigger("n-a", "u1", ""))
+	time.Sleep(50 * time.Millisecond)
+	cctx, cancel := context.WithCancel(t.Context())
+	cancelled := enqueueAsync(cctx, s, batchTrigger("n-x", "u2", ""))
+	other := enqueueAsync(t.Context(), s, batchTrigger("n-b", "u2", ""))
+	waitQueued(t, s, 2)
+	cancel()
+	if a := <-cancelled; !errors.Is(a.err, context.Canceled) {
+		t.Fatalf("cancelled call: err %v, want context.Canceled", a.err)
+	}
+	waitQueued(t, s, 1)
+	release()
+	for _, ch := range []<-chan enqueueAnswer{first, other} {
+		if a := <-ch; a.err != nil {
+			t.Fatal(a.err)
+		}
+	}
+	if got := deliveriesOf(t, s, "n-x"); got != 0 {
+		t.Fatalf("the cancelled call wrote %d deliveries", got)
+	}
+	s.batcher.mu.Lock()
+	defer s.batcher.mu.Unlock()
+	if s.batcher.running != 0 || len(s.batcher.queue) != 0 {
+		t.Fatalf("batcher left running %d, queue %d", s.batcher.running, len(s.batcher.queue))
+	}
+}
+
+// TestEnqueueBatchConcurrent: many concurrent callers, some cancelling,
+// some with unknown users: every call that returns nil wrote exactly its
+// deliveries, every failed one nothing, and the batcher ends idle.
+func TestEnqueueBatchConcurrent(t *testing.T) {
+	s := batchStore(t, 2, 20)
+	const callers, each = 16, 25
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	errs := map[string]error{}
+	for g := range callers {
+		wg.Go(func() {
+			for i := range each {
+				id := fmt.Sprintf("n-%d-%d", g, i)
+				user := fmt.Sprint("u", 1+rand.IntN(20))
+				if i%10 == 7 {
+					user = "nobody"
+				}
+				ctx, cancel := context.WithCancel(t.Context())
+				if i%8 == 3 {
+					time.AfterFunc(time.Duration(rand.IntN(2000))*time.Microsecond, cancel)
+				}
+				_, err := s.Enqueue(ctx, batchTrigger(id, user, ""))
+				cancel()
+				mu.Lock()
+				errs[id] = err
+				mu.Unlock()
+				if err != nil && user != "nobody" && !errors.Is(err, context.Canceled) {
+					t.Errorf("%s: %v", id, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	rows, err := s.pool.Query(t.Context(), s.q(`SELECT notification_id, count(*) FROM {s}.deliveries GROUP BY 1`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (struct {
+		id string
+		n  int
+	}, error) {
+		var v struct {
+			id string
+			n  int
+		}
+		return v, r.Scan(&v.id, &v.n)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := map[string]int{}
+	for _, c := range counts {
+		written[c.id] = c.n
+	}
+	for id, err := range errs {
+		switch {
+		case err == nil && written[id] != 1:
+			t.Errorf("%s succeeded with %d deliveries", id, written[id])
+		// A call cancelled mid-transaction may have committed, as
+		// without batching: only other failures must write nothing.
+		case err != nil && !errors.Is(err, context.Canceled) && written[id] != 0:
+			t.Errorf("%s failed (%v) but wrote %d deliveries", id, err, written[id])
+		}
+	}
+	s.batcher.mu.Lock()
+	defer s.batcher.mu.Unlock()
+	if s.batcher.running != 0 || len(s.batcher.queue) != 0 {
+		t.Fatalf("batcher left running %d, queue %d", s.batcher.running, len(s.batcher.queue))
+	}
+	t.Logf("%d batches of %d calls in all", s.batcher.batches.Load(), s.batcher.batched.Load())
+}
