@@ -36,6 +36,11 @@ type Config struct {
 	DatabaseSchema string `koanf:"database_schema"`
 	// DatabaseMaxConns bounds the PostgreSQL connection pool per instance.
 	DatabaseMaxConns int `koanf:"database_max_conns"`
+	// DatabaseEnqueueConcurrency bounds the PostgreSQL enqueue
+	// transactions running at once; triggers arriving meanwhile are
+	// committed together (group commit). 0: a quarter of the pool, at
+	// least 2; negative: one transaction per trigger.
+	DatabaseEnqueueConcurrency int `koanf:"database_enqueue_concurrency"`
 	// DefaultTimezone for users registered without one (S2.2).
 	DefaultTimezone string `koanf:"default_timezone"`
 	// MaxAttempts per delivery, first attempt included (S0.3: 4).

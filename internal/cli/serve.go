@@ -219,7 +219,8 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 func openStore(ctx context.Context, cfg Config) (store.Store, error) {
 	dsn := cfg.Database
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return postgres.Open(ctx, dsn, postgres.Options{Schema: cfg.DatabaseSchema, MaxConns: int32(cfg.DatabaseMaxConns)})
+		return postgres.Open(ctx, dsn, postgres.Options{Schema: cfg.DatabaseSchema, MaxConns: int32(cfg.DatabaseMaxConns),
+			EnqueueConcurrency: cfg.DatabaseEnqueueConcurrency})
 	}
 	path := strings.TrimPrefix(dsn, "sqlite:")
 	if path == "" {
