@@ -3,6 +3,8 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,6 +73,28 @@ func BenchEnqueue(b *testing.B, s store.Store, users, devices int) {
 	sec := b.Elapsed().Seconds()
 	b.ReportMetric(float64(seq*users)/sec, "notifications/s")
 	b.ReportMetric(float64(seq*users*devices)/sec, "deliveries/s")
+}
+
+// BenchEnqueueParallel measures Enqueue of one-recipient triggers from
+// callers concurrent goroutines (an API under load: what group commit is
+// for), and reports triggers/s. s must be fresh and migrated.
+func BenchEnqueueParallel(b *testing.B, s store.Store, callers int) {
+	ids := benchUsers(b, s, 100, 1)
+	ctx := b.Context()
+	var seq atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(max(1, callers/runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			n := int(seq.Add(1))
+			if _, err := s.Enqueue(ctx, benchTrigger(ids[n%len(ids):n%len(ids)+1], n, base())); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(seq.Load())/b.Elapsed().Seconds(), "triggers/s")
 }
 
 // BenchClaimComplete measures the queue's hot path: claim a batch, then
