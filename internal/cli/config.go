@@ -38,8 +38,8 @@ type Config struct {
 	DatabaseMaxConns int `koanf:"database_max_conns"`
 	// DatabaseEnqueueConcurrency bounds the PostgreSQL enqueue
 	// transactions running at once; triggers arriving meanwhile are
-	// committed together (group commit). 0: a quarter of the pool, at
-	// least 2; negative: one transaction per trigger.
+	// committed together (group commit). 0: the default, 2; negative:
+	// one transaction per trigger.
 	DatabaseEnqueueConcurrency int `koanf:"database_enqueue_concurrency"`
 	// DefaultTimezone for users registered without one (S2.2).
 	DefaultTimezone string `koanf:"default_timezone"`
