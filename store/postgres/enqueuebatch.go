@@ -2,11 +2,13 @@ package postgres
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -202,22 +204,40 @@ func (s *Store) runBatch(batch []*enqueueCall) {
 // enqueueMany writes several checked triggers in one pipelined
 // transaction. rolledBack reports, on an error, that PostgreSQL certainly
 // did not commit it (so each trigger may run again alone).
+//
+// Triggers that can share statements (mergeCalls) are written by one
+// statement per table for the whole batch, as one trigger with all their
+// notifications would be; the others by their own statements in the same
+// transaction.
 func (s *Store) enqueueMany(ctx context.Context, batch []*enqueueCall) (_ []store.EnqueueResult, _ []wake, err error, rolledBack bool) {
-	states := make([]enqueueState, len(batch))
 	steps := []step{{sql: "BEGIN", what: "transaction"}, enqueuePlans}
-	for i, c := range batch {
+	for _, c := range batch {
 		if c.p.IdempotencyKey != "" {
 			// A key already taken fails the batch; alone, the call
 			// replays the trigger that took it.
 			steps = append(steps, s.triggerStep(c.p, nil))
 		}
-		writes, err := s.writeSteps(c.p, &states[i])
+	}
+	merged, mergeable := mergeCalls(batch)
+	var shared enqueueState
+	states := make([]enqueueState, len(batch))
+	if mergeable {
+		writes, err := s.writeSteps(merged, &shared)
 		if err != nil {
-			// Bad input of one call, found before anything was sent:
-			// alone, it gets the error and the others are written.
 			return nil, nil, err, true
 		}
 		steps = append(steps, writes...)
+	} else {
+		for i, c := range batch {
+			writes, err := s.writeSteps(c.p, &states[i])
+			if err != nil {
+				// Bad input of one call, found before anything was
+				// sent: alone, it gets the error and the others are
+				// written.
+				return nil, nil, err, true
+			}
+			steps = append(steps, writes...)
+		}
 	}
 	steps = append(steps, step{sql: "COMMIT", what: "transaction"})
 	conn, err := s.pool.Acquire(ctx)
@@ -243,9 +263,69 @@ func (s *Store) enqueueMany(ctx context.Context, batch []*enqueueCall) (_ []stor
 		}
 	}
 	results := make([]store.EnqueueResult, len(batch))
+	if mergeable {
+		for i, c := range batch {
+			results[i] = shared.result(c.p)
+			results[i].Inbox = inboxOf(shared.inbox, c.p)
+		}
+		return results, []wake{shared.wake()}, nil, false
+	}
 	wakes := make([]wake, len(batch))
 	for i, c := range batch {
 		results[i], wakes[i] = states[i].result(c.p), states[i].wake()
 	}
 	return results, wakes, nil, false
+}
+
+// mergeCalls returns the triggers of a batch as one trigger of all their
+// notifications, when they route and bound their deliveries alike (calls
+// of one Client always do). Each notification keeps its trigger's
+// idempotency key. The merged trigger's time is the latest of the calls'
+// (their own differ by how long they waited): an immediate delivery of an
+// earlier call is due, and stamped, a few milliseconds later than its
+// call's time, never earlier.
+func mergeCalls(batch []*enqueueCall) (store.EnqueueParams, bool) {
+	first := batch[0].p
+	m := store.EnqueueParams{MaxAttempts: first.MaxAttempts, PushProviders: first.PushProviders,
+		ChannelProviders: first.ChannelProviders, Now: first.Now}
+	n := 0
+	for _, c := range batch {
+		p := c.p
+		if p.MaxAttempts != m.MaxAttempts || !maps.Equal(p.PushProviders, m.PushProviders) ||
+			!maps.Equal(p.ChannelProviders, m.ChannelProviders) {
+			return store.EnqueueParams{}, false
+		}
+		if p.Now.After(m.Now) {
+			m.Now = p.Now
+		}
+		n += len(p.Notifications)
+	}
+	m.Notifications = make([]heraldtype.Notification, 0, n)
+	for _, c := range batch {
+		for _, no := range c.p.Notifications {
+			if no.IdempotencyKey == "" {
+				no.IdempotencyKey = c.p.IdempotencyKey
+			}
+			m.Notifications = append(m.Notifications, no)
+		}
+	}
+	return m, true
+}
+
+// inboxOf are the items of the notifications of p.
+func inboxOf(items []heraldtype.InboxItem, p store.EnqueueParams) []heraldtype.InboxItem {
+	if len(items) == 0 {
+		return nil
+	}
+	ids := make(map[string]bool, len(p.Notifications))
+	for _, n := range p.Notifications {
+		ids[n.ID] = true
+	}
+	var out []heraldtype.InboxItem
+	for _, it := range items {
+		if ids[it.NotificationID] {
+			out = append(out, it)
+		}
+	}
+	return out
 }

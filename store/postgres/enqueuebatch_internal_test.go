@@ -180,6 +180,84 @@ func TestEnqueueBatchCommitsWaitingCallsTogether(t *testing.T) {
 	if got := s.batcher.batches.Load(); got != 2 {
 		t.Fatalf("%d batch transactions, want 2", got)
 	}
+
+	// Round 3: in-app triggers share statements and each call gets its
+	// own inbox items; a call with another attempt bound is written by
+	// statements of its own in the same transaction.
+	inApp := func(id, user string) store.EnqueueParams {
+		p := batchTrigger(id, user, "")
+		p.Notifications[0].Channels = []heraldtype.Channel{heraldtype.ChannelInApp, heraldtype.ChannelPush}
+		return p
+	}
+	release = holdUser(t, s, "u1")
+	first = enqueueAsync(ctx, s, batchTrigger("n-h", "u1", ""))
+	time.Sleep(50 * time.Millisecond)
+	i2 := enqueueAsync(ctx, s, inApp("n-i2", "u2"))
+	i3 := enqueueAsync(ctx, s, inApp("n-i3", "u3"))
+	waitQueued(t, s, 2)
+	release()
+	if a := <-first; a.err != nil {
+		t.Fatal(a.err)
+	}
+	for user, ch := range map[string]<-chan enqueueAnswer{"u2": i2, "u3": i3} {
+		a := <-ch
+		if a.err != nil {
+			t.Fatal(a.err)
+		}
+		if len(a.res.Inbox) != 1 || a.res.Inbox[0].UserID != user || a.res.Notifications[0].Deliveries != 2 {
+			t.Errorf("%s: inbox %+v, result %+v; want its own item and 2 deliveries", user, a.res.Inbox, a.res.Notifications)
+		}
+	}
+
+	release = holdUser(t, s, "u1")
+	first = enqueueAsync(ctx, s, batchTrigger("n-j", "u1", ""))
+	time.Sleep(50 * time.Millisecond)
+	five := batchTrigger("n-k", "u2", "")
+	five.MaxAttempts = 5
+	k := enqueueAsync(ctx, s, five)
+	l := enqueueAsync(ctx, s, batchTrigger("n-l", "u3", ""))
+	waitQueued(t, s, 2)
+	release()
+	for _, ch := range []<-chan enqueueAnswer{first, k, l} {
+		if a := <-ch; a.err != nil {
+			t.Fatal(a.err)
+		}
+	}
+	for id, want := range map[string]int{"n-k": 5, "n-l": 3} {
+		var got int
+		if err := s.pool.QueryRow(ctx, s.q(`SELECT max_attempts FROM {s}.deliveries WHERE notification_id = $1`), id).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: max_attempts %d, want %d", id, got, want)
+		}
+	}
+	if got := s.batcher.batches.Load(); got != 4 {
+		t.Fatalf("%d batch transactions, want 4", got)
+	}
+}
+
+// TestMergeCalls: calls merge only when they route and bound deliveries
+// alike; the merged trigger keeps each notification's idempotency key and
+// takes the latest time.
+func TestMergeCalls(t *testing.T) {
+	a, b := batchTrigger("n1", "u1", "k1"), batchTrigger("n2", "u2", "")
+	b.Now = a.Now.Add(3 * time.Millisecond)
+	m, ok := mergeCalls([]*enqueueCall{{p: a}, {p: b}})
+	if !ok || len(m.Notifications) != 2 || !m.Now.Equal(b.Now) || m.IdempotencyKey != "" {
+		t.Fatalf("merged %+v, %v", m, ok)
+	}
+	if m.Notifications[0].IdempotencyKey != "k1" || m.Notifications[1].IdempotencyKey != "" {
+		t.Fatalf("keys %q %q", m.Notifications[0].IdempotencyKey, m.Notifications[1].IdempotencyKey)
+	}
+	if a.Notifications[0].IdempotencyKey != "" {
+		t.Fatal("merging changed the caller's notification")
+	}
+	c := batchTrigger("n3", "u3", "")
+	c.PushProviders = map[heraldtype.Platform]string{heraldtype.PlatformAndroid: "other"}
+	if _, ok := mergeCalls([]*enqueueCall{{p: a}, {p: c}}); ok {
+		t.Fatal("calls with other push routing merged")
+	}
 }
 
 // TestEnqueueBatchCancelledWaiter: a call whose context ends while it
