@@ -87,6 +87,25 @@ func waitQueued(t *testing.T, s *Store, n int) {
 	}
 }
 
+// waitLeading waits until a call leads (and, its user held, stays
+// blocked), so the calls started next queue behind it.
+func waitLeading(t *testing.T, s *Store) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.batcher.mu.Lock()
+		running := s.batcher.running
+		s.batcher.mu.Unlock()
+		if running == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no call leads")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 type enqueueAnswer struct {
 	res store.EnqueueResult
 	err error
@@ -124,8 +143,7 @@ func TestEnqueueBatchCommitsWaitingCallsTogether(t *testing.T) {
 	// Round 1: three good calls queue behind a blocked one.
 	release := holdUser(t, s, "u1")
 	first := enqueueAsync(ctx, s, batchTrigger("n-a", "u1", ""))
-	waitQueued(t, s, 0) // the first leads at once…
-	time.Sleep(50 * time.Millisecond)
+	waitLeading(t, s) // the first leads at once…
 	b := enqueueAsync(ctx, s, batchTrigger("n-b", "u2", ""))
 	c := enqueueAsync(ctx, s, batchTrigger("n-c", "u3", "key-c"))
 	d := enqueueAsync(ctx, s, batchTrigger("n-d", "u2", "key-d"))
@@ -154,7 +172,7 @@ func TestEnqueueBatchCommitsWaitingCallsTogether(t *testing.T) {
 	// batch is rolled back and each call runs alone.
 	release = holdUser(t, s, "u1")
 	first = enqueueAsync(ctx, s, batchTrigger("n-e", "u1", ""))
-	time.Sleep(50 * time.Millisecond)
+	waitLeading(t, s)
 	bad := enqueueAsync(ctx, s, batchTrigger("n-f", "nobody", ""))
 	good := enqueueAsync(ctx, s, batchTrigger("n-g", "u2", ""))
 	replay := enqueueAsync(ctx, s, batchTrigger("n-other", "u3", "key-c"))
@@ -191,7 +209,7 @@ func TestEnqueueBatchCommitsWaitingCallsTogether(t *testing.T) {
 	}
 	release = holdUser(t, s, "u1")
 	first = enqueueAsync(ctx, s, batchTrigger("n-h", "u1", ""))
-	time.Sleep(50 * time.Millisecond)
+	waitLeading(t, s)
 	i2 := enqueueAsync(ctx, s, inApp("n-i2", "u2"))
 	i3 := enqueueAsync(ctx, s, inApp("n-i3", "u3"))
 	waitQueued(t, s, 2)
@@ -211,7 +229,7 @@ func TestEnqueueBatchCommitsWaitingCallsTogether(t *testing.T) {
 
 	release = holdUser(t, s, "u1")
 	first = enqueueAsync(ctx, s, batchTrigger("n-j", "u1", ""))
-	time.Sleep(50 * time.Millisecond)
+	waitLeading(t, s)
 	five := batchTrigger("n-k", "u2", "")
 	five.MaxAttempts = 5
 	k := enqueueAsync(ctx, s, five)
@@ -267,7 +285,7 @@ func TestEnqueueBatchCancelledWaiter(t *testing.T) {
 	s := batchStore(t, 1, 2)
 	release := holdUser(t, s, "u1")
 	first := enqueueAsync(t.Context(), s, batchTrigger("n-a", "u1", ""))
-	time.Sleep(50 * time.Millisecond)
+	waitLeading(t, s)
 	cctx, cancel := context.WithCancel(t.Context())
 	cancelled := enqueueAsync(cctx, s, batchTrigger("n-x", "u2", ""))
 	other := enqueueAsync(t.Context(), s, batchTrigger("n-b", "u2", ""))
