@@ -79,12 +79,14 @@ func (w *Worker) claimBatch(ctx, sendCtx context.Context, capacity int, sends *s
 		ExcludeProviders: w.throttledProviders(claimNow),
 	}
 	var jobs []heraldtype.Job
+	cctx, cancel := w.storeCtx(ctx)
 	if nc, ok := w.cfg.Store.(store.NextClaimer); ok {
-		jobs, next.at, next.ok, err = nc.ClaimNext(ctx, p)
+		jobs, next.at, next.ok, err = nc.ClaimNext(cctx, p)
 		next.known = err == nil
 	} else {
-		jobs, err = w.cfg.Store.Claim(ctx, p)
+		jobs, err = w.cfg.Store.Claim(cctx, p)
 	}
+	cancel()
 	if err != nil {
 		return 0, limit, claimNow, nextRun{}, err
 	}
@@ -121,7 +123,9 @@ func (w *Worker) idle(ctx context.Context, claimNow time.Time, next nextRun) {
 	d := w.cfg.PollInterval
 	if !next.known {
 		var err error
-		next.at, next.ok, err = w.cfg.Store.NextRunAt(ctx)
+		nctx, cancel := w.storeCtx(ctx)
+		next.at, next.ok, err = w.cfg.Store.NextRunAt(nctx)
+		cancel()
 		if err != nil {
 			next.ok = false
 			if ctx.Err() == nil {
@@ -165,7 +169,9 @@ func (w *Worker) reap(ctx context.Context) {
 // reapOnce hands expired leases back to the queue or marks them unknown,
 // by guarantee (S1.3, S2.4 zombie recovery).
 func (w *Worker) reapOnce(ctx context.Context) error {
-	r, err := w.cfg.Store.ReapExpiredLeases(ctx, w.cfg.Now())
+	rctx, cancel := w.storeCtx(ctx)
+	defer cancel()
+	r, err := w.cfg.Store.ReapExpiredLeases(rctx, w.cfg.Now())
 	if err != nil {
 		return err
 	}
@@ -207,7 +213,9 @@ const queueDepthIdle = 20
 // refreshQueueDepth sets the queue depth gauge from the store. It runs on a
 // timer rather than per scrape, so scrapes never load the database.
 func (w *Worker) refreshQueueDepth(ctx context.Context) {
-	stats, err := w.cfg.Store.QueueStats(ctx)
+	sctx, cancel := w.storeCtx(ctx)
+	defer cancel()
+	stats, err := w.cfg.Store.QueueStats(sctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			w.log.Warn("dispatch: reading queue stats failed", "err", err)

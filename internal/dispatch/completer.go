@@ -25,6 +25,8 @@ type completer struct {
 	log      *slog.Logger
 	interval time.Duration
 	size     int
+	// timeout bounds one Complete call (Config.StoreTimeout).
+	timeout time.Duration
 
 	mu  sync.Mutex
 	buf []store.Outcome
@@ -36,9 +38,9 @@ type completer struct {
 	flushed  chan struct{}
 }
 
-func newCompleter(s Store, log *slog.Logger, interval time.Duration, size int) *completer {
+func newCompleter(s Store, log *slog.Logger, interval time.Duration, size int, timeout time.Duration) *completer {
 	return &completer{
-		store: s, log: log, interval: interval, size: size,
+		store: s, log: log, interval: interval, size: size, timeout: timeout,
 		nonEmpty: make(chan struct{}, 1),
 		full:     make(chan struct{}, 1),
 		flushed:  make(chan struct{}, 1),
@@ -101,7 +103,9 @@ func (c *completer) flush(ctx context.Context) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		applied, err := c.store.Complete(ctx, batch)
+		cctx, cancel := context.WithTimeout(ctx, c.timeout)
+		applied, err := c.store.Complete(cctx, batch)
+		cancel()
 		if err != nil {
 			c.putBack(batch)
 			return fmt.Errorf("dispatch: recording %d outcomes: %w", len(batch), err)

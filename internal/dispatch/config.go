@@ -124,6 +124,13 @@ type Config struct {
 	// PolicyMaxDelay bounds that waiting: a delivery still undecided this
 	// long after it was due ends dead with code policy_error. Default 24 h.
 	PolicyMaxDelay time.Duration
+	// StoreTimeout bounds every store call of the worker (claim, outcome
+	// flush, lease extension, next run_at, queue stats, the policy's
+	// reads): a database that stops answering without closing the
+	// connection fails the call, which is logged and retried, instead of
+	// holding the worker forever. Default LeaseDuration: a longer call is
+	// of no use, the leases it is about have expired.
+	StoreTimeout time.Duration
 }
 
 // withDefaults validates c and returns it with every default applied.
@@ -167,6 +174,7 @@ func (c Config) withDefaults() (Config, error) {
 		{"QueueStatsInterval", &c.QueueStatsInterval, DefaultQueueStatsInterval, true},
 		{"PolicyRetry", &c.PolicyRetry, DefaultPolicyRetry, false},
 		{"PolicyMaxDelay", &c.PolicyMaxDelay, DefaultPolicyMaxDelay, false},
+		{"StoreTimeout", &c.StoreTimeout, 0, false},
 	}
 	for _, f := range durations {
 		if *f.v < 0 && !f.disabler {
@@ -175,6 +183,9 @@ func (c Config) withDefaults() (Config, error) {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
+	}
+	if c.StoreTimeout == 0 {
+		c.StoreTimeout = c.LeaseDuration
 	}
 	if c.LeaseDuration <= c.SendTimeout {
 		return c, fmt.Errorf("dispatch: Config.LeaseDuration (%s) must be longer than SendTimeout (%s)", c.LeaseDuration, c.SendTimeout)

@@ -28,10 +28,13 @@ type fakeStore struct {
 
 	// failComplete makes the next n Complete calls fail.
 	failComplete int
-	claimErr     error
-	claimCalls   int
-	completes    int // successful Complete calls
-	applied      int
+	// hangClaim and hangComplete make the next n calls hang until their
+	// context ends, as on a database that stopped answering.
+	hangClaim, hangComplete int
+	claimErr                error
+	claimCalls              int
+	completes               int // successful Complete calls
+	applied                 int
 	// recorded holds the applied outcomes, in order.
 	recorded []store.Outcome
 	ignored  int
@@ -131,7 +134,24 @@ func (s *fakeStore) count(st heraldtype.DeliveryState) int {
 	return n
 }
 
-func (s *fakeStore) Claim(_ context.Context, p store.ClaimParams) ([]heraldtype.Job, error) {
+// hang blocks until ctx ends if *n is positive (decrementing it), and
+// returns ctx's error then.
+func (s *fakeStore) hang(ctx context.Context, n *int) error {
+	s.mu.Lock()
+	if *n == 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	*n--
+	s.mu.Unlock()
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (s *fakeStore) Claim(ctx context.Context, p store.ClaimParams) ([]heraldtype.Job, error) {
+	if err := s.hang(ctx, &s.hangClaim); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.claimCalls++
@@ -184,7 +204,10 @@ func (s *fakeStore) ExtendLeases(_ context.Context, owner string, ids []int64, u
 	return got, nil
 }
 
-func (s *fakeStore) Complete(_ context.Context, outcomes []store.Outcome) (int, error) {
+func (s *fakeStore) Complete(ctx context.Context, outcomes []store.Outcome) (int, error) {
+	if err := s.hang(ctx, &s.hangComplete); err != nil {
+		return 0, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failComplete > 0 {

@@ -101,7 +101,9 @@ func (w *Worker) heartbeat(ctx context.Context) {
 		return
 	}
 	until := now.Add(w.cfg.LeaseDuration)
-	got, err := w.cfg.Store.ExtendLeases(ctx, w.cfg.Owner, ids, until)
+	ectx, cancel := w.storeCtx(ctx)
+	defer cancel()
+	got, err := w.cfg.Store.ExtendLeases(ectx, w.cfg.Owner, ids, until)
 	if err != nil {
 		if ctx.Err() == nil {
 			w.log.Warn("dispatch: extending leases failed; retrying next beat", "deliveries", len(ids), "err", err)

@@ -197,6 +197,41 @@ func TestFlusherRetriesFailedFlush(t *testing.T) {
 	stopWorker(t, h)
 }
 
+// A store call that hangs (a database that stopped answering without
+// closing the connection) times out after StoreTimeout and is retried: a
+// hung claim and a hung outcome flush do not hold the worker forever.
+func TestHungStoreCallsTimeOut(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, map[string]Sender{"fcm": okSender()}, func(c *Config) { c.StoreTimeout = 50 * time.Millisecond })
+	h.store.hangClaim, h.store.hangComplete = 1, 1
+	ids := []int64{h.add(fakeDelivery{}), h.add(fakeDelivery{})}
+	startWorker(t, h)
+	eventually(t, "both deliveries to be sent after the hung calls timed out", func() bool {
+		return h.store.get(ids[0]).State == heraldtype.StateSent && h.store.get(ids[1]).State == heraldtype.StateSent
+	})
+	stopWorker(t, h)
+	h.store.mu.Lock()
+	defer h.store.mu.Unlock()
+	if h.store.hangClaim != 0 || h.store.hangComplete != 0 {
+		t.Fatalf("the hung calls were not made: claim %d, complete %d left", h.store.hangClaim, h.store.hangComplete)
+	}
+}
+
+// StoreTimeout defaults to the lease: a store call longer than a lease is
+// of no use.
+func TestStoreTimeoutDefault(t *testing.T) {
+	c, err := (Config{Store: newFakeStore(), LeaseDuration: time.Minute}).withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.StoreTimeout != time.Minute {
+		t.Fatalf("StoreTimeout = %s, want the lease, 1m", c.StoreTimeout)
+	}
+	if _, err := (Config{Store: newFakeStore(), StoreTimeout: -time.Second}).withDefaults(); err == nil {
+		t.Fatal("a negative StoreTimeout was accepted")
+	}
+}
+
 // The heartbeat extends the lease of a slow send past half-life, so the
 // reaper leaves it alone and its outcome is recorded.
 func TestHeartbeatExtendsLeaseOfSlowSend(t *testing.T) {

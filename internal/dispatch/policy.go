@@ -33,7 +33,9 @@ var _ Policy = (*policy.Engine)(nil)
 func (w *Worker) checkPolicy(ctx context.Context, job *heraldtype.Job, pre policy.Prefetched, now time.Time) (o store.Outcome, record, done bool) {
 	d := &job.Delivery
 	m := w.cfg.Metrics.PolicyDecisions
-	dec, err := w.cfg.Policy.Check(ctx, job, now, pre)
+	pctx, cancel := w.storeCtx(ctx)
+	dec, err := w.cfg.Policy.Check(pctx, job, now, pre)
+	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
 			// Our own shutdown: the lease expires and the reaper decides.
@@ -77,7 +79,9 @@ func (w *Worker) prefetch(ctx context.Context, jobs []heraldtype.Job) policy.Pre
 	if w.cfg.Policy == nil || len(jobs) == 0 {
 		return nil
 	}
-	pre, err := w.cfg.Policy.Prefetch(ctx, jobs)
+	pctx, cancel := w.storeCtx(ctx)
+	defer cancel()
+	pre, err := w.cfg.Policy.Prefetch(pctx, jobs)
 	if err != nil && ctx.Err() == nil {
 		w.log.Warn("dispatch: prefetching the policy's preferences failed; reading them per delivery", "err", err)
 	}

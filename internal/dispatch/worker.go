@@ -77,7 +77,7 @@ func New(cfg Config) (*Worker, error) {
 	w := &Worker{
 		cfg:        cfg,
 		log:        cfg.Logger,
-		completer:  newCompleter(cfg.Store, cfg.Logger, cfg.FlushInterval, cfg.FlushSize),
+		completer:  newCompleter(cfg.Store, cfg.Logger, cfg.FlushInterval, cfg.FlushSize, cfg.StoreTimeout),
 		flights:    newFlights(),
 		throttles:  make(map[string]*throttle, len(cfg.Senders)),
 		slots:      make(chan struct{}, cfg.Concurrency),
@@ -229,6 +229,11 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	return n, w.completer.flush(ctx)
+}
+
+// storeCtx bounds one store call by StoreTimeout.
+func (w *Worker) storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, w.cfg.StoreTimeout)
 }
 
 func (w *Worker) freeSlots() int { return cap(w.slots) - len(w.slots) }

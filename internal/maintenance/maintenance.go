@@ -196,7 +196,12 @@ func (s *Service) Tick(ctx context.Context) error {
 	// The lock is held until now+TTL, but this instance only considers
 	// itself leader until now+TTL-RenewInterval: a renewal that is late by
 	// up to one interval can't overlap a successor.
-	ok, err := s.cfg.Store.TryLock(ctx, LeaderLock, s.cfg.Owner, now, now.Add(s.cfg.LeaderTTL))
+	// A renewal, like a reap, is bounded by the TTL: a database that
+	// stopped answering fails it (and the instance steps down) instead of
+	// holding the loop forever.
+	lctx, cancel := context.WithTimeout(ctx, s.cfg.LeaderTTL)
+	ok, err := s.cfg.Store.TryLock(lctx, LeaderLock, s.cfg.Owner, now, now.Add(s.cfg.LeaderTTL))
+	cancel()
 	if err != nil || !ok {
 		s.setLeader(time.Time{})
 		if was {
@@ -272,7 +277,9 @@ func (s *Service) VacuumQueue(ctx context.Context) error {
 
 // reap reclaims deliveries whose worker died mid-send (S4.2, S1.3).
 func (s *Service) reap(ctx context.Context, now time.Time) error {
-	r, err := s.cfg.Store.ReapExpiredLeases(ctx, now)
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.LeaderTTL)
+	defer cancel()
+	r, err := s.cfg.Store.ReapExpiredLeases(rctx, now)
 	if err != nil {
 		return fmt.Errorf("reap expired leases: %w", err)
 	}

@@ -36,20 +36,26 @@ type lock struct {
 // fakeStore keeps locks with the store.Store contract and counts the
 // maintenance calls.
 type fakeStore struct {
-	mu         sync.Mutex
-	locks      map[string]lock
-	failLock   error
-	reaps      int
-	finished   int // notifications left to prune
-	pruneCalls int
-	devCutoff  time.Time
+	mu       sync.Mutex
+	locks    map[string]lock
+	failLock error
+	// hangLock and hangReap block the call until its context ends.
+	hangLock, hangReap bool
+	reaps              int
+	finished           int // notifications left to prune
+	pruneCalls         int
+	devCutoff          time.Time
 }
 
 func newFakeStore() *fakeStore { return &fakeStore{locks: map[string]lock{}} }
 
-func (f *fakeStore) TryLock(_ context.Context, name, owner string, now, until time.Time) (bool, error) {
+func (f *fakeStore) TryLock(ctx context.Context, name, owner string, now, until time.Time) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.hangLock {
+		<-ctx.Done()
+		return false, ctx.Err()
+	}
 	if f.failLock != nil {
 		return false, f.failLock
 	}
@@ -70,9 +76,13 @@ func (f *fakeStore) Unlock(_ context.Context, name, owner string, until time.Tim
 	return nil
 }
 
-func (f *fakeStore) ReapExpiredLeases(context.Context, time.Time) (store.ReapResult, error) {
+func (f *fakeStore) ReapExpiredLeases(ctx context.Context, _ time.Time) (store.ReapResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.hangReap {
+		<-ctx.Done()
+		return store.ReapResult{}, ctx.Err()
+	}
 	f.reaps++
 	return store.ReapResult{Requeued: 1}, nil
 }
@@ -110,6 +120,32 @@ func newService(t *testing.T, st Store, c *clock, owner string) *Service {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// A renewal or a reap that hangs (a database that stopped answering)
+// fails after the leader TTL instead of holding the loop: the instance
+// steps down, or retries the reap next tick.
+func TestHungCallsTimeOut(t *testing.T) {
+	t.Parallel()
+	st := newFakeStore()
+	s, err := New(Config{Store: st, Owner: "a", LeaderTTL: 100 * time.Millisecond, RenewInterval: 30 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.hangReap = true
+	if err := s.Tick(t.Context()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Tick with a hung reap = %v, want a deadline error", err)
+	}
+	st.mu.Lock()
+	st.hangReap, st.hangLock = false, true
+	st.mu.Unlock()
+	if err := s.Tick(t.Context()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Tick with a hung renewal = %v, want a deadline error", err)
+	}
+	if s.IsLeader() {
+		t.Fatal("still leader after a renewal that failed")
+	}
 }
 
 func TestOneLeaderAtATime(t *testing.T) {
