@@ -134,6 +134,7 @@ type WorkerConfig struct {
 	SendTimeout   time.Duration `koanf:"send_timeout"`   // default 10 s
 	PollInterval  time.Duration `koanf:"poll_interval"`  // default 1 s (S4.2)
 	ReapInterval  time.Duration `koanf:"reap_interval"`  // default 5 s; the elected leader reaps
+	StoreTimeout  time.Duration `koanf:"store_timeout"`  // bounds each store call of the worker, default lease_duration
 }
 
 // Client is Herald's entry point for an embedding program.
@@ -260,6 +261,7 @@ func NewClient(cfg Config) (*Client, error) {
 			Concurrency:    cfg.Worker.Concurrency,
 			LeaseDuration:  cfg.Worker.LeaseDuration,
 			SendTimeout:    cfg.Worker.SendTimeout,
+			StoreTimeout:   cfg.Worker.StoreTimeout,
 			PollInterval:   cfg.Worker.PollInterval,
 			Retry:          cfg.Retry,
 			Now:            cfg.Now,
