@@ -34,22 +34,7 @@ WHERE schemaname = $1 AND relname = 'deliveries'`, s.Schema()).Scan(&n); err != 
 		}
 		return n
 	}
-	// The statistics PostgreSQL keeps reach the shared counters within
-	// about a second of each backend's transactions.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		did, err := s.VacuumQueue(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if did {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("VacuumQueue never vacuumed; %d dead rows counted", dead())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	vacuumOnce(t, s, func() string { return fmt.Sprintf("%d dead rows counted", dead()) })
 	if n := dead(); n >= 10_000 {
 		t.Fatalf("%d dead rows after VacuumQueue", n)
 	}
@@ -158,30 +143,13 @@ func fillQueue(t *testing.T, s *postgres.Store, triggers int, send bool) {
 func TestVacuumQueueThrottledAndReset(t *testing.T) {
 	t.Parallel()
 	dsn, schema := pgtest.NewSchema(t)
-	s, err := postgres.Open(t.Context(), dsn, postgres.Options{Schema: schema, MaxConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := openStoreConns(t, dsn, schema, 1)
 	ctx := t.Context()
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
 	fillQueue(t, s, 6, true)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		did, err := s.VacuumQueue(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if did {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("VacuumQueue never vacuumed")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	vacuumOnce(t, s, func() string { return "" })
 	// One connection: the one the VACUUM ran on.
 	var delay string
 	if err := s.Pool().QueryRow(ctx, `SHOW vacuum_cost_delay`).Scan(&delay); err != nil {
@@ -197,5 +165,26 @@ WHERE schemaname = $1 AND relname = 'deliveries'`, schema).Scan(&vacuums); err !
 	}
 	if vacuums == 0 {
 		t.Fatal("pg_stat_user_tables counts no vacuum of deliveries")
+	}
+}
+
+// vacuumOnce calls VacuumQueue until it vacuums: the statistics it reads
+// reach PostgreSQL's shared counters within about a second of each
+// backend's transactions. state describes the queue for the failure.
+func vacuumOnce(t *testing.T, s *postgres.Store, state func() string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		did, err := s.VacuumQueue(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if did {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("VacuumQueue never vacuumed %s", state())
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
