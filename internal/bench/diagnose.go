@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -166,4 +167,25 @@ ORDER BY xact_start NULLS LAST, pid`)
 		fmt.Fprintf(&b, "%d idle backends of %q\n", idle[app], app)
 	}
 	return b.String()
+}
+
+// ownGoroutines summarizes this process's goroutines whose stacks pass
+// through Herald's code (the run's enqueuers, the emulator, the store).
+func ownGoroutines() string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var keep []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "github.com/heraldhq/herald/") && !strings.Contains(g, "ownGoroutines") {
+			keep = append(keep, g, "")
+		}
+	}
+	return summarizeGoroutines(strings.Split(strings.Join(keep, "\n"), "\n"))
 }

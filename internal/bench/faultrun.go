@@ -130,8 +130,23 @@ func FaultRun(ctx context.Context, cfg FaultRunConfig) (*FaultReport, error) {
 
 	rep := &FaultReport{Notifications: cfg.Notifications}
 	var enqueued atomic.Int64
+	var lastEnqErr atomic.Value // the last failed enqueue attempt's error, retried
 	enqErr := make(chan error, 1)
-	go func() { enqErr <- enqueueAll(ctx, client, pop, cfg, &enqueued) }()
+	go func() { enqErr <- enqueueAll(ctx, client, pop, cfg, &enqueued, &lastEnqErr) }()
+
+	// stalled adds to a run that stopped making progress what says where
+	// it waited: how far the enqueue got, herald's last log lines, the
+	// database's backends, and the goroutines of this process (the
+	// enqueuers and the emulator) and of herald (SIGQUIT).
+	stalled := func(err error) error {
+		diag := context.WithoutCancel(ctx)
+		stats, serr := st.QueueStats(diag)
+		return fmt.Errorf("%w\nenqueued %d of %d notifications (last enqueue error: %v); queue %v (%v)\n"+
+			"the last lines herald logged:\n%s\n\nPostgreSQL backends:\n%s\nthis process's goroutines:\n%s\n"+
+			"herald's goroutines (SIGQUIT):\n%s",
+			err, enqueued.Load(), cfg.Notifications, lastEnqErr.Load(), stats, serr, proc.tail(),
+			pgActivity(diag, st.Pool()), ownGoroutines(), proc.dump(10*time.Second))
+	}
 
 	// Chaos, paced by progress at the emulator so every event lands while
 	// work is in flight: kills at evenly spread fractions of the expected
@@ -162,7 +177,7 @@ func FaultRun(ctx context.Context, cfg FaultRunConfig) (*FaultReport, error) {
 		for float64(sk.accepted.Load()) < ev.at*float64(expected) {
 			select {
 			case <-ctx.Done():
-				return rep, fmt.Errorf("timed out before %.0f%% of sends (%d of %d)", ev.at*100, sk.accepted.Load(), expected)
+				return rep, stalled(fmt.Errorf("timed out before %.0f%% of sends (%d of %d)", ev.at*100, sk.accepted.Load(), expected))
 			case err := <-enqErr:
 				if err != nil {
 					return rep, err
@@ -193,10 +208,7 @@ func FaultRun(ctx context.Context, cfg FaultRunConfig) (*FaultReport, error) {
 	}
 	logf("all %d notifications enqueued; waiting for the queue to settle", enqueued.Load())
 	if err := waitSettled(ctx, st); err != nil {
-		// A stall: say where herald and PostgreSQL were waiting.
-		diag := context.WithoutCancel(ctx)
-		return rep, fmt.Errorf("%w\nthe last lines herald logged:\n%s\n\nPostgreSQL backends:\n%s\nherald's goroutines (SIGQUIT):\n%s",
-			err, proc.tail(), pgActivity(diag, st.Pool()), proc.dump(10*time.Second))
+		return rep, stalled(err)
 	}
 	if err := rep.check(ctx, st, pop, sk.sends(), cfg.MaxAttempts); err != nil {
 		return rep, err
@@ -273,7 +285,7 @@ func faultEnv(cfg FaultRunConfig, schema, creds, endpoint string) []string {
 // enqueueAll enqueues every trigger, alternating the two guarantees. A
 // trigger that fails (PostgreSQL restarting) is retried with the same
 // Idempotency-Key, so it is recorded exactly once.
-func enqueueAll(ctx context.Context, c *herald.Client, pop *population, cfg FaultRunConfig, n *atomic.Int64) error {
+func enqueueAll(ctx context.Context, c *herald.Client, pop *population, cfg FaultRunConfig, n *atomic.Int64, lastErr *atomic.Value) error {
 	triggers := cfg.Notifications / cfg.Recipients
 	var wg sync.WaitGroup
 	var next atomic.Int64
@@ -306,6 +318,7 @@ func enqueueAll(ctx context.Context, c *herald.Client, pop *population, cfg Faul
 						errc <- fmt.Errorf("enqueue trigger %d: %w", k, err)
 						return
 					}
+					lastErr.Store(fmt.Errorf("trigger %d: %w", k, err))
 					// PostgreSQL is restarting; the same key makes the
 					// retry safe.
 					select {

@@ -20,7 +20,9 @@ import (
 // latency when there is nothing to batch; under load it removes most of
 // a single-recipient trigger's per-transaction cost (docs/PERFORMANCE.md,
 // session 5). This is the "batch inserts" of DESIGN.md "The queue" applied
-// to concurrent API calls.
+// to concurrent API calls. Every call still returns only once its own
+// trigger is committed, WAL flush included: an accepted trigger is
+// durable (S4.1).
 //
 // A batch is all or nothing. If PostgreSQL rejects any statement of it
 // (an unknown user, an idempotency key already taken, a deadlock), the
