@@ -172,20 +172,23 @@ ORDER BY xact_start NULLS LAST, pid`)
 // ownGoroutines summarizes this process's goroutines whose stacks pass
 // through Herald's code (the run's enqueuers, the emulator, the store).
 func ownGoroutines() string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 	var keep []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
+	for _, g := range strings.Split(allStacks(), "\n\n") {
 		if strings.Contains(g, "github.com/heraldhq/herald/") && !strings.Contains(g, "ownGoroutines") {
 			keep = append(keep, g, "")
 		}
 	}
 	return summarizeGoroutines(strings.Split(strings.Join(keep, "\n"), "\n"))
+}
+
+// allStacks is every goroutine's stack, as the runtime prints them.
+func allStacks() string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }
