@@ -141,6 +141,36 @@ func TestPolicyErrorFailsClosed(t *testing.T) {
 	}
 }
 
+// hangingPolicy's Check waits for its context to end, like a policy
+// store that stopped answering.
+type hangingPolicy struct{}
+
+func (hangingPolicy) Prefetch(context.Context, []heraldtype.Job) (policy.Prefetched, error) {
+	return nil, nil
+}
+
+func (hangingPolicy) Check(ctx context.Context, _ *heraldtype.Job, _ time.Time, _ policy.Prefetched) (policy.Decision, error) {
+	<-ctx.Done()
+	return policy.Decision{}, ctx.Err()
+}
+
+// A policy check that hangs fails after StoreTimeout, and fails closed:
+// the delivery goes back unsent with policy_error, its send slot freed.
+func TestPolicyHangFailsClosed(t *testing.T) {
+	t.Parallel()
+	var sends atomic.Int64
+	h := newHarness(t, map[string]Sender{"fcm": countingSender(&sends)}, func(cfg *Config) {
+		cfg.Policy = hangingPolicy{}
+		cfg.StoreTimeout = 50 * time.Millisecond
+	})
+	id := h.add(fakeDelivery{})
+	h.runOnce(1)
+	if d := h.store.get(id); d.State != heraldtype.StatePending || d.Attempt != 0 ||
+		d.LastErrorCode != policy.CodePolicyError || sends.Load() != 0 {
+		t.Fatalf("after a hung policy check: %+v, sends = %d", d, sends.Load())
+	}
+}
+
 // A delivery the policy cannot decide for longer than PolicyMaxDelay ends
 // dead with its reason instead of waiting forever.
 func TestPolicyErrorGivesUp(t *testing.T) {

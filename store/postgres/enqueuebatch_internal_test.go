@@ -278,6 +278,82 @@ func TestMergeCalls(t *testing.T) {
 	}
 }
 
+// blockedEnqueue waits for a backend other than not that waits on a lock
+// while inserting this schema's notifications, and returns its pid.
+func blockedEnqueue(t *testing.T, s *Store, not int32) int32 {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var pid int32
+		err := s.pool.QueryRow(t.Context(), `SELECT pid FROM pg_stat_activity
+WHERE wait_event_type = 'Lock' AND pid <> $2 AND strpos(query, $1) > 0 LIMIT 1`, s.prefix+"notifications", not).Scan(&pid)
+		if err == nil {
+			return pid
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no enqueue waits on the held user")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestEnqueueBatchUnknownOutcomeNotRerun: a batch whose connection dies
+// mid-transaction may or may not have committed, as far as the caller can
+// tell, so it is not run again alone: every call of it gets the error and
+// none writes a second time (here, the transaction died, so nothing is
+// written at all).
+func TestEnqueueBatchUnknownOutcomeNotRerun(t *testing.T) {
+	s := batchStore(t, 1, 3)
+	ctx := t.Context()
+	release := holdUser(t, s, "u1")
+	defer release()
+	first := enqueueAsync(ctx, s, batchTrigger("n-a", "u1", ""))
+	waitLeading(t, s)
+	b := enqueueAsync(ctx, s, batchTrigger("n-b", "u1", ""))
+	c := enqueueAsync(ctx, s, batchTrigger("n-c", "u2", ""))
+	waitQueued(t, s, 2)
+
+	kill := func(pid int32) {
+		t.Helper()
+		if _, err := s.pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The lone first call's connection dies; the batch of the other two
+	// then waits on the same user, and its connection dies too.
+	alone := blockedEnqueue(t, s, 0)
+	kill(alone)
+	if a := <-first; a.err == nil {
+		t.Fatal("the first call succeeded on a terminated connection")
+	}
+	kill(blockedEnqueue(t, s, alone))
+	for name, ch := range map[string]<-chan enqueueAnswer{"b": b, "c": c} {
+		select {
+		case a := <-ch:
+			if a.err == nil {
+				t.Errorf("call %s succeeded although its batch's connection died", name)
+			}
+		case <-time.After(10 * time.Second):
+			// Run again alone, b waits on the held user.
+			t.Fatalf("call %s did not answer: the batch was run again", name)
+		}
+	}
+	release()
+	// n-c's user was never held: run again alone, it would have been
+	// written.
+	for _, id := range []string{"n-a", "n-b", "n-c"} {
+		if got := deliveriesOf(t, s, id); got != 0 {
+			t.Errorf("%s: %d deliveries, want none", id, got)
+		}
+	}
+	if got := s.batcher.batches.Load(); got != 1 {
+		t.Fatalf("%d batch transactions, want 1", got)
+	}
+}
+
 // TestEnqueueBatchCancelledWaiter: a call whose context ends while it
 // waits leaves the queue with the context's error and writes nothing; the
 // others are not held up.

@@ -3,8 +3,6 @@ package postgres_test
 import (
 	"fmt"
 	"testing"
-
-	"github.com/heraldhq/herald/store/postgres/pgtest"
 )
 
 // The enqueue's statements run their generic plans (enqueuePlans): with
@@ -14,12 +12,8 @@ import (
 // was planned.
 func TestEnqueueNeverReplans(t *testing.T) {
 	t.Parallel()
-	dsn, schema := pgtest.NewSchema(t)
-	s := openStoreConns(t, dsn, schema, 1)
+	s := newStoreConns(t, 1)
 	ctx := t.Context()
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	seed(t, s)
 	const triggers = 12 // past the five custom plans PostgreSQL tries first
 	for i := range triggers {

@@ -33,8 +33,14 @@ func openStoreConns(t testing.TB, dsn, schema string, conns int32) *postgres.Sto
 // newStore opens a migrated store on a fresh schema.
 func newStore(t testing.TB) *postgres.Store {
 	t.Helper()
+	return newStoreConns(t, 8)
+}
+
+// newStoreConns is newStore with a pool of conns connections.
+func newStoreConns(t testing.TB, conns int32) *postgres.Store {
+	t.Helper()
 	dsn, schema := pgtest.NewSchema(t)
-	s := openStore(t, dsn, schema)
+	s := openStoreConns(t, dsn, schema, conns)
 	if err := s.Migrate(t.Context()); err != nil {
 		t.Fatal(err)
 	}

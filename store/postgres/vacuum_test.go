@@ -9,7 +9,6 @@ import (
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/postgres"
-	"github.com/heraldhq/herald/store/postgres/pgtest"
 	"github.com/heraldhq/herald/store/storetest"
 )
 
@@ -142,12 +141,8 @@ func fillQueue(t *testing.T, s *postgres.Store, triggers int, send bool) {
 // does not outlive it on the pooled connection it ran on.
 func TestVacuumQueueThrottledAndReset(t *testing.T) {
 	t.Parallel()
-	dsn, schema := pgtest.NewSchema(t)
-	s := openStoreConns(t, dsn, schema, 1)
+	s := newStoreConns(t, 1)
 	ctx := t.Context()
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	fillQueue(t, s, 6, true)
 	vacuumOnce(t, s, func() string { return "" })
 	// One connection: the one the VACUUM ran on.
@@ -160,7 +155,7 @@ func TestVacuumQueueThrottledAndReset(t *testing.T) {
 	}
 	var vacuums int64
 	if err := s.Pool().QueryRow(ctx, `SELECT vacuum_count FROM pg_stat_user_tables
-WHERE schemaname = $1 AND relname = 'deliveries'`, schema).Scan(&vacuums); err != nil {
+WHERE schemaname = $1 AND relname = 'deliveries'`, s.Schema()).Scan(&vacuums); err != nil {
 		t.Fatal(err)
 	}
 	if vacuums == 0 {
