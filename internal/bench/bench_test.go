@@ -45,6 +45,9 @@ func TestRunInProcess(t *testing.T) {
 	if res.Resources.CPUSeconds <= 0 || res.Resources.PeakRSSBytes == 0 || res.DeliveriesPerSec <= 0 {
 		t.Fatalf("resources %+v, %v deliveries/s", res.Resources, res.DeliveriesPerSec)
 	}
+	if m := res.Resources.Machine; m != nil && (m.MicrosPerDelivery <= 0 || m.Ceiling <= 0) {
+		t.Fatalf("machine %+v: no cost per delivery for %d sent", *m, res.Sent)
+	}
 	if !strings.Contains(progress.String(), "deliver") {
 		t.Fatalf("no progress drawn: %q", progress.String())
 	}

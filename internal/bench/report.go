@@ -46,6 +46,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 		row("server while filling", "%s", r.FillResources)
 	}
 	row("server", "%s", &r.Resources)
+	if r.Resources.Machine != nil {
+		row("machine", "%s", r.Resources.Machine)
+	}
 	return tw.Flush()
 }
 

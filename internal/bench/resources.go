@@ -30,6 +30,9 @@ type Resources struct {
 	// emulator and the load generator together) or "metrics" (a remote
 	// server's /metrics).
 	Source string `json:"source"`
+	// Machine is the whole machine's CPU use over the same phase (Linux
+	// only).
+	Machine *MachineCPU `json:"machine,omitempty"`
 }
 
 // meter samples a server's resource use until stopped.

@@ -112,6 +112,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.NotificationsPerSec = float64(res.Notifications) / res.TriggerSeconds
 	stats := em.Stats()
 	res.Sent, res.Rejected, res.EarlyRetries = stats.Accepted, stats.Rejected, stats.EarlyRetries
+	res.Resources.Machine.perDelivery(res.Sent)
 	if last := sk.lastNanos.Load(); last > 0 {
 		res.SendSeconds = time.Unix(0, last).Sub(sendStart).Seconds()
 		res.DeliveriesPerSec = float64(res.Sent) / res.SendSeconds
@@ -176,11 +177,20 @@ func injectFaults(em *fcm.Emulator, f Faults, pop *population) error {
 	return nil
 }
 
+// startMeter measures the server (this process, or a remote one through its
+// /metrics) and the whole machine.
 func startMeter(ctx context.Context, srv *inProcess, api *apiClient) (meter, error) {
+	var m meter
+	var err error
 	if srv != nil {
-		return startProcessMeter()
+		m, err = startProcessMeter()
+	} else {
+		m, err = startMetricsMeter(ctx, api)
 	}
-	return startMetricsMeter(ctx, api)
+	if err != nil {
+		return nil, err
+	}
+	return withMachine(m), nil
 }
 
 // waitDrained waits until the emulator has accepted every expected push,

@@ -1,0 +1,144 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MachineCPU is the whole machine's CPU use during the measured phase, read
+// from /proc/stat: Herald, the emulator, the load generator, the database
+// and the kernel together. On a machine where they all share the CPUs (as
+// issue 6's targets are measured) it is what a delivery costs end to end,
+// and so what bounds deliveries/s.
+type MachineCPU struct {
+	// CPUs is the number of CPUs /proc/stat lists.
+	CPUs int `json:"cpus"`
+	// BusySeconds is CPU time spent outside idle and I/O wait, summed over
+	// every CPU.
+	BusySeconds float64 `json:"busy_seconds"`
+	// Busy is BusySeconds over CPUs × the phase's wall time (1.0 = every
+	// CPU busy throughout).
+	Busy float64 `json:"busy"`
+	// MicrosPerDelivery is BusySeconds per delivery the emulator accepted.
+	MicrosPerDelivery float64 `json:"micros_per_delivery,omitempty"`
+	// Ceiling is the deliveries/s this machine would sustain at that cost
+	// with every CPU busy: CPUs / MicrosPerDelivery.
+	Ceiling float64 `json:"ceiling_per_sec,omitempty"`
+}
+
+// cpuTimes is one reading of /proc/stat's aggregate "cpu" line, in clock
+// ticks, and the number of per-CPU lines.
+type cpuTimes struct {
+	busy, idle uint64
+	cpus       int
+	at         time.Time
+}
+
+// errNoProcStat reports a system without /proc/stat (not Linux): the
+// machine figures are then left out.
+var errNoProcStat = errors.New("no /proc/stat")
+
+func readCPUTimes() (cpuTimes, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return cpuTimes{}, errNoProcStat
+	}
+	return parseCPUTimes(b, time.Now())
+}
+
+// parseCPUTimes reads the aggregate line "cpu user nice system idle iowait
+// irq softirq steal guest guest_nice" (guest time is already inside user
+// and nice, so it is not added again) and counts the "cpuN" lines.
+func parseCPUTimes(b []byte, at time.Time) (cpuTimes, error) {
+	t := cpuTimes{at: at}
+	found := false
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 || !strings.HasPrefix(f[0], "cpu") {
+			continue
+		}
+		if f[0] != "cpu" {
+			t.cpus++
+			continue
+		}
+		if len(f) < 5 {
+			return cpuTimes{}, fmt.Errorf("/proc/stat: short cpu line %q", sc.Text())
+		}
+		for i, s := range f[1:min(len(f), 9)] {
+			v, err := strconv.ParseUint(s, 10, 64)
+			if err != nil {
+				return cpuTimes{}, fmt.Errorf("/proc/stat: %w", err)
+			}
+			if i == 3 || i == 4 { // idle, iowait
+				t.idle += v
+			} else {
+				t.busy += v
+			}
+		}
+		found = true
+	}
+	if !found || t.cpus == 0 {
+		return cpuTimes{}, fmt.Errorf("/proc/stat: no cpu lines")
+	}
+	return t, nil
+}
+
+// machineSince is the machine's CPU use between two readings. The share of
+// busy ticks, times the CPUs and the wall time, gives busy seconds without
+// knowing the kernel's clock tick.
+func machineSince(a, b cpuTimes) *MachineCPU {
+	busy, total := b.busy-a.busy, (b.busy-a.busy)+(b.idle-a.idle)
+	wall := b.at.Sub(a.at).Seconds()
+	if total == 0 || wall <= 0 {
+		return nil
+	}
+	share := float64(busy) / float64(total)
+	return &MachineCPU{CPUs: b.cpus, Busy: share, BusySeconds: share * float64(b.cpus) * wall}
+}
+
+// perDelivery fills in the cost of one delivery and the ceiling it implies.
+func (m *MachineCPU) perDelivery(sent uint64) {
+	if m == nil || sent == 0 || m.BusySeconds <= 0 {
+		return
+	}
+	m.MicrosPerDelivery = m.BusySeconds * 1e6 / float64(sent)
+	m.Ceiling = float64(m.CPUs) * 1e6 / m.MicrosPerDelivery
+}
+
+// machineMeter adds the machine's CPU use to another meter's figures.
+type machineMeter struct {
+	meter
+	start cpuTimes
+	ok    bool
+}
+
+func withMachine(m meter) meter {
+	t, err := readCPUTimes()
+	return &machineMeter{meter: m, start: t, ok: err == nil}
+}
+
+func (m *machineMeter) stop() (Resources, error) {
+	r, err := m.meter.stop()
+	if err != nil || !m.ok {
+		return r, err
+	}
+	if t, err := readCPUTimes(); err == nil {
+		r.Machine = machineSince(m.start, t)
+	}
+	return r, nil
+}
+
+func (m *MachineCPU) String() string {
+	out := fmt.Sprintf("%.1f CPU-s busy (%.0f %% of %d CPUs)", m.BusySeconds, m.Busy*100, m.CPUs)
+	if m.MicrosPerDelivery > 0 {
+		out += fmt.Sprintf(" = %.0f µs per delivery: at most %.0f deliveries/s on this machine", m.MicrosPerDelivery, m.Ceiling)
+	}
+	return out + " [everything: Herald, emulator, load generator, database, kernel]"
+}
