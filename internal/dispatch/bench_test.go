@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/cputime"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -85,10 +86,12 @@ func BenchmarkWorkerPipeline(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := cputime.Report(b)
 			if err := w.Start(context.Background()); err != nil {
 				b.Fatal(err)
 			}
 			<-s.done
+			cpu()
 			b.StopTimer()
 			if err := w.Stop(context.Background()); err != nil {
 				b.Fatal(err)
