@@ -1,0 +1,45 @@
+-- The floor under Herald's PostgreSQL throughput (issue 6): the least
+-- work a durable queue on PostgreSQL does per delivery. Run by
+-- scripts/pgfloor/run; see docs/PERFORMANCE.md, "the floor".
+SET client_min_messages = warning;
+DROP SCHEMA IF EXISTS herald_floor CASCADE;
+CREATE SCHEMA herald_floor;
+
+-- queue.sql: one table, the payload in the row, one partial index to
+-- find due jobs.
+CREATE TABLE herald_floor.jobs (
+	id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	run_at      timestamptz NOT NULL,
+	state       text NOT NULL,
+	owner       text NOT NULL DEFAULT '',
+	attempt     integer NOT NULL DEFAULT 0,
+	lease_until timestamptz,
+	payload     text NOT NULL
+);
+CREATE INDEX jobs_pending ON herald_floor.jobs (run_at, id) WHERE state = 'pending';
+
+-- records.sql: what the mission keeps besides the queue: a notification
+-- per recipient (the inbox and history, S3.9, S4.5), listed by user; the
+-- delivery points at it and the claim reads it back.
+CREATE TABLE herald_floor.notifications (
+	id         text PRIMARY KEY,
+	user_id    text NOT NULL,
+	title      text NOT NULL,
+	body       text NOT NULL,
+	data       jsonb,
+	created_at timestamptz NOT NULL
+);
+CREATE INDEX notifications_user ON herald_floor.notifications (user_id, created_at);
+CREATE TABLE herald_floor.deliveries (
+	id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	notification_id text NOT NULL,
+	token           text NOT NULL,
+	run_at          timestamptz NOT NULL,
+	state           text NOT NULL,
+	owner           text NOT NULL DEFAULT '',
+	attempt         integer NOT NULL DEFAULT 0,
+	lease_until     timestamptz,
+	finished_at     timestamptz
+);
+CREATE INDEX deliveries_pending ON herald_floor.deliveries (run_at, id) WHERE state = 'pending';
+CREATE INDEX deliveries_notification ON herald_floor.deliveries (notification_id);
