@@ -255,8 +255,8 @@ func (st *enqueueState) readCounts(rows txRows) error {
 // writeSteps are the statements that write a checked trigger whose
 // idempotency key (if any) is taken: every one is built from p alone, so
 // they can be pipelined. A missing user fails the first (checkUsers) with
-// a clear error; the inserts after it then fail on the foreign key, and
-// the transaction writes nothing.
+// a clear error, in PostgreSQL: the transaction is aborted there, so the
+// inserts after it never run and it writes nothing.
 func (s *Store) writeSteps(p store.EnqueueParams, st *enqueueState) ([]step, error) {
 	st.counts = make(map[string]int, len(p.Notifications))
 	notifications, err := s.insertNotifications(p)
@@ -361,7 +361,10 @@ WHERE t.idempotency_key = $1 ORDER BY x.ord`), p.IdempotencyKey)
 }
 
 // checkUsers fails with ENOTFOUND naming the first unknown user in
-// notification order.
+// notification order. It fails in PostgreSQL (user_not_found raises,
+// migration 0009), so the transaction is aborted there: the statements
+// pipelined after it are skipped and its COMMIT rolls back, even if the
+// user is created before they would have run.
 func (s *Store) checkUsers(ns []heraldtype.Notification) step {
 	var ids []string
 	seen := make(map[string]bool, len(ns))
@@ -371,18 +374,31 @@ func (s *Store) checkUsers(ns []heraldtype.Notification) step {
 			ids = append(ids, n.UserID)
 		}
 	}
-	return step{what: "users", sql: s.q(`SELECT u.id FROM unnest($1::text[]) WITH ORDINALITY AS u (id, ord)
-WHERE NOT EXISTS (SELECT 1 FROM {s}.users x WHERE x.id = u.id) ORDER BY u.ord LIMIT 1`), args: []any{ids},
+	return step{what: "users", sql: s.q(`SELECT {s}.user_not_found(m.id) FROM (
+	SELECT u.id FROM unnest($1::text[]) WITH ORDINALITY AS u (id, ord)
+	WHERE NOT EXISTS (SELECT 1 FROM {s}.users x WHERE x.id = u.id) ORDER BY u.ord LIMIT 1
+) m`), args: []any{ids},
 		read: func(rows txRows) error {
-			if !rows.Next() {
-				return nil
+			if rows.Next() {
+				// user_not_found never returns: a row here means the
+				// function did not raise.
+				return fmt.Errorf("postgres: the users check returned instead of failing")
 			}
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			return heraldtype.Errorf(heraldtype.ENOTFOUND, "user %q not found", id)
-		}}
+			return nil
+		},
+		mapErr: mapUserNotFound}
+}
+
+// userNotFoundCode is the SQLSTATE user_not_found raises.
+const userNotFoundCode = "HR404"
+
+// mapUserNotFound turns user_not_found's error into ENOTFOUND.
+func mapUserNotFound(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == userNotFoundCode {
+		return heraldtype.Errorf(heraldtype.ENOTFOUND, "user %q not found", pe.Detail)
+	}
+	return err
 }
 
 // insertNotifications writes the notifications in one INSERT … SELECT
