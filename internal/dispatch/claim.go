@@ -19,6 +19,13 @@ func (w *Worker) claimLoop(ctx, sendCtx context.Context) {
 	// is free instead.
 	lowWater := max(1, min(w.cfg.BatchSize, w.cfg.Concurrency)/4)
 	var errDelay time.Duration
+	// After a full batch the next claim is probably full too, and the
+	// worker will not sleep: it claims without asking for the next
+	// run_at, which costs PostgreSQL a walk over the index entries the
+	// claim just left behind (≈ 1 ms a call under load,
+	// docs/PERFORMANCE.md). If that claim comes back short after all,
+	// idle reads it with NextRunAt.
+	full := false
 	for ctx.Err() == nil {
 		if w.capacity() < lowWater {
 			select {
@@ -29,7 +36,8 @@ func (w *Worker) claimLoop(ctx, sendCtx context.Context) {
 			}
 			continue
 		}
-		n, limit, claimNow, next, err := w.claimBatch(ctx, sendCtx, w.capacity(), &w.sends)
+		n, limit, claimNow, next, err := w.claimBatch(ctx, sendCtx, w.capacity(), !full, &w.sends)
+		full = err == nil && n == limit
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -40,7 +48,7 @@ func (w *Worker) claimLoop(ctx, sendCtx context.Context) {
 			continue
 		}
 		errDelay = 0
-		if n == limit {
+		if full {
 			continue // a full batch: there is probably more
 		}
 		w.idle(ctx, claimNow, next)
@@ -62,9 +70,9 @@ type nextRun struct {
 
 // claimBatch claims up to min(BatchSize, capacity) deliveries and starts a
 // send for each, tracked by sends. It returns how many it claimed, the limit
-// it asked for, the time it claimed at and, from a store.NextClaimer, the
-// next pending run_at.
-func (w *Worker) claimBatch(ctx, sendCtx context.Context, capacity int, sends *sync.WaitGroup) (n, limit int, claimNow time.Time, next nextRun, err error) {
+// it asked for, the time it claimed at and, when withNext and the store is
+// a store.NextClaimer, the next pending run_at.
+func (w *Worker) claimBatch(ctx, sendCtx context.Context, capacity int, withNext bool, sends *sync.WaitGroup) (n, limit int, claimNow time.Time, next nextRun, err error) {
 	limit = min(w.cfg.BatchSize, capacity)
 	if limit <= 0 {
 		return 0, 0, time.Time{}, next, nil
@@ -80,7 +88,7 @@ func (w *Worker) claimBatch(ctx, sendCtx context.Context, capacity int, sends *s
 	}
 	var jobs []heraldtype.Job
 	cctx, cancel := w.storeCtx(ctx)
-	if nc, ok := w.cfg.Store.(store.NextClaimer); ok {
+	if nc, ok := w.cfg.Store.(store.NextClaimer); ok && withNext {
 		jobs, next.at, next.ok, err = nc.ClaimNext(cctx, p)
 		next.known = err == nil
 	} else {

@@ -131,6 +131,30 @@ func TestIdleWakesAtNextRunAt(t *testing.T) {
 type nextClaimStore struct {
 	*fakeStore
 	nextRunAtCalls atomic.Int64
+
+	mu     sync.Mutex
+	claims []claimCall
+}
+
+// claimCall is one claim the worker made: with the next run_at or not,
+// and whether it came back full.
+type claimCall struct {
+	withNext, full bool
+}
+
+func (s *nextClaimStore) log(kind string, n, limit int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.claims = append(s.claims, claimCall{withNext: kind == "next", full: n == limit})
+}
+
+// Claim is the plain claim, without the next run_at.
+func (s *nextClaimStore) Claim(ctx context.Context, p store.ClaimParams) ([]heraldtype.Job, error) {
+	jobs, err := s.fakeStore.Claim(ctx, p)
+	if err == nil {
+		s.log("plain", len(jobs), p.Limit)
+	}
+	return jobs, err
 }
 
 func (s *nextClaimStore) ClaimNext(ctx context.Context, p store.ClaimParams) ([]heraldtype.Job, time.Time, bool, error) {
@@ -138,6 +162,7 @@ func (s *nextClaimStore) ClaimNext(ctx context.Context, p store.ClaimParams) ([]
 	if err != nil {
 		return nil, time.Time{}, false, err
 	}
+	s.log("next", len(jobs), p.Limit)
 	next, ok, err := s.fakeStore.NextRunAt(ctx)
 	return jobs, next, ok, err
 }
@@ -164,6 +189,57 @@ func TestIdleWakesAtRunAtReportedByClaim(t *testing.T) {
 	stopWorker(t, h)
 	if n := ns.nextRunAtCalls.Load(); n != 0 {
 		t.Fatalf("NextRunAt called %d times; the claims reported the next run_at", n)
+	}
+}
+
+// After a full batch the worker claims without asking for the next
+// run_at (its next claim is probably full too, and PostgreSQL pays for
+// that question); after a short one it asks, and when a plain claim
+// comes back short it reads NextRunAt before it sleeps.
+func TestNextRunAtOnlyAfterShortClaims(t *testing.T) {
+	t.Parallel()
+	ns := &nextClaimStore{fakeStore: newFakeStore()}
+	h := newHarness(t, map[string]Sender{"fcm": okSender()}, func(c *Config) {
+		c.Store = ns
+		c.BatchSize = 2
+		c.Concurrency = 8
+		c.PollInterval = time.Hour
+		c.Now = time.Now
+	})
+	h.store = ns.fakeStore
+	var ids []int64
+	for range 5 {
+		ids = append(ids, h.store.add(fakeDelivery{runAt: time.Now()}))
+	}
+	ids = append(ids, h.store.add(fakeDelivery{runAt: time.Now().Add(100 * time.Millisecond)}))
+	startWorker(t, h)
+	eventually(t, "every delivery to be sent", func() bool {
+		for _, id := range ids {
+			if h.store.get(id).State != heraldtype.StateSent {
+				return false
+			}
+		}
+		return true
+	})
+	stopWorker(t, h)
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	prevFull, plainShort := false, 0
+	for i, c := range ns.claims {
+		if c.withNext == prevFull {
+			t.Fatalf("claim %d (after a %s one) asked for the next run_at: %v; claims %+v",
+				i, map[bool]string{true: "full", false: "short"}[prevFull], c.withNext, ns.claims)
+		}
+		if !c.withNext && !c.full {
+			plainShort++
+		}
+		prevFull = c.full
+	}
+	if !ns.claims[0].full || plainShort == 0 {
+		t.Fatalf("claims %+v: want a full first claim and a short plain one", ns.claims)
+	}
+	if n := ns.nextRunAtCalls.Load(); n != int64(plainShort) {
+		t.Fatalf("NextRunAt called %d times, want once after each of the %d short plain claims", n, plainShort)
 	}
 }
 

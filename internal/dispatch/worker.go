@@ -223,7 +223,7 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 		}
 	}
 	var sends sync.WaitGroup
-	n, _, _, _, err := w.claimBatch(ctx, ctx, w.freeSlots(), &sends)
+	n, _, _, _, err := w.claimBatch(ctx, ctx, w.freeSlots(), false, &sends) // RunOnce never sleeps on the next run_at
 	sends.Wait()
 	if err != nil {
 		return 0, err
