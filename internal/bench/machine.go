@@ -30,26 +30,84 @@ type MachineCPU struct {
 	// Ceiling is the deliveries/s this machine would sustain at that cost
 	// with every CPU busy: CPUs / MicrosPerDelivery.
 	Ceiling float64 `json:"ceiling_per_sec,omitempty"`
+	// DatabaseSeconds is the CPU time of this machine's PostgreSQL
+	// processes (those named "postgres") over the phase, when the bench
+	// ran on a PostgreSQL database; part of BusySeconds.
+	DatabaseSeconds float64 `json:"database_seconds,omitempty"`
+	// DatabaseMicrosPerDelivery is DatabaseSeconds per delivery.
+	DatabaseMicrosPerDelivery float64 `json:"database_micros_per_delivery,omitempty"`
 }
 
 // cpuTimes is one reading of /proc/stat's aggregate "cpu" line, in clock
-// ticks, and the number of per-CPU lines.
+// ticks, and the number of per-CPU lines; db is the ticks of the
+// PostgreSQL processes, when they were read.
 type cpuTimes struct {
-	busy, idle uint64
-	cpus       int
-	at         time.Time
+	busy, idle, db uint64
+	cpus           int
+	at             time.Time
 }
 
 // errNoProcStat reports a system without /proc/stat (not Linux): the
 // machine figures are then left out.
 var errNoProcStat = errors.New("no /proc/stat")
 
-func readCPUTimes() (cpuTimes, error) {
+func readCPUTimes(withDB bool) (cpuTimes, error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return cpuTimes{}, errNoProcStat
 	}
-	return parseCPUTimes(b, time.Now())
+	t, err := parseCPUTimes(b, time.Now())
+	if err == nil && withDB {
+		t.db = commTicks("postgres")
+	}
+	return t, err
+}
+
+// commTicks sums the user and system ticks of every process whose command
+// name is comm (/proc/<pid>/stat). Like /proc/stat's they are in USER_HZ.
+// A process that ends between two readings takes its ticks with it; the
+// database's backends and helpers live as long as the bench's pool.
+func commTicks(comm string) uint64 {
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	var sum uint64
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if name, ticks, ok := parseProcStat(b); ok && name == comm {
+			sum += ticks
+		}
+	}
+	return sum
+}
+
+// parseProcStat returns the command name and utime + stime of a
+// /proc/<pid>/stat line: "pid (comm) state ppid … utime stime …", utime and
+// stime being the 14th and 15th fields. comm may hold spaces and
+// parentheses, so the fields are counted from its last ')'.
+func parseProcStat(b []byte) (comm string, ticks uint64, ok bool) {
+	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || end < open {
+		return "", 0, false
+	}
+	f := strings.Fields(string(b[end+1:]))
+	// f[0] is the 3rd field (state): utime is f[11], stime f[12].
+	if len(f) < 13 {
+		return "", 0, false
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 64)
+	st, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return "", 0, false
+	}
+	return string(b[open+1 : end]), u + st, true
 }
 
 // parseCPUTimes reads the aggregate line "cpu user nice system idle iowait
@@ -100,7 +158,11 @@ func machineSince(a, b cpuTimes) *MachineCPU {
 		return nil
 	}
 	share := float64(busy) / float64(total)
-	return &MachineCPU{CPUs: b.cpus, Busy: share, BusySeconds: share * float64(b.cpus) * wall}
+	m := &MachineCPU{CPUs: b.cpus, Busy: share, BusySeconds: share * float64(b.cpus) * wall}
+	if b.db > a.db {
+		m.DatabaseSeconds = float64(b.db-a.db) / float64(total) * float64(b.cpus) * wall
+	}
+	return m
 }
 
 // perDelivery fills in the cost of one delivery and the ceiling it implies.
@@ -110,18 +172,21 @@ func (m *MachineCPU) perDelivery(sent uint64) {
 	}
 	m.MicrosPerDelivery = m.BusySeconds * 1e6 / float64(sent)
 	m.Ceiling = float64(m.CPUs) * 1e6 / m.MicrosPerDelivery
+	m.DatabaseMicrosPerDelivery = m.DatabaseSeconds * 1e6 / float64(sent)
 }
 
-// machineMeter adds the machine's CPU use to another meter's figures.
+// machineMeter adds the machine's CPU use to another meter's figures,
+// and the local PostgreSQL's when withDB.
 type machineMeter struct {
 	meter
-	start cpuTimes
-	ok    bool
+	start  cpuTimes
+	ok     bool
+	withDB bool
 }
 
-func withMachine(m meter) meter {
-	t, err := readCPUTimes()
-	return &machineMeter{meter: m, start: t, ok: err == nil}
+func withMachine(m meter, withDB bool) meter {
+	t, err := readCPUTimes(withDB)
+	return &machineMeter{meter: m, start: t, ok: err == nil, withDB: withDB}
 }
 
 func (m *machineMeter) stop() (Resources, error) {
@@ -129,7 +194,7 @@ func (m *machineMeter) stop() (Resources, error) {
 	if err != nil || !m.ok {
 		return r, err
 	}
-	if t, err := readCPUTimes(); err == nil {
+	if t, err := readCPUTimes(m.withDB); err == nil {
 		r.Machine = machineSince(m.start, t)
 	}
 	return r, nil
@@ -138,7 +203,11 @@ func (m *machineMeter) stop() (Resources, error) {
 func (m *MachineCPU) String() string {
 	out := fmt.Sprintf("%.1f CPU-s busy (%.0f %% of %d CPUs)", m.BusySeconds, m.Busy*100, m.CPUs)
 	if m.MicrosPerDelivery > 0 {
-		out += fmt.Sprintf(" = %.0f µs per delivery: at most %.0f deliveries/s on this machine", m.MicrosPerDelivery, m.Ceiling)
+		out += fmt.Sprintf(" = %.0f µs per delivery", m.MicrosPerDelivery)
+		if m.DatabaseMicrosPerDelivery > 0 {
+			out += fmt.Sprintf(" (PostgreSQL's processes %.0f)", m.DatabaseMicrosPerDelivery)
+		}
+		out += fmt.Sprintf(": at most %.0f deliveries/s on this machine", m.Ceiling)
 	}
 	return out + " [everything: Herald, emulator, load generator, database, kernel]"
 }

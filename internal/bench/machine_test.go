@@ -65,8 +65,53 @@ func TestReadCPUTimes(t *testing.T) {
 	if _, err := os.Stat("/proc/stat"); err != nil {
 		t.Skip("no /proc/stat on this system")
 	}
-	c, err := readCPUTimes()
+	c, err := readCPUTimes(true)
 	if err != nil || c.cpus < 1 || c.busy+c.idle == 0 {
 		t.Fatalf("readCPUTimes() = %+v, %v", c, err)
+	}
+	// This process, by its own name, after 100 ms of work (ticks are
+	// 10 ms).
+	self, err := os.ReadFile("/proc/self/comm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := 0
+	for start := time.Now(); time.Since(start) < 100*time.Millisecond; {
+		x++
+	}
+	if n := commTicks(strings.TrimSpace(string(self))); n == 0 {
+		t.Fatalf("commTicks(%q) = 0 after 100 ms of work (%d)", self, x)
+	}
+}
+
+// TestParseProcStat reads a process's name and CPU ticks, even with
+// spaces and parentheses in its name.
+func TestParseProcStat(t *testing.T) {
+	line := "4242 (postgres: a (b) c) S 1 4242 4242 0 -1 4194560 123 0 0 0 1500 250 0 0 20 0 1 0 100 0 0\n"
+	comm, ticks, ok := parseProcStat([]byte(line))
+	if !ok || comm != "postgres: a (b) c" || ticks != 1750 {
+		t.Fatalf("parseProcStat = %q, %d, %v; want the name, 1750 ticks", comm, ticks, ok)
+	}
+	for _, bad := range []string{"", "4242 postgres S 1", "4242 (postgres) S 1 2 3", "4242 (x) S 1 2 3 4 5 6 7 8 9 x y 0"} {
+		if _, _, ok := parseProcStat([]byte(bad)); ok {
+			t.Errorf("parseProcStat(%q) succeeded", bad)
+		}
+	}
+}
+
+// TestMachineSinceDatabase: the database's ticks are a share of the same
+// total as the machine's.
+func TestMachineSinceDatabase(t *testing.T) {
+	at := time.Unix(1000, 0)
+	a := cpuTimes{busy: 100, idle: 100, db: 10, cpus: 2, at: at}
+	b := cpuTimes{busy: 250, idle: 150, db: 60, cpus: 2, at: at.Add(time.Second)}
+	m := machineSince(a, b)
+	// 150 busy and 50 database ticks of 200: 1.5 and 0.5 CPU-seconds.
+	if math.Abs(m.BusySeconds-1.5) > 1e-9 || math.Abs(m.DatabaseSeconds-0.5) > 1e-9 {
+		t.Fatalf("machine %+v; want 1.5 busy and 0.5 database seconds", *m)
+	}
+	m.perDelivery(1000)
+	if math.Abs(m.DatabaseMicrosPerDelivery-500) > 1e-6 || !strings.Contains(m.String(), "PostgreSQL's processes 500") {
+		t.Fatalf("%+v: %s", *m, m)
 	}
 }
