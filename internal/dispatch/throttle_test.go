@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
@@ -257,5 +258,88 @@ func TestThrottleNeedsSeveralQuotaAnswers(t *testing.T) {
 	}
 	if !overQuota(th, now) {
 		t.Fatal("a burst of quota answers did not slow the sender")
+	}
+}
+
+// answers feeds th one answer every 1/rate for d, each a quota answer with
+// probability share (a seeded generator), and returns the time after and
+// when the first cut happened (zero if none).
+func answers(th *throttle, r *rand.Rand, now time.Time, rate int, share float64, d time.Duration) (time.Time, time.Time) {
+	var cut time.Time
+	gap := time.Second / time.Duration(rate)
+	for end := now.Add(d); now.Before(end); {
+		now = now.Add(gap)
+		th.observe(now)
+		if r.Float64() < share && th.quota(now) && cut.IsZero() {
+			cut = now
+		}
+	}
+	return now, cut
+}
+
+// TestThrottleIgnoresRandomSporadicQuota: a random 5 % of quota answers
+// (per-device limits) never slows the sender, at low rates too, where a
+// window holds few answers and a tenth of them are quota answers by
+// chance. Ten senders, 30,000 answers each: the share gate alone (before
+// throttleSignificance) slowed most of the 25/s ones, and some at 100
+// and 1,000/s.
+func TestThrottleIgnoresRandomSporadicQuota(t *testing.T) {
+	t.Parallel()
+	const n = 30_000
+	for _, rate := range []int{10, 25, 100, 1000} {
+		cuts := 0
+		for seed := range 10 {
+			th := newThrottle()
+			d := n * time.Second / time.Duration(rate)
+			if _, cut := answers(th, rand.New(rand.NewPCG(uint64(seed), 6)), start(), rate, 0.05, d); !cut.IsZero() {
+				cuts++
+			}
+		}
+		if cuts != 0 {
+			t.Errorf("%d answers/s with 5 %% quota answers: %d of 10 senders slowed down", rate, cuts)
+		}
+	}
+}
+
+// TestThrottleCatchesOverQuota: a project over its quota (a third, or all,
+// of its answers quota answers) slows down within seconds at any rate with
+// throttleMinQuotas quota answers in a window.
+func TestThrottleCatchesOverQuota(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		rate  int
+		share float64
+	}{{25, 0.33}, {100, 0.33}, {1000, 0.33}, {5, 1}, {25, 1}, {1000, 1}} {
+		th := newThrottle()
+		begin := start()
+		if _, cut := answers(th, rand.New(rand.NewPCG(1, 2)), begin, c.rate, c.share, time.Minute); cut.IsZero() || cut.Sub(begin) > 5*time.Second {
+			t.Errorf("%d answers/s, %.0f %% quota answers: first cut after %v, want within 5 s", c.rate, c.share*100, cut.Sub(begin))
+		}
+	}
+}
+
+// TestThrottleFirstCutUsesTheRealRate: a sender that starts at 200
+// answers/s and is over its quota 0.3 s later is slowed to half of 200/s,
+// not to half of what an estimator started from zero reads by then
+// (≈ 28/s: `e2e/TestFaultRunShort` saw restarted senders limited to 11/s).
+func TestThrottleFirstCutUsesTheRealRate(t *testing.T) {
+	t.Parallel()
+	th := newThrottle()
+	now := start()
+	for range 60 { // 0.3 s at 200/s
+		now = now.Add(5 * time.Millisecond)
+		th.observe(now)
+	}
+	cut := false
+	for range 100 { // the answers of sends in flight: a third of them and more
+		if cut = th.quota(now); cut {
+			break
+		}
+	}
+	if !cut {
+		t.Fatal("a burst of quota answers did not slow the sender")
+	}
+	if got := th.currentLimit(now); got < 80 || got > 120 {
+		t.Fatalf("limit = %.1f/s, want ≈ 100 (half the real 200/s)", got)
 	}
 }
