@@ -3,7 +3,6 @@ package bench
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -47,14 +46,12 @@ type cpuTimes struct {
 	at             time.Time
 }
 
-// errNoProcStat reports a system without /proc/stat (not Linux): the
-// machine figures are then left out.
-var errNoProcStat = errors.New("no /proc/stat")
-
+// readCPUTimes reads /proc/stat, and the PostgreSQL processes' ticks when
+// withDB. Without /proc/stat (not Linux) the machine figures are left out.
 func readCPUTimes(withDB bool) (cpuTimes, error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return cpuTimes{}, errNoProcStat
+		return cpuTimes{}, err
 	}
 	t, err := parseCPUTimes(b, time.Now())
 	if err == nil && withDB {

@@ -71,7 +71,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 
-	m, err := startMeter(ctx, srv, api, cfg.Database)
+	m, err := startMeter(ctx, srv, api, res.Store == "postgres")
 	if err != nil {
 		return res, err
 	}
@@ -91,7 +91,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			return res, err
 		}
 		res.FillResources = &fill
-		if m, err = startMeter(ctx, srv, api, cfg.Database); err != nil {
+		if m, err = startMeter(ctx, srv, api, res.Store == "postgres"); err != nil {
 			return res, err
 		}
 		sendStart = time.Now()
@@ -178,9 +178,10 @@ func injectFaults(em *fcm.Emulator, f Faults, pop *population) error {
 }
 
 // startMeter measures the server (this process, or a remote one through its
-// /metrics) and the whole machine; with a PostgreSQL database (in process
-// only: a remote server's is unknown), the local PostgreSQL processes too.
-func startMeter(ctx context.Context, srv *inProcess, api *apiClient, database string) (meter, error) {
+// /metrics) and the whole machine; with localPG (an in-process server on
+// PostgreSQL: a remote server's database is unknown), the local PostgreSQL
+// processes too.
+func startMeter(ctx context.Context, srv *inProcess, api *apiClient, localPG bool) (meter, error) {
 	var m meter
 	var err error
 	if srv != nil {
@@ -191,7 +192,7 @@ func startMeter(ctx context.Context, srv *inProcess, api *apiClient, database st
 	if err != nil {
 		return nil, err
 	}
-	return withMachine(m, srv != nil && strings.HasPrefix(database, "postgres")), nil
+	return withMachine(m, localPG), nil
 }
 
 // waitDrained waits until the emulator has accepted every expected push,

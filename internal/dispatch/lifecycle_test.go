@@ -142,17 +142,17 @@ type claimCall struct {
 	withNext, full bool
 }
 
-func (s *nextClaimStore) log(kind string, n, limit int) {
+func (s *nextClaimStore) log(withNext bool, n, limit int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.claims = append(s.claims, claimCall{withNext: kind == "next", full: n == limit})
+	s.claims = append(s.claims, claimCall{withNext: withNext, full: n == limit})
 }
 
 // Claim is the plain claim, without the next run_at.
 func (s *nextClaimStore) Claim(ctx context.Context, p store.ClaimParams) ([]heraldtype.Job, error) {
 	jobs, err := s.fakeStore.Claim(ctx, p)
 	if err == nil {
-		s.log("plain", len(jobs), p.Limit)
+		s.log(false, len(jobs), p.Limit)
 	}
 	return jobs, err
 }
@@ -162,7 +162,7 @@ func (s *nextClaimStore) ClaimNext(ctx context.Context, p store.ClaimParams) ([]
 	if err != nil {
 		return nil, time.Time{}, false, err
 	}
-	s.log("next", len(jobs), p.Limit)
+	s.log(true, len(jobs), p.Limit)
 	next, ok, err := s.fakeStore.NextRunAt(ctx)
 	return jobs, next, ok, err
 }
