@@ -57,12 +57,3 @@ func (p *DevicePruner) Prune(ctx context.Context, now time.Time) (int, error) {
 	}
 	return n, nil
 }
-
-// enabledEvery is a pruner's interval: zero (disabled) when either the
-// interval or the age it prunes at is zero or negative.
-func enabledEvery(interval, age time.Duration) time.Duration {
-	if interval <= 0 || age <= 0 {
-		return 0
-	}
-	return interval
-}

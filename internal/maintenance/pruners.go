@@ -50,3 +50,12 @@ func (p Pruners) Prune(ctx context.Context, now time.Time) (PruneResult, error) 
 	}
 	return r, ctx.Err()
 }
+
+// enabledEvery is a pruner's interval: zero (disabled) when either the
+// interval or the age it prunes at is zero or negative.
+func enabledEvery(interval, age time.Duration) time.Duration {
+	if interval <= 0 || age <= 0 {
+		return 0
+	}
+	return interval
+}
