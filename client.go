@@ -20,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/dispatch"
+	"github.com/heraldhq/herald/internal/leadership"
 	"github.com/heraldhq/herald/internal/maintenance"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/policy"
@@ -97,24 +98,27 @@ type Config struct {
 	// DisableWorkers runs the Client as an API-only instance.
 	DisableWorkers bool
 	// IdempotencyRetention is how long an Idempotency-Key is remembered.
-	// Default 24 h.
+	// Default 24 h; negative remembers it forever.
 	IdempotencyRetention time.Duration
 	// DeviceMaxAge prunes devices not seen for this long. Default 270 days
-	// (FCM expires inactive Android tokens after 270 days).
+	// (FCM expires inactive Android tokens after 270 days); negative never
+	// prunes devices.
 	DeviceMaxAge time.Duration
 	// Retention deletes notifications (with their deliveries and
 	// attempts) whose deliveries all finished this long ago. Default 30
 	// days; negative keeps them forever.
 	Retention time.Duration
-	// MaintenanceInterval is how often pruning runs. Default 1 h; negative
-	// disables pruning (the lease reaper still runs).
+	// MaintenanceInterval is how often the elected leader prunes (devices,
+	// idempotency records, expired policy rows, retention). Default 1 h;
+	// negative disables pruning by the leader (the lease reaper still runs,
+	// and RunMaintenance still prunes on demand).
 	MaintenanceInterval time.Duration
 	// Owner names this instance in leases and cluster locks. Default
 	// host-pid-random.
 	Owner string
-	// LeaderTTL is how long leadership (the right to run maintenance) lasts
-	// without renewal; a crashed leader is replaced after at most this.
-	// Default 15 s.
+	// LeaderTTL is how long leadership (the right to run the leader-only
+	// services: lease reaper, pruning, queue vacuum) lasts without renewal;
+	// a crashed leader is replaced after at most this. Default 15 s.
 	LeaderTTL time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
@@ -139,15 +143,16 @@ type WorkerConfig struct {
 
 // Client is Herald's entry point for an embedding program.
 type Client struct {
-	cfg         Config
-	store       store.Store
-	worker      *dispatch.Worker
-	maintenance *maintenance.Service
-	types       *policy.Catalog
-	hub         *realtime.Hub
-	metrics     *metrics.Metrics
-	log         *slog.Logger
-	now         func() time.Time
+	cfg     Config
+	store   store.Store
+	worker  *dispatch.Worker
+	elector *leadership.Elector
+	pruners maintenance.Pruners
+	types   *policy.Catalog
+	hub     *realtime.Hub
+	metrics *metrics.Metrics
+	log     *slog.Logger
+	now     func() time.Time
 
 	mu         sync.Mutex
 	started    bool
@@ -255,7 +260,8 @@ func NewClient(cfg Config) (*Client, error) {
 			Senders: senders,
 			Owner:   cfg.Owner,
 			// Expired leases are reclaimed by the elected leader
-			// (internal/maintenance), not by every worker.
+			// (maintenance.LeaseReaper, a leadership service), not by
+			// every worker.
 			ReapInterval:   -1,
 			BatchSize:      cfg.Worker.BatchSize,
 			Concurrency:    cfg.Worker.Concurrency,
@@ -276,31 +282,14 @@ func NewClient(cfg Config) (*Client, error) {
 		}
 		c.worker = w
 	}
-	mcfg := maintenance.Config{
-		Store: cfg.Store, Owner: cfg.Owner, LeaderTTL: cfg.LeaderTTL, ReapInterval: cfg.Worker.ReapInterval,
-		PruneInterval: cfg.MaintenanceInterval, DeviceMaxAge: cfg.DeviceMaxAge,
-		IdempotencyRetention: cfg.IdempotencyRetention, Retention: cfg.Retention, Policy: cfg.Store,
-		Now: cfg.Now, Logger: cfg.Logger, Metrics: c.metrics,
+	if err := c.newElector(); err != nil {
+		return nil, err
 	}
-	if cfg.MaintenanceInterval < 0 {
-		mcfg.PruneInterval = 100 * 365 * 24 * time.Hour
-	}
-	if v, ok := cfg.Store.(store.QueueVacuumer); ok {
-		mcfg.Vacuum = v
-	}
-	if cfg.Retention < 0 {
-		mcfg.Retention = 0
-	}
-	m, err := maintenance.New(mcfg)
-	if err != nil {
-		return nil, fmt.Errorf("herald: %w", err)
-	}
-	c.maintenance = m
 	return c, nil
 }
 
-// Start launches the delivery workers, the leader-elected maintenance
-// (lease reaper, pruning, retention) and, on a store shared by several
+// Start launches the delivery workers, the leader election with its
+// leader-only services (lease reaper, pruning, retention, queue vacuum) and, on a store shared by several
 // instances, the cross-instance wake-ups. The Client serves API calls
 // whether or not it is started.
 func (c *Client) Start(ctx context.Context) error {
@@ -316,7 +305,7 @@ func (c *Client) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	c.maintenance.Start()
+	c.elector.Start()
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.stopListen = cancel
 	c.listeners.Go(func() { c.forwardWakeUps(lctx) })
@@ -353,7 +342,7 @@ func (c *Client) Stop(ctx context.Context) error {
 	if c.worker != nil {
 		errs = append(errs, c.worker.Stop(ctx))
 	}
-	errs = append(errs, c.maintenance.Stop(ctx))
+	errs = append(errs, c.elector.Stop(ctx))
 	return errors.Join(errs...)
 }
 
@@ -370,9 +359,9 @@ func (c *Client) Ready(ctx context.Context) error {
 	return c.store.Ping(ctx)
 }
 
-// IsLeader reports whether this instance currently runs the cluster
-// maintenance.
-func (c *Client) IsLeader() bool { return c.maintenance.IsLeader() }
+// IsLeader reports whether this instance is the elected leader, the one
+// that runs the leader-only services (lease reaper, pruning, …).
+func (c *Client) IsLeader() bool { return c.elector.IsLeader() }
 
 // ErrLocked is returned by RunExclusive when another instance holds the
 // lock.
@@ -384,8 +373,8 @@ var ErrLocked = maintenance.ErrLocked
 // every instance at 09:00 runs once. It returns ErrLocked when another
 // instance holds the lock.
 func (c *Client) RunExclusive(ctx context.Context, name string, atMost, atLeast time.Duration, fn func(context.Context) error) error {
-	if err := validText("name", name, 128); err != nil || name == "" || name == maintenance.LeaderLock {
-		return heraldtype.FieldErrorf("name", "must be a non-empty lock name other than %s", maintenance.LeaderLock)
+	if err := validText("name", name, 128); err != nil || name == "" || name == leadership.Lock {
+		return heraldtype.FieldErrorf("name", "must be a non-empty lock name other than %s", leadership.Lock)
 	}
 	return maintenance.RunLocked(ctx, c.store, c.cfg.Owner, name, c.now, atMost, atLeast, fn)
 }
@@ -398,5 +387,5 @@ type MaintenanceResult = maintenance.PruneResult
 // notifications finished longer than Retention ago. The elected leader also
 // does this every MaintenanceInterval.
 func (c *Client) RunMaintenance(ctx context.Context) (MaintenanceResult, error) {
-	return c.maintenance.Prune(ctx, c.now())
+	return c.pruners.Prune(ctx, c.now())
 }

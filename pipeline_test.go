@@ -116,10 +116,11 @@ func (p *pipeline) work() int {
 	total := 0
 	for {
 		// The elected leader reaps expired leases (here: the only
-		// instance, ticked by hand like the worker).
-		if err := p.client.maintenance.Tick(p.ctx); err != nil {
-			p.t.Fatalf("maintenance: %v", err)
+		// instance, ticked by hand like the worker, and waited for).
+		if err := p.client.elector.Tick(p.ctx); err != nil {
+			p.t.Fatalf("leadership: %v", err)
 		}
+		p.client.elector.Wait()
 		n, err := p.client.runOnce(p.ctx)
 		if err != nil {
 			p.t.Fatalf("worker: %v", err)

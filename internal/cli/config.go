@@ -45,14 +45,17 @@ type Config struct {
 	DefaultTimezone string `koanf:"default_timezone"`
 	// MaxAttempts per delivery, first attempt included (S0.3: 4).
 	MaxAttempts int `koanf:"max_attempts"`
-	// IdempotencyRetention: how long an Idempotency-Key is remembered.
+	// IdempotencyRetention: how long an Idempotency-Key is remembered
+	// (0: forever).
 	IdempotencyRetention time.Duration `koanf:"idempotency_retention"`
-	// DeviceMaxAge: devices not seen for this long are pruned (270 days).
+	// DeviceMaxAge: devices not seen for this long are pruned (270 days;
+	// 0: never).
 	DeviceMaxAge time.Duration `koanf:"device_max_age"`
 	// Retention: notifications whose deliveries all finished this long ago
-	// are deleted with their timeline.
+	// are deleted with their timeline (0: kept forever).
 	Retention time.Duration `koanf:"retention"`
-	// MaintenanceInterval: how often pruning runs.
+	// MaintenanceInterval: how often the elected leader prunes (0: never;
+	// the lease reaper still runs).
 	MaintenanceInterval time.Duration `koanf:"maintenance_interval"`
 	// LeaderTTL: a crashed leader's maintenance moves to another instance
 	// after at most this long.
@@ -203,6 +206,18 @@ func loadConfig(path string, environ []string) (Config, error) {
 	return cfg, nil
 }
 
+// off maps an explicit 0 in the config ("never", "off") onto the
+// library's negative value: herald.Config reads zero as "the default",
+// and here the defaults are already filled in (defaultConfig), so a zero
+// can only have been written on purpose. A negative value, the old
+// spelling of "off", stays off.
+func off(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
 // clientConfig turns the file/env config into the library's typed Config.
 func (c *Config) clientConfig() (herald.Config, error) {
 	hc := herald.Config{
@@ -211,10 +226,10 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		Types:                c.Types,
 		DailyCap:             c.DailyCap,
 		Worker:               c.Worker,
-		IdempotencyRetention: c.IdempotencyRetention,
-		DeviceMaxAge:         c.DeviceMaxAge,
-		Retention:            c.Retention,
-		MaintenanceInterval:  c.MaintenanceInterval,
+		IdempotencyRetention: off(c.IdempotencyRetention),
+		DeviceMaxAge:         off(c.DeviceMaxAge),
+		Retention:            off(c.Retention),
+		MaintenanceInterval:  off(c.MaintenanceInterval),
 		LeaderTTL:            c.LeaderTTL,
 	}
 	if len(c.Retry) > 0 {

@@ -55,6 +55,38 @@ fcm:
 	}
 }
 
+// Disabled is an explicit zero in the config (issue 17): it reaches the
+// library as "off" (negative), while an absent key keeps the documented
+// default, and the old negative spelling still means off.
+func TestExplicitZeroDisablesPruning(t *testing.T) {
+	t.Parallel()
+	cfg, err := loadConfig("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := cfg.clientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := 24 * time.Hour
+	if hc.MaintenanceInterval != time.Hour || hc.Retention != 30*day || hc.DeviceMaxAge != 270*day || hc.IdempotencyRetention != day {
+		t.Errorf("defaults: interval %v, retention %v, device max age %v, idempotency %v", hc.MaintenanceInterval,
+			hc.Retention, hc.DeviceMaxAge, hc.IdempotencyRetention)
+	}
+	cfg, err = loadConfig("", []string{"HERALD_MAINTENANCE_INTERVAL=0", "HERALD_RETENTION=0s", "HERALD_DEVICE_MAX_AGE=0",
+		"HERALD_IDEMPOTENCY_RETENTION=-1h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hc, err = cfg.clientConfig(); err != nil {
+		t.Fatal(err)
+	}
+	if hc.MaintenanceInterval >= 0 || hc.Retention >= 0 || hc.DeviceMaxAge >= 0 || hc.IdempotencyRetention >= 0 {
+		t.Errorf("explicit zeros: interval %v, retention %v, device max age %v, idempotency %v; want all off (negative)",
+			hc.MaintenanceInterval, hc.Retention, hc.DeviceMaxAge, hc.IdempotencyRetention)
+	}
+}
+
 func TestLoadConfigRejectsMistakes(t *testing.T) {
 	t.Parallel()
 	for name, environ := range map[string][]string{

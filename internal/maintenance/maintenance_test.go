@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/heraldhq/herald/internal/leadership"
+	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -111,117 +115,97 @@ func (f *fakeStore) reapCount() int {
 	return f.reaps
 }
 
-func newService(t *testing.T, st Store, c *clock, owner string) *Service {
+func (f *fakeStore) PrunePolicy(context.Context, time.Time) (int, error) { return 0, nil }
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// newLeader builds an elector for owner with the lease reaper (every 5 s,
+// bounded by the 15 s TTL) and the given services.
+func newLeader(t *testing.T, st *fakeStore, c *clock, owner string, services ...leadership.Service) *leadership.Elector {
 	t.Helper()
-	s, err := New(Config{Store: st, Owner: owner, Now: c.Now, LeaderTTL: 15 * time.Second,
-		ReapInterval: 5 * time.Second, DeviceMaxAge: 270 * 24 * time.Hour, IdempotencyRetention: 24 * time.Hour,
-		Retention: 30 * 24 * time.Hour, Logger: slog.New(slog.DiscardHandler)})
+	services = append([]leadership.Service{NewLeaseReaper(st, 5*time.Second, 15*time.Second, nil)}, services...)
+	e, err := leadership.New(leadership.Config{Locker: st, Owner: owner, Now: c.Now, TTL: 15 * time.Second,
+		Services: services, Logger: discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	t.Cleanup(e.Wait)
+	return e
 }
 
-// A renewal or a reap that hangs (a database that stopped answering)
-// fails after the leader TTL instead of holding the loop: the instance
-// steps down, or retries the reap next tick.
-func TestHungCallsTimeOut(t *testing.T) {
+// tick runs one election round and waits for the services it started.
+func tick(t *testing.T, e *leadership.Elector) error {
+	t.Helper()
+	err := e.Tick(t.Context())
+	e.Wait()
+	return err
+}
+
+// A reap that hangs (a database that stopped answering) fails after the
+// leader TTL instead of holding the reaper; the next interval retries it.
+func TestHungReapTimesOut(t *testing.T) {
 	t.Parallel()
 	st := newFakeStore()
-	s, err := New(Config{Store: st, Owner: "a", LeaderTTL: 100 * time.Millisecond, RenewInterval: 30 * time.Millisecond,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	st.hangReap = true
-	if err := s.Tick(t.Context()); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Tick with a hung reap = %v, want a deadline error", err)
-	}
-	st.mu.Lock()
-	st.hangReap, st.hangLock = false, true
-	st.mu.Unlock()
-	if err := s.Tick(t.Context()); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Tick with a hung renewal = %v, want a deadline error", err)
-	}
-	if s.IsLeader() {
-		t.Fatal("still leader after a renewal that failed")
+	r := NewLeaseReaper(st, 5*time.Second, 100*time.Millisecond, nil)
+	if _, err := r.RunOnce(t.Context(), time.Now()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a hung reap = %v, want a deadline error", err)
 	}
 }
 
-func TestOneLeaderAtATime(t *testing.T) {
+// The reaper says what it reclaimed, as a warning (each reclaimed lease is
+// a worker that died mid-send), and counts it in the metrics.
+func TestLeaseReaperReportsAndMeters(t *testing.T) {
+	t.Parallel()
+	m := metrics.New(nil)
+	r := NewLeaseReaper(newFakeStore(), 5*time.Second, time.Second, m)
+	res, err := r.RunOnce(t.Context(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts["requeued"] != 1 || !res.Warn {
+		t.Fatalf("result %+v, want 1 requeued, as a warning", res)
+	}
+	var got dto.Metric
+	if err := m.Requeued.Write(&got); err != nil || got.GetCounter().GetValue() != 1 {
+		t.Fatalf("requeued metric = %v (%v), want 1", got.GetCounter().GetValue(), err)
+	}
+}
+
+// Only the elected leader reaps, once per reap interval; a leader that
+// cannot renew stops reaping, and its successor reaps.
+func TestOnlyTheLeaderReaps(t *testing.T) {
 	t.Parallel()
 	st, c := newFakeStore(), &clock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
-	a, b := newService(t, st, c, "a"), newService(t, st, c, "b")
-	ctx := t.Context()
+	a, b := newLeader(t, st, c, "a"), newLeader(t, st, c, "b")
 	for range 5 {
-		if err := a.Tick(ctx); err != nil {
+		if err := tick(t, a); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Tick(ctx); err != nil {
+		if err := tick(t, b); err != nil {
 			t.Fatal(err)
-		}
-		if !a.IsLeader() || b.IsLeader() {
-			t.Fatalf("a leader %v, b leader %v: want a only", a.IsLeader(), b.IsLeader())
 		}
 		c.Advance(5 * time.Second)
 	}
 	if st.reapCount() != 5 {
 		t.Fatalf("reaped %d times in 5 ticks 5 s apart, want 5 (by the leader only)", st.reapCount())
 	}
-	// a stops renewing (crashed): b takes over once a's lock expires, and
-	// not before.
-	c.Advance(9 * time.Second)
-	if b.Tick(ctx); b.IsLeader() {
-		t.Fatal("b took over before a's lock expired")
-	}
-	if a.IsLeader() {
-		t.Fatal("a still believes it leads although it missed its renewals")
-	}
-	c.Advance(2 * time.Second)
-	if b.Tick(ctx); !b.IsLeader() {
-		t.Fatal("b did not take over after a's lock expired")
-	}
-	if a.Tick(ctx); a.IsLeader() {
-		t.Fatal("a came back as a second leader")
-	}
-}
-
-func TestLeaderThatCannotRenewStepsDown(t *testing.T) {
-	t.Parallel()
-	st, c := newFakeStore(), &clock{now: time.Now()}
-	s := newService(t, st, c, "a")
-	if err := s.Tick(t.Context()); err != nil || !s.IsLeader() {
-		t.Fatalf("not elected: %v", err)
-	}
+	st.mu.Lock()
 	st.failLock = errors.New("connection refused")
-	if err := s.Tick(t.Context()); err == nil || s.IsLeader() {
-		t.Fatalf("after a failed renewal: err %v leader %v, want an error and no leadership", err, s.IsLeader())
+	st.mu.Unlock()
+	if err := tick(t, a); err == nil || a.IsLeader() {
+		t.Fatalf("after a failed renewal: err %v leader %v, want an error and no leadership", err, a.IsLeader())
 	}
-	reaps := st.reapCount()
 	c.Advance(time.Minute)
-	s.Tick(t.Context())
-	if st.reapCount() != reaps {
+	tick(t, a)
+	if st.reapCount() != 5 {
 		t.Fatal("a stepped-down leader reaped")
 	}
-}
-
-func TestStopReleasesLeadership(t *testing.T) {
-	t.Parallel()
-	st, c := newFakeStore(), &clock{now: time.Now()}
-	a, b := newService(t, st, c, "a"), newService(t, st, c, "b")
-	a.Start()
-	deadline := time.Now().Add(5 * time.Second)
-	for !a.IsLeader() {
-		if time.Now().After(deadline) {
-			t.Fatal("a was never elected")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	if err := a.Stop(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if b.Tick(t.Context()); !b.IsLeader() {
-		t.Fatal("b could not take over at once after a stopped")
+	st.mu.Lock()
+	st.failLock = nil
+	st.mu.Unlock()
+	if tick(t, b); !b.IsLeader() || st.reapCount() != 6 {
+		t.Fatalf("successor: leader %v, reaps %d; want leader, 6", b.IsLeader(), st.reapCount())
 	}
 }
 
@@ -229,8 +213,12 @@ func TestPruneInBatches(t *testing.T) {
 	t.Parallel()
 	st, c := newFakeStore(), &clock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
 	st.finished = 2500
-	s := newService(t, st, c, "a")
-	r, err := s.Prune(t.Context(), c.Now())
+	p := Pruners{
+		Devices:       NewDevicePruner(st, time.Hour, 270*24*time.Hour),
+		Idempotency:   NewIdempotencyPruner(st, time.Hour, 24*time.Hour),
+		Notifications: NewNotificationPruner(st, time.Hour, 30*24*time.Hour),
+	}
+	r, err := p.Prune(t.Context(), c.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,6 +227,36 @@ func TestPruneInBatches(t *testing.T) {
 	}
 	if want := c.Now().Add(-270 * 24 * time.Hour); !st.devCutoff.Equal(want) {
 		t.Fatalf("device cutoff %v, want %v (270 days)", st.devCutoff, want)
+	}
+}
+
+// Disabled is an explicit zero (or, from herald.Config, a negative value):
+// a pruner with no interval never runs on the leader, one with no age never
+// deletes anything, even when asked to prune now.
+func TestDisabledPruners(t *testing.T) {
+	t.Parallel()
+	st := newFakeStore()
+	day := 24 * time.Hour
+	for name, s := range map[string]leadership.Service{
+		"devices, no interval":       NewDevicePruner(st, 0, day),
+		"devices, no age":            NewDevicePruner(st, time.Hour, 0),
+		"devices, negative age":      NewDevicePruner(st, time.Hour, -1),
+		"idempotency, no interval":   NewIdempotencyPruner(st, -1, day),
+		"idempotency, no retention":  NewIdempotencyPruner(st, time.Hour, 0),
+		"notifications, no interval": NewNotificationPruner(st, 0, day),
+		"notifications, forever":     NewNotificationPruner(st, time.Hour, -1),
+		"policy, no interval":        NewPolicyPruner(st, -1),
+		"vacuum, no interval":        NewQueueVacuum(&failingVacuum{}, 0),
+	} {
+		if s.Interval() != 0 {
+			t.Errorf("%s: interval %v, want 0 (disabled)", name, s.Interval())
+		}
+	}
+	st.finished = 10
+	p := Pruners{Devices: NewDevicePruner(st, time.Hour, 0), Idempotency: NewIdempotencyPruner(st, time.Hour, 0),
+		Notifications: NewNotificationPruner(st, time.Hour, 0)}
+	if r, err := p.Prune(t.Context(), time.Now()); err != nil || r != (PruneResult{}) || st.pruneCalls != 0 {
+		t.Fatalf("prune with every age off = %+v, %v, %d calls; want nothing", r, err, st.pruneCalls)
 	}
 }
 
@@ -319,13 +337,8 @@ func TestVacuumInBackgroundByTheLeaderOnly(t *testing.T) {
 	t.Parallel()
 	st, c := newFakeStore(), &clock{now: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}
 	v := &slowVacuum{started: make(chan struct{}, 4), release: make(chan struct{})}
-	newWithVacuum := func(owner string) *Service {
-		s, err := New(Config{Store: st, Owner: owner, Now: c.Now, LeaderTTL: 15 * time.Second,
-			Vacuum: v, VacuumInterval: 10 * time.Second, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
+	newWithVacuum := func(owner string) *leadership.Elector {
+		return newLeader(t, st, c, owner, NewQueueVacuum(v, 10*time.Second))
 	}
 	a, b := newWithVacuum("a"), newWithVacuum("b")
 	ctx := t.Context()
@@ -338,7 +351,7 @@ func TestVacuumInBackgroundByTheLeaderOnly(t *testing.T) {
 		if err := a.Tick(ctx); err != nil || !a.IsLeader() {
 			t.Fatalf("renewal during a long vacuum: err %v, leader %v", err, a.IsLeader())
 		}
-		if err := b.Tick(ctx); err != nil || b.IsLeader() {
+		if err := tick(t, b); err != nil || b.IsLeader() {
 			t.Fatalf("b: err %v, leader %v", err, b.IsLeader())
 		}
 	}
@@ -366,7 +379,7 @@ func TestVacuumInBackgroundByTheLeaderOnly(t *testing.T) {
 	if _, maxActive := v.count(); maxActive != 1 {
 		t.Fatalf("vacuums at once = %d, want 1", maxActive)
 	}
-	a.background.Wait()
+	a.Wait()
 }
 
 // failingVacuum is a store.QueueVacuumer that always fails and counts calls.
@@ -389,16 +402,11 @@ func TestFailedVacuumIsRetriedNextInterval(t *testing.T) {
 	t.Parallel()
 	st, c := newFakeStore(), &clock{now: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}
 	v := &failingVacuum{}
-	s, err := New(Config{Store: st, Owner: "a", Now: c.Now, LeaderTTL: 15 * time.Second, ReapInterval: time.Second,
-		Vacuum: v, VacuumInterval: 10 * time.Second, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newLeader(t, st, c, "a", NewQueueVacuum(v, 10*time.Second))
 	for range 3 {
-		if err := s.Tick(t.Context()); err != nil || !s.IsLeader() {
+		if err := tick(t, s); err != nil || !s.IsLeader() {
 			t.Fatalf("tick with a failing vacuum: err %v, leader %v", err, s.IsLeader())
 		}
-		s.background.Wait()
 		c.Advance(10 * time.Second)
 	}
 	v.mu.Lock()

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// prunerFunc adapts a function to PolicyPruner.
+// prunerFunc adapts a function to PolicyStore.
 type prunerFunc func(ctx context.Context, now time.Time) (int, error)
 
 func (f prunerFunc) PrunePolicy(ctx context.Context, now time.Time) (int, error) { return f(ctx, now) }
@@ -15,16 +15,13 @@ func (f prunerFunc) PrunePolicy(ctx context.Context, now time.Time) (int, error)
 // so the SQL policy store never grows without bound (issue 4).
 func TestPrunePolicy(t *testing.T) {
 	t.Parallel()
-	st, c := newFakeStore(), &clock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
+	c := &clock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
 	var got time.Time
-	s, err := New(Config{Store: st, Owner: "a", Now: c.Now, Policy: prunerFunc(func(_ context.Context, now time.Time) (int, error) {
+	p := Pruners{Policy: NewPolicyPruner(prunerFunc(func(_ context.Context, now time.Time) (int, error) {
 		got = now
 		return 7, nil
-	})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := s.Prune(t.Context(), c.Now())
+	}), time.Hour)}
+	r, err := p.Prune(t.Context(), c.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,61 @@
+package maintenance
+
+import (
+	"context"
+	"time"
+)
+
+// Pruners are the leader's pruning services, kept together so that
+// Client.RunMaintenance can run them all at once, on demand. A nil field
+// is skipped.
+type Pruners struct {
+	Devices       *DevicePruner
+	Idempotency   *IdempotencyPruner
+	Policy        *PolicyPruner
+	Notifications *NotificationPruner
+}
+
+// PruneResult counts what one Prune removed.
+type PruneResult struct {
+	Devices, Triggers, Notifications int
+	// Policy counts expired dedupe locks and daily counts deleted.
+	Policy int
+}
+
+// Prune runs every pruner once, now, whatever their intervals: stale
+// devices, expired idempotency records, expired policy rows, then finished
+// notifications past retention. It stops at the first error.
+func (p Pruners) Prune(ctx context.Context, now time.Time) (PruneResult, error) {
+	var r PruneResult
+	var err error
+	if p.Devices != nil {
+		if r.Devices, err = p.Devices.Prune(ctx, now); err != nil {
+			return r, err
+		}
+	}
+	if p.Idempotency != nil {
+		if r.Triggers, err = p.Idempotency.Prune(ctx, now); err != nil {
+			return r, err
+		}
+	}
+	if p.Policy != nil {
+		if r.Policy, err = p.Policy.Prune(ctx, now); err != nil {
+			return r, err
+		}
+	}
+	if p.Notifications != nil {
+		if r.Notifications, err = p.Notifications.Prune(ctx, now); err != nil {
+			return r, err
+		}
+	}
+	return r, ctx.Err()
+}
+
+// enabledEvery is a pruner's interval: zero (disabled) when either the
+// interval or the age it prunes at is zero or negative.
+func enabledEvery(interval, age time.Duration) time.Duration {
+	if interval <= 0 || age <= 0 {
+		return 0
+	}
+	return interval
+}
