@@ -4,14 +4,15 @@ import (
 	"context"
 	"fmt"
 
+	twilioemu "github.com/heraldhq/herald/emulator/twilio"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/provider/twilio"
 )
 
 // A Client pointed at an Emulator works as against Twilio: the emulator
 // checks the credentials, records the SMS and answers STOP with 21610.
-func ExampleNewEmulator() {
-	e := twilio.NewEmulator(twilio.EmulatorConfig{})
+func ExampleNew() {
+	e := twilioemu.New(twilioemu.Config{})
 	if _, err := e.Start("127.0.0.1:0"); err != nil {
 		panic(err)
 	}

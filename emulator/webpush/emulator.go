@@ -11,11 +11,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/heraldhq/herald/provider/internal/emulator"
+	"github.com/heraldhq/herald/emulator/internal/emulator"
 )
 
-// EmulatorConfig configures an Emulator. The zero value is ready to use.
-type EmulatorConfig struct {
+// Config configures an Emulator. The zero value is ready to use.
+type Config struct {
 	// PublicURL is the emulator's base URL (scheme://host:port): the
 	// prefix of the subscription endpoints it creates, and an origin it
 	// accepts as VAPID audience. Start and Serve set it; set it yourself
@@ -69,17 +69,8 @@ type Received struct {
 	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
-// DecodePayload decodes the plaintext as Herald's Payload.
-func (r Received) DecodePayload() (*Payload, error) {
-	var p Payload
-	if err := json.Unmarshal([]byte(r.Plaintext), &p); err != nil {
-		return nil, err
-	}
-	return &p, nil
-}
-
-// EmulatorStats counts what the emulator answered since the last Reset.
-type EmulatorStats struct {
+// Stats counts what the emulator answered since the last Reset.
+type Stats struct {
 	Accepted uint64 `json:"accepted"`
 	// Rejected counts error answers by reason (see the Reason* constants).
 	Rejected map[string]uint64 `json:"rejected"`
@@ -105,12 +96,12 @@ type EmulatorStats struct {
 //	GET    /emulator/messages[?endpoint=] accepted messages, decrypted
 //	DELETE /emulator/messages             Reset
 //	GET|PUT|DELETE /emulator/faults       fault injection (Faults)
-//	GET    /emulator/stats                EmulatorStats
+//	GET    /emulator/stats                Stats
 //
 // Topic replacement (RFC 8030 §5.4) does not apply: the emulated browser
 // is always online, so every message is delivered at once.
 type Emulator struct {
-	cfg EmulatorConfig
+	cfg Config
 	mux *http.ServeMux
 	seq atomic.Uint64
 
@@ -124,14 +115,14 @@ type Emulator struct {
 	remaining map[string]int // failures left per subscription fault with Times > 0
 	rng       *rand.Rand
 	notBefore emulator.NotBefore // per subscription id
-	stats     EmulatorStats
+	stats     Stats
 
 	rec *emulator.Recorder[Received] // accepted messages
 }
 
-// NewEmulator returns an Emulator; call Start to serve it, or mount it as an
+// New returns an Emulator; call Start to serve it, or mount it as an
 // http.Handler.
-func NewEmulator(cfg EmulatorConfig) *Emulator {
+func New(cfg Config) *Emulator {
 	if cfg.MaxRecorded <= 0 {
 		cfg.MaxRecorded = 100_000
 	}
@@ -150,7 +141,7 @@ func NewEmulator(cfg EmulatorConfig) *Emulator {
 		subs:      make(map[string]*emuSubscription),
 		remaining: make(map[string]int),
 		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		stats:     EmulatorStats{Rejected: make(map[string]uint64)},
+		stats:     Stats{Rejected: make(map[string]uint64)},
 		rec:       emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	mux := http.NewServeMux()
@@ -182,7 +173,7 @@ func (e *Emulator) Serve(l net.Listener) (string, error) {
 }
 
 // URL is the emulator's base URL: the served one after Start or Serve,
-// EmulatorConfig.PublicURL otherwise.
+// Config.PublicURL otherwise.
 func (e *Emulator) URL() string {
 	if u := e.http.URL(); u != "" {
 		return u
@@ -204,7 +195,7 @@ func (e *Emulator) MessagesTo(endpoint string) []Received {
 }
 
 // Stats returns a snapshot of the counters.
-func (e *Emulator) Stats() EmulatorStats {
+func (e *Emulator) Stats() Stats {
 	e.subMu.RLock()
 	n := len(e.subs)
 	e.subMu.RUnlock()
@@ -225,7 +216,7 @@ func (e *Emulator) Reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.rec.Reset()
-	e.stats = EmulatorStats{Rejected: make(map[string]uint64)}
+	e.stats = Stats{Rejected: make(map[string]uint64)}
 	e.notBefore.Reset()
 }
 

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/heraldhq/herald/provider/internal/jsonenc"
+	"github.com/heraldhq/herald/internal/jsonenc"
 )
 
 // maxRequestBytes bounds a send request's body. FCM's payload limit is far

@@ -3,6 +3,6 @@
 // per-target Retry-After bookkeeping that counts early retries, and the
 // /emulator/* control routes test harnesses drive. Each emulator keeps its
 // own wire protocol, faults and stats; only the plumbing that was copied
-// five times lives here. It is internal to provider/ so it can change with
-// the emulators without becoming public API.
+// five times lives here. It is internal to emulator/ so it can change
+// with the emulators without becoming public API.
 package emulator

@@ -43,7 +43,7 @@ type SubscriptionKeys struct {
 // VAPID key, and returns its endpoint and keys: register them as a web
 // device (Token = endpoint). The emulator keeps the private key to decrypt
 // what is pushed to it. The endpoint is built from URL, so the emulator
-// must be started (or given EmulatorConfig.PublicURL) first; otherwise
+// must be started (or given Config.PublicURL) first; otherwise
 // NewSubscription panics, as that is a mistake in the calling test.
 func (e *Emulator) NewSubscription() (endpoint, p256dh, auth string) {
 	s, err := e.newSubscription(nil)
@@ -74,7 +74,7 @@ func (e *Emulator) NewSubscriptionFor(applicationServerKey string) (endpoint, p2
 func (e *Emulator) newSubscription(appServerKey []byte) (*emuSubscription, error) {
 	base := e.URL()
 	if base == "" {
-		return nil, errors.New("the emulator has no URL yet: Start it or set EmulatorConfig.PublicURL")
+		return nil, errors.New("the emulator has no URL yet: Start it or set Config.PublicURL")
 	}
 	key, err := ecdh.P256().GenerateKey(rand.Reader)
 	if err != nil {

@@ -86,21 +86,6 @@ func (e *Emulator) NewProviderKey(teamID string) (p8 []byte, keyID string, err e
 	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), keyID, nil
 }
 
-// ClientConfig returns a Config for a Client that sends topic to this
-// emulator with a newly generated key of teamID (DefaultTeamID if empty):
-// KeyP8, KeyID, TeamID, Topic, Endpoint and RootCAs are set. Call it after
-// Start.
-func (e *Emulator) ClientConfig(teamID, topic string) (Config, error) {
-	if teamID == "" {
-		teamID = DefaultTeamID
-	}
-	p8, keyID, err := e.NewProviderKey(teamID)
-	if err != nil {
-		return Config{}, err
-	}
-	return Config{KeyP8: p8, KeyID: keyID, TeamID: teamID, Topic: topic, Endpoint: e.URL(), RootCAs: e.CertPool()}, nil
-}
-
 // randomAppleID returns 10 random characters of A-Z and 0-9, the shape of
 // Apple's key ids.
 func randomAppleID() string {

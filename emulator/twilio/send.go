@@ -122,7 +122,7 @@ func (e *Emulator) checkCreate(to, from, service, body, callback string) (int, s
 	switch {
 	case to == "":
 		return ErrToRequired, ""
-	case !ValidE164(to):
+	case !validE164(to):
 		return ErrInvalidTo, to
 	case from == "" && service == "":
 		return ErrFromRequired, ""

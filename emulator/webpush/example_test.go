@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	webpushemu "github.com/heraldhq/herald/emulator/webpush"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/provider/webpush"
 )
@@ -11,8 +12,8 @@ import (
 // A Client pointed at an Emulator works as against a browser's push
 // service: the emulator hands out a subscription, verifies the VAPID token,
 // decrypts the message and records what the service worker would receive.
-func ExampleNewEmulator() {
-	e := webpush.NewEmulator(webpush.EmulatorConfig{})
+func ExampleNew() {
+	e := webpushemu.New(webpushemu.Config{})
 	if _, err := e.Start("127.0.0.1:0"); err != nil {
 		panic(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	smtpemu "github.com/heraldhq/herald/emulator/smtp"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/provider/smtp"
 )
@@ -11,8 +12,8 @@ import (
 // A Client pointed at an Emulator: the mail is parsed back with its text
 // and HTML parts, and a scripted 550 5.1.1 is a permanent, suppressing
 // failure.
-func ExampleNewEmulator() {
-	e, err := smtp.NewEmulator(smtp.EmulatorConfig{Username: "herald", Password: "secret"})
+func ExampleNew() {
+	e, err := smtpemu.New(smtpemu.Config{Username: "herald", Password: "secret"})
 	if err != nil {
 		panic(err)
 	}
@@ -20,7 +21,7 @@ func ExampleNewEmulator() {
 		panic(err)
 	}
 	defer e.Close()
-	_ = e.FailRecipient("gone@example.com", smtp.RecipientFault{Code: 550, Enhanced: "5.1.1", Message: "No such user"})
+	_ = e.FailRecipient("gone@example.com", smtpemu.RecipientFault{Code: 550, Enhanced: "5.1.1", Message: "No such user"})
 
 	host, port := e.HostPort()
 	c, err := smtp.New(smtp.Config{

@@ -15,7 +15,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// Reasons under which EmulatorStats.Rejected counts error answers.
+// Reasons under which Stats.Rejected counts error answers.
 // Injected faults count as "fault_<status>".
 const (
 	ReasonNotFound         = "not_found"

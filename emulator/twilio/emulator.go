@@ -11,21 +11,21 @@ import (
 	"sync"
 	"time"
 
-	"github.com/heraldhq/herald/provider/internal/emulator"
+	"github.com/heraldhq/herald/emulator/internal/emulator"
 )
 
 // Default credentials of an Emulator configured without any, so that
 // `herald emulate twilio` and `serve --dev` work out of the box.
 const (
-	DefaultEmulatorAccountSID = "AC00000000000000000000000000000000"
-	DefaultEmulatorAuthToken  = "emulator-auth-token"
+	DefaultAccountSID = "AC00000000000000000000000000000000"
+	DefaultAuthToken  = "emulator-auth-token"
 )
 
-// EmulatorConfig configures an Emulator. The zero value is ready to use
+// Config configures an Emulator. The zero value is ready to use
 // with the default credentials.
-type EmulatorConfig struct {
+type Config struct {
 	// AccountSID and AuthToken are the only credentials the emulator
-	// accepts; DefaultEmulatorAccountSID and DefaultEmulatorAuthToken if
+	// accepts; DefaultAccountSID and DefaultAuthToken if
 	// empty. The auth token also signs status callbacks.
 	AccountSID string
 	AuthToken  string
@@ -65,8 +65,8 @@ type Received struct {
 	Status string `json:"status"`
 }
 
-// EmulatorStats counts what the emulator answered since the last Reset.
-type EmulatorStats struct {
+// Stats counts what the emulator answered since the last Reset.
+type Stats struct {
 	Accepted uint64 `json:"accepted"`
 	// Rejected counts error answers by Twilio error code.
 	Rejected map[int]uint64 `json:"rejected"`
@@ -90,9 +90,9 @@ type EmulatorStats struct {
 //	DELETE /emulator/messages                                Reset
 //	GET|PUT|DELETE /emulator/faults                          fault injection (Faults)
 //	PUT|DELETE /emulator/opt-outs/{number}                   OptOut / OptIn
-//	GET    /emulator/stats                                   EmulatorStats
+//	GET    /emulator/stats                                   Stats
 type Emulator struct {
-	cfg EmulatorConfig
+	cfg Config
 	mux *http.ServeMux
 
 	// Status callbacks run in goroutines bound to ctx; Close cancels them
@@ -110,19 +110,19 @@ type Emulator struct {
 	optedOut  map[string]bool
 	rng       *mrand.Rand
 	notBefore emulator.NotBefore // per number
-	stats     EmulatorStats
+	stats     Stats
 
 	rec *emulator.Recorder[Received] // accepted messages
 }
 
-// NewEmulator returns an Emulator; call Start to serve it, or mount it as an
+// New returns an Emulator; call Start to serve it, or mount it as an
 // http.Handler.
-func NewEmulator(cfg EmulatorConfig) *Emulator {
+func New(cfg Config) *Emulator {
 	if cfg.AccountSID == "" {
-		cfg.AccountSID = DefaultEmulatorAccountSID
+		cfg.AccountSID = DefaultAccountSID
 	}
 	if cfg.AuthToken == "" {
-		cfg.AuthToken = DefaultEmulatorAuthToken
+		cfg.AuthToken = DefaultAuthToken
 	}
 	if cfg.MaxRecorded <= 0 {
 		cfg.MaxRecorded = 100_000
@@ -145,7 +145,7 @@ func NewEmulator(cfg EmulatorConfig) *Emulator {
 		remaining: make(map[string]int),
 		optedOut:  make(map[string]bool),
 		rng:       mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		stats:     EmulatorStats{Rejected: make(map[int]uint64)},
+		stats:     Stats{Rejected: make(map[int]uint64)},
 		rec:       emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	mux := http.NewServeMux()
@@ -212,7 +212,7 @@ func (e *Emulator) MessagesTo(number string) []Received {
 }
 
 // Stats returns a snapshot of the counters.
-func (e *Emulator) Stats() EmulatorStats {
+func (e *Emulator) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s := e.stats
@@ -229,7 +229,7 @@ func (e *Emulator) Reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.rec.Reset()
-	e.stats = EmulatorStats{Rejected: make(map[int]uint64)}
+	e.stats = Stats{Rejected: make(map[int]uint64)}
 	e.notBefore.Reset()
 }
 

@@ -266,5 +266,5 @@ func newUUID() string {
 	rand.Read(u[:]) //nolint:errcheck // crypto/rand.Read never fails (Go 1.24+).
 	u[6] = u[6]&0x0f | 0x40
 	u[8] = u[8]&0x3f | 0x80
-	return formatUUID(u[:], "0123456789ABCDEF")
+	return formatUUID(u[:])
 }

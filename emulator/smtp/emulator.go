@@ -17,12 +17,12 @@ import (
 
 	gosmtp "github.com/emersion/go-smtp"
 
-	"github.com/heraldhq/herald/provider/internal/emulator"
+	"github.com/heraldhq/herald/emulator/internal/emulator"
 )
 
-// EmulatorConfig configures an Emulator. The zero value is a plain-text
+// Config configures an Emulator. The zero value is a plain-text
 // server on which any AUTH PLAIN credentials, or none, are accepted.
-type EmulatorConfig struct {
+type Config struct {
 	// Username and Password, if Username is set, are the only credentials
 	// accepted, and a client must authenticate before MAIL FROM. Without
 	// them AUTH PLAIN is offered and any credentials pass.
@@ -75,8 +75,8 @@ type Received struct {
 	ReceivedAt time.Time `json:"received_at"`
 }
 
-// EmulatorStats counts what the emulator answered since the last Reset.
-type EmulatorStats struct {
+// Stats counts what the emulator answered since the last Reset.
+type Stats struct {
 	Accepted uint64 `json:"accepted"`
 	// Rejected counts error replies by SMTP code (535 for a failed AUTH).
 	Rejected map[int]uint64 `json:"rejected"`
@@ -90,9 +90,9 @@ type EmulatorStats struct {
 //	GET    /emulator/messages[?to=]   accepted mails
 //	DELETE /emulator/messages         Reset
 //	GET|PUT|DELETE /emulator/faults   fault injection (Faults)
-//	GET    /emulator/stats            EmulatorStats
+//	GET    /emulator/stats            Stats
 type Emulator struct {
-	cfg     EmulatorConfig
+	cfg     Config
 	tls     *tls.Config
 	pool    *x509.CertPool
 	server  *gosmtp.Server
@@ -106,14 +106,14 @@ type Emulator struct {
 	faults    Faults
 	remaining map[string]int // failures left per recipient fault with Times > 0
 	rng       *mrand.Rand
-	stats     EmulatorStats
+	stats     Stats
 
 	rec *emulator.Recorder[Received] // accepted mails
 }
 
-// NewEmulator returns an Emulator; call Start to serve SMTP and StartHTTP
+// New returns an Emulator; call Start to serve SMTP and StartHTTP
 // for the side listener. It fails only on a bad TLS setting.
-func NewEmulator(cfg EmulatorConfig) (*Emulator, error) {
+func New(cfg Config) (*Emulator, error) {
 	switch cfg.TLS {
 	case "":
 		cfg.TLS = TLSNone
@@ -141,7 +141,7 @@ func NewEmulator(cfg EmulatorConfig) (*Emulator, error) {
 		cfg:       cfg,
 		remaining: make(map[string]int),
 		rng:       mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		stats:     EmulatorStats{Rejected: make(map[int]uint64)},
+		stats:     Stats{Rejected: make(map[int]uint64)},
 		rec:       emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	if cfg.TLS != TLSNone {
@@ -218,6 +218,10 @@ func (e *Emulator) HostPort() (string, int) {
 	return host, p
 }
 
+// TLS is the emulator's TLS mode (TLSNone, TLSStartTLS or TLSImplicit),
+// the mode a client of it must use.
+func (e *Emulator) TLS() string { return e.cfg.TLS }
+
 // CertPool trusts the emulator's self-signed certificate: pass it as
 // smtp.Config.RootCAs. It is nil without TLS or with Certificate set.
 func (e *Emulator) CertPool() *x509.CertPool { return e.pool }
@@ -286,7 +290,7 @@ func (e *Emulator) MessagesTo(addr string) []Received {
 }
 
 // Stats returns a snapshot of the counters.
-func (e *Emulator) Stats() EmulatorStats {
+func (e *Emulator) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s := e.stats
@@ -302,7 +306,7 @@ func (e *Emulator) Reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.rec.Reset()
-	e.stats = EmulatorStats{Rejected: make(map[int]uint64)}
+	e.stats = Stats{Rejected: make(map[int]uint64)}
 }
 
 // record stores an accepted mail; e.mu must be held.

@@ -12,11 +12,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/heraldhq/herald/provider/internal/emulator"
+	"github.com/heraldhq/herald/emulator/internal/emulator"
 )
 
-// EmulatorConfig configures an Emulator. The zero value is ready to use.
-type EmulatorConfig struct {
+// Config configures an Emulator. The zero value is ready to use.
+type Config struct {
 	// PublicURL is the emulator's base URL (scheme://host:port), used as
 	// the token_uri of the service accounts it issues. Start sets it; set it
 	// yourself when serving the Emulator from your own http.Server.
@@ -63,8 +63,8 @@ type Received struct {
 	Message json.RawMessage `json:"message"`
 }
 
-// EmulatorStats counts what the emulator answered since the last Reset.
-type EmulatorStats struct {
+// Stats counts what the emulator answered since the last Reset.
+type Stats struct {
 	Accepted uint64 `json:"accepted"`
 	// Rejected counts error answers by code: an FcmError code, a Google
 	// status when there is none (UNAUTHENTICATED, PERMISSION_DENIED), or
@@ -88,10 +88,10 @@ type EmulatorStats struct {
 //	GET    /emulator/messages[?token=]              accepted messages
 //	DELETE /emulator/messages                       Reset
 //	GET|PUT|DELETE /emulator/faults                 fault injection (Faults)
-//	GET    /emulator/stats                          EmulatorStats
+//	GET    /emulator/stats                          Stats
 //	GET    /emulator/service-account?project=       a service-account key file
 type Emulator struct {
-	cfg EmulatorConfig
+	cfg Config
 	mux *http.ServeMux
 	seq atomic.Uint64
 
@@ -112,14 +112,14 @@ type Emulator struct {
 	tokenFail int            // token endpoint failures left
 	rng       *rand.Rand
 	notBefore emulator.NotBefore // per token
-	stats     EmulatorStats
+	stats     Stats
 
 	rec *emulator.Recorder[Received] // accepted messages
 }
 
-// NewEmulator returns an Emulator; call Start to serve it, or mount it as an
+// New returns an Emulator; call Start to serve it, or mount it as an
 // http.Handler.
-func NewEmulator(cfg EmulatorConfig) *Emulator {
+func New(cfg Config) *Emulator {
 	if cfg.MaxRecorded <= 0 {
 		cfg.MaxRecorded = 100_000
 	}
@@ -139,7 +139,7 @@ func NewEmulator(cfg EmulatorConfig) *Emulator {
 		tokens:    make(map[string]emuToken),
 		remaining: make(map[string]int),
 		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		stats:     EmulatorStats{Rejected: make(map[string]uint64)},
+		stats:     Stats{Rejected: make(map[string]uint64)},
 		rec:       emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	mux := http.NewServeMux()
@@ -171,7 +171,7 @@ func (e *Emulator) Serve(l net.Listener) (string, error) {
 }
 
 // URL is the emulator's base URL: the served one after Start or Serve,
-// EmulatorConfig.PublicURL otherwise.
+// Config.PublicURL otherwise.
 func (e *Emulator) URL() string {
 	if u := e.http.URL(); u != "" {
 		return u
@@ -191,7 +191,7 @@ func (e *Emulator) MessagesTo(token string) []Received {
 }
 
 // Stats returns a snapshot of the counters.
-func (e *Emulator) Stats() EmulatorStats {
+func (e *Emulator) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s := e.stats
@@ -208,7 +208,7 @@ func (e *Emulator) Reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.rec.Reset()
-	e.stats = EmulatorStats{Rejected: make(map[string]uint64)}
+	e.stats = Stats{Rejected: make(map[string]uint64)}
 	e.notBefore.Reset()
 }
 

@@ -63,7 +63,7 @@ func (e *Emulator) post(ctx context.Context, callbackURL string, params url.Valu
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("User-Agent", "TwilioProxy/1.1")
-	req.Header.Set("X-Twilio-Signature", Signature(e.cfg.AuthToken, callbackURL, params))
+	req.Header.Set("X-Twilio-Signature", signature(e.cfg.AuthToken, callbackURL, params))
 	resp, err := e.cfg.CallbackClient.Do(req)
 	if err != nil {
 		return false

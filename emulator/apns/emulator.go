@@ -18,11 +18,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/heraldhq/herald/provider/internal/emulator"
+	"github.com/heraldhq/herald/emulator/internal/emulator"
 )
 
-// EmulatorConfig configures an Emulator. The zero value is ready to use.
-type EmulatorConfig struct {
+// Config configures an Emulator. The zero value is ready to use.
+type Config struct {
 	// Topics are the bundle ids the emulator accepts as apns-topic; any
 	// well-formed topic if empty. Others are answered TopicDisallowed.
 	Topics []string
@@ -77,8 +77,8 @@ type Received struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// EmulatorStats counts what the emulator answered since the last Reset.
-type EmulatorStats struct {
+// Stats counts what the emulator answered since the last Reset.
+type Stats struct {
 	Accepted uint64 `json:"accepted"`
 	// Rejected counts error answers by reason.
 	Rejected map[string]uint64 `json:"rejected"`
@@ -104,11 +104,11 @@ type EmulatorStats struct {
 //	GET    /emulator/messages[?token=] accepted messages
 //	DELETE /emulator/messages          Reset
 //	GET|PUT|DELETE /emulator/faults    fault injection (Faults)
-//	GET    /emulator/stats             EmulatorStats
+//	GET    /emulator/stats             Stats
 //	GET    /emulator/ca.pem            the certificate to trust
 //	POST   /emulator/keys[?team_id=]   a new provider key (.p8, key id, team id)
 type Emulator struct {
-	cfg    EmulatorConfig
+	cfg    Config
 	mux    *http.ServeMux
 	cert   tls.Certificate
 	caPEM  []byte
@@ -128,14 +128,14 @@ type Emulator struct {
 	remaining map[string]int // failures left per token fault with Times > 0
 	rng       *mrand.Rand
 	notBefore emulator.NotBefore // per device token
-	stats     EmulatorStats
+	stats     Stats
 
 	rec *emulator.Recorder[Received] // accepted messages
 }
 
-// NewEmulator returns an Emulator with a freshly generated TLS certificate;
+// New returns an Emulator with a freshly generated TLS certificate;
 // call Start to serve it.
-func NewEmulator(cfg EmulatorConfig) (*Emulator, error) {
+func New(cfg Config) (*Emulator, error) {
 	if cfg.MaxRecorded <= 0 {
 		cfg.MaxRecorded = 100_000
 	}
@@ -160,7 +160,7 @@ func NewEmulator(cfg EmulatorConfig) (*Emulator, error) {
 		lastJWT:   make(map[string]jwtSeen),
 		remaining: make(map[string]int),
 		rng:       mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		stats:     EmulatorStats{Rejected: make(map[string]uint64)},
+		stats:     Stats{Rejected: make(map[string]uint64)},
 		rec:       emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	for _, t := range cfg.Topics {
@@ -316,7 +316,7 @@ func (e *Emulator) MessagesTo(token string) []Received {
 }
 
 // Stats returns a snapshot of the counters.
-func (e *Emulator) Stats() EmulatorStats {
+func (e *Emulator) Stats() Stats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s := e.stats
@@ -333,7 +333,7 @@ func (e *Emulator) Reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.rec.Reset()
-	e.stats = EmulatorStats{Rejected: make(map[string]uint64)}
+	e.stats = Stats{Rejected: make(map[string]uint64)}
 	e.notBefore.Reset()
 }
 

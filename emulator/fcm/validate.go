@@ -204,7 +204,7 @@ func checkAndroid(raw json.RawMessage) *googleError {
 		if !valid {
 			return badRequest("message.android.ttl", "Invalid value at 'message.android.ttl' (type.googleapis.com/google.protobuf.Duration), "+string(raw))
 		}
-		if secs < 0 || secs > float64(MaxTTL.Seconds()) {
+		if secs < 0 || secs > float64(maxTTL.Seconds()) {
 			return invalidArgument("message.android.ttl", "TTL must be between 0 and 2419200 seconds (28 days)")
 		}
 	}
@@ -297,7 +297,7 @@ func checkWebpush(raw json.RawMessage) *googleError {
 	}
 	h := lowerKeys(headers)
 	if ttl, ok := h["ttl"]; ok {
-		if n, err := strconv.ParseUint(ttl, 10, 32); err != nil || n > uint64(MaxTTL.Seconds()) {
+		if n, err := strconv.ParseUint(ttl, 10, 32); err != nil || n > uint64(maxTTL.Seconds()) {
 			return invalidArgument("message.webpush.headers", "Invalid TTL header \""+ttl+"\": must be whole seconds, at most 2419200")
 		}
 	}

@@ -33,7 +33,7 @@ type emuToken struct {
 }
 
 // ensureKey sets up the emulator's signing key on first use, generating
-// one unless EmulatorConfig.SigningKey is set. 2048 bits keeps the
+// one unless Config.SigningKey is set. 2048 bits keeps the
 // once-per-emulator cost around 100 ms.
 func (e *Emulator) ensureKey() {
 	e.keyOnce.Do(func() {
@@ -62,7 +62,7 @@ func (e *Emulator) ensureKey() {
 //	fcm.New(fcm.Config{CredentialsJSON: e.ServiceAccountJSON("p"), Endpoint: e.URL()})
 //
 // works as against the real service. Call it after Start (or set
-// EmulatorConfig.PublicURL): the token_uri needs the emulator's URL. All
+// Config.PublicURL): the token_uri needs the emulator's URL. All
 // accounts share one RSA key generated per emulator.
 func (e *Emulator) ServiceAccountJSON(projectID string) []byte {
 	e.ensureKey()
@@ -165,7 +165,7 @@ func (e *Emulator) verifyAssertion(assertion string) (string, *oauthError) {
 	}
 	e.ensureKey()
 	// Times are judged by the wall clock, which the signer used, not by
-	// EmulatorConfig.Now.
+	// Config.Now.
 	claims := jwt.MapClaims{}
 	_, err := jwt.ParseWithClaims(assertion, claims, func(*jwt.Token) (any, error) { return &e.key.PublicKey, nil },
 		jwt.WithValidMethods([]string{"RS256"}),

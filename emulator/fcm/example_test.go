@@ -4,14 +4,15 @@ import (
 	"context"
 	"fmt"
 
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/provider/fcm"
 )
 
 // A Client pointed at an Emulator works as against FCM: the emulator issues
 // the service account, answers the OAuth2 exchange and records the message.
-func ExampleNewEmulator() {
-	e := fcm.NewEmulator(fcm.EmulatorConfig{})
+func ExampleNew() {
+	e := fcmemu.New(fcmemu.Config{})
 	if _, err := e.Start("127.0.0.1:0"); err != nil {
 		panic(err)
 	}
@@ -21,7 +22,7 @@ func ExampleNewEmulator() {
 	if err != nil {
 		panic(err)
 	}
-	_ = e.FailToken("stale-token", fcm.TokenFault{Code: fcm.CodeUnregistered})
+	_ = e.FailToken("stale-token", fcmemu.TokenFault{Code: fcm.CodeUnregistered})
 
 	send := func(token string) error {
 		_, err := c.Send(context.Background(), &heraldtype.Message{
