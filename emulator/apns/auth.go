@@ -138,7 +138,7 @@ func (e *Emulator) authenticate(r *http.Request, now time.Time) (verifiedToken, 
 		}
 		e.lastJWT[vt.keyID] = jwtSeen{jwt: tok, first: now}
 		e.mu.Lock()
-		e.stats.ProviderTokens++
+		e.providerTokens++
 		e.mu.Unlock()
 	}
 	return vt, ""

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
-	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"sync"
@@ -123,12 +122,11 @@ type Emulator struct {
 
 	http emulator.Server // the TLS listener and its base URL
 
-	mu        sync.Mutex // guards everything below; never held while sleeping
-	faults    Faults
-	remaining map[string]int // failures left per token fault with Times > 0
-	rng       *mrand.Rand
-	notBefore emulator.NotBefore // per device token
-	stats     Stats
+	faults *engine // faults, latency and the shared counters
+
+	mu             sync.Mutex // guards the two below
+	providerTokens uint64
+	connections    uint64
 
 	rec *emulator.Recorder[Received] // accepted messages
 }
@@ -142,26 +140,20 @@ func New(cfg Config) (*Emulator, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	seed := cfg.Seed
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
 	cert, caPEM, err := selfSignedCert(cfg.Hosts)
 	if err != nil {
 		return nil, err
 	}
 	e := &Emulator{
-		cfg:       cfg,
-		cert:      cert,
-		caPEM:     caPEM,
-		topics:    make(map[string]bool, len(cfg.Topics)),
-		keys:      make(map[string]emuKey),
-		verified:  make(map[string]verifiedToken),
-		lastJWT:   make(map[string]jwtSeen),
-		remaining: make(map[string]int),
-		rng:       mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		stats:     Stats{Rejected: make(map[string]uint64)},
-		rec:       emulator.NewRecorder[Received](cfg.MaxRecorded),
+		cfg:      cfg,
+		cert:     cert,
+		caPEM:    caPEM,
+		topics:   make(map[string]bool, len(cfg.Topics)),
+		keys:     make(map[string]emuKey),
+		verified: make(map[string]verifiedToken),
+		lastJWT:  make(map[string]jwtSeen),
+		faults:   newEngine(cfg.Seed),
+		rec:      emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	for _, t := range cfg.Topics {
 		e.topics[t] = true
@@ -294,7 +286,7 @@ func (e *Emulator) countConnections(srv *http.Server) {
 	srv.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			e.mu.Lock()
-			e.stats.Connections++
+			e.connections++
 			e.mu.Unlock()
 		}
 	}
@@ -317,30 +309,21 @@ func (e *Emulator) MessagesTo(token string) []Received {
 
 // Stats returns a snapshot of the counters.
 func (e *Emulator) Stats() Stats {
+	c := e.faults.Counts()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	s := e.stats
-	s.Rejected = make(map[string]uint64, len(e.stats.Rejected))
-	for k, v := range e.stats.Rejected {
-		s.Rejected[k] = v
-	}
-	return s
+	return Stats{Accepted: c.Accepted, Rejected: c.Rejected, EarlyRetries: c.EarlyRetries,
+		ProviderTokens: e.providerTokens, Connections: e.connections}
 }
 
 // Reset forgets recorded messages, counters and the Retry-After each token
 // was given. Faults and keys stay.
 func (e *Emulator) Reset() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.rec.Reset()
-	e.stats = Stats{Rejected: make(map[string]uint64)}
-	e.notBefore.Reset()
-}
-
-// record stores an accepted message; e.mu must be held.
-func (e *Emulator) record(m Received) {
-	e.stats.Accepted++
-	e.rec.Record(m)
+	e.faults.ResetCounts()
+	e.mu.Lock()
+	e.providerTokens, e.connections = 0, 0
+	e.mu.Unlock()
 }
 
 // jsonContentType is the Content-Type of APNs' JSON answers.

@@ -63,17 +63,8 @@ func (e *Emulator) handleSend(w http.ResponseWriter, r *http.Request) {
 		e.fail(w, reason)
 		return
 	}
-	e.mu.Lock()
-	latency := time.Duration(e.faults.LatencyMillis) * time.Millisecond
-	e.mu.Unlock()
-	if latency > 0 {
-		t := time.NewTimer(latency)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		}
+	if !e.faults.Wait(r.Context()) {
+		return
 	}
 
 	rec := Received{Token: token, TeamID: auth.teamID, KeyID: auth.keyID, Proto: r.Proto, ReceivedAt: now}
@@ -95,18 +86,12 @@ func (e *Emulator) handleSend(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.APNsID = id
 
-	e.mu.Lock()
-	if e.notBefore.Early(token, now) {
-		e.stats.EarlyRetries++
-	}
-	if inj, fail := e.pickFault(token, now); fail {
-		e.stats.Rejected[inj.reason]++
-		e.mu.Unlock()
+	if inj, fail := e.faults.Pick(token, now, nil); fail {
 		e.writeFault(w, inj, now)
 		return
 	}
-	e.record(rec)
-	e.mu.Unlock()
+	e.faults.Accept()
+	e.rec.Record(rec)
 	if e.cfg.Logger != nil {
 		e.cfg.Logger.Info("apns emulator: message accepted", "apns_id", rec.APNsID, "token", token,
 			"topic", rec.Topic, "push_type", rec.PushType, "priority", rec.Priority, "payload", rec.Payload)
@@ -211,9 +196,7 @@ func checkPayload(body []byte, rec *Received) string {
 
 // fail answers reason and counts it.
 func (e *Emulator) fail(w http.ResponseWriter, reason string) {
-	e.mu.Lock()
-	e.stats.Rejected[reason]++
-	e.mu.Unlock()
+	e.faults.Reject(reason)
 	e.writeReason(w, reason, e.cfg.Now())
 }
 

@@ -145,7 +145,7 @@ func (e *Emulator) handleToken(w http.ResponseWriter, r *http.Request) {
 	}
 	tok := e.issue(project)
 	e.mu.Lock()
-	e.stats.TokensIssued++
+	e.tokensIssued++
 	e.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"access_token": tok,
@@ -228,12 +228,12 @@ func (e *Emulator) authorize(w http.ResponseWriter, r *http.Request, project str
 	t, ok := e.tokens[tok]
 	e.authMu.RUnlock()
 	if !found || !ok || e.cfg.Now().After(t.expiry) {
-		e.reject(CodeUnauthenticated)
+		e.faults.Reject(CodeUnauthenticated)
 		writeGoogleError(w, unauthenticatedError())
 		return false
 	}
 	if t.project != "" && t.project != project {
-		e.reject("PERMISSION_DENIED")
+		e.faults.Reject("PERMISSION_DENIED")
 		writeGoogleError(w, permissionDeniedError(project))
 		return false
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/rsa"
 	"encoding/json"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -106,13 +105,11 @@ type Emulator struct {
 
 	http emulator.Server // the listener and its base URL
 
-	mu        sync.Mutex // guards everything below; never held while sleeping
-	faults    Faults
-	remaining map[string]int // failures left per token fault with Times > 0
-	tokenFail int            // token endpoint failures left
-	rng       *rand.Rand
-	notBefore emulator.NotBefore // per token
-	stats     Stats
+	faults *engine // faults, latency and the shared counters
+
+	mu           sync.Mutex // guards the two below
+	tokenFail    int        // token endpoint failures left
+	tokensIssued uint64
 
 	rec *emulator.Recorder[Received] // accepted messages
 }
@@ -129,18 +126,12 @@ func New(cfg Config) *Emulator {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	seed := cfg.Seed
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
 	e := &Emulator{
-		cfg:       cfg,
-		accounts:  make(map[string]emuAccount),
-		tokens:    make(map[string]emuToken),
-		remaining: make(map[string]int),
-		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		stats:     Stats{Rejected: make(map[string]uint64)},
-		rec:       emulator.NewRecorder[Received](cfg.MaxRecorded),
+		cfg:      cfg,
+		accounts: make(map[string]emuAccount),
+		tokens:   make(map[string]emuToken),
+		faults:   newEngine(cfg.Seed),
+		rec:      emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /token", e.handleToken)
@@ -192,30 +183,20 @@ func (e *Emulator) MessagesTo(token string) []Received {
 
 // Stats returns a snapshot of the counters.
 func (e *Emulator) Stats() Stats {
+	c := e.faults.Counts()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	s := e.stats
-	s.Rejected = make(map[string]uint64, len(e.stats.Rejected))
-	for k, v := range e.stats.Rejected {
-		s.Rejected[k] = v
-	}
-	return s
+	return Stats{Accepted: c.Accepted, Rejected: c.Rejected, EarlyRetries: c.EarlyRetries, TokensIssued: e.tokensIssued}
 }
 
 // Reset forgets recorded messages, counters and the Retry-After each token
 // was given. Faults and issued credentials stay.
 func (e *Emulator) Reset() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.rec.Reset()
-	e.stats = Stats{Rejected: make(map[string]uint64)}
-	e.notBefore.Reset()
-}
-
-// record stores an accepted message; e.mu must be held.
-func (e *Emulator) record(m Received) {
-	e.stats.Accepted++
-	e.rec.Record(m)
+	e.faults.ResetCounts()
+	e.mu.Lock()
+	e.tokensIssued = 0
+	e.mu.Unlock()
 }
 
 // nextMessageID mints an id shaped like FCM's ("0:<time>%<hex>").

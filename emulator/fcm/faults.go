@@ -3,8 +3,9 @@ package fcm
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
+
+	"github.com/heraldhq/herald/emulator/internal/fault"
 )
 
 // Fault codes an Emulator can inject besides FCM's own error codes
@@ -58,164 +59,90 @@ type TokenFault struct {
 }
 
 // RateFault fails a fraction of sends.
-type RateFault struct {
-	// Rate is the fraction of sends failed, 0..1.
-	Rate float64 `json:"rate,omitempty"`
-	// RetryAfterSeconds, if positive, adds a Retry-After header.
-	RetryAfterSeconds int `json:"retry_after_seconds,omitempty"`
+type RateFault = fault.RateFault
+
+// engine is the fault engine as the FCM emulator uses it: rules are
+// TokenFaults, failures are counted by code.
+type engine = fault.Engine[Faults, TokenFault, string]
+
+func newEngine(seed uint64) *engine {
+	return fault.New[Faults](seed,
+		func(tf TokenFault) fault.Retry {
+			return fault.Retry{Times: tf.Times, AfterSeconds: tf.RetryAfterSeconds, HTTPDate: tf.RetryAfterHTTPDate}
+		},
+		func(tf TokenFault) string { return tf.Code })
 }
 
-// validate rejects faults the emulator could not inject.
-func (f *Faults) validate() error {
-	for tok, tf := range f.Tokens {
-		if _, ok := faultError(tf.Code); !ok {
-			return fmt.Errorf("tokens[%q]: unknown fault code %q", tok, tf.Code)
-		}
-		if tf.Times < 0 || tf.RetryAfterSeconds < 0 {
-			return fmt.Errorf("tokens[%q]: times and retry_after_seconds must not be negative", tok)
-		}
-	}
-	for name, rf := range map[string]RateFault{"unavailable": f.Unavailable, "internal": f.Internal, "quota_exceeded": f.QuotaExceeded} {
-		if rf.Rate < 0 || rf.Rate > 1 || rf.RetryAfterSeconds < 0 {
-			return fmt.Errorf("%s: rate must be in 0..1 and retry_after_seconds not negative", name)
-		}
-	}
-	if f.Unavailable.Rate+f.Internal.Rate+f.QuotaExceeded.Rate > 1 {
-		return fmt.Errorf("the rates add up to more than 1")
-	}
-	if f.LatencyMillis < 0 || f.TokenEndpointFailures < 0 {
-		return fmt.Errorf("latency_ms and token_endpoint_failures must not be negative")
+// checkCode rejects a fault code the emulator cannot answer.
+func checkCode(tf TokenFault) error {
+	if _, ok := faultError(tf.Code); !ok {
+		return fmt.Errorf("unknown fault code %q", tf.Code)
 	}
 	return nil
 }
 
+// rates are f's rates in the order they are drawn.
+func (f *Faults) rates() []fault.Rate[TokenFault] {
+	return []fault.Rate[TokenFault]{
+		{Name: "unavailable", Fault: f.Unavailable, Outcome: TokenFault{Code: CodeUnavailable}},
+		{Name: "internal", Fault: f.Internal, Outcome: TokenFault{Code: CodeInternal}},
+		{Name: "quota_exceeded", Fault: f.QuotaExceeded, Outcome: TokenFault{Code: CodeQuotaExceeded}},
+	}
+}
+
 // SetFaults replaces the injected faults; per-token failure counts restart.
 func (e *Emulator) SetFaults(f Faults) error {
-	if err := f.validate(); err != nil {
+	if err := e.faults.Check("tokens", f.Tokens, checkCode, f.rates()); err != nil {
 		return err
 	}
-	tokens := make(map[string]TokenFault, len(f.Tokens))
-	for k, v := range f.Tokens {
-		tokens[k] = v
+	if f.LatencyMillis < 0 || f.TokenEndpointFailures < 0 {
+		return fmt.Errorf("latency_ms and token_endpoint_failures must not be negative")
 	}
-	f.Tokens = tokens
+	e.faults.Set(f, f.Tokens, f.rates(), f.LatencyMillis)
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.faults = f
-	clear(e.remaining)
-	for tok, tf := range f.Tokens {
-		e.remaining[tok] = tf.Times
-	}
 	e.tokenFail = f.TokenEndpointFailures
+	e.mu.Unlock()
 	return nil
 }
 
 // FailToken adds or replaces the fault of one token, keeping the others.
 func (e *Emulator) FailToken(token string, f TokenFault) error {
-	one := Faults{Tokens: map[string]TokenFault{token: f}}
-	if err := one.validate(); err != nil {
-		return err
+	if err := e.faults.CheckRule(f, checkCode); err != nil {
+		return fmt.Errorf("tokens[%q]: %w", token, err)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.faults.Tokens == nil {
-		e.faults.Tokens = make(map[string]TokenFault)
-	}
-	e.faults.Tokens[token] = f
-	e.remaining[token] = f.Times
+	e.faults.SetRule(token, f)
 	return nil
 }
 
 // ClearFaults removes every injected fault.
 func (e *Emulator) ClearFaults() {
+	e.faults.Clear()
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.faults = Faults{}
-	clear(e.remaining)
 	e.tokenFail = 0
+	e.mu.Unlock()
 }
 
 // CurrentFaults returns the injected faults.
 func (e *Emulator) CurrentFaults() Faults {
+	f, tokens := e.faults.Current()
+	f.Tokens = tokens
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	f := e.faults
-	f.Tokens = make(map[string]TokenFault, len(e.faults.Tokens))
-	for k, v := range e.faults.Tokens {
-		f.Tokens[k] = v
-	}
 	f.TokenEndpointFailures = e.tokenFail
+	e.mu.Unlock()
 	return f
 }
 
-// injected is a fault chosen for one send.
-type injected struct {
-	code       string
-	retryAfter int // seconds, 0 for none
-	httpDate   bool
-}
-
-// pickFault decides whether the send to token fails, and notes the
-// Retry-After it will carry; e.mu must be held.
-func (e *Emulator) pickFault(token string, now time.Time) (injected, bool) {
-	var inj injected
-	if tf, ok := e.faults.Tokens[token]; ok && token != "" {
-		left := e.remaining[token]
-		switch {
-		case tf.Times == 0:
-			inj = injected{tf.Code, tf.RetryAfterSeconds, tf.RetryAfterHTTPDate}
-		case left > 0:
-			e.remaining[token] = left - 1
-			inj = injected{tf.Code, tf.RetryAfterSeconds, tf.RetryAfterHTTPDate}
-		}
-	}
-	if inj.code == "" {
-		f := &e.faults
-		if f.Unavailable.Rate+f.Internal.Rate+f.QuotaExceeded.Rate > 0 {
-			x := e.rng.Float64()
-			switch {
-			case x < f.Unavailable.Rate:
-				inj = injected{code: CodeUnavailable, retryAfter: f.Unavailable.RetryAfterSeconds}
-			case x < f.Unavailable.Rate+f.Internal.Rate:
-				inj = injected{code: CodeInternal, retryAfter: f.Internal.RetryAfterSeconds}
-			case x < f.Unavailable.Rate+f.Internal.Rate+f.QuotaExceeded.Rate:
-				inj = injected{code: CodeQuotaExceeded, retryAfter: f.QuotaExceeded.RetryAfterSeconds}
-			}
-		}
-	}
-	if inj.code == "" {
-		return inj, false
-	}
-	if token != "" { // topic and condition sends have no target to track
-		e.notBefore.Note(token, now, inj.retryAfter, inj.httpDate)
-	}
-	return inj, true
-}
-
 // writeFault answers an injected fault.
-func (e *Emulator) writeFault(w http.ResponseWriter, inj injected, now time.Time) {
-	if inj.retryAfter > 0 {
-		v := strconv.Itoa(inj.retryAfter)
-		if inj.httpDate {
-			v = now.Add(time.Duration(inj.retryAfter) * time.Second).UTC().Format(http.TimeFormat)
-		}
-		w.Header().Set("Retry-After", v)
-	}
-	if inj.code == FaultBadGateway {
+func writeFault(w http.ResponseWriter, inj fault.Injected[TokenFault], now time.Time) {
+	fault.WriteRetryAfter(w.Header(), inj.RetryAfter, inj.HTTPDate, now)
+	if inj.Outcome.Code == FaultBadGateway {
 		w.Header().Set("Content-Type", "text/html; charset=UTF-8")
 		w.WriteHeader(http.StatusBadGateway)
 		w.Write([]byte(badGatewayHTML)) //nolint:errcheck // the client hung up; nothing to do.
 		return
 	}
-	ge, _ := faultError(inj.code)
+	ge, _ := faultError(inj.Outcome.Code)
 	writeGoogleError(w, ge)
-}
-
-// reject counts an error answer.
-func (e *Emulator) reject(code string) {
-	e.mu.Lock()
-	e.stats.Rejected[code]++
-	e.mu.Unlock()
 }
 
 const badGatewayHTML = `<!DOCTYPE html>

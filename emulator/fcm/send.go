@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/heraldhq/herald/internal/jsonenc"
 )
@@ -29,46 +28,29 @@ func (e *Emulator) handleSend(w http.ResponseWriter, r *http.Request) {
 	if !e.authorize(w, r, project) {
 		return
 	}
-	e.mu.Lock()
-	latency := time.Duration(e.faults.LatencyMillis) * time.Millisecond
-	e.mu.Unlock()
-	if latency > 0 {
-		t := time.NewTimer(latency)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		}
+	if !e.faults.Wait(r.Context()) {
+		return
 	}
 
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			e.reject("INVALID_ARGUMENT")
+			e.faults.Reject("INVALID_ARGUMENT")
 			writeGoogleError(w, *tooBig())
 		}
 		return // the client hung up otherwise
 	}
 	req, gerr := parseSend(body)
 	if gerr != nil {
-		e.reject(rejectCode(gerr))
+		e.faults.Reject(rejectCode(gerr))
 		writeGoogleError(w, *gerr)
 		return
 	}
 
 	now := e.cfg.Now()
-	e.mu.Lock()
-	if req.token != "" {
-		if e.notBefore.Early(req.token, now) {
-			e.stats.EarlyRetries++
-		}
-	}
-	if inj, fail := e.pickFault(req.token, now); fail {
-		e.stats.Rejected[inj.code]++
-		e.mu.Unlock()
-		e.writeFault(w, inj, now)
+	if inj, fail := e.faults.Pick(req.token, now, nil); fail {
+		writeFault(w, inj, now)
 		return
 	}
 	id := e.nextMessageID(now)
@@ -77,9 +59,9 @@ func (e *Emulator) handleSend(w http.ResponseWriter, r *http.Request) {
 		ReceivedAt: now, Message: req.message,
 	}
 	if !req.validateOnly {
-		e.record(rec)
+		e.faults.Accept()
+		e.rec.Record(rec)
 	}
-	e.mu.Unlock()
 	if e.cfg.OnAccept != nil && !req.validateOnly {
 		e.cfg.OnAccept(rec)
 	}

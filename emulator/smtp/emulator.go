@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"slices"
@@ -97,16 +96,13 @@ type Emulator struct {
 	pool    *x509.CertPool
 	server  *gosmtp.Server
 	httpMux *http.ServeMux
+	faults  *engine // faults, latency and the counters
 
-	mu        sync.Mutex // guards everything below; never held while sleeping
-	addr      string
-	serving   bool
-	httpURL   string
-	httpSrv   *http.Server
-	faults    Faults
-	remaining map[string]int // failures left per recipient fault with Times > 0
-	rng       *mrand.Rand
-	stats     Stats
+	mu      sync.Mutex // guards everything below; never held while sleeping
+	addr    string
+	serving bool
+	httpURL string
+	httpSrv *http.Server
 
 	rec *emulator.Recorder[Received] // accepted mails
 }
@@ -133,16 +129,10 @@ func New(cfg Config) (*Emulator, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	seed := cfg.Seed
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
 	e := &Emulator{
-		cfg:       cfg,
-		remaining: make(map[string]int),
-		rng:       mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		stats:     Stats{Rejected: make(map[int]uint64)},
-		rec:       emulator.NewRecorder[Received](cfg.MaxRecorded),
+		cfg:    cfg,
+		faults: newEngine(cfg.Seed),
+		rec:    emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	if cfg.TLS != TLSNone {
 		cert := cfg.Certificate
@@ -291,35 +281,14 @@ func (e *Emulator) MessagesTo(addr string) []Received {
 
 // Stats returns a snapshot of the counters.
 func (e *Emulator) Stats() Stats {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	s := e.stats
-	s.Rejected = make(map[int]uint64, len(e.stats.Rejected))
-	for k, v := range e.stats.Rejected {
-		s.Rejected[k] = v
-	}
-	return s
+	c := e.faults.Counts()
+	return Stats{Accepted: c.Accepted, Rejected: c.Rejected}
 }
 
 // Reset forgets recorded mails and counters. Faults stay.
 func (e *Emulator) Reset() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.rec.Reset()
-	e.stats = Stats{Rejected: make(map[int]uint64)}
-}
-
-// record stores an accepted mail; e.mu must be held.
-func (e *Emulator) record(m Received) {
-	e.stats.Accepted++
-	e.rec.Record(m)
-}
-
-// reject counts an error reply.
-func (e *Emulator) reject(code int) {
-	e.mu.Lock()
-	e.stats.Rejected[code]++
-	e.mu.Unlock()
+	e.faults.ResetCounts()
 }
 
 func (e *Emulator) routes() *http.ServeMux {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	gosmtp "github.com/emersion/go-smtp"
+
+	"github.com/heraldhq/herald/emulator/internal/fault"
 )
 
 // Faults is what the emulator gets wrong on purpose. Per-recipient faults
@@ -50,9 +52,6 @@ func (f RecipientFault) validate() error {
 	if f.Code < 400 || f.Code > 599 {
 		return fmt.Errorf("code %d is not an SMTP error reply (400..599)", f.Code)
 	}
-	if f.Times < 0 {
-		return fmt.Errorf("times must not be negative")
-	}
 	if f.Enhanced != "" {
 		if _, err := parseEnhanced(f.Enhanced, f.Code); err != nil {
 			return err
@@ -60,26 +59,6 @@ func (f RecipientFault) validate() error {
 	}
 	if strings.ContainsAny(f.Message, "\r\n") {
 		return fmt.Errorf("message must be a single line")
-	}
-	return nil
-}
-
-func (f *Faults) validate() error {
-	for addr, rf := range f.Recipients {
-		if err := rf.validate(); err != nil {
-			return fmt.Errorf("recipients[%q]: %w", addr, err)
-		}
-	}
-	for name, r := range map[string]RateFault{"service_closing": f.ServiceClosing, "local_error": f.LocalError, "insufficient_storage": f.InsufficientStorage} {
-		if r.Rate < 0 || r.Rate > 1 {
-			return fmt.Errorf("%s: rate must be in 0..1", name)
-		}
-	}
-	if f.ServiceClosing.Rate+f.LocalError.Rate+f.InsufficientStorage.Rate > 1 {
-		return fmt.Errorf("the rates add up to more than 1")
-	}
-	if f.LatencyMillis < 0 {
-		return fmt.Errorf("latency_ms must not be negative")
 	}
 	return nil
 }
@@ -117,23 +96,43 @@ func (f RecipientFault) smtpError() *gosmtp.SMTPError {
 	return &gosmtp.SMTPError{Code: f.Code, EnhancedCode: ec, Message: msg}
 }
 
+// engine is the fault engine as the SMTP emulator uses it: rules are
+// RecipientFaults keyed by lower-case address, failures are counted by
+// reply code. SMTP has no Retry-After.
+type engine = fault.Engine[Faults, RecipientFault, int]
+
+func newEngine(seed uint64) *engine {
+	return fault.New[Faults](seed,
+		func(rf RecipientFault) fault.Retry { return fault.Retry{Times: rf.Times} },
+		func(rf RecipientFault) int { return rf.Code })
+}
+
+// rates are f's rates in the order they are drawn, with the replies they
+// fail a recipient with.
+func (f *Faults) rates() []fault.Rate[RecipientFault] {
+	return []fault.Rate[RecipientFault]{
+		{Name: "service_closing", Fault: fault.RateFault{Rate: f.ServiceClosing.Rate},
+			Outcome: RecipientFault{Code: 421, Enhanced: "4.3.2", Message: "Service not available, closing transmission channel"}},
+		{Name: "local_error", Fault: fault.RateFault{Rate: f.LocalError.Rate},
+			Outcome: RecipientFault{Code: 451, Enhanced: "4.3.0", Message: "Requested action aborted: local error in processing"}},
+		{Name: "insufficient_storage", Fault: fault.RateFault{Rate: f.InsufficientStorage.Rate},
+			Outcome: RecipientFault{Code: 452, Enhanced: "4.3.1", Message: "Requested action not taken: insufficient system storage"}},
+	}
+}
+
 // SetFaults replaces the injected faults; per-recipient counts restart.
 func (e *Emulator) SetFaults(f Faults) error {
-	if err := f.validate(); err != nil {
+	if err := e.faults.Check("recipients", f.Recipients, RecipientFault.validate, f.rates()); err != nil {
 		return err
 	}
-	recips := make(map[string]RecipientFault, len(f.Recipients))
-	for k, v := range f.Recipients {
-		recips[strings.ToLower(k)] = v
+	if f.LatencyMillis < 0 {
+		return fmt.Errorf("latency_ms must not be negative")
 	}
-	f.Recipients = recips
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.faults = f
-	clear(e.remaining)
-	for addr, rf := range recips {
-		e.remaining[addr] = rf.Times
+	byAddr := make(map[string]RecipientFault, len(f.Recipients))
+	for addr, rf := range f.Recipients {
+		byAddr[strings.ToLower(addr)] = rf
 	}
+	e.faults.Set(f, byAddr, f.rates(), f.LatencyMillis)
 	return nil
 }
 
@@ -141,74 +140,31 @@ func (e *Emulator) SetFaults(f Faults) error {
 // others: e.g. RecipientFault{Code: 550, Enhanced: "5.1.1", Message: "No
 // such user"}.
 func (e *Emulator) FailRecipient(addr string, f RecipientFault) error {
-	if err := f.validate(); err != nil {
+	if err := e.faults.CheckRule(f, RecipientFault.validate); err != nil {
 		return err
 	}
-	addr = strings.ToLower(addr)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.faults.Recipients == nil {
-		e.faults.Recipients = make(map[string]RecipientFault)
-	}
-	e.faults.Recipients[addr] = f
-	e.remaining[addr] = f.Times
+	e.faults.SetRule(strings.ToLower(addr), f)
 	return nil
 }
 
 // ClearFaults removes every injected fault.
-func (e *Emulator) ClearFaults() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.faults = Faults{}
-	clear(e.remaining)
-}
+func (e *Emulator) ClearFaults() { e.faults.Clear() }
 
 // CurrentFaults returns the injected faults.
 func (e *Emulator) CurrentFaults() Faults {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	f := e.faults
-	f.Recipients = make(map[string]RecipientFault, len(e.faults.Recipients))
-	for k, v := range e.faults.Recipients {
-		f.Recipients[k] = v
-	}
+	f, byAddr := e.faults.Current()
+	f.Recipients = byAddr
 	return f
 }
 
 // pickFault decides the scripted reply for addr at RCPT TO (atData false)
 // or DATA (atData true), or nil. A recipient fault's Times is consumed at
-// the stage it applies to.
+// the stage it applies to; the rates apply at RCPT TO to recipients
+// without a fault of their own.
 func (e *Emulator) pickFault(addr string, atData bool) *gosmtp.SMTPError {
-	addr = strings.ToLower(addr)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if rf, ok := e.faults.Recipients[addr]; ok {
-		if rf.AtData != atData {
-			return nil
-		}
-		switch left := e.remaining[addr]; {
-		case rf.Times == 0:
-			return rf.smtpError()
-		case left > 0:
-			e.remaining[addr] = left - 1
-			return rf.smtpError()
-		}
+	rf, fail := e.faults.PickStage(strings.ToLower(addr), func(rf RecipientFault) bool { return rf.AtData == atData }, !atData)
+	if !fail {
 		return nil
 	}
-	if atData {
-		return nil
-	}
-	f := &e.faults
-	if f.ServiceClosing.Rate+f.LocalError.Rate+f.InsufficientStorage.Rate == 0 {
-		return nil
-	}
-	switch x := e.rng.Float64(); {
-	case x < f.ServiceClosing.Rate:
-		return &gosmtp.SMTPError{Code: 421, EnhancedCode: gosmtp.EnhancedCode{4, 3, 2}, Message: "Service not available, closing transmission channel"}
-	case x < f.ServiceClosing.Rate+f.LocalError.Rate:
-		return &gosmtp.SMTPError{Code: 451, EnhancedCode: gosmtp.EnhancedCode{4, 3, 0}, Message: "Requested action aborted: local error in processing"}
-	case x < f.ServiceClosing.Rate+f.LocalError.Rate+f.InsufficientStorage.Rate:
-		return &gosmtp.SMTPError{Code: 452, EnhancedCode: gosmtp.EnhancedCode{4, 3, 1}, Message: "Requested action not taken: insufficient system storage"}
-	}
-	return nil
+	return rf.smtpError()
 }

@@ -2,10 +2,10 @@ package smtp
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"errors"
 	"io"
-	"time"
 
 	"github.com/emersion/go-sasl"
 	gosmtp "github.com/emersion/go-smtp"
@@ -41,7 +41,7 @@ func (s *session) Auth(string) (sasl.Server, error) {
 		cfg := &s.e.cfg
 		if cfg.Username != "" && (subtle.ConstantTimeCompare([]byte(username), []byte(cfg.Username)) != 1 ||
 			subtle.ConstantTimeCompare([]byte(password), []byte(cfg.Password)) != 1) {
-			s.e.reject(gosmtp.ErrAuthFailed.Code)
+			s.e.faults.Reject(gosmtp.ErrAuthFailed.Code)
 			return gosmtp.ErrAuthFailed
 		}
 		s.user, s.auth = username, true
@@ -51,7 +51,7 @@ func (s *session) Auth(string) (sasl.Server, error) {
 
 func (s *session) Mail(from string, _ *gosmtp.MailOptions) error {
 	if s.e.cfg.Username != "" && !s.auth {
-		s.e.reject(errAuthRequired.Code)
+		s.e.faults.Reject(errAuthRequired.Code)
 		return errAuthRequired
 	}
 	s.from = from
@@ -60,7 +60,6 @@ func (s *session) Mail(from string, _ *gosmtp.MailOptions) error {
 
 func (s *session) Rcpt(to string, _ *gosmtp.RcptOptions) error {
 	if err := s.e.pickFault(to, false); err != nil {
-		s.e.reject(err.Code)
 		return err
 	}
 	s.to = append(s.to, to)
@@ -73,33 +72,26 @@ func (s *session) Data(r io.Reader) error {
 		// Too large (go-smtp answers 552) or the connection broke.
 		var se *gosmtp.SMTPError
 		if errors.As(err, &se) {
-			s.e.reject(se.Code)
+			s.e.faults.Reject(se.Code)
 		}
 		return err
 	}
-	s.e.mu.Lock()
-	latency := time.Duration(s.e.faults.LatencyMillis) * time.Millisecond
-	s.e.mu.Unlock()
-	if latency > 0 {
-		time.Sleep(latency) // a slow server; the client's own timeout bounds it
-	}
+	s.e.faults.Wait(context.Background()) // a slow server; the client's own timeout bounds it
 	for _, to := range s.to {
 		if err := s.e.pickFault(to, true); err != nil {
-			s.e.reject(err.Code)
 			return err
 		}
 	}
 	m, err := parseMail(bytes.NewReader(raw))
 	if err != nil {
-		s.e.reject(554)
+		s.e.faults.Reject(554)
 		return &gosmtp.SMTPError{Code: 554, EnhancedCode: gosmtp.EnhancedCode{5, 6, 0}, Message: "Message is not valid RFC 5322: " + err.Error()}
 	}
 	_, isTLS := s.conn.TLSConnectionState()
 	m.From, m.To, m.Size, m.TLS, m.User = s.from, append([]string(nil), s.to...), len(raw), isTLS, s.user
 	m.ReceivedAt = s.e.cfg.Now()
-	s.e.mu.Lock()
-	s.e.record(m)
-	s.e.mu.Unlock()
+	s.e.faults.Accept()
+	s.e.rec.Record(m)
 	if l := s.e.cfg.Logger; l != nil {
 		l.Info("smtp emulator: mail accepted", "from", m.From, "to", m.To, "subject", m.Subject,
 			"message_id", m.MessageID, "size", m.Size, "html", m.HTML != "")

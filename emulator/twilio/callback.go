@@ -44,9 +44,9 @@ func (e *Emulator) postCallback(msg Received, status string) bool {
 	ok := e.post(e.ctx, msg.StatusCallback, params)
 	e.mu.Lock()
 	if ok {
-		e.stats.CallbacksSent++
+		e.callbacksSent++
 	} else {
-		e.stats.CallbacksFailed++
+		e.callbacksFailed++
 	}
 	e.mu.Unlock()
 	if !ok && e.cfg.Logger != nil && e.ctx.Err() == nil {

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
-	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"sync"
@@ -103,14 +102,13 @@ type Emulator struct {
 
 	http emulator.Server // the listener and its base URL
 
-	mu        sync.Mutex // guards everything below; never held while sleeping or posting
-	closed    bool       // set by Close: no new status callbacks start
-	faults    Faults
-	remaining map[string]int // failures left per number fault with Times > 0
-	optedOut  map[string]bool
-	rng       *mrand.Rand
-	notBefore emulator.NotBefore // per number
-	stats     Stats
+	faults *engine // faults, latency and the shared counters
+
+	mu              sync.Mutex // guards everything below; never held while sleeping or posting
+	closed          bool       // set by Close: no new status callbacks start
+	optedOut        map[string]bool
+	callbacksSent   uint64
+	callbacksFailed uint64
 
 	rec *emulator.Recorder[Received] // accepted messages
 }
@@ -133,20 +131,14 @@ func New(cfg Config) *Emulator {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	seed := cfg.Seed
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Emulator{
-		cfg:       cfg,
-		ctx:       ctx,
-		cancel:    cancel,
-		remaining: make(map[string]int),
-		optedOut:  make(map[string]bool),
-		rng:       mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		stats:     Stats{Rejected: make(map[int]uint64)},
-		rec:       emulator.NewRecorder[Received](cfg.MaxRecorded),
+		cfg:      cfg,
+		ctx:      ctx,
+		cancel:   cancel,
+		faults:   newEngine(cfg.Seed),
+		optedOut: make(map[string]bool),
+		rec:      emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /2010-04-01/Accounts/{account}/Messages.json", e.handleCreate)
@@ -213,30 +205,21 @@ func (e *Emulator) MessagesTo(number string) []Received {
 
 // Stats returns a snapshot of the counters.
 func (e *Emulator) Stats() Stats {
+	c := e.faults.Counts()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	s := e.stats
-	s.Rejected = make(map[int]uint64, len(e.stats.Rejected))
-	for k, v := range e.stats.Rejected {
-		s.Rejected[k] = v
-	}
-	return s
+	return Stats{Accepted: c.Accepted, Rejected: c.Rejected, EarlyRetries: c.EarlyRetries,
+		CallbacksSent: e.callbacksSent, CallbacksFailed: e.callbacksFailed}
 }
 
 // Reset forgets recorded messages, counters and the Retry-After each number
 // was given. Faults and opt-outs stay.
 func (e *Emulator) Reset() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.rec.Reset()
-	e.stats = Stats{Rejected: make(map[int]uint64)}
-	e.notBefore.Reset()
-}
-
-// record stores an accepted message; e.mu must be held.
-func (e *Emulator) record(m Received) {
-	e.stats.Accepted++
-	e.rec.Record(m)
+	e.faults.ResetCounts()
+	e.mu.Lock()
+	e.callbacksSent, e.callbacksFailed = 0, 0
+	e.mu.Unlock()
 }
 
 // setStatus updates the recorded status of message sid, if still kept.

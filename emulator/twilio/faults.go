@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/heraldhq/herald/emulator/internal/fault"
 )
 
 // knownError returns the real HTTP status and message of a Twilio error
@@ -85,98 +87,68 @@ type NumberFault struct {
 }
 
 // RateFault fails a fraction of sends.
-type RateFault struct {
-	// Rate is the fraction of sends failed, 0..1.
-	Rate float64 `json:"rate,omitempty"`
-	// RetryAfterSeconds, if positive, adds a Retry-After header.
-	RetryAfterSeconds int `json:"retry_after_seconds,omitempty"`
+type RateFault = fault.RateFault
+
+// engine is the fault engine as the Twilio emulator uses it: rules are
+// NumberFaults, failures are counted by Twilio error code.
+type engine = fault.Engine[Faults, NumberFault, int]
+
+func newEngine(seed uint64) *engine {
+	return fault.New[Faults](seed,
+		func(nf NumberFault) fault.Retry {
+			return fault.Retry{Times: nf.Times, AfterSeconds: nf.RetryAfterSeconds}
+		},
+		func(nf NumberFault) int { return nf.Code })
 }
 
-// validate rejects faults the emulator could not inject.
-func (f *Faults) validate() error {
-	for num, nf := range f.Numbers {
-		if err := nf.validate(); err != nil {
-			return fmt.Errorf("numbers[%q]: %w", num, err)
-		}
-	}
-	for name, rf := range map[string]RateFault{"too_many_requests": f.TooManyRequests, "internal": f.Internal, "unavailable": f.Unavailable} {
-		if rf.Rate < 0 || rf.Rate > 1 || rf.RetryAfterSeconds < 0 {
-			return fmt.Errorf("%s: rate must be in 0..1 and retry_after_seconds not negative", name)
-		}
-	}
-	if f.TooManyRequests.Rate+f.Internal.Rate+f.Unavailable.Rate > 1 {
-		return fmt.Errorf("the rates add up to more than 1")
-	}
-	if f.LatencyMillis < 0 {
-		return fmt.Errorf("latency_ms must not be negative")
-	}
-	return nil
-}
-
-func (nf NumberFault) validate() error {
+// checkNumberFault rejects a code or status Twilio could not answer.
+func checkNumberFault(nf NumberFault) error {
 	switch {
 	case nf.Code <= 0:
 		return fmt.Errorf("code %d is not a Twilio error code", nf.Code)
 	case nf.Status != 0 && (nf.Status < 400 || nf.Status > 599):
 		return fmt.Errorf("status %d is not an HTTP error status", nf.Status)
-	case nf.Times < 0 || nf.RetryAfterSeconds < 0:
-		return fmt.Errorf("times and retry_after_seconds must not be negative")
 	}
 	return nil
 }
 
+// rates are f's rates in the order they are drawn.
+func (f *Faults) rates() []fault.Rate[NumberFault] {
+	return []fault.Rate[NumberFault]{
+		{Name: "too_many_requests", Fault: f.TooManyRequests, Outcome: NumberFault{Code: ErrTooManyRequests}},
+		{Name: "internal", Fault: f.Internal, Outcome: NumberFault{Code: ErrInternal}},
+		{Name: "unavailable", Fault: f.Unavailable, Outcome: NumberFault{Code: ErrServiceUnavailable}},
+	}
+}
+
 // SetFaults replaces the injected faults; per-number failure counts restart.
 func (e *Emulator) SetFaults(f Faults) error {
-	if err := f.validate(); err != nil {
+	if err := e.faults.Check("numbers", f.Numbers, checkNumberFault, f.rates()); err != nil {
 		return err
 	}
-	numbers := make(map[string]NumberFault, len(f.Numbers))
-	for k, v := range f.Numbers {
-		numbers[k] = v
+	if f.LatencyMillis < 0 {
+		return fmt.Errorf("latency_ms must not be negative")
 	}
-	f.Numbers = numbers
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.faults = f
-	clear(e.remaining)
-	for num, nf := range f.Numbers {
-		e.remaining[num] = nf.Times
-	}
+	e.faults.Set(f, f.Numbers, f.rates(), f.LatencyMillis)
 	return nil
 }
 
 // FailNumber adds or replaces the fault of one number, keeping the others.
 func (e *Emulator) FailNumber(number string, f NumberFault) error {
-	if err := f.validate(); err != nil {
+	if err := e.faults.CheckRule(f, checkNumberFault); err != nil {
 		return err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.faults.Numbers == nil {
-		e.faults.Numbers = make(map[string]NumberFault)
-	}
-	e.faults.Numbers[number] = f
-	e.remaining[number] = f.Times
+	e.faults.SetRule(number, f)
 	return nil
 }
 
 // ClearFaults removes every injected fault. Opt-outs stay.
-func (e *Emulator) ClearFaults() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.faults = Faults{}
-	clear(e.remaining)
-}
+func (e *Emulator) ClearFaults() { e.faults.Clear() }
 
 // CurrentFaults returns the injected faults.
 func (e *Emulator) CurrentFaults() Faults {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	f := e.faults
-	f.Numbers = make(map[string]NumberFault, len(e.faults.Numbers))
-	for k, v := range e.faults.Numbers {
-		f.Numbers[k] = v
-	}
+	f, numbers := e.faults.Current()
+	f.Numbers = numbers
 	return f
 }
 
@@ -195,57 +167,25 @@ func (e *Emulator) OptIn(number string) {
 	delete(e.optedOut, number)
 }
 
-// injected is a fault chosen for one send.
-type injected struct {
-	code       int
-	status     int
-	retryAfter int // seconds, 0 for none
-}
+// optOut is the fault of an opted-out number: 21610, as Twilio answers.
+var optOut = NumberFault{Code: ErrUnsubscribed}
 
-// pickFault decides whether the send to number fails, and notes the
-// Retry-After it will carry; e.mu must be held.
-func (e *Emulator) pickFault(number string, now time.Time) (injected, bool) {
-	var inj injected
-	if e.optedOut[number] {
-		return injected{code: ErrUnsubscribed}, true
+// pickFault decides whether the send to number fails: an opted-out
+// number always does, before any injected fault.
+func (e *Emulator) pickFault(number string, now time.Time) (fault.Injected[NumberFault], bool) {
+	e.mu.Lock()
+	opted := e.optedOut[number]
+	e.mu.Unlock()
+	if opted {
+		return e.faults.Pick(number, now, &optOut)
 	}
-	if nf, ok := e.faults.Numbers[number]; ok {
-		left := e.remaining[number]
-		switch {
-		case nf.Times == 0:
-			inj = injected{nf.Code, nf.Status, nf.RetryAfterSeconds}
-		case left > 0:
-			e.remaining[number] = left - 1
-			inj = injected{nf.Code, nf.Status, nf.RetryAfterSeconds}
-		}
-	}
-	if inj.code == 0 {
-		f := &e.faults
-		if f.TooManyRequests.Rate+f.Internal.Rate+f.Unavailable.Rate > 0 {
-			x := e.rng.Float64()
-			switch {
-			case x < f.TooManyRequests.Rate:
-				inj = injected{code: ErrTooManyRequests, retryAfter: f.TooManyRequests.RetryAfterSeconds}
-			case x < f.TooManyRequests.Rate+f.Internal.Rate:
-				inj = injected{code: ErrInternal, retryAfter: f.Internal.RetryAfterSeconds}
-			case x < f.TooManyRequests.Rate+f.Internal.Rate+f.Unavailable.Rate:
-				inj = injected{code: ErrServiceUnavailable, retryAfter: f.Unavailable.RetryAfterSeconds}
-			}
-		}
-	}
-	if inj.code == 0 {
-		return inj, false
-	}
-	e.notBefore.Note(number, now, inj.retryAfter, false)
-	return inj, true
+	return e.faults.Pick(number, now, nil)
 }
 
 // writeFault answers an injected fault.
-func writeFault(w http.ResponseWriter, inj injected) {
-	if inj.retryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(inj.retryAfter))
-	}
-	writeTwilioError(w, inj.code, inj.status, "")
+func writeFault(w http.ResponseWriter, inj fault.Injected[NumberFault]) {
+	fault.WriteRetryAfter(w.Header(), inj.RetryAfter, false, time.Time{})
+	writeTwilioError(w, inj.Outcome.Code, inj.Outcome.Status, "")
 }
 
 // writeTwilioError answers Twilio's error JSON for code. status 0 means the

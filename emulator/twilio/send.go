@@ -41,52 +41,37 @@ func (e *Emulator) handleCreate(w http.ResponseWriter, r *http.Request) {
 	user, pass, ok := r.BasicAuth()
 	if !ok || subtle.ConstantTimeCompare([]byte(user), []byte(e.cfg.AccountSID)) != 1 ||
 		subtle.ConstantTimeCompare([]byte(pass), []byte(e.cfg.AuthToken)) != 1 {
-		e.reject(ErrAuthenticate)
+		e.faults.Reject(ErrAuthenticate)
 		writeTwilioError(w, ErrAuthenticate, 0, "")
 		return
 	}
 	if account != e.cfg.AccountSID {
 		// Authenticated, but for another account than the path names.
-		e.reject(ErrNotFound)
+		e.faults.Reject(ErrNotFound)
 		writeTwilioError(w, ErrNotFound, 0, "")
 		return
 	}
-	e.mu.Lock()
-	latency := time.Duration(e.faults.LatencyMillis) * time.Millisecond
-	e.mu.Unlock()
-	if latency > 0 {
-		t := time.NewTimer(latency)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		}
+	if !e.faults.Wait(r.Context()) {
+		return
 	}
 
 	r.Body = http.MaxBytesReader(w, r.Body, maxRequestBytes)
 	if err := r.ParseForm(); err != nil {
 		// Twilio reads only form bodies; anything else leaves To unset.
-		e.reject(ErrToRequired)
+		e.faults.Reject(ErrToRequired)
 		writeTwilioError(w, ErrToRequired, 0, "")
 		return
 	}
 	to, from, service := r.PostForm.Get("To"), r.PostForm.Get("From"), r.PostForm.Get("MessagingServiceSid")
 	body, callback := r.PostForm.Get("Body"), r.PostForm.Get("StatusCallback")
 	if code, detail := e.checkCreate(to, from, service, body, callback); code != 0 {
-		e.reject(code)
+		e.faults.Reject(code)
 		writeTwilioError(w, code, 0, detail)
 		return
 	}
 
 	now := e.cfg.Now()
-	e.mu.Lock()
-	if e.notBefore.Early(to, now) {
-		e.stats.EarlyRetries++
-	}
 	if inj, fail := e.pickFault(to, now); fail {
-		e.stats.Rejected[inj.code]++
-		e.mu.Unlock()
 		writeFault(w, inj)
 		return
 	}
@@ -98,7 +83,9 @@ func (e *Emulator) handleCreate(w http.ResponseWriter, r *http.Request) {
 		SID: newSID(), AccountSID: account, To: to, From: from, MessagingServiceSID: service,
 		Body: body, StatusCallback: callback, ReceivedAt: now, Status: status,
 	}
-	e.record(msg)
+	e.faults.Accept()
+	e.rec.Record(msg)
+	e.mu.Lock()
 	// The callbacks are counted under e.mu so that Close, which sets
 	// closed under e.mu before waiting, never races a late Add.
 	spawn := callback != "" && !e.closed
@@ -175,11 +162,4 @@ func segments(body string) int {
 		return 1
 	}
 	return (n + multi - 1) / multi
-}
-
-// reject counts an error answer.
-func (e *Emulator) reject(code int) {
-	e.mu.Lock()
-	e.stats.Rejected[code]++
-	e.mu.Unlock()
 }

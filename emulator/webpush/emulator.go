@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"sync"
@@ -110,12 +109,7 @@ type Emulator struct {
 
 	http emulator.Server // the listener and its base URL
 
-	mu        sync.Mutex // guards everything below; never held while sleeping
-	faults    Faults
-	remaining map[string]int // failures left per subscription fault with Times > 0
-	rng       *rand.Rand
-	notBefore emulator.NotBefore // per subscription id
-	stats     Stats
+	faults *engine // faults, latency and the shared counters
 
 	rec *emulator.Recorder[Received] // accepted messages
 }
@@ -132,17 +126,11 @@ func New(cfg Config) *Emulator {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	seed := cfg.Seed
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
 	e := &Emulator{
-		cfg:       cfg,
-		subs:      make(map[string]*emuSubscription),
-		remaining: make(map[string]int),
-		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		stats:     Stats{Rejected: make(map[string]uint64)},
-		rec:       emulator.NewRecorder[Received](cfg.MaxRecorded),
+		cfg:    cfg,
+		subs:   make(map[string]*emuSubscription),
+		faults: newEngine(cfg.Seed),
+		rec:    emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /push/{id}", e.handlePush)
@@ -199,31 +187,15 @@ func (e *Emulator) Stats() Stats {
 	e.subMu.RLock()
 	n := len(e.subs)
 	e.subMu.RUnlock()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	s := e.stats
-	s.Rejected = make(map[string]uint64, len(e.stats.Rejected))
-	for k, v := range e.stats.Rejected {
-		s.Rejected[k] = v
-	}
-	s.Subscriptions = n
-	return s
+	c := e.faults.Counts()
+	return Stats{Accepted: c.Accepted, Rejected: c.Rejected, EarlyRetries: c.EarlyRetries, Subscriptions: n}
 }
 
 // Reset forgets recorded messages, counters and the Retry-After each
 // subscription was given. Subscriptions and faults stay.
 func (e *Emulator) Reset() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.rec.Reset()
-	e.stats = Stats{Rejected: make(map[string]uint64)}
-	e.notBefore.Reset()
-}
-
-// record stores an accepted message; e.mu must be held.
-func (e *Emulator) record(m Received) {
-	e.stats.Accepted++
-	e.rec.Record(m)
+	e.faults.ResetCounts()
 }
 
 // jsonContentType is the Content-Type of the push service's JSON answers.

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/heraldhq/herald/emulator/internal/fault"
 )
 
 // Faults is what the emulator gets wrong on purpose. Per-subscription
@@ -40,12 +42,7 @@ type SubscriptionFault struct {
 }
 
 // RateFault fails a fraction of pushes.
-type RateFault struct {
-	// Rate is the fraction of pushes failed, 0..1.
-	Rate float64 `json:"rate,omitempty"`
-	// RetryAfterSeconds, if positive, adds a Retry-After header.
-	RetryAfterSeconds int `json:"retry_after_seconds,omitempty"`
-}
+type RateFault = fault.RateFault
 
 // faultAnswer returns, for a status a fault can inject, the errno and
 // message of Mozilla autopush's error JSON; ok is false for any other
@@ -76,142 +73,78 @@ func faultAnswer(status int) (errno int, message string, ok bool) {
 	return 0, "", false
 }
 
-// validate rejects faults the emulator could not inject.
-func (f *Faults) validate() error {
-	for sub, sf := range f.Subscriptions {
-		if _, _, ok := faultAnswer(sf.Status); !ok {
-			return fmt.Errorf("subscriptions[%q]: status %d cannot be injected (use 400, 401, 403, 404, 410, 413, 429, 500, 502 or 503)", sub, sf.Status)
-		}
-		if sf.Times < 0 || sf.RetryAfterSeconds < 0 {
-			return fmt.Errorf("subscriptions[%q]: times and retry_after_seconds must not be negative", sub)
-		}
-	}
-	for name, rf := range map[string]RateFault{"too_many_requests": f.TooManyRequests, "internal_error": f.InternalError, "unavailable": f.Unavailable} {
-		if rf.Rate < 0 || rf.Rate > 1 || rf.RetryAfterSeconds < 0 {
-			return fmt.Errorf("%s: rate must be in 0..1 and retry_after_seconds not negative", name)
-		}
-	}
-	if f.TooManyRequests.Rate+f.InternalError.Rate+f.Unavailable.Rate > 1 {
-		return fmt.Errorf("the rates add up to more than 1")
-	}
-	if f.LatencyMillis < 0 {
-		return fmt.Errorf("latency_ms must not be negative")
+// engine is the fault engine as the Web Push emulator uses it: rules are
+// SubscriptionFaults keyed by subscription id, failures are counted as
+// "fault_<status>".
+type engine = fault.Engine[Faults, SubscriptionFault, string]
+
+func newEngine(seed uint64) *engine {
+	return fault.New[Faults](seed,
+		func(sf SubscriptionFault) fault.Retry {
+			return fault.Retry{Times: sf.Times, AfterSeconds: sf.RetryAfterSeconds, HTTPDate: sf.RetryAfterHTTPDate}
+		},
+		func(sf SubscriptionFault) string { return "fault_" + strconv.Itoa(sf.Status) })
+}
+
+// checkStatus rejects a status the emulator cannot answer.
+func checkStatus(sf SubscriptionFault) error {
+	if _, _, ok := faultAnswer(sf.Status); !ok {
+		return fmt.Errorf("status %d cannot be injected (use 400, 401, 403, 404, 410, 413, 429, 500, 502 or 503)", sf.Status)
 	}
 	return nil
+}
+
+// rates are f's rates in the order they are drawn.
+func (f *Faults) rates() []fault.Rate[SubscriptionFault] {
+	return []fault.Rate[SubscriptionFault]{
+		{Name: "too_many_requests", Fault: f.TooManyRequests, Outcome: SubscriptionFault{Status: http.StatusTooManyRequests}},
+		{Name: "internal_error", Fault: f.InternalError, Outcome: SubscriptionFault{Status: http.StatusInternalServerError}},
+		{Name: "unavailable", Fault: f.Unavailable, Outcome: SubscriptionFault{Status: http.StatusServiceUnavailable}},
+	}
 }
 
 // SetFaults replaces the injected faults; per-subscription failure counts
 // restart.
 func (e *Emulator) SetFaults(f Faults) error {
-	if err := f.validate(); err != nil {
+	if err := e.faults.Check("subscriptions", f.Subscriptions, checkStatus, f.rates()); err != nil {
 		return err
 	}
-	subs := make(map[string]SubscriptionFault, len(f.Subscriptions))
-	for k, v := range f.Subscriptions {
-		subs[subscriptionID(k)] = v
+	if f.LatencyMillis < 0 {
+		return fmt.Errorf("latency_ms must not be negative")
 	}
-	f.Subscriptions = subs
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.faults = f
-	clear(e.remaining)
-	for id, sf := range f.Subscriptions {
-		e.remaining[id] = sf.Times
+	byID := make(map[string]SubscriptionFault, len(f.Subscriptions))
+	for endpoint, sf := range f.Subscriptions {
+		byID[subscriptionID(endpoint)] = sf
 	}
+	e.faults.Set(f, byID, f.rates(), f.LatencyMillis)
 	return nil
 }
 
 // FailSubscription adds or replaces the fault of one subscription (its
 // endpoint URL or id), keeping the others.
 func (e *Emulator) FailSubscription(endpoint string, f SubscriptionFault) error {
-	one := Faults{Subscriptions: map[string]SubscriptionFault{endpoint: f}}
-	if err := one.validate(); err != nil {
-		return err
+	if err := e.faults.CheckRule(f, checkStatus); err != nil {
+		return fmt.Errorf("subscriptions[%q]: %w", endpoint, err)
 	}
-	id := subscriptionID(endpoint)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.faults.Subscriptions == nil {
-		e.faults.Subscriptions = make(map[string]SubscriptionFault)
-	}
-	e.faults.Subscriptions[id] = f
-	e.remaining[id] = f.Times
+	e.faults.SetRule(subscriptionID(endpoint), f)
 	return nil
 }
 
 // ClearFaults removes every injected fault.
-func (e *Emulator) ClearFaults() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.faults = Faults{}
-	clear(e.remaining)
-}
+func (e *Emulator) ClearFaults() { e.faults.Clear() }
 
 // CurrentFaults returns the injected faults, subscriptions keyed by id.
 func (e *Emulator) CurrentFaults() Faults {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	f := e.faults
-	f.Subscriptions = make(map[string]SubscriptionFault, len(e.faults.Subscriptions))
-	for k, v := range e.faults.Subscriptions {
-		f.Subscriptions[k] = v
-	}
+	f, byID := e.faults.Current()
+	f.Subscriptions = byID
 	return f
 }
 
-// injected is a fault chosen for one push.
-type injected struct {
-	status     int
-	retryAfter int // seconds, 0 for none
-	httpDate   bool
-}
-
-// pickFault decides whether the push to subscription id fails, and notes
-// the Retry-After it will carry; e.mu must be held.
-func (e *Emulator) pickFault(id string, now time.Time) (injected, bool) {
-	var inj injected
-	if sf, ok := e.faults.Subscriptions[id]; ok {
-		left := e.remaining[id]
-		switch {
-		case sf.Times == 0:
-			inj = injected{sf.Status, sf.RetryAfterSeconds, sf.RetryAfterHTTPDate}
-		case left > 0:
-			e.remaining[id] = left - 1
-			inj = injected{sf.Status, sf.RetryAfterSeconds, sf.RetryAfterHTTPDate}
-		}
-	}
-	if inj.status == 0 {
-		f := &e.faults
-		if r1, r2, r3 := f.TooManyRequests.Rate, f.InternalError.Rate, f.Unavailable.Rate; r1+r2+r3 > 0 {
-			x := e.rng.Float64()
-			switch {
-			case x < r1:
-				inj = injected{status: http.StatusTooManyRequests, retryAfter: f.TooManyRequests.RetryAfterSeconds}
-			case x < r1+r2:
-				inj = injected{status: http.StatusInternalServerError, retryAfter: f.InternalError.RetryAfterSeconds}
-			case x < r1+r2+r3:
-				inj = injected{status: http.StatusServiceUnavailable, retryAfter: f.Unavailable.RetryAfterSeconds}
-			}
-		}
-	}
-	if inj.status == 0 {
-		return inj, false
-	}
-	e.notBefore.Note(id, now, inj.retryAfter, inj.httpDate)
-	return inj, true
-}
-
 // writeFault answers an injected fault.
-func writeFault(w http.ResponseWriter, inj injected, now time.Time) {
-	if inj.retryAfter > 0 {
-		v := strconv.Itoa(inj.retryAfter)
-		if inj.httpDate {
-			v = now.Add(time.Duration(inj.retryAfter) * time.Second).UTC().Format(http.TimeFormat)
-		}
-		w.Header().Set("Retry-After", v)
-	}
-	errno, msg, _ := faultAnswer(inj.status)
-	writeError(w, inj.status, errno, msg)
+func writeFault(w http.ResponseWriter, inj fault.Injected[SubscriptionFault], now time.Time) {
+	fault.WriteRetryAfter(w.Header(), inj.RetryAfter, inj.HTTPDate, now)
+	errno, msg, _ := faultAnswer(inj.Outcome.Status)
+	writeError(w, inj.Outcome.Status, errno, msg)
 }
 
 // writeError answers in Mozilla autopush's error shape

@@ -91,20 +91,10 @@ func (e *Emulator) handlePush(w http.ResponseWriter, r *http.Request) {
 		}
 		return // the client hung up otherwise
 	}
-	if !e.delay(r) {
+	if !e.faults.Wait(r.Context()) {
 		return
 	}
-
-	e.mu.Lock()
-	if e.notBefore.Early(sub.id, now) {
-		e.stats.EarlyRetries++
-	}
-	inj, fail := e.pickFault(sub.id, now)
-	if fail {
-		e.stats.Rejected["fault_"+strconv.Itoa(inj.status)]++
-	}
-	e.mu.Unlock()
-	if fail {
+	if inj, fail := e.faults.Pick(sub.id, now, nil); fail {
 		writeFault(w, inj, now)
 		return
 	}
@@ -124,9 +114,8 @@ func (e *Emulator) handlePush(w http.ResponseWriter, r *http.Request) {
 	if json.Valid(plain) {
 		rec.Payload = json.RawMessage(plain)
 	}
-	e.mu.Lock()
-	e.record(rec)
-	e.mu.Unlock()
+	e.faults.Accept()
+	e.rec.Record(rec)
 	if e.cfg.Logger != nil {
 		e.cfg.Logger.Info("webpush emulator: message accepted", "endpoint", sub.endpoint, "message_id", rec.MessageID,
 			"ttl", ttl, "urgency", urg, "topic", topic, "payload", rec.Plaintext)
@@ -138,25 +127,6 @@ func (e *Emulator) handlePush(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Location", base+"/message/"+rec.MessageID)
 	w.Header().Set("TTL", strconv.Itoa(ttl))
 	w.WriteHeader(http.StatusCreated)
-}
-
-// delay applies the injected latency; it reports false if the client gave
-// up meanwhile.
-func (e *Emulator) delay(r *http.Request) bool {
-	e.mu.Lock()
-	latency := time.Duration(e.faults.LatencyMillis) * time.Millisecond
-	e.mu.Unlock()
-	if latency <= 0 {
-		return true
-	}
-	t := time.NewTimer(latency)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-r.Context().Done():
-		return false
-	}
 }
 
 // vapidClaims is what a verified VAPID token said.
@@ -247,9 +217,7 @@ func requestOrigin(r *http.Request) string {
 
 // rejectWith counts and answers an error.
 func (e *Emulator) rejectWith(w http.ResponseWriter, reason string, status, errno int, message string) {
-	e.mu.Lock()
-	e.stats.Rejected[reason]++
-	e.mu.Unlock()
+	e.faults.Reject(reason)
 	writeError(w, status, errno, message)
 }
 
