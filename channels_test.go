@@ -13,6 +13,11 @@ import (
 	"testing"
 	"time"
 
+	apnsemu "github.com/heraldhq/herald/emulator/apns"
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
+	smtpemu "github.com/heraldhq/herald/emulator/smtp"
+	twilioemu "github.com/heraldhq/herald/emulator/twilio"
+	webpushemu "github.com/heraldhq/herald/emulator/webpush"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/provider/apns"
 	"github.com/heraldhq/herald/provider/fcm"
@@ -24,10 +29,10 @@ import (
 
 type channelRig struct {
 	*pipeline
-	apns    *apns.Emulator
-	webpush *webpush.Emulator
-	twilio  *twilio.Emulator
-	smtp    *smtp.Emulator
+	apns    *apnsemu.Emulator
+	webpush *webpushemu.Emulator
+	twilio  *twilioemu.Emulator
+	smtp    *smtpemu.Emulator
 }
 
 func newChannelRig(t *testing.T) *channelRig {
@@ -51,18 +56,18 @@ func newChannelRig(t *testing.T) *channelRig {
 		}
 		t.Cleanup(func() { s.Close() })
 	}
-	fe := fcm.NewEmulator(fcm.EmulatorConfig{})
+	fe := fcmemu.New(fcmemu.Config{})
 	start("fcm", fe)
-	ae, err := apns.NewEmulator(apns.EmulatorConfig{Topics: []string{"app.herald.test"}})
+	ae, err := apnsemu.New(apnsemu.Config{Topics: []string{"app.herald.test"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	start("apns", ae)
-	we := webpush.NewEmulator(webpush.EmulatorConfig{})
+	we := webpushemu.New(webpushemu.Config{})
 	start("webpush", we)
-	te := twilio.NewEmulator(twilio.EmulatorConfig{})
+	te := twilioemu.New(twilioemu.Config{})
 	start("twilio", te)
-	se, err := smtp.NewEmulator(smtp.EmulatorConfig{})
+	se, err := smtpemu.New(smtpemu.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,10 +80,11 @@ func newChannelRig(t *testing.T) *channelRig {
 		}
 		return p
 	}
-	acfg, err := ae.ClientConfig("", "app.herald.test")
+	p8, keyID, err := ae.NewProviderKey(apnsemu.DefaultTeamID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	acfg := apns.Config{KeyP8: p8, KeyID: keyID, TeamID: apnsemu.DefaultTeamID, Topic: "app.herald.test", Endpoint: ae.URL(), RootCAs: ae.CertPool()}
 	pub, priv, err := webpush.GenerateVAPIDKeys()
 	if err != nil {
 		t.Fatal(err)

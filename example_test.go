@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/heraldhq/herald"
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	"github.com/heraldhq/herald/provider/fcm"
 	"github.com/heraldhq/herald/store/postgres"
 	"github.com/heraldhq/herald/store/sqlite"
@@ -21,7 +22,7 @@ import (
 // newExampleClient opens Herald on a SQLite file with the FCM provider
 // pointed at an in-process FCM emulator — what an embedding program does
 // with its real credentials.
-func newExampleClient(ctx context.Context, dir string) (*herald.Client, *sqlite.Store, *fcm.Emulator) {
+func newExampleClient(ctx context.Context, dir string) (*herald.Client, *sqlite.Store, *fcmemu.Emulator) {
 	st, err := sqlite.Open(ctx, filepath.Join(dir, "herald.db"), sqlite.Options{})
 	if err != nil {
 		log.Fatal(err)
@@ -29,7 +30,7 @@ func newExampleClient(ctx context.Context, dir string) (*herald.Client, *sqlite.
 	if err := st.Migrate(ctx); err != nil {
 		log.Fatal(err)
 	}
-	em := fcm.NewEmulator(fcm.EmulatorConfig{})
+	em := fcmemu.New(fcmemu.Config{})
 	if _, err := em.Start("127.0.0.1:0"); err != nil {
 		log.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func newExampleClient(ctx context.Context, dir string) (*herald.Client, *sqlite.
 	return client, st, em
 }
 
-func waitForMessages(em *fcm.Emulator, n int) {
+func waitForMessages(em *fcmemu.Emulator, n int) {
 	deadline := time.Now().Add(10 * time.Second)
 	for len(em.Messages()) < n && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)

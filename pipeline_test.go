@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/provider/fcm"
 	"github.com/heraldhq/herald/store"
@@ -41,7 +42,7 @@ type pipeline struct {
 	ctx    context.Context
 	client *Client
 	store  *sqlite.Store
-	em     *fcm.Emulator
+	em     *fcmemu.Emulator
 	clock  *testClock
 }
 
@@ -57,7 +58,7 @@ func newPipeline(t *testing.T, mod func(*Config)) *pipeline {
 		t.Fatal(err)
 	}
 	clock := &testClock{now: time.Now().UTC().Truncate(time.Millisecond)}
-	em := fcm.NewEmulator(fcm.EmulatorConfig{Now: clock.Now, Seed: 1})
+	em := fcmemu.New(fcmemu.Config{Now: clock.Now, Seed: 1})
 	if _, err := em.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func TestPipelineRetryThenSuccess(t *testing.T) {
 	t.Parallel()
 	p := newPipeline(t, nil)
 	p.device("u1", "d1", "tok-1")
-	if err := p.em.FailToken("tok-1", fcm.TokenFault{Code: "UNAVAILABLE", Times: 1}); err != nil {
+	if err := p.em.FailToken("tok-1", fcmemu.TokenFault{Code: "UNAVAILABLE", Times: 1}); err != nil {
 		t.Fatal(err)
 	}
 	id := p.enqueue(Request{UserID: "u1"}).Notifications[0].ID
@@ -236,7 +237,7 @@ func TestPipelineHonoursRetryAfter(t *testing.T) {
 	t.Parallel()
 	p := newPipeline(t, nil)
 	p.device("u1", "d1", "tok-1")
-	if err := p.em.FailToken("tok-1", fcm.TokenFault{Code: "UNAVAILABLE", Times: 1, RetryAfterSeconds: 120}); err != nil {
+	if err := p.em.FailToken("tok-1", fcmemu.TokenFault{Code: "UNAVAILABLE", Times: 1, RetryAfterSeconds: 120}); err != nil {
 		t.Fatal(err)
 	}
 	id := p.enqueue(Request{UserID: "u1"}).Notifications[0].ID
@@ -262,7 +263,7 @@ func TestPipelinePermanentFailureIsDeadAndReplayable(t *testing.T) {
 	t.Parallel()
 	p := newPipeline(t, nil)
 	p.device("u1", "d1", "tok-1")
-	if err := p.em.FailToken("tok-1", fcm.TokenFault{Code: "SENDER_ID_MISMATCH"}); err != nil {
+	if err := p.em.FailToken("tok-1", fcmemu.TokenFault{Code: "SENDER_ID_MISMATCH"}); err != nil {
 		t.Fatal(err)
 	}
 	id := p.enqueue(Request{UserID: "u1"}).Notifications[0].ID
@@ -301,7 +302,7 @@ func TestPipelineUnregisteredInvalidatesTokenAndLaterSkips(t *testing.T) {
 	p := newPipeline(t, nil)
 	p.device("u1", "d1", "tok-1")
 	p.device("u1", "d2", "tok-2")
-	if err := p.em.FailToken("tok-1", fcm.TokenFault{Code: "UNREGISTERED"}); err != nil {
+	if err := p.em.FailToken("tok-1", fcmemu.TokenFault{Code: "UNREGISTERED"}); err != nil {
 		t.Fatal(err)
 	}
 	first := p.enqueue(Request{UserID: "u1"}).Notifications[0].ID
@@ -357,7 +358,7 @@ func TestPipelineAttemptsExhaustedEndDead(t *testing.T) {
 		c.Retry = map[heraldtype.ErrorClass]RetryPolicy{heraldtype.ClassTemporary: {Base: time.Second, Factor: 2, Max: time.Minute}}
 	})
 	p.device("u1", "d1", "tok-1")
-	if err := p.em.FailToken("tok-1", fcm.TokenFault{Code: "INTERNAL"}); err != nil {
+	if err := p.em.FailToken("tok-1", fcmemu.TokenFault{Code: "INTERNAL"}); err != nil {
 		t.Fatal(err)
 	}
 	id := p.enqueue(Request{UserID: "u1"}).Notifications[0].ID

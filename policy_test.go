@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/provider/fcm"
 	"github.com/heraldhq/herald/store"
@@ -31,7 +32,7 @@ func newPolicyPipeline(t *testing.T, mod func(*Config)) *pipeline {
 		t.Fatal(err)
 	}
 	clock := &testClock{now: time.Now().UTC().Truncate(time.Millisecond)}
-	em := fcm.NewEmulator(fcm.EmulatorConfig{Now: clock.Now, Seed: 1, AcceptAnyToken: true})
+	em := fcmemu.New(fcmemu.Config{Now: clock.Now, Seed: 1, AcceptAnyToken: true})
 	if _, err := em.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}

@@ -13,14 +13,15 @@ import (
 	"golang.org/x/oauth2"
 	"google.golang.org/api/option"
 
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/provider/fcm"
 )
 
 // startEmulator serves a Herald FCM emulator for the test.
-func startEmulator(t *testing.T) *fcm.Emulator {
+func startEmulator(t *testing.T) *fcmemu.Emulator {
 	t.Helper()
-	e := fcm.NewEmulator(fcm.EmulatorConfig{Seed: 1})
+	e := fcmemu.New(fcmemu.Config{Seed: 1})
 	if _, err := e.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func startEmulator(t *testing.T) *fcm.Emulator {
 
 // sdkClient points the Admin SDK at e. The SDK builds its send URL as
 // "<endpoint>/projects/<p>/messages:send", so the endpoint carries "/v1".
-func sdkClient(t *testing.T, e *fcm.Emulator, auth option.ClientOption) *messaging.Client {
+func sdkClient(t *testing.T, e *fcmemu.Emulator, auth option.ClientOption) *messaging.Client {
 	t.Helper()
 	ctx := context.Background()
 	app, err := firebase.NewApp(ctx, &firebase.Config{ProjectID: "p"}, option.WithEndpoint(e.URL()+"/v1"), auth)
@@ -110,25 +111,25 @@ func TestSDKClassifiesInjectedErrors(t *testing.T) {
 	e := startEmulator(t)
 	c := sdkClient(t, e, option.WithTokenSource(oauth2.StaticTokenSource(&oauth2.Token{AccessToken: e.IssueToken("p")})))
 	tests := []struct {
-		fault      fcm.TokenFault
+		fault      fcmemu.TokenFault
 		is         func(error) bool
 		isName     string
 		status     int
 		retryAfter string
 	}{
-		{fcm.TokenFault{Code: fcm.CodeUnregistered}, messaging.IsUnregistered, "IsUnregistered", 404, ""},
-		{fcm.TokenFault{Code: fcm.CodeInvalidArgument}, messaging.IsInvalidArgument, "IsInvalidArgument", 400, ""},
-		{fcm.TokenFault{Code: fcm.FaultInvalidToken}, messaging.IsInvalidArgument, "IsInvalidArgument", 400, ""},
-		{fcm.TokenFault{Code: fcm.CodeSenderIDMismatch}, messaging.IsSenderIDMismatch, "IsSenderIDMismatch", 403, ""},
-		{fcm.TokenFault{Code: fcm.CodeThirdPartyAuthError}, messaging.IsThirdPartyAuthError, "IsThirdPartyAuthError", 401, ""},
-		{fcm.TokenFault{Code: fcm.CodeQuotaExceeded, RetryAfterSeconds: 120}, messaging.IsQuotaExceeded, "IsQuotaExceeded", 429, "120"},
-		{fcm.TokenFault{Code: fcm.CodeUnavailable, RetryAfterSeconds: 300}, messaging.IsUnavailable, "IsUnavailable", 503, "300"},
-		{fcm.TokenFault{Code: fcm.CodeInternal, RetryAfterSeconds: 30}, messaging.IsInternal, "IsInternal", 500, "30"},
-		{fcm.TokenFault{Code: fcm.FaultUnauthenticated}, errorutils.IsUnauthenticated, "errorutils.IsUnauthenticated", 401, ""},
+		{fcmemu.TokenFault{Code: fcm.CodeUnregistered}, messaging.IsUnregistered, "IsUnregistered", 404, ""},
+		{fcmemu.TokenFault{Code: fcm.CodeInvalidArgument}, messaging.IsInvalidArgument, "IsInvalidArgument", 400, ""},
+		{fcmemu.TokenFault{Code: fcmemu.FaultInvalidToken}, messaging.IsInvalidArgument, "IsInvalidArgument", 400, ""},
+		{fcmemu.TokenFault{Code: fcm.CodeSenderIDMismatch}, messaging.IsSenderIDMismatch, "IsSenderIDMismatch", 403, ""},
+		{fcmemu.TokenFault{Code: fcm.CodeThirdPartyAuthError}, messaging.IsThirdPartyAuthError, "IsThirdPartyAuthError", 401, ""},
+		{fcmemu.TokenFault{Code: fcm.CodeQuotaExceeded, RetryAfterSeconds: 120}, messaging.IsQuotaExceeded, "IsQuotaExceeded", 429, "120"},
+		{fcmemu.TokenFault{Code: fcm.CodeUnavailable, RetryAfterSeconds: 300}, messaging.IsUnavailable, "IsUnavailable", 503, "300"},
+		{fcmemu.TokenFault{Code: fcm.CodeInternal, RetryAfterSeconds: 30}, messaging.IsInternal, "IsInternal", 500, "30"},
+		{fcmemu.TokenFault{Code: fcmemu.FaultUnauthenticated}, errorutils.IsUnauthenticated, "errorutils.IsUnauthenticated", 401, ""},
 		// A project over quota gets no FcmError (firebase-admin-go#719):
 		// only the platform code says so.
-		{fcm.TokenFault{Code: fcm.FaultProjectQuota, RetryAfterSeconds: 60}, errorutils.IsResourceExhausted, "errorutils.IsResourceExhausted", 429, "60"},
-		{fcm.TokenFault{Code: fcm.FaultBadGateway}, errorutils.IsUnknown, "errorutils.IsUnknown", 502, ""},
+		{fcmemu.TokenFault{Code: fcmemu.FaultProjectQuota, RetryAfterSeconds: 60}, errorutils.IsResourceExhausted, "errorutils.IsResourceExhausted", 429, "60"},
+		{fcmemu.TokenFault{Code: fcmemu.FaultBadGateway}, errorutils.IsUnknown, "errorutils.IsUnknown", 502, ""},
 	}
 	for _, tt := range tests {
 		token := "tok-" + tt.fault.Code
@@ -146,7 +147,7 @@ func TestSDKClassifiesInjectedErrors(t *testing.T) {
 		}
 	}
 	// The predicates must not all be true: an UNREGISTERED is nothing else.
-	if err := e.FailToken("dead", fcm.TokenFault{Code: fcm.CodeUnregistered}); err != nil {
+	if err := e.FailToken("dead", fcmemu.TokenFault{Code: fcm.CodeUnregistered}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := c.Send(context.Background(), richMessage("dead"))
@@ -172,7 +173,7 @@ func TestSDKHonoursRetryAfter(t *testing.T) {
 	t.Parallel()
 	e := startEmulator(t)
 	c := sdkClient(t, e, option.WithTokenSource(oauth2.StaticTokenSource(&oauth2.Token{AccessToken: e.IssueToken("p")})))
-	if err := e.FailToken("flaky", fcm.TokenFault{Code: fcm.CodeUnavailable, Times: 1, RetryAfterSeconds: 1}); err != nil {
+	if err := e.FailToken("flaky", fcmemu.TokenFault{Code: fcm.CodeUnavailable, Times: 1, RetryAfterSeconds: 1}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -194,7 +195,7 @@ func TestHeraldClientMatchesSDKView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.FailToken("gone", fcm.TokenFault{Code: fcm.CodeUnregistered}); err != nil {
+	if err := e.FailToken("gone", fcmemu.TokenFault{Code: fcm.CodeUnregistered}); err != nil {
 		t.Fatal(err)
 	}
 	sdk := sdkClient(t, e, option.WithCredentialsJSON(e.ServiceAccountJSON("p")))

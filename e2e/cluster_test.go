@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/dispatch"
 	"github.com/heraldhq/herald/provider/fcm"
@@ -140,7 +141,7 @@ type cluster struct {
 	ctx    context.Context
 	store  *postgres.Store
 	client *herald.Client
-	em     *fcm.Emulator
+	em     *fcmemu.Emulator
 	env    []string
 }
 
@@ -148,7 +149,7 @@ func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	dsn, schema := pgtest.NewSchema(t)
 	ctx := t.Context()
-	em := fcm.NewEmulator(fcm.EmulatorConfig{Seed: 7, MaxRecorded: 200_000})
+	em := fcmemu.New(fcmemu.Config{Seed: 7, MaxRecorded: 200_000})
 	if _, err := em.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +365,7 @@ func TestKilledInstanceLosesNothing(t *testing.T) {
 	c := newCluster(t)
 	users := c.users(clusterUsers)
 	// A little provider latency keeps sends in flight when the kill lands.
-	if err := c.em.SetFaults(fcm.Faults{LatencyMillis: 2}); err != nil {
+	if err := c.em.SetFaults(fcmemu.Faults{LatencyMillis: 2}); err != nil {
 		t.Fatal(err)
 	}
 	// The backlog is queued first, so the kill lands while all three

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	"github.com/heraldhq/herald/provider/fcm"
 )
 
@@ -132,7 +133,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 const settleLook = 2 * time.Second
 
 // emulatorRequests counts the sends the emulator answered, accepted or not.
-func emulatorRequests(em *fcm.Emulator) uint64 {
+func emulatorRequests(em *fcmemu.Emulator) uint64 {
 	st := em.Stats()
 	n := st.Accepted
 	for _, r := range st.Rejected {
@@ -144,11 +145,11 @@ func emulatorRequests(em *fcm.Emulator) uint64 {
 // startEmulator runs the FCM emulator that counts into sk. It keeps one
 // recorded message only: the sink has what the bench needs, and recording
 // 100,000 messages would inflate the memory measured in process.
-func startEmulator(addr string, sk *sink) (*fcm.Emulator, error) {
+func startEmulator(addr string, sk *sink) (*fcmemu.Emulator, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
-	em := fcm.NewEmulator(fcm.EmulatorConfig{MaxRecorded: 1, OnAccept: sk.onAccept})
+	em := fcmemu.New(fcmemu.Config{MaxRecorded: 1, OnAccept: sk.onAccept})
 	if _, err := em.Start(addr); err != nil {
 		return nil, fmt.Errorf("fcm emulator on %s: %w", addr, err)
 	}
@@ -156,11 +157,11 @@ func startEmulator(addr string, sk *sink) (*fcm.Emulator, error) {
 }
 
 // injectFaults sets the rate faults and marks the dead tokens.
-func injectFaults(em *fcm.Emulator, f Faults, pop *population) error {
-	err := em.SetFaults(fcm.Faults{
-		Unavailable:   fcm.RateFault{Rate: f.Unavailable},
-		Internal:      fcm.RateFault{Rate: f.Internal},
-		QuotaExceeded: fcm.RateFault{Rate: f.Quota, RetryAfterSeconds: f.QuotaRetryAfter},
+func injectFaults(em *fcmemu.Emulator, f Faults, pop *population) error {
+	err := em.SetFaults(fcmemu.Faults{
+		Unavailable:   fcmemu.RateFault{Rate: f.Unavailable},
+		Internal:      fcmemu.RateFault{Rate: f.Internal},
+		QuotaExceeded: fcmemu.RateFault{Rate: f.Quota, RetryAfterSeconds: f.QuotaRetryAfter},
 	})
 	if err != nil {
 		return err
@@ -168,7 +169,7 @@ func injectFaults(em *fcm.Emulator, f Faults, pop *population) error {
 	for u := range pop.tokens {
 		for d, tok := range pop.tokens[u] {
 			if pop.dead[u][d] {
-				if err := em.FailToken(tok, fcm.TokenFault{Code: fcm.CodeUnregistered}); err != nil {
+				if err := em.FailToken(tok, fcmemu.TokenFault{Code: fcm.CodeUnregistered}); err != nil {
 					return err
 				}
 			}

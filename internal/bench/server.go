@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/heraldhq/herald"
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	"github.com/heraldhq/herald/httpapi"
 	"github.com/heraldhq/herald/provider/fcm"
 	"github.com/heraldhq/herald/store"
@@ -40,7 +41,7 @@ type inProcess struct {
 
 // startInProcess opens the store and serves the API. With paused, the
 // workers do not run until resume: the queue fills first (a backlog run).
-func startInProcess(ctx context.Context, cfg *Config, em *fcm.Emulator, paused bool) (*inProcess, error) {
+func startInProcess(ctx context.Context, cfg *Config, em *fcmemu.Emulator, paused bool) (*inProcess, error) {
 	s := &inProcess{}
 	ok := false
 	defer func() {

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/heraldhq/herald/provider/fcm"
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 )
 
 // TriggerTimeKey is the notification data key in which the load generator
@@ -38,8 +38,8 @@ func newSink(countKeys bool) *sink {
 	return &sink{countKeys: countKeys, perKey: make(map[string]uint32)}
 }
 
-// onAccept is fcm.EmulatorConfig.OnAccept.
-func (s *sink) onAccept(r fcm.Received) {
+// onAccept is fcmemu.Config.OnAccept.
+func (s *sink) onAccept(r fcmemu.Received) {
 	s.accepted.Add(1)
 	now := r.ReceivedAt.UnixNano()
 	s.firstNanos.CompareAndSwap(0, now)

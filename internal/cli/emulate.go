@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald/provider/fcm"
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 )
 
 func newEmulateCmd(e *env) *cobra.Command {
@@ -32,7 +32,7 @@ DELETE resets; PUT /emulator/faults injects errors, Retry-After and latency.`,
 			if err != nil {
 				return err
 			}
-			em := fcm.NewEmulator(fcm.EmulatorConfig{Logger: log})
+			em := fcmemu.New(fcmemu.Config{Logger: log})
 			if _, err := em.Start(addr); err != nil {
 				return err
 			}
@@ -60,8 +60,8 @@ DELETE resets; PUT /emulator/faults injects errors, Retry-After and latency.`,
 
 // startDevEmulator starts the FCM emulator for serve --dev, logging every
 // message it accepts so a newcomer sees the push arrive.
-func startDevEmulator(addr string, log *slog.Logger) (*fcm.Emulator, error) {
-	em := fcm.NewEmulator(fcm.EmulatorConfig{Logger: log.With("component", "fcm-emulator")})
+func startDevEmulator(addr string, log *slog.Logger) (*fcmemu.Emulator, error) {
+	em := fcmemu.New(fcmemu.Config{Logger: log.With("component", "fcm-emulator")})
 	if _, err := em.Start(addr); err != nil {
 		return nil, fmt.Errorf("dev: start FCM emulator on %s: %w", addr, err)
 	}

@@ -6,9 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald/provider/apns"
+	apnsemu "github.com/heraldhq/herald/emulator/apns"
+	smtpemu "github.com/heraldhq/herald/emulator/smtp"
+	twilioemu "github.com/heraldhq/herald/emulator/twilio"
+	webpushemu "github.com/heraldhq/herald/emulator/webpush"
 	"github.com/heraldhq/herald/provider/smtp"
-	"github.com/heraldhq/herald/provider/twilio"
 	"github.com/heraldhq/herald/provider/webpush"
 )
 
@@ -36,7 +38,7 @@ Herald's apns.key_file, apns.key_id, apns.team_id, apns.endpoint and apns.ca_fil
 			if err != nil {
 				return err
 			}
-			em, err := apns.NewEmulator(apns.EmulatorConfig{Logger: log, Topics: topics, AcceptUnknownKeys: acceptAny})
+			em, err := apnsemu.New(apnsemu.Config{Logger: log, Topics: topics, AcceptUnknownKeys: acceptAny})
 			if err != nil {
 				return err
 			}
@@ -64,7 +66,7 @@ Herald's apns.key_file, apns.key_id, apns.team_id, apns.endpoint and apns.ca_fil
 	}
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", "127.0.0.1:8443", "listen address")
-	f.StringVar(&teamID, "team-id", apns.DefaultTeamID, "team id of the minted provider key")
+	f.StringVar(&teamID, "team-id", apnsemu.DefaultTeamID, "team id of the minted provider key")
 	f.StringSliceVar(&topics, "topic", []string{devTopic}, "accepted apns-topic (bundle id); repeatable")
 	f.StringVar(&keyOut, "key-out", "", "write the minted .p8 provider key here")
 	f.StringVar(&caOut, "ca-out", "", "write the emulator's CA certificate (PEM) here")
@@ -86,7 +88,7 @@ VAPID-verified, decrypted and listed at GET /emulator/messages.`,
 			if err != nil {
 				return err
 			}
-			em := webpush.NewEmulator(webpush.EmulatorConfig{Logger: log})
+			em := webpushemu.New(webpushemu.Config{Logger: log})
 			if _, err := em.Start(addr); err != nil {
 				return err
 			}
@@ -109,7 +111,7 @@ func newEmulateTwilioCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			em := twilio.NewEmulator(twilio.EmulatorConfig{Logger: log, AccountSID: sid, AuthToken: token})
+			em := twilioemu.New(twilioemu.Config{Logger: log, AccountSID: sid, AuthToken: token})
 			if _, err := em.Start(addr); err != nil {
 				return err
 			}
@@ -138,7 +140,7 @@ func newEmulateSMTPCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			em, err := smtp.NewEmulator(smtp.EmulatorConfig{Logger: log, Username: user, Password: pass, TLS: tlsMode})
+			em, err := smtpemu.New(smtpemu.Config{Logger: log, Username: user, Password: pass, TLS: tlsMode})
 			if err != nil {
 				return err
 			}

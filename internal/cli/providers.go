@@ -9,6 +9,10 @@ import (
 	"os"
 
 	"github.com/heraldhq/herald"
+	apnsemu "github.com/heraldhq/herald/emulator/apns"
+	smtpemu "github.com/heraldhq/herald/emulator/smtp"
+	twilioemu "github.com/heraldhq/herald/emulator/twilio"
+	webpushemu "github.com/heraldhq/herald/emulator/webpush"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/provider/apns"
 	"github.com/heraldhq/herald/provider/fcm"
@@ -201,7 +205,7 @@ func (c *Config) devProviders(ps map[string]herald.Provider, log *slog.Logger) (
 		return closers, err
 	}
 
-	ae, err := apns.NewEmulator(apns.EmulatorConfig{Logger: emuLog("apns"), Topics: []string{devTopic}})
+	ae, err := apnsemu.New(apnsemu.Config{Logger: emuLog("apns"), Topics: []string{devTopic}})
 	if err != nil {
 		return closers, err
 	}
@@ -209,15 +213,16 @@ func (c *Config) devProviders(ps map[string]herald.Provider, log *slog.Logger) (
 		return closers, fmt.Errorf("dev: start APNs emulator on %s: %w", c.Dev.APNsAddr, err)
 	}
 	closers = append(closers, ae)
-	acfg, err := ae.ClientConfig("", devTopic)
+	p8, keyID, err := ae.NewProviderKey(apnsemu.DefaultTeamID)
 	if err != nil {
 		return closers, err
 	}
+	acfg := apns.Config{KeyP8: p8, KeyID: keyID, TeamID: apnsemu.DefaultTeamID, Topic: devTopic, Endpoint: ae.URL(), RootCAs: ae.CertPool()}
 	if ps["apns"], err = apns.New(acfg); err != nil {
 		return closers, err
 	}
 
-	we := webpush.NewEmulator(webpush.EmulatorConfig{Logger: emuLog("webpush")})
+	we := webpushemu.New(webpushemu.Config{Logger: emuLog("webpush")})
 	if _, err := we.Start(c.Dev.WebPushAddr); err != nil {
 		return closers, fmt.Errorf("dev: start Web Push emulator on %s: %w", c.Dev.WebPushAddr, err)
 	}
@@ -231,7 +236,7 @@ func (c *Config) devProviders(ps map[string]herald.Provider, log *slog.Logger) (
 		return closers, err
 	}
 
-	te := twilio.NewEmulator(twilio.EmulatorConfig{Logger: emuLog("twilio")})
+	te := twilioemu.New(twilioemu.Config{Logger: emuLog("twilio")})
 	if _, err := te.Start(c.Dev.TwilioAddr); err != nil {
 		return closers, fmt.Errorf("dev: start Twilio emulator on %s: %w", c.Dev.TwilioAddr, err)
 	}
@@ -241,7 +246,7 @@ func (c *Config) devProviders(ps map[string]herald.Provider, log *slog.Logger) (
 		return closers, err
 	}
 
-	se, err := smtp.NewEmulator(smtp.EmulatorConfig{Logger: emuLog("smtp")})
+	se, err := smtpemu.New(smtpemu.Config{Logger: emuLog("smtp")})
 	if err != nil {
 		return closers, err
 	}

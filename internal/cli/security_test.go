@@ -23,7 +23,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/heraldhq/herald/provider/fcm"
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 )
 
 // server is a non-dev `herald serve` run in-process.
@@ -163,7 +163,7 @@ func TestKeysCommands(t *testing.T) {
 // responses, whatever is sent.
 func TestSecretsStayOutOfLogsAndResponses(t *testing.T) {
 	t.Parallel()
-	em := fcm.NewEmulator(fcm.EmulatorConfig{})
+	em := fcmemu.New(fcmemu.Config{})
 	if _, err := em.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}

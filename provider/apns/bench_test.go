@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	apnsemu "github.com/heraldhq/herald/emulator/apns"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -40,7 +41,7 @@ func BenchmarkEncode(b *testing.B) {
 // loopback TLS and HTTP/2: encoding, the cached provider token, the
 // emulator's validation and recording, and the round trip.
 func BenchmarkSendToEmulator(b *testing.B) {
-	e := startEmulator(b, EmulatorConfig{MaxRecorded: 1000})
+	e := startEmulator(b, apnsemu.Config{MaxRecorded: 1000})
 	c, _ := newTestClient(b, e, nil)
 	m := message(deviceToken(1), heraldtype.PayloadAlert, heraldtype.PriorityHigh)
 	b.ReportAllocs()

@@ -1,7 +1,6 @@
 // Package apns sends push notifications to iOS devices through the Apple
-// Push Notification service (HTTP/2, token-based authentication), and
-// provides an in-process APNs emulator that speaks the same protocol over
-// TLS and HTTP/2 (`herald emulate apns`, and Herald's own tests).
+// Push Notification service (HTTP/2, token-based authentication). Its
+// emulator, for `herald emulate apns` and tests, is emulator/apns.
 //
 // The Client only classifies failures into *heraldtype.SendError; the
 // dispatcher alone decides whether and when to retry (STYLE.md, errors in

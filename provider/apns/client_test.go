@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	apnsemu "github.com/heraldhq/herald/emulator/apns"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -15,7 +17,7 @@ import (
 // emulator received.
 func TestSendOverHTTP2(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{Topics: []string{testTopic}})
+	e := startEmulator(t, apnsemu.Config{Topics: []string{testTopic}})
 	c, cfg := newTestClient(t, e, nil)
 	tok := deviceToken(1)
 
@@ -38,7 +40,7 @@ func TestSendOverHTTP2(t *testing.T) {
 func TestRequestShapes(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now})
+	e := startEmulator(t, apnsemu.Config{Now: clock.Now})
 	c, _ := newTestClient(t, e, clock.Now)
 	exp := clock.Now().Add(DefaultTTL).Unix()
 
@@ -89,19 +91,22 @@ func TestRequestShapes(t *testing.T) {
 
 // TestAPNsIDIsStable checks that the apns-id is a version 5 UUID derived
 // from the idempotency key alone, so a retry carries the same id.
+// uuidPattern matches a UUID in 8-4-4-4-12 hex digits.
+var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
 func TestAPNsIDIsStable(t *testing.T) {
 	a, b := messageUUID("n1.1"), messageUUID("n1.2")
 	if a != messageUUID("n1.1") || a == b {
 		t.Fatalf("ids %q %q", a, b)
 	}
-	if !canonicalUUID(a) || a[14] != '5' || !strings.ContainsRune("89ab", rune(a[19])) || strings.ToLower(a) != a {
+	if !uuidPattern.MatchString(a) || a[14] != '5' || !strings.ContainsRune("89ab", rune(a[19])) || strings.ToLower(a) != a {
 		t.Fatalf("%q is not a lower-case version 5 UUID", a)
 	}
 }
 
 func TestSendRejectsUnusableMessages(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, apnsemu.Config{})
 	c, _ := newTestClient(t, e, nil)
 	noToken := message(" ", heraldtype.PayloadAlert, heraldtype.PriorityHigh)
 	fcmToken := message("dGVzdA:APA91bHPRgkF3JUikC4ENAHEeMrd41Zxv3hVZjC9KtT8OvPVGJ", heraldtype.PayloadAlert, heraldtype.PriorityHigh)
@@ -210,7 +215,7 @@ func TestCheckPayload(t *testing.T) {
 // PayloadTooLarge, a request bug that does not blame the token.
 func TestOversizedPayloadIsPermanent(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, apnsemu.Config{})
 	c, _ := newTestClient(t, e, nil)
 	m := message(deviceToken(1), heraldtype.PayloadAlert, heraldtype.PriorityHigh)
 	m.Notification.Body = strings.Repeat("x", 5000)
@@ -227,7 +232,7 @@ func TestOversizedPayloadIsPermanent(t *testing.T) {
 // goroutines (run with -race).
 func TestConcurrentSends(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, apnsemu.Config{})
 	c, _ := newTestClient(t, e, nil)
 	const n = 64
 	errs := make(chan error, n)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	apnsemu "github.com/heraldhq/herald/emulator/apns"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -88,10 +89,10 @@ func TestConfigValidation(t *testing.T) {
 // token may appear anywhere.
 func TestSecretsNeverLeak(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, apnsemu.Config{})
 	c, cfg := newTestClient(t, e, nil)
 	tok := deviceToken(1)
-	if err := e.FailToken(tok, TokenFault{Reason: ReasonInvalidProviderToken}); err != nil {
+	if err := e.FailToken(tok, apnsemu.TokenFault{Reason: ReasonInvalidProviderToken}); err != nil {
 		t.Fatal(err)
 	}
 	_, sendErr := c.Send(t.Context(), message(tok, heraldtype.PayloadAlert, heraldtype.PriorityHigh))

@@ -19,12 +19,13 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	apnsemu "github.com/heraldhq/herald/emulator/apns"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
 // rawSend posts body to /3/device/token over HTTP/2 with headers, and
 // returns the status, the reason and the answer's headers.
-func rawSend(t *testing.T, hc *http.Client, e *Emulator, method, path string, h map[string]string, body string) (int, string, http.Header) {
+func rawSend(t *testing.T, hc *http.Client, e *apnsemu.Emulator, method, path string, h map[string]string, body string) (int, string, http.Header) {
 	t.Helper()
 	req, err := http.NewRequest(method, e.URL()+path, strings.NewReader(body))
 	if err != nil {
@@ -72,7 +73,7 @@ func parseP8(t *testing.T, p8 []byte) *ecdsa.PrivateKey {
 
 func TestEmulatorRejectsHTTP1(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, apnsemu.Config{})
 	hc := &http.Client{Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: e.CertPool()},
 		TLSNextProto:    map[string]func(string, *tls.Conn) http.RoundTripper{}, // HTTP/1.1 only
@@ -90,11 +91,8 @@ func TestEmulatorRejectsHTTP1(t *testing.T) {
 func TestEmulatorValidation(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now, Topics: []string{testTopic}})
-	cfg, err := e.ClientConfig("", testTopic)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := startEmulator(t, apnsemu.Config{Now: clock.Now, Topics: []string{testTopic}})
+	cfg := clientConfig(t, e)
 	auth := "bearer " + signJWT(t, parseP8(t, cfg.KeyP8), jwt.SigningMethodES256, cfg.KeyID, cfg.TeamID, clock.Now())
 	hc := h2Client(e)
 	dev := "/3/device/" + deviceToken(1)
@@ -139,8 +137,8 @@ func TestEmulatorValidation(t *testing.T) {
 		{"collapse id", "POST", dev, hdr(map[string]string{"apns-collapse-id": strings.Repeat("c", 65)}), ok, 400, ReasonBadCollapseID},
 		{"apns-id", "POST", dev, hdr(map[string]string{"apns-id": "not-a-uuid"}), ok, 400, ReasonBadMessageID},
 		{"empty", "POST", dev, hdr(nil), "", 400, ReasonPayloadEmpty},
-		{"not JSON", "POST", dev, hdr(nil), `{"aps":`, 400, reasonBadPayload},
-		{"aps not object", "POST", dev, hdr(nil), `{"aps":1}`, 400, reasonBadPayload},
+		{"not JSON", "POST", dev, hdr(nil), `{"aps":`, 400, "BadPayload"},
+		{"aps not object", "POST", dev, hdr(nil), `{"aps":1}`, 400, "BadPayload"},
 		{"too large", "POST", dev, hdr(nil), `{"aps":{},"x":"` + strings.Repeat("x", 4090) + `"}`, 413, ReasonPayloadTooLarge},
 	}
 	for _, tt := range tests {
@@ -148,7 +146,7 @@ func TestEmulatorValidation(t *testing.T) {
 		if status != tt.status || reason != tt.reason {
 			t.Errorf("%s: %d %q, want %d %q", tt.name, status, reason, tt.status, tt.reason)
 		}
-		if id := h.Get("apns-id"); !canonicalUUID(id) {
+		if id := h.Get("apns-id"); !uuidPattern.MatchString(id) {
 			t.Errorf("%s: apns-id %q", tt.name, id)
 		}
 	}
@@ -177,25 +175,10 @@ func TestEmulatorValidation(t *testing.T) {
 	}
 }
 
-func TestEmulatorWarnings(t *testing.T) {
-	rec := Received{PushType: pushTypeBackground}
-	if r := checkPayload([]byte(`{"aps":{"alert":"x"}}`), &rec); r != "" || len(rec.Warnings) != 2 {
-		t.Errorf("background with alert: %q %v", r, rec.Warnings)
-	}
-	rec = Received{PushType: pushTypeAlert}
-	if r := checkPayload([]byte(`{"aps":{}}`), &rec); r != "" || len(rec.Warnings) != 1 {
-		t.Errorf("silent alert: %q %v", r, rec.Warnings)
-	}
-	rec = Received{PushType: pushTypeAlert}
-	if r := checkPayload([]byte(`{"x":1}`), &rec); r != "" || len(rec.Warnings) != 1 {
-		t.Errorf("no aps: %q %v", r, rec.Warnings)
-	}
-}
-
 func TestEmulatorAuthentication(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now})
+	e := startEmulator(t, apnsemu.Config{Now: clock.Now})
 	p8, kid, err := e.NewProviderKey("TEAM000001")
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +211,7 @@ func TestEmulatorAuthentication(t *testing.T) {
 			t.Errorf("%s: %d %q, want %q", tt.name, status, reason, tt.reason)
 		}
 	}
-	open := startEmulator(t, EmulatorConfig{Now: clock.Now, AcceptUnknownKeys: true})
+	open := startEmulator(t, apnsemu.Config{Now: clock.Now, AcceptUnknownKeys: true})
 	h := map[string]string{"authorization": "bearer " + signJWT(t, other, jwt.SigningMethodES256, "REALKEY001", "REALTEAM01", now), "apns-topic": testTopic}
 	if status, reason, _ := rawSend(t, h2Client(open), open, "POST", "/3/device/"+deviceToken(1), h, `{"aps":{}}`); status != 200 {
 		t.Errorf("AcceptUnknownKeys: %d %q", status, reason)
@@ -243,7 +226,7 @@ func TestEmulatorAuthentication(t *testing.T) {
 
 func TestEmulatorHTTPAPI(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, apnsemu.Config{})
 	hc := h2Client(e)
 	get := func(path string) []byte {
 		t.Helper()
@@ -295,11 +278,11 @@ func TestEmulatorHTTPAPI(t *testing.T) {
 	for i := range 3 {
 		mustSend(t, c, message(deviceToken(i%2), heraldtype.PayloadAlert, heraldtype.PriorityHigh))
 	}
-	var msgs []Received
+	var msgs []apnsemu.Received
 	if err := json.Unmarshal(get("/emulator/messages?token="+deviceToken(0)), &msgs); err != nil || len(msgs) != 2 {
 		t.Fatalf("messages to token 0: %v %+v", err, msgs)
 	}
-	var stats EmulatorStats
+	var stats apnsemu.Stats
 	if err := json.Unmarshal(get("/emulator/stats"), &stats); err != nil || stats.Accepted != 3 || stats.ProviderTokens != 1 {
 		t.Fatalf("stats %v %+v", err, stats)
 	}
@@ -314,7 +297,7 @@ func TestEmulatorHTTPAPI(t *testing.T) {
 			t.Errorf("PUT faults %s: %d, want 400", bad, status)
 		}
 	}
-	var f Faults
+	var f apnsemu.Faults
 	if err := json.Unmarshal(get("/emulator/faults"), &f); err != nil || f.Tokens[deviceToken(5)].Reason != ReasonUnregistered || f.LatencyMillis != 1 {
 		t.Fatalf("GET faults: %v %+v", err, f)
 	}
@@ -333,11 +316,11 @@ func TestEmulatorHTTPAPI(t *testing.T) {
 func TestEmulatorEarlyRetries(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now})
+	e := startEmulator(t, apnsemu.Config{Now: clock.Now})
 	c, _ := newTestClient(t, e, clock.Now)
 	tok := deviceToken(1)
 	m := message(tok, heraldtype.PayloadAlert, heraldtype.PriorityHigh)
-	if err := e.FailToken(tok, TokenFault{Reason: ReasonTooManyRequests, RetryAfterSeconds: 30, Times: 1}); err != nil {
+	if err := e.FailToken(tok, apnsemu.TokenFault{Reason: ReasonTooManyRequests, RetryAfterSeconds: 30, Times: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if se := sendErr(t, c, m); se.RetryAfter != 30*time.Second {
@@ -354,17 +337,17 @@ func TestEmulatorEarlyRetries(t *testing.T) {
 
 func TestEmulatorRateFaults(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, apnsemu.Config{})
 	c, _ := newTestClient(t, e, nil)
 	m := message(deviceToken(1), heraldtype.PayloadAlert, heraldtype.PriorityHigh)
 	for _, tc := range []struct {
-		f      Faults
+		f      apnsemu.Faults
 		reason string
 		class  heraldtype.ErrorClass
 	}{
-		{Faults{TooManyRequests: RateFault{Rate: 1, RetryAfterSeconds: 2}}, ReasonTooManyRequests, heraldtype.ClassThrottled},
-		{Faults{InternalServerError: RateFault{Rate: 1}}, ReasonInternalServerError, heraldtype.ClassTemporary},
-		{Faults{ServiceUnavailable: RateFault{Rate: 1}}, ReasonServiceUnavailable, heraldtype.ClassTemporary},
+		{apnsemu.Faults{TooManyRequests: apnsemu.RateFault{Rate: 1, RetryAfterSeconds: 2}}, ReasonTooManyRequests, heraldtype.ClassThrottled},
+		{apnsemu.Faults{InternalServerError: apnsemu.RateFault{Rate: 1}}, ReasonInternalServerError, heraldtype.ClassTemporary},
+		{apnsemu.Faults{ServiceUnavailable: apnsemu.RateFault{Rate: 1}}, ReasonServiceUnavailable, heraldtype.ClassTemporary},
 	} {
 		if err := e.SetFaults(tc.f); err != nil {
 			t.Fatal(err)
@@ -374,7 +357,7 @@ func TestEmulatorRateFaults(t *testing.T) {
 		}
 	}
 	// Half the sends fail at rate 0.5 (seeded, so the count is stable).
-	if err := e.SetFaults(Faults{ServiceUnavailable: RateFault{Rate: 0.5}}); err != nil {
+	if err := e.SetFaults(apnsemu.Faults{ServiceUnavailable: apnsemu.RateFault{Rate: 0.5}}); err != nil {
 		t.Fatal(err)
 	}
 	failed := 0
@@ -392,17 +375,14 @@ func TestEmulatorRateFaults(t *testing.T) {
 // temporary network failure.
 func TestEmulatorLatency(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
-	cfg, err := e.ClientConfig("", testTopic)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := startEmulator(t, apnsemu.Config{})
+	cfg := clientConfig(t, e)
 	cfg.Timeout = 50 * time.Millisecond
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.SetFaults(Faults{LatencyMillis: 5000}); err != nil {
+	if err := e.SetFaults(apnsemu.Faults{LatencyMillis: 5000}); err != nil {
 		t.Fatal(err)
 	}
 	se := sendErr(t, c, message(deviceToken(1), heraldtype.PayloadAlert, heraldtype.PriorityHigh))
@@ -414,38 +394,11 @@ func TestEmulatorLatency(t *testing.T) {
 func TestEmulatorLogsAcceptedMessages(t *testing.T) {
 	t.Parallel()
 	var buf syncBuffer
-	e := startEmulator(t, EmulatorConfig{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	e := startEmulator(t, apnsemu.Config{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
 	c, _ := newTestClient(t, e, nil)
 	mustSend(t, c, message(deviceToken(3), heraldtype.PayloadAlert, heraldtype.PriorityHigh))
 	out := buf.String()
 	if !strings.Contains(out, "apns emulator: message accepted") || !strings.Contains(out, deviceToken(3)) || !strings.Contains(out, "Price drop") {
 		t.Fatalf("log %s", out)
-	}
-}
-
-func TestEmulatorConfigErrors(t *testing.T) {
-	if _, err := NewEmulator(EmulatorConfig{Hosts: []string{"bad host"}}); err == nil {
-		t.Error("a malformed host was accepted")
-	}
-	e, err := NewEmulator(EmulatorConfig{Hosts: []string{"apns.test", "10.0.0.7"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := e.cert.Leaf
-	if err := leaf.VerifyHostname("apns.test"); err != nil {
-		t.Error(err)
-	}
-	if err := leaf.VerifyHostname("10.0.0.7"); err != nil {
-		t.Error(err)
-	}
-	if _, err := e.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	if _, err := e.Start("127.0.0.1:0"); err == nil {
-		t.Error("a second Start succeeded")
-	}
-	if err := e.FailToken(deviceToken(1), TokenFault{Reason: "Nope"}); err == nil {
-		t.Error("FailToken accepted an unknown reason")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	apnsemu "github.com/heraldhq/herald/emulator/apns"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestErrorTable(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now})
+	e := startEmulator(t, apnsemu.Config{Now: clock.Now})
 	c, _ := newTestClient(t, e, clock.Now)
 
 	const (
@@ -24,53 +25,53 @@ func TestErrorTable(t *testing.T) {
 		throttle = heraldtype.ClassThrottled
 	)
 	tests := []struct {
-		fault        TokenFault
+		fault        apnsemu.TokenFault
 		class        heraldtype.ErrorClass
 		retryAfter   time.Duration
 		tokenInvalid bool
 	}{
 		// The device token is dead: never use it again (S0.3).
-		{TokenFault{Reason: ReasonUnregistered}, perm, 0, true},
-		{TokenFault{Reason: ReasonExpiredToken}, perm, 0, true},
+		{apnsemu.TokenFault{Reason: ReasonUnregistered}, perm, 0, true},
+		{apnsemu.TokenFault{Reason: ReasonExpiredToken}, perm, 0, true},
 		// A bad token is usually an environment mismatch: permanent, but
 		// the device is not invalidated.
-		{TokenFault{Reason: ReasonBadDeviceToken}, perm, 0, false},
-		{TokenFault{Reason: ReasonDeviceTokenNotForTopic}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonBadDeviceToken}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonDeviceTokenNotForTopic}, perm, 0, false},
 		// Request bugs.
-		{TokenFault{Reason: ReasonBadCollapseID}, perm, 0, false},
-		{TokenFault{Reason: ReasonBadExpirationDate}, perm, 0, false},
-		{TokenFault{Reason: ReasonBadMessageID}, perm, 0, false},
-		{TokenFault{Reason: ReasonBadPriority}, perm, 0, false},
-		{TokenFault{Reason: ReasonBadTopic}, perm, 0, false},
-		{TokenFault{Reason: ReasonDuplicateHeaders}, perm, 0, false},
-		{TokenFault{Reason: ReasonInvalidPushType}, perm, 0, false},
-		{TokenFault{Reason: ReasonMissingDeviceToken}, perm, 0, false},
-		{TokenFault{Reason: ReasonMissingTopic}, perm, 0, false},
-		{TokenFault{Reason: ReasonPayloadEmpty}, perm, 0, false},
-		{TokenFault{Reason: ReasonTopicDisallowed}, perm, 0, false},
-		{TokenFault{Reason: ReasonPayloadTooLarge}, perm, 0, false},
-		{TokenFault{Reason: ReasonBadPath}, perm, 0, false},
-		{TokenFault{Reason: ReasonMethodNotAllowed}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonBadCollapseID}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonBadExpirationDate}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonBadMessageID}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonBadPriority}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonBadTopic}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonDuplicateHeaders}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonInvalidPushType}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonMissingDeviceToken}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonMissingTopic}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonPayloadEmpty}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonTopicDisallowed}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonPayloadTooLarge}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonBadPath}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonMethodNotAllowed}, perm, 0, false},
 		// Configuration: the sender's fault, never the device's.
-		{TokenFault{Reason: ReasonInvalidProviderToken}, perm, 0, false},
-		{TokenFault{Reason: ReasonMissingProviderToken}, perm, 0, false},
-		{TokenFault{Reason: ReasonBadCertificate}, perm, 0, false},
-		{TokenFault{Reason: ReasonBadCertificateEnvironment}, perm, 0, false},
-		{TokenFault{Reason: ReasonForbidden}, perm, 0, false},
-		{TokenFault{Reason: ReasonUnrelatedKeyIDInToken}, perm, 0, false},
-		{TokenFault{Reason: ReasonBadEnvironmentKeyIDInToken}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonInvalidProviderToken}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonMissingProviderToken}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonBadCertificate}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonBadCertificateEnvironment}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonForbidden}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonUnrelatedKeyIDInToken}, perm, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonBadEnvironmentKeyIDInToken}, perm, 0, false},
 		// New JWT, then the dispatcher's next attempt.
-		{TokenFault{Reason: ReasonExpiredProviderToken}, temp, 0, false},
-		{TokenFault{Reason: ReasonTooManyProviderTokenUpdates}, temp, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonExpiredProviderToken}, temp, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonTooManyProviderTokenUpdates}, temp, 0, false},
 		// Throttled, honouring Retry-After in either form.
-		{TokenFault{Reason: ReasonTooManyRequests}, throttle, 0, false},
-		{TokenFault{Reason: ReasonTooManyRequests, RetryAfterSeconds: 30}, throttle, 30 * time.Second, false},
-		{TokenFault{Reason: ReasonTooManyRequests, RetryAfterSeconds: 30, RetryAfterHTTPDate: true}, throttle, 30 * time.Second, false},
+		{apnsemu.TokenFault{Reason: ReasonTooManyRequests}, throttle, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonTooManyRequests, RetryAfterSeconds: 30}, throttle, 30 * time.Second, false},
+		{apnsemu.TokenFault{Reason: ReasonTooManyRequests, RetryAfterSeconds: 30, RetryAfterHTTPDate: true}, throttle, 30 * time.Second, false},
 		// Transient.
-		{TokenFault{Reason: ReasonInternalServerError}, temp, 0, false},
-		{TokenFault{Reason: ReasonServiceUnavailable, RetryAfterSeconds: 7}, temp, 7 * time.Second, false},
-		{TokenFault{Reason: ReasonShutdown}, temp, 0, false},
-		{TokenFault{Reason: ReasonIdleTimeout}, temp, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonInternalServerError}, temp, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonServiceUnavailable, RetryAfterSeconds: 7}, temp, 7 * time.Second, false},
+		{apnsemu.TokenFault{Reason: ReasonShutdown}, temp, 0, false},
+		{apnsemu.TokenFault{Reason: ReasonIdleTimeout}, temp, 0, false},
 	}
 	for i, tt := range tests {
 		tok := deviceToken(1000 + i)
@@ -97,10 +98,10 @@ func TestErrorTable(t *testing.T) {
 func TestGoneCarriesTimestamp(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now})
+	e := startEmulator(t, apnsemu.Config{Now: clock.Now})
 	c, _ := newTestClient(t, e, clock.Now)
 	tok := deviceToken(7)
-	if err := e.FailToken(tok, TokenFault{Reason: ReasonUnregistered}); err != nil {
+	if err := e.FailToken(tok, apnsemu.TokenFault{Reason: ReasonUnregistered}); err != nil {
 		t.Fatal(err)
 	}
 	se := sendErr(t, c, message(tok, heraldtype.PayloadAlert, heraldtype.PriorityNormal))

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	apnsemu "github.com/heraldhq/herald/emulator/apns"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -32,12 +33,12 @@ func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.ns.Load()).
 func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // startEmulator serves a new emulator on a loopback port until the test ends.
-func startEmulator(t testing.TB, cfg EmulatorConfig) *Emulator {
+func startEmulator(t testing.TB, cfg apnsemu.Config) *apnsemu.Emulator {
 	t.Helper()
 	if cfg.Seed == 0 {
 		cfg.Seed = 42
 	}
-	e, err := NewEmulator(cfg)
+	e, err := apnsemu.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,12 +51,9 @@ func startEmulator(t testing.TB, cfg EmulatorConfig) *Emulator {
 
 // newTestClient returns a Client for testTopic on e with a new provider
 // key, and its Config.
-func newTestClient(t testing.TB, e *Emulator, now func() time.Time) (*Client, Config) {
+func newTestClient(t testing.TB, e *apnsemu.Emulator, now func() time.Time) (*Client, Config) {
 	t.Helper()
-	cfg, err := e.ClientConfig("", testTopic)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := clientConfig(t, e)
 	cfg.Now = now
 	cfg.Timeout = 5 * time.Second
 	c, err := New(cfg)
@@ -66,7 +64,7 @@ func newTestClient(t testing.TB, e *Emulator, now func() time.Time) (*Client, Co
 }
 
 // h2Client is an HTTP/2 client that trusts e, for raw requests.
-func h2Client(e *Emulator) *http.Client {
+func h2Client(e *apnsemu.Emulator) *http.Client {
 	return &http.Client{Transport: &http.Transport{
 		TLSClientConfig:   &tls.Config{RootCAs: e.CertPool()},
 		ForceAttemptHTTP2: true,
@@ -154,4 +152,15 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// clientConfig returns a Config for testTopic on e, with a new provider key
+// of the emulator's default team.
+func clientConfig(t testing.TB, e *apnsemu.Emulator) Config {
+	t.Helper()
+	p8, keyID, err := e.NewProviderKey(apnsemu.DefaultTeamID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Config{KeyP8: p8, KeyID: keyID, TeamID: apnsemu.DefaultTeamID, Topic: testTopic, Endpoint: e.URL(), RootCAs: e.CertPool()}
 }

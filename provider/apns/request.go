@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/provider/internal/jsonenc"
+	"github.com/heraldhq/herald/internal/jsonenc"
 )
 
 // MaxPayloadBytes is APNs' limit on a notification's JSON payload (VoIP

@@ -9,6 +9,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	apnsemu "github.com/heraldhq/herald/emulator/apns"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestProviderTokenShape(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now})
+	e := startEmulator(t, apnsemu.Config{Now: clock.Now})
 	c, cfg := newTestClient(t, e, clock.Now)
 	block, _ := pem.Decode(cfg.KeyP8)
 	priv, err := x509.ParsePKCS8PrivateKey(block.Bytes)
@@ -41,7 +42,7 @@ func TestProviderTokenShape(t *testing.T) {
 func TestProviderTokenCachedAndRefreshed(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now, EnforceTokenUpdateInterval: true})
+	e := startEmulator(t, apnsemu.Config{Now: clock.Now, EnforceTokenUpdateInterval: true})
 	c, _ := newTestClient(t, e, clock.Now)
 	send := func() { mustSend(t, c, message(deviceToken(1), heraldtype.PayloadAlert, heraldtype.PriorityHigh)) }
 
@@ -69,7 +70,7 @@ func TestProviderTokenCachedAndRefreshed(t *testing.T) {
 func TestExpiredProviderTokenMintsNewJWT(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now})
+	e := startEmulator(t, apnsemu.Config{Now: clock.Now})
 	c, _ := newTestClient(t, e, clock.Now)
 	tok := deviceToken(1)
 	m := message(tok, heraldtype.PayloadAlert, heraldtype.PriorityHigh)
@@ -78,7 +79,7 @@ func TestExpiredProviderTokenMintsNewJWT(t *testing.T) {
 
 	// A second later, so the new token's iat differs.
 	clock.Advance(time.Second)
-	if err := e.FailToken(tok, TokenFault{Reason: ReasonExpiredProviderToken, Times: 1}); err != nil {
+	if err := e.FailToken(tok, apnsemu.TokenFault{Reason: ReasonExpiredProviderToken, Times: 1}); err != nil {
 		t.Fatal(err)
 	}
 	se := sendErr(t, c, m)
@@ -100,7 +101,7 @@ func TestExpiredProviderTokenMintsNewJWT(t *testing.T) {
 func TestEmulatorExpiresOldTokens(t *testing.T) {
 	t.Parallel()
 	clientClock, emuClock := newFakeClock(), newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: emuClock.Now})
+	e := startEmulator(t, apnsemu.Config{Now: emuClock.Now})
 	c, _ := newTestClient(t, e, clientClock.Now)
 	m := message(deviceToken(1), heraldtype.PayloadAlert, heraldtype.PriorityHigh)
 	mustSend(t, c, m)
@@ -118,7 +119,7 @@ func TestEmulatorExpiresOldTokens(t *testing.T) {
 func TestTooManyProviderTokenUpdatesHoldsMinting(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now, EnforceTokenUpdateInterval: true})
+	e := startEmulator(t, apnsemu.Config{Now: clock.Now, EnforceTokenUpdateInterval: true})
 	c, _ := newTestClient(t, e, clock.Now)
 	tok := deviceToken(1)
 	m := message(tok, heraldtype.PayloadAlert, heraldtype.PriorityHigh)
@@ -128,7 +129,7 @@ func TestTooManyProviderTokenUpdatesHoldsMinting(t *testing.T) {
 	// APNs calls the token expired after 5 minutes; the new token comes
 	// too soon for the emulator's 20-minute rule.
 	clock.Advance(5 * time.Minute)
-	if err := e.FailToken(tok, TokenFault{Reason: ReasonExpiredProviderToken, Times: 1}); err != nil {
+	if err := e.FailToken(tok, apnsemu.TokenFault{Reason: ReasonExpiredProviderToken, Times: 1}); err != nil {
 		t.Fatal(err)
 	}
 	sendErr(t, c, m)
@@ -160,7 +161,7 @@ func TestTooManyProviderTokenUpdatesHoldsMinting(t *testing.T) {
 // IdleTimeout; the next send must dial a new one.
 func TestIdleTimeoutUsesNewConnection(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, apnsemu.Config{})
 	c, _ := newTestClient(t, e, nil)
 	tok := deviceToken(1)
 	m := message(tok, heraldtype.PayloadAlert, heraldtype.PriorityHigh)
@@ -169,7 +170,7 @@ func TestIdleTimeoutUsesNewConnection(t *testing.T) {
 	if n := e.Stats().Connections; n != 1 {
 		t.Fatalf("%d connections for two sends, want HTTP/2 reuse", n)
 	}
-	if err := e.FailToken(tok, TokenFault{Reason: ReasonIdleTimeout, Times: 1}); err != nil {
+	if err := e.FailToken(tok, apnsemu.TokenFault{Reason: ReasonIdleTimeout, Times: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if se := sendErr(t, c, m); se.Code != ReasonIdleTimeout || se.Class != heraldtype.ClassTemporary {
@@ -184,14 +185,11 @@ func TestIdleTimeoutUsesNewConnection(t *testing.T) {
 // TestProviderTokenAgeUsesWallClock: a token's age is measured without the
 // monotonic clock, as APNs measures iat.
 func TestProviderTokenAgeUsesWallClock(t *testing.T) {
-	e, err := NewEmulator(EmulatorConfig{})
+	e, err := apnsemu.New(apnsemu.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := e.ClientConfig("", testTopic)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := clientConfig(t, e)
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

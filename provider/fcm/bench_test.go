@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/cputime"
 )
@@ -40,7 +41,7 @@ func BenchmarkEncode(b *testing.B) {
 // and the kernel's loopback work, all in this process) that one push costs.
 // Compare it with BenchmarkHTTPFloor's.
 func BenchmarkSendToEmulator(b *testing.B) {
-	e := startEmulator(b, EmulatorConfig{MaxRecorded: 1000})
+	e := startEmulator(b, fcmemu.Config{MaxRecorded: 1000})
 	c := newTestClient(b, e, nil)
 	m := message(heraldtype.PlatformAndroid, "bench-token", heraldtype.PayloadAlert, heraldtype.PriorityHigh)
 	b.ReportAllocs()

@@ -1,6 +1,6 @@
 // Package fcm sends push notifications through Firebase Cloud Messaging's
-// HTTP v1 API, and provides an in-process FCM emulator that speaks the same
-// protocol (`herald emulate fcm`, and Herald's own tests).
+// HTTP v1 API. Its emulator, for `herald emulate fcm` and tests, is
+// emulator/fcm.
 //
 // The Client only classifies failures into *heraldtype.SendError; the
 // dispatcher alone decides whether and when to retry (STYLE.md, errors in

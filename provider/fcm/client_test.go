@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
 func TestSendReturnsMessageID(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, fcmemu.Config{})
 	c := newTestClient(t, e, nil)
 
 	id, err := c.Send(context.Background(), message(heraldtype.PlatformAndroid, "tok-1", heraldtype.PayloadAlert, heraldtype.PriorityHigh))
@@ -32,7 +33,7 @@ func TestSendReturnsMessageID(t *testing.T) {
 func TestRequestShapes(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now})
+	e := startEmulator(t, fcmemu.Config{Now: clock.Now})
 	c := newTestClient(t, e, clock.Now)
 	exp := strconv.FormatInt(clock.Now().Add(MaxTTL).Unix(), 10)
 	const key = "01HZX3K9Q8N7M6V5T4R3E2W1Q0.42"
@@ -118,7 +119,7 @@ func TestHeraldKeysWin(t *testing.T) {
 
 func TestSendRejectsUnusableMessages(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, fcmemu.Config{})
 	c := newTestClient(t, e, nil)
 	noToken := message(heraldtype.PlatformIOS, " ", heraldtype.PayloadAlert, heraldtype.PriorityHigh)
 	badPlatform := message("blackberry", "t", heraldtype.PayloadAlert, heraldtype.PriorityHigh)
@@ -183,7 +184,7 @@ func TestCheckPayload(t *testing.T) {
 // without details, which is permanent but does not blame the token.
 func TestOversizedPayloadIsPermanent(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, fcmemu.Config{})
 	c := newTestClient(t, e, nil)
 	m := message(heraldtype.PlatformAndroid, "t", heraldtype.PayloadAlert, heraldtype.PriorityHigh)
 	m.Notification.Body = strings.Repeat("x", 5000)

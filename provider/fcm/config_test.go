@@ -10,11 +10,12 @@ import (
 	"testing"
 	"time"
 
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
 func TestConfigValidation(t *testing.T) {
-	e := NewEmulator(EmulatorConfig{PublicURL: "http://127.0.0.1:1", SigningKey: testKey()})
+	e := fcmemu.New(fcmemu.Config{PublicURL: "http://127.0.0.1:1", SigningKey: testKey()})
 	good := e.ServiceAccountJSON("p")
 	edit := func(f func(map[string]string)) []byte {
 		var m map[string]string
@@ -62,7 +63,7 @@ func TestConfigValidation(t *testing.T) {
 // token appears in errors, fmt output or logs.
 func TestSecretsNeverPrinted(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, fcmemu.Config{})
 	creds := e.ServiceAccountJSON("p")
 	var account serviceAccount
 	if err := json.Unmarshal(creds, &account); err != nil {
@@ -101,7 +102,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	out = append(out, fmt.Sprint(err))
 	_, err = New(Config{CredentialsJSON: creds[:len(creds)/2]})
 	out = append(out, fmt.Sprint(err))
-	forged, _ := New(Config{CredentialsJSON: NewEmulator(EmulatorConfig{PublicURL: e.URL()}).ServiceAccountJSON("p"), Endpoint: e.URL()})
+	forged, _ := New(Config{CredentialsJSON: fcmemu.New(fcmemu.Config{PublicURL: e.URL()}).ServiceAccountJSON("p"), Endpoint: e.URL()})
 	_, err = forged.Send(context.Background(), m)
 	out = append(out, fmt.Sprintf("%v %+v", err, heraldtype.AsSendError(err)))
 

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -13,13 +14,13 @@ import (
 // and time sends with it).
 func TestEmulatorOnAccept(t *testing.T) {
 	var mu sync.Mutex
-	var got []Received
-	e := startEmulator(t, EmulatorConfig{OnAccept: func(r Received) {
+	var got []fcmemu.Received
+	e := startEmulator(t, fcmemu.Config{OnAccept: func(r fcmemu.Received) {
 		mu.Lock()
 		got = append(got, r)
 		mu.Unlock()
 	}})
-	if err := e.FailToken("dead", TokenFault{Code: CodeUnregistered}); err != nil {
+	if err := e.FailToken("dead", fcmemu.TokenFault{Code: CodeUnregistered}); err != nil {
 		t.Fatal(err)
 	}
 	c := newTestClient(t, e, nil)

@@ -15,12 +15,13 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
 // post sends body to the emulator's path with a bearer token and returns
 // the status and decoded Google error (if any).
-func post(t *testing.T, e *Emulator, path, token, body string) (int, googleError, http.Header) {
+func post(t *testing.T, e *fcmemu.Emulator, path, token, body string) (int, googleError, http.Header) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, e.URL()+path, strings.NewReader(body))
 	if token != "" {
@@ -48,7 +49,7 @@ func hasFcmError(ge googleError, code string) bool {
 
 func TestTokenEndpoint(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, fcmemu.Config{})
 	var sa serviceAccount
 	if err := json.Unmarshal(e.ServiceAccountJSON("p"), &sa); err != nil {
 		t.Fatal(err)
@@ -86,7 +87,7 @@ func TestTokenEndpoint(t *testing.T) {
 		{"no assertion", "", 400, "invalid_request"},
 	}
 	for _, tt := range tests {
-		form := "grant_type=" + url.QueryEscape(jwtBearerGrant) + "&" + tt.form
+		form := "grant_type=" + url.QueryEscape("urn:ietf:params:oauth:grant-type:jwt-bearer") + "&" + tt.form
 		resp, err := http.Post(sa.TokenURI, "application/x-www-form-urlencoded", strings.NewReader(form))
 		if err != nil {
 			t.Fatal(err)
@@ -119,7 +120,7 @@ func TestTokenEndpoint(t *testing.T) {
 
 func TestEmulatorAuthorization(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, fcmemu.Config{})
 	body := `{"message":{"token":"t"}}`
 	status, ge, _ := post(t, e, "/v1/projects/p/messages:send", "", body)
 	if status != 401 || ge.Error.Status != "UNAUTHENTICATED" || len(ge.Error.Details) != 0 {
@@ -133,7 +134,7 @@ func TestEmulatorAuthorization(t *testing.T) {
 	if status != 403 || ge.Error.Status != "PERMISSION_DENIED" {
 		t.Errorf("other project: %d %+v", status, ge)
 	}
-	open := startEmulator(t, EmulatorConfig{AcceptAnyToken: true})
+	open := startEmulator(t, fcmemu.Config{AcceptAnyToken: true})
 	if status, _, _ := post(t, open, "/v1/projects/x/messages:send", "static", body); status != 200 {
 		t.Errorf("AcceptAnyToken: %d", status)
 	}
@@ -144,7 +145,7 @@ func TestEmulatorAuthorization(t *testing.T) {
 
 func TestEmulatorValidation(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, fcmemu.Config{})
 	tok := e.IssueToken("p")
 	big := strings.Repeat("x", 4100)
 	tests := []struct {
@@ -199,20 +200,20 @@ func TestEmulatorValidation(t *testing.T) {
 
 func TestEmulatorRecordingOverHTTP(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, fcmemu.Config{})
 	c := newTestClient(t, e, nil)
 	for _, tok := range []string{"a", "b", "a"} {
 		if _, err := c.Send(context.Background(), message(heraldtype.PlatformAndroid, tok, heraldtype.PayloadAlert, heraldtype.PriorityHigh)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	list := func(query string) []Received {
+	list := func(query string) []fcmemu.Received {
 		resp, err := http.Get(e.URL() + "/emulator/messages" + query)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var out []Received
+		var out []fcmemu.Received
 		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +235,7 @@ func TestEmulatorRecordingOverHTTP(t *testing.T) {
 
 func TestEmulatorRingKeepsNewest(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{MaxRecorded: 2})
+	e := startEmulator(t, fcmemu.Config{MaxRecorded: 2})
 	c := newTestClient(t, e, nil)
 	for _, tok := range []string{"1", "2", "3"} {
 		if _, err := c.Send(context.Background(), message(heraldtype.PlatformAndroid, tok, heraldtype.PayloadAlert, heraldtype.PriorityHigh)); err != nil {
@@ -249,7 +250,7 @@ func TestEmulatorRingKeepsNewest(t *testing.T) {
 
 func TestEmulatorFaultsOverHTTP(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, fcmemu.Config{})
 	do := func(method, body string) (int, string) {
 		req, _ := http.NewRequest(method, e.URL()+"/emulator/faults", strings.NewReader(body))
 		resp, err := http.DefaultClient.Do(req)
@@ -288,10 +289,10 @@ func TestEmulatorFaultsOverHTTP(t *testing.T) {
 func TestEarlyRetries(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now})
+	e := startEmulator(t, fcmemu.Config{Now: clock.Now})
 	c := newTestClient(t, e, clock.Now)
 	m := message(heraldtype.PlatformAndroid, "t", heraldtype.PayloadAlert, heraldtype.PriorityHigh)
-	if err := e.FailToken("t", TokenFault{Code: CodeUnavailable, Times: 2, RetryAfterSeconds: 10}); err != nil {
+	if err := e.FailToken("t", fcmemu.TokenFault{Code: CodeUnavailable, Times: 2, RetryAfterSeconds: 10}); err != nil {
 		t.Fatal(err)
 	}
 	if se := sendErr(t, c, m); se.RetryAfter != 10*time.Second {
@@ -311,9 +312,9 @@ func TestEarlyRetries(t *testing.T) {
 // TestFaultRatesAreSeeded: the same seed gives the same outcomes.
 func TestFaultRatesAreSeeded(t *testing.T) {
 	t.Parallel()
-	run := func() (EmulatorStats, []string) {
-		e := startEmulator(t, EmulatorConfig{Seed: 7})
-		if err := e.SetFaults(Faults{Unavailable: RateFault{Rate: 0.2}, Internal: RateFault{Rate: 0.1}, QuotaExceeded: RateFault{Rate: 0.1}}); err != nil {
+	run := func() (fcmemu.Stats, []string) {
+		e := startEmulator(t, fcmemu.Config{Seed: 7})
+		if err := e.SetFaults(fcmemu.Faults{Unavailable: fcmemu.RateFault{Rate: 0.2}, Internal: fcmemu.RateFault{Rate: 0.1}, QuotaExceeded: fcmemu.RateFault{Rate: 0.1}}); err != nil {
 			t.Fatal(err)
 		}
 		c := newTestClient(t, e, nil)
@@ -342,9 +343,9 @@ func TestFaultRatesAreSeeded(t *testing.T) {
 
 func TestEmulatorLatencyAndConcurrency(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, fcmemu.Config{})
 	c := newTestClient(t, e, nil)
-	if err := e.SetFaults(Faults{LatencyMillis: 30}); err != nil {
+	if err := e.SetFaults(fcmemu.Faults{LatencyMillis: 30}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -379,7 +380,7 @@ func TestEmulatorLatencyAndConcurrency(t *testing.T) {
 
 func TestServiceAccountOverHTTP(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, fcmemu.Config{})
 	resp, err := http.Get(e.URL() + "/emulator/service-account?project=demo")
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -17,34 +18,34 @@ import (
 func TestErrorTable(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now})
+	e := startEmulator(t, fcmemu.Config{Now: clock.Now})
 	c := newTestClient(t, e, clock.Now)
 
 	tests := []struct {
-		fault        TokenFault
+		fault        fcmemu.TokenFault
 		class        heraldtype.ErrorClass
 		code         string
 		retryAfter   time.Duration
 		tokenInvalid bool
 	}{
-		{TokenFault{Code: CodeUnregistered}, heraldtype.ClassPermanent, CodeUnregistered, 0, true},
-		{TokenFault{Code: CodeInvalidArgument}, heraldtype.ClassPermanent, CodeInvalidArgument, 0, false},
-		{TokenFault{Code: FaultInvalidToken}, heraldtype.ClassPermanent, CodeInvalidArgument, 0, true},
+		{fcmemu.TokenFault{Code: CodeUnregistered}, heraldtype.ClassPermanent, CodeUnregistered, 0, true},
+		{fcmemu.TokenFault{Code: CodeInvalidArgument}, heraldtype.ClassPermanent, CodeInvalidArgument, 0, false},
+		{fcmemu.TokenFault{Code: fcmemu.FaultInvalidToken}, heraldtype.ClassPermanent, CodeInvalidArgument, 0, true},
 		// Configuration errors are the sender's fault: never invalidate
 		// the token (S0.3 note).
-		{TokenFault{Code: CodeSenderIDMismatch}, heraldtype.ClassPermanent, CodeSenderIDMismatch, 0, false},
-		{TokenFault{Code: CodeThirdPartyAuthError}, heraldtype.ClassPermanent, CodeThirdPartyAuthError, 0, false},
+		{fcmemu.TokenFault{Code: CodeSenderIDMismatch}, heraldtype.ClassPermanent, CodeSenderIDMismatch, 0, false},
+		{fcmemu.TokenFault{Code: CodeThirdPartyAuthError}, heraldtype.ClassPermanent, CodeThirdPartyAuthError, 0, false},
 		// QUOTA_EXCEEDED waits at least 60 s whatever Retry-After says.
-		{TokenFault{Code: CodeQuotaExceeded}, heraldtype.ClassThrottled, CodeQuotaExceeded, time.Minute, false},
-		{TokenFault{Code: CodeQuotaExceeded, RetryAfterSeconds: 5}, heraldtype.ClassThrottled, CodeQuotaExceeded, time.Minute, false},
-		{TokenFault{Code: CodeQuotaExceeded, RetryAfterSeconds: 120}, heraldtype.ClassThrottled, CodeQuotaExceeded, 2 * time.Minute, false},
-		{TokenFault{Code: FaultProjectQuota, RetryAfterSeconds: 90}, heraldtype.ClassThrottled, CodeQuotaExceeded, 90 * time.Second, false},
-		{TokenFault{Code: CodeUnavailable}, heraldtype.ClassTemporary, CodeUnavailable, 0, false},
-		{TokenFault{Code: CodeUnavailable, RetryAfterSeconds: 30}, heraldtype.ClassTemporary, CodeUnavailable, 30 * time.Second, false},
-		{TokenFault{Code: CodeUnavailable, RetryAfterSeconds: 30, RetryAfterHTTPDate: true}, heraldtype.ClassTemporary, CodeUnavailable, 30 * time.Second, false},
-		{TokenFault{Code: CodeInternal, RetryAfterSeconds: 7}, heraldtype.ClassTemporary, CodeInternal, 7 * time.Second, false},
-		{TokenFault{Code: FaultUnauthenticated}, heraldtype.ClassTemporary, CodeUnauthenticated, 0, false},
-		{TokenFault{Code: FaultBadGateway, RetryAfterSeconds: 3}, heraldtype.ClassTemporary, "http_502", 3 * time.Second, false},
+		{fcmemu.TokenFault{Code: CodeQuotaExceeded}, heraldtype.ClassThrottled, CodeQuotaExceeded, time.Minute, false},
+		{fcmemu.TokenFault{Code: CodeQuotaExceeded, RetryAfterSeconds: 5}, heraldtype.ClassThrottled, CodeQuotaExceeded, time.Minute, false},
+		{fcmemu.TokenFault{Code: CodeQuotaExceeded, RetryAfterSeconds: 120}, heraldtype.ClassThrottled, CodeQuotaExceeded, 2 * time.Minute, false},
+		{fcmemu.TokenFault{Code: fcmemu.FaultProjectQuota, RetryAfterSeconds: 90}, heraldtype.ClassThrottled, CodeQuotaExceeded, 90 * time.Second, false},
+		{fcmemu.TokenFault{Code: CodeUnavailable}, heraldtype.ClassTemporary, CodeUnavailable, 0, false},
+		{fcmemu.TokenFault{Code: CodeUnavailable, RetryAfterSeconds: 30}, heraldtype.ClassTemporary, CodeUnavailable, 30 * time.Second, false},
+		{fcmemu.TokenFault{Code: CodeUnavailable, RetryAfterSeconds: 30, RetryAfterHTTPDate: true}, heraldtype.ClassTemporary, CodeUnavailable, 30 * time.Second, false},
+		{fcmemu.TokenFault{Code: CodeInternal, RetryAfterSeconds: 7}, heraldtype.ClassTemporary, CodeInternal, 7 * time.Second, false},
+		{fcmemu.TokenFault{Code: fcmemu.FaultUnauthenticated}, heraldtype.ClassTemporary, CodeUnauthenticated, 0, false},
+		{fcmemu.TokenFault{Code: fcmemu.FaultBadGateway, RetryAfterSeconds: 3}, heraldtype.ClassTemporary, "http_502", 3 * time.Second, false},
 	}
 	for i, tt := range tests {
 		token := "tok-" + tt.fault.Code + "-" + string(rune('a'+i))
@@ -113,7 +114,7 @@ func TestParseRetryAfter(t *testing.T) {
 // inside the provider.
 func TestUnauthenticatedRefreshesToken(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, fcmemu.Config{})
 	c := newTestClient(t, e, nil)
 	m := message(heraldtype.PlatformAndroid, "t", heraldtype.PayloadAlert, heraldtype.PriorityNormal)
 	if _, err := c.Send(context.Background(), m); err != nil {
@@ -137,10 +138,10 @@ func TestUnauthenticatedRefreshesToken(t *testing.T) {
 
 func TestTokenEndpointFailures(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, fcmemu.Config{})
 	c := newTestClient(t, e, nil)
 	m := message(heraldtype.PlatformAndroid, "t", heraldtype.PayloadAlert, heraldtype.PriorityNormal)
-	if err := e.SetFaults(Faults{TokenEndpointFailures: 1}); err != nil {
+	if err := e.SetFaults(fcmemu.Faults{TokenEndpointFailures: 1}); err != nil {
 		t.Fatal(err)
 	}
 	se := sendErr(t, c, m)
@@ -153,7 +154,7 @@ func TestTokenEndpointFailures(t *testing.T) {
 
 	// Credentials signed by a key the token endpoint does not know are a
 	// configuration error: permanent.
-	other := NewEmulator(EmulatorConfig{PublicURL: e.URL()}) // same token_uri, its own key
+	other := fcmemu.New(fcmemu.Config{PublicURL: e.URL()}) // same token_uri, its own key
 	forged, err := New(Config{CredentialsJSON: other.ServiceAccountJSON("p"), Endpoint: e.URL()})
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +167,7 @@ func TestTokenEndpointFailures(t *testing.T) {
 
 func TestNetworkErrorIsTemporary(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, fcmemu.Config{})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +186,7 @@ func TestNetworkErrorIsTemporary(t *testing.T) {
 
 func TestSendHonoursTimeout(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, fcmemu.Config{})
 	c, err := New(Config{CredentialsJSON: e.ServiceAccountJSON("p"), Endpoint: e.URL(), Timeout: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +195,7 @@ func TestSendHonoursTimeout(t *testing.T) {
 	if _, err := c.Send(context.Background(), m); err != nil { // fetch the token first
 		t.Fatal(err)
 	}
-	if err := e.SetFaults(Faults{LatencyMillis: 2000}); err != nil {
+	if err := e.SetFaults(fcmemu.Faults{LatencyMillis: 2000}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -35,7 +36,7 @@ func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.ns.Load()).
 func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // startEmulator serves a new emulator on a loopback port until the test ends.
-func startEmulator(t testing.TB, cfg EmulatorConfig) *Emulator {
+func startEmulator(t testing.TB, cfg fcmemu.Config) *fcmemu.Emulator {
 	t.Helper()
 	if cfg.SigningKey == nil {
 		cfg.SigningKey = testKey()
@@ -43,7 +44,7 @@ func startEmulator(t testing.TB, cfg EmulatorConfig) *Emulator {
 	if cfg.Seed == 0 {
 		cfg.Seed = 42
 	}
-	e := NewEmulator(cfg)
+	e := fcmemu.New(cfg)
 	if _, err := e.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func startEmulator(t testing.TB, cfg EmulatorConfig) *Emulator {
 
 // newTestClient returns a Client for project "p" on e, with the
 // emulator-issued service account.
-func newTestClient(t testing.TB, e *Emulator, now func() time.Time) *Client {
+func newTestClient(t testing.TB, e *fcmemu.Emulator, now func() time.Time) *Client {
 	t.Helper()
 	c, err := New(Config{CredentialsJSON: e.ServiceAccountJSON("p"), Endpoint: e.URL(), Now: now, Timeout: 5 * time.Second})
 	if err != nil {

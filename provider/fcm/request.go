@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/provider/internal/jsonenc"
+	"github.com/heraldhq/herald/internal/jsonenc"
 )
 
 // Keys Herald itself puts into a message's data map. The notification's own

@@ -1,7 +1,6 @@
 // Package smtp sends e-mail notifications through an SMTP submission server
-// (go-mail), and provides an in-process SMTP emulator (go-smtp) that records
-// what it receives and answers with scripted SMTP errors
-// (`herald emulate smtp`, and Herald's own tests).
+// (go-mail). Its emulator, for `herald emulate smtp` and tests, is
+// emulator/smtp.
 //
 // The Client only classifies failures into *heraldtype.SendError; the
 // dispatcher alone decides whether and when to retry (STYLE.md, errors in

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	smtpemu "github.com/heraldhq/herald/emulator/smtp"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -15,7 +16,7 @@ import (
 // idempotency key header (issue 5 item 4).
 func TestSendTextAndHTML(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, smtpemu.Config{})
 	c := newTestClient(t, e, nil)
 	m := message(testTo)
 	m.Notification.Title = "Ihre Bestellung – versandt ✓"
@@ -66,7 +67,7 @@ func TestSendTextAndHTML(t *testing.T) {
 
 func TestSendTextOnly(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, smtpemu.Config{})
 	c := newTestClient(t, e, nil)
 	if _, err := c.Send(context.Background(), message(testTo)); err != nil {
 		t.Fatal(err)
@@ -112,7 +113,7 @@ func TestCheckPayload(t *testing.T) {
 
 func TestSendRejectsUnusableMessages(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, smtpemu.Config{})
 	c := newTestClient(t, e, nil)
 	noKey := message(testTo)
 	noKey.Key = ""
@@ -181,7 +182,7 @@ func TestConfigValidation(t *testing.T) {
 // errors nor any printed form of Config or Client.
 func TestSecretsNeverPrinted(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{Username: testUser, Password: testPass})
+	e := startEmulator(t, smtpemu.Config{Username: testUser, Password: testPass})
 	const secret = "hunter2-s3cr3t"
 	c := newTestClient(t, e, func(c *Config) { c.Password = secret })
 	se := sendErr(t, c, message(testTo)) // 535

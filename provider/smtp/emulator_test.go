@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	smtpemu "github.com/heraldhq/herald/emulator/smtp"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -19,7 +20,7 @@ import (
 // encrypted and authenticated; wrong credentials are a permanent 535.
 func TestStartTLSAndAuth(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{TLS: TLSStartTLS, Username: testUser, Password: testPass})
+	e := startEmulator(t, smtpemu.Config{TLS: TLSStartTLS, Username: testUser, Password: testPass})
 	c := newTestClient(t, e, nil)
 	if _, err := c.Send(context.Background(), message(testTo)); err != nil {
 		t.Fatal(err)
@@ -56,7 +57,7 @@ func TestStartTLSAndAuth(t *testing.T) {
 
 func TestImplicitTLS(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{TLS: TLSImplicit, Username: testUser, Password: testPass})
+	e := startEmulator(t, smtpemu.Config{TLS: TLSImplicit, Username: testUser, Password: testPass})
 	c := newTestClient(t, e, nil)
 	if _, err := c.Send(context.Background(), message(testTo)); err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func TestImplicitTLS(t *testing.T) {
 
 func TestEmulatorRejectsBadTLSMode(t *testing.T) {
 	t.Parallel()
-	if _, err := NewEmulator(EmulatorConfig{TLS: "ssl"}); err == nil {
+	if _, err := smtpemu.New(smtpemu.Config{TLS: "ssl"}); err == nil {
 		t.Fatal("accepted TLS \"ssl\"")
 	}
 }
@@ -83,7 +84,7 @@ func TestEmulatorHTTPSide(t *testing.T) {
 	t.Parallel()
 	var logs strings.Builder
 	var logMu sync.Mutex
-	e := startEmulator(t, EmulatorConfig{Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))})
+	e := startEmulator(t, smtpemu.Config{Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))})
 	base, err := e.StartHTTP("127.0.0.1:0")
 	if err != nil || base != e.HTTPURL() {
 		t.Fatal(base, err)
@@ -115,12 +116,12 @@ func TestEmulatorHTTPSide(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, b := do("GET", "/emulator/messages?to="+testTo, "")
-	var msgs []Received
+	var msgs []smtpemu.Received
 	if err := json.Unmarshal(b, &msgs); err != nil || len(msgs) != 1 || msgs[0].Subject != "Your order shipped" {
 		t.Fatalf("GET messages: %s %v", b, err)
 	}
 	_, b = do("GET", "/emulator/stats", "")
-	var st EmulatorStats
+	var st smtpemu.Stats
 	if err := json.Unmarshal(b, &st); err != nil || st.Accepted != 1 || st.Rejected[550] != 1 {
 		t.Errorf("stats %s", b)
 	}
@@ -142,8 +143,8 @@ func TestEmulatorHTTPSide(t *testing.T) {
 func TestFaultRatesAreSeeded(t *testing.T) {
 	t.Parallel()
 	run := func() []string {
-		e := startEmulator(t, EmulatorConfig{Seed: 9})
-		if err := e.SetFaults(Faults{ServiceClosing: RateFault{0.1}, LocalError: RateFault{0.1}, InsufficientStorage: RateFault{0.1}}); err != nil {
+		e := startEmulator(t, smtpemu.Config{Seed: 9})
+		if err := e.SetFaults(smtpemu.Faults{ServiceClosing: smtpemu.RateFault{Rate: 0.1}, LocalError: smtpemu.RateFault{Rate: 0.1}, InsufficientStorage: smtpemu.RateFault{Rate: 0.1}}); err != nil {
 			t.Fatal(err)
 		}
 		c := newTestClient(t, e, nil)
@@ -179,7 +180,7 @@ func TestFaultRatesAreSeeded(t *testing.T) {
 
 func TestEmulatorRingKeepsNewest(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{MaxRecorded: 2})
+	e := startEmulator(t, smtpemu.Config{MaxRecorded: 2})
 	c := newTestClient(t, e, nil)
 	for _, to := range []string{"a@x.example", "b@x.example", "c@x.example"} {
 		if _, err := c.Send(context.Background(), message(to)); err != nil {
@@ -196,7 +197,7 @@ func TestEmulatorRingKeepsNewest(t *testing.T) {
 // has its own connection.
 func TestConcurrentSends(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{TLS: TLSStartTLS, Username: testUser, Password: testPass})
+	e := startEmulator(t, smtpemu.Config{TLS: TLSStartTLS, Username: testUser, Password: testPass})
 	c := newTestClient(t, e, nil)
 	var wg sync.WaitGroup
 	for i := range 16 {

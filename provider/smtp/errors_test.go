@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	smtpemu "github.com/heraldhq/herald/emulator/smtp"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -17,29 +18,29 @@ import (
 // item 4).
 func TestErrorTable(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, smtpemu.Config{})
 	c := newTestClient(t, e, nil)
 	perm, tmp := heraldtype.ClassPermanent, heraldtype.ClassTemporary
 	tests := []struct {
 		name     string
-		fault    RecipientFault
+		fault    smtpemu.RecipientFault
 		class    heraldtype.ErrorClass
 		suppress bool
 	}{
-		{"user unknown", RecipientFault{Code: 550, Enhanced: "5.1.1", Message: "No such user"}, perm, true},
-		{"null MX", RecipientFault{Code: 556, Enhanced: "5.1.10", Message: "Domain does not accept mail"}, perm, true},
-		{"bare 550", RecipientFault{Code: 550, Message: "Mailbox unavailable"}, perm, false},
-		{"policy", RecipientFault{Code: 550, Enhanced: "5.7.1", Message: "Relaying denied"}, perm, false},
-		{"user not local", RecipientFault{Code: 551, Enhanced: "5.1.6", Message: "User not local"}, perm, false},
-		{"mailbox full", RecipientFault{Code: 552, Enhanced: "5.2.2", Message: "Mailbox full"}, perm, false},
-		{"bad syntax", RecipientFault{Code: 553, Enhanced: "5.1.3", Message: "Bad address syntax"}, perm, false},
-		{"content refused", RecipientFault{Code: 554, Enhanced: "5.7.1", Message: "Spam", AtData: true}, perm, false},
-		{"unknown at DATA", RecipientFault{Code: 550, Enhanced: "5.1.1", AtData: true}, perm, true},
-		{"service closing", RecipientFault{Code: 421, Enhanced: "4.3.2"}, tmp, false},
-		{"greylisted", RecipientFault{Code: 450, Enhanced: "4.2.1", Message: "Try again later"}, tmp, false},
-		{"local error", RecipientFault{Code: 451, Enhanced: "4.3.0"}, tmp, false},
-		{"storage", RecipientFault{Code: 452, Enhanced: "4.3.1"}, tmp, false},
-		{"temporary at DATA", RecipientFault{Code: 451, Enhanced: "4.7.1", AtData: true}, tmp, false},
+		{"user unknown", smtpemu.RecipientFault{Code: 550, Enhanced: "5.1.1", Message: "No such user"}, perm, true},
+		{"null MX", smtpemu.RecipientFault{Code: 556, Enhanced: "5.1.10", Message: "Domain does not accept mail"}, perm, true},
+		{"bare 550", smtpemu.RecipientFault{Code: 550, Message: "Mailbox unavailable"}, perm, false},
+		{"policy", smtpemu.RecipientFault{Code: 550, Enhanced: "5.7.1", Message: "Relaying denied"}, perm, false},
+		{"user not local", smtpemu.RecipientFault{Code: 551, Enhanced: "5.1.6", Message: "User not local"}, perm, false},
+		{"mailbox full", smtpemu.RecipientFault{Code: 552, Enhanced: "5.2.2", Message: "Mailbox full"}, perm, false},
+		{"bad syntax", smtpemu.RecipientFault{Code: 553, Enhanced: "5.1.3", Message: "Bad address syntax"}, perm, false},
+		{"content refused", smtpemu.RecipientFault{Code: 554, Enhanced: "5.7.1", Message: "Spam", AtData: true}, perm, false},
+		{"unknown at DATA", smtpemu.RecipientFault{Code: 550, Enhanced: "5.1.1", AtData: true}, perm, true},
+		{"service closing", smtpemu.RecipientFault{Code: 421, Enhanced: "4.3.2"}, tmp, false},
+		{"greylisted", smtpemu.RecipientFault{Code: 450, Enhanced: "4.2.1", Message: "Try again later"}, tmp, false},
+		{"local error", smtpemu.RecipientFault{Code: 451, Enhanced: "4.3.0"}, tmp, false},
+		{"storage", smtpemu.RecipientFault{Code: 452, Enhanced: "4.3.1"}, tmp, false},
+		{"temporary at DATA", smtpemu.RecipientFault{Code: 451, Enhanced: "4.7.1", AtData: true}, tmp, false},
 	}
 	for i, tt := range tests {
 		addr := "user" + string(rune('a'+i)) + "@example.com"
@@ -67,9 +68,9 @@ func TestErrorTable(t *testing.T) {
 // the recipient is accepted, as a greylisting server does.
 func TestRecipientFaultTimes(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, smtpemu.Config{})
 	c := newTestClient(t, e, nil)
-	if err := e.FailRecipient("Grey@Example.com", RecipientFault{Code: 450, Enhanced: "4.2.0", Times: 1}); err != nil {
+	if err := e.FailRecipient("Grey@Example.com", smtpemu.RecipientFault{Code: 450, Enhanced: "4.2.0", Times: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if se := sendErr(t, c, message("grey@example.com")); se.Class != heraldtype.ClassTemporary {
@@ -135,8 +136,8 @@ func TestNetworkErrorIsTemporary(t *testing.T) {
 // failure.
 func TestSlowServerTimesOut(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
-	if err := e.SetFaults(Faults{LatencyMillis: 1500}); err != nil {
+	e := startEmulator(t, smtpemu.Config{})
+	if err := e.SetFaults(smtpemu.Faults{LatencyMillis: 1500}); err != nil {
 		t.Fatal(err)
 	}
 	c := newTestClient(t, e, func(c *Config) { c.Timeout = 300 * time.Millisecond })

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	smtpemu "github.com/heraldhq/herald/emulator/smtp"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -16,12 +17,12 @@ const (
 )
 
 // startEmulator serves a new emulator on a loopback port until the test ends.
-func startEmulator(t testing.TB, cfg EmulatorConfig) *Emulator {
+func startEmulator(t testing.TB, cfg smtpemu.Config) *smtpemu.Emulator {
 	t.Helper()
 	if cfg.Seed == 0 {
 		cfg.Seed = 42
 	}
-	e, err := NewEmulator(cfg)
+	e, err := smtpemu.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,10 +35,10 @@ func startEmulator(t testing.TB, cfg EmulatorConfig) *Emulator {
 
 // newTestClient returns a Client for e, in e's TLS mode, trusting e's
 // certificate, with the test credentials.
-func newTestClient(t testing.TB, e *Emulator, mod func(*Config)) *Client {
+func newTestClient(t testing.TB, e *smtpemu.Emulator, mod func(*Config)) *Client {
 	t.Helper()
 	host, port := e.HostPort()
-	cfg := Config{Host: host, Port: port, TLS: e.cfg.TLS, Username: testUser, Password: testPass,
+	cfg := Config{Host: host, Port: port, TLS: e.TLS(), Username: testUser, Password: testPass,
 		From: "Acme <noreply@acme.example>", RootCAs: e.CertPool(), Timeout: 5 * time.Second}
 	if mod != nil {
 		mod(&cfg)

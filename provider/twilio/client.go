@@ -1,6 +1,5 @@
-// Package twilio sends SMS through Twilio's Messages API, and provides an
-// in-process emulator of that API (`herald emulate twilio`, and Herald's own
-// tests).
+// Package twilio sends SMS through Twilio's Messages API. Its emulator, for
+// `herald emulate twilio` and tests, is emulator/twilio.
 //
 // It speaks the REST API with net/http instead of twilio-go, whose base URL
 // is fixed and so cannot be pointed at the emulator. The Client only

@@ -9,12 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	twilioemu "github.com/heraldhq/herald/emulator/twilio"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
 func TestSendReturnsSID(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, twilioemu.Config{})
 	c := newTestClient(t, e, nil)
 
 	sid, err := c.Send(context.Background(), message(testTo))
@@ -120,7 +121,7 @@ func TestCheckPayload(t *testing.T) {
 // the request by Send.
 func TestTooLongBodyAgreesWithEmulator(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, twilioemu.Config{})
 	c := newTestClient(t, e, nil)
 	m := message(testTo)
 	m.Notification.Title, m.Notification.Body = "", strings.Repeat("x", MaxBodyChars)
@@ -141,7 +142,7 @@ func TestTooLongBodyAgreesWithEmulator(t *testing.T) {
 
 func TestSendRejectsUnusableMessages(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, twilioemu.Config{})
 	c := newTestClient(t, e, nil)
 	noNotif := message(testTo)
 	noNotif.Notification = nil
@@ -231,7 +232,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		t.Errorf("Config does not say the token is set:\n%s", logged.String())
 	}
 	// Wrong credentials at the emulator: the answer does not echo them.
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, twilioemu.Config{})
 	wrong := newTestClient(t, e, func(c *Config) { c.AuthToken = secret })
 	if se := sendErr(t, wrong, message(testTo)); strings.Contains(se.Error(), secret) {
 		t.Fatalf("secret in %v", se)

@@ -14,12 +14,13 @@ import (
 	"testing"
 	"time"
 
+	twilioemu "github.com/heraldhq/herald/emulator/twilio"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
 // postRaw posts form to e's create endpoint for account with the given
 // credentials and returns the status and the decoded error body.
-func postRaw(t *testing.T, e *Emulator, account, token string, form url.Values) (int, apiError) {
+func postRaw(t *testing.T, e *twilioemu.Emulator, account, token string, form url.Values) (int, apiError) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, e.URL()+"/2010-04-01/Accounts/"+account+"/Messages.json", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -45,7 +46,7 @@ func postRaw(t *testing.T, e *Emulator, account, token string, form url.Values) 
 // TestEmulatorValidation checks Twilio's request validation and error codes.
 func TestEmulatorValidation(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{FromNumbers: []string{testFrom}})
+	e := startEmulator(t, twilioemu.Config{FromNumbers: []string{testFrom}})
 	ok := url.Values{"To": {testTo}, "From": {testFrom}, "Body": {"hi"}}
 	with := func(k, v string) url.Values {
 		f := url.Values{}
@@ -103,19 +104,19 @@ func TestEmulatorValidation(t *testing.T) {
 // the stats route.
 func TestEmulatorRecordingOverHTTP(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, twilioemu.Config{})
 	c := newTestClient(t, e, nil)
 	for _, n := range []string{testTo, "+14155550000", testTo} {
 		if _, err := c.Send(context.Background(), message(n)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var got []Received
+	var got []twilioemu.Received
 	getJSON(t, e.URL()+"/emulator/messages?to="+url.QueryEscape(testTo), &got)
 	if len(got) != 2 || got[0].To != testTo || got[0].Body != "Your code\n123456" {
 		t.Fatalf("GET ?to= %+v", got)
 	}
-	var st EmulatorStats
+	var st twilioemu.Stats
 	getJSON(t, e.URL()+"/emulator/stats", &st)
 	if st.Accepted != 3 {
 		t.Errorf("stats %+v", st)
@@ -134,7 +135,7 @@ func TestEmulatorRecordingOverHTTP(t *testing.T) {
 
 func TestEmulatorRingKeepsNewest(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{MaxRecorded: 2})
+	e := startEmulator(t, twilioemu.Config{MaxRecorded: 2})
 	c := newTestClient(t, e, nil)
 	for _, n := range []string{"+14155550001", "+14155550002", "+14155550003"} {
 		if _, err := c.Send(context.Background(), message(n)); err != nil {
@@ -151,7 +152,7 @@ func TestEmulatorRingKeepsNewest(t *testing.T) {
 // routes, as a user of `herald emulate twilio` would.
 func TestEmulatorFaultsOverHTTP(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, twilioemu.Config{})
 	c := newTestClient(t, e, nil)
 	do := func(method, path, body string) int {
 		req, _ := http.NewRequest(method, e.URL()+path, strings.NewReader(body))
@@ -200,9 +201,9 @@ func TestEmulatorFaultsOverHTTP(t *testing.T) {
 func TestEarlyRetries(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now})
+	e := startEmulator(t, twilioemu.Config{Now: clock.Now})
 	c := newTestClient(t, e, func(cfg *Config) { cfg.Now = clock.Now })
-	if err := e.FailNumber(testTo, NumberFault{Code: ErrTooManyRequests, Times: 2, RetryAfterSeconds: 10}); err != nil {
+	if err := e.FailNumber(testTo, twilioemu.NumberFault{Code: ErrTooManyRequests, Times: 2, RetryAfterSeconds: 10}); err != nil {
 		t.Fatal(err)
 	}
 	if se := sendErr(t, c, message(testTo)); se.Class != heraldtype.ClassThrottled || se.RetryAfter != 10*time.Second {
@@ -224,12 +225,12 @@ func TestEarlyRetries(t *testing.T) {
 func TestFaultRatesAreSeeded(t *testing.T) {
 	t.Parallel()
 	run := func() []string {
-		e := startEmulator(t, EmulatorConfig{Seed: 7})
+		e := startEmulator(t, twilioemu.Config{Seed: 7})
 		c := newTestClient(t, e, nil)
-		if err := e.SetFaults(Faults{
-			TooManyRequests: RateFault{Rate: 0.2, RetryAfterSeconds: 1},
-			Internal:        RateFault{Rate: 0.1},
-			Unavailable:     RateFault{Rate: 0.1},
+		if err := e.SetFaults(twilioemu.Faults{
+			TooManyRequests: twilioemu.RateFault{Rate: 0.2, RetryAfterSeconds: 1},
+			Internal:        twilioemu.RateFault{Rate: 0.1},
+			Unavailable:     twilioemu.RateFault{Rate: 0.1},
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -257,9 +258,9 @@ func TestFaultRatesAreSeeded(t *testing.T) {
 
 func TestEmulatorLatency(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, twilioemu.Config{})
 	c := newTestClient(t, e, nil)
-	if err := e.SetFaults(Faults{LatencyMillis: 60}); err != nil {
+	if err := e.SetFaults(twilioemu.Faults{LatencyMillis: 60}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -291,7 +292,7 @@ func TestStatusCallbacksAreSigned(t *testing.T) {
 		params url.Values
 	}
 	got := make(chan callback, 10)
-	var e *Emulator
+	var e *twilioemu.Emulator
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.ParseForm()
 		full := "http://" + r.Host + r.URL.RequestURI()
@@ -300,7 +301,7 @@ func TestStatusCallbacksAreSigned(t *testing.T) {
 	defer hook.Close()
 	var logs strings.Builder
 	var logMu sync.Mutex
-	e = startEmulator(t, EmulatorConfig{Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))})
+	e = startEmulator(t, twilioemu.Config{Logger: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil))})
 	c := newTestClient(t, e, func(cfg *Config) { cfg.StatusCallback = hook.URL + "/twilio/status?tenant=a" })
 	sid, err := c.Send(context.Background(), message(testTo))
 	if err != nil {
@@ -347,7 +348,7 @@ func TestCloseStopsCallbacks(t *testing.T) {
 	}))
 	defer hook.Close()
 	defer close(release)
-	e := NewEmulator(EmulatorConfig{})
+	e := twilioemu.New(twilioemu.Config{})
 	if _, err := e.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	twilioemu "github.com/heraldhq/herald/emulator/twilio"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -16,34 +17,34 @@ import (
 // (issue 5 item 3).
 func TestErrorTable(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, twilioemu.Config{})
 	c := newTestClient(t, e, nil)
 
 	perm, thr, tmp := heraldtype.ClassPermanent, heraldtype.ClassThrottled, heraldtype.ClassTemporary
 	tests := []struct {
 		name       string
-		fault      NumberFault
+		fault      twilioemu.NumberFault
 		class      heraldtype.ErrorClass
 		retryAfter time.Duration
 		suppress   bool
 	}{
-		{"STOP", NumberFault{Code: ErrUnsubscribed}, perm, 0, true},
-		{"invalid To", NumberFault{Code: ErrInvalidTo}, perm, 0, false},
-		{"not mobile", NumberFault{Code: ErrNotMobile}, perm, 0, false},
-		{"unreachable", NumberFault{Code: ErrUnreachable}, perm, 0, false},
-		{"landline", NumberFault{Code: ErrLandline}, perm, 0, false},
-		{"From not capable", NumberFault{Code: ErrFromNotCapable}, perm, 0, false},
-		{"unverified (trial)", NumberFault{Code: ErrUnverifiedTo}, perm, 0, false},
-		{"region not enabled", NumberFault{Code: ErrRegionNotEnabled}, perm, 0, false},
-		{"authenticate", NumberFault{Code: ErrAuthenticate}, perm, 0, false},
-		{"20429", NumberFault{Code: ErrTooManyRequests}, thr, 0, false},
-		{"20429 Retry-After", NumberFault{Code: ErrTooManyRequests, RetryAfterSeconds: 7}, thr, 7 * time.Second, false},
-		{"429 with another code", NumberFault{Code: 14107, Status: 429, RetryAfterSeconds: 2}, thr, 2 * time.Second, false},
-		{"500", NumberFault{Code: ErrInternal}, tmp, 0, false},
-		{"503 Retry-After", NumberFault{Code: ErrServiceUnavailable, RetryAfterSeconds: 30}, tmp, 30 * time.Second, false},
-		{"502 with code", NumberFault{Code: 20502, Status: 502}, tmp, 0, false},
-		{"unknown 4xx", NumberFault{Code: 30007, Status: 400}, perm, 0, false},
-		{"unknown 403", NumberFault{Code: 20008, Status: 403}, perm, 0, false},
+		{"STOP", twilioemu.NumberFault{Code: ErrUnsubscribed}, perm, 0, true},
+		{"invalid To", twilioemu.NumberFault{Code: ErrInvalidTo}, perm, 0, false},
+		{"not mobile", twilioemu.NumberFault{Code: ErrNotMobile}, perm, 0, false},
+		{"unreachable", twilioemu.NumberFault{Code: ErrUnreachable}, perm, 0, false},
+		{"landline", twilioemu.NumberFault{Code: ErrLandline}, perm, 0, false},
+		{"From not capable", twilioemu.NumberFault{Code: ErrFromNotCapable}, perm, 0, false},
+		{"unverified (trial)", twilioemu.NumberFault{Code: ErrUnverifiedTo}, perm, 0, false},
+		{"region not enabled", twilioemu.NumberFault{Code: ErrRegionNotEnabled}, perm, 0, false},
+		{"authenticate", twilioemu.NumberFault{Code: ErrAuthenticate}, perm, 0, false},
+		{"20429", twilioemu.NumberFault{Code: ErrTooManyRequests}, thr, 0, false},
+		{"20429 Retry-After", twilioemu.NumberFault{Code: ErrTooManyRequests, RetryAfterSeconds: 7}, thr, 7 * time.Second, false},
+		{"429 with another code", twilioemu.NumberFault{Code: 14107, Status: 429, RetryAfterSeconds: 2}, thr, 2 * time.Second, false},
+		{"500", twilioemu.NumberFault{Code: ErrInternal}, tmp, 0, false},
+		{"503 Retry-After", twilioemu.NumberFault{Code: ErrServiceUnavailable, RetryAfterSeconds: 30}, tmp, 30 * time.Second, false},
+		{"502 with code", twilioemu.NumberFault{Code: 20502, Status: 502}, tmp, 0, false},
+		{"unknown 4xx", twilioemu.NumberFault{Code: 30007, Status: 400}, perm, 0, false},
+		{"unknown 403", twilioemu.NumberFault{Code: 20008, Status: 403}, perm, 0, false},
 	}
 	for i, tt := range tests {
 		number := "+1415555" + string(rune('1'+i/10)) + string(rune('0'+i%10)) + "00"
@@ -70,7 +71,7 @@ func TestErrorTable(t *testing.T) {
 // number until it opts in again, and the client asks for suppression.
 func TestOptOutSuppresses(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, twilioemu.Config{})
 	c := newTestClient(t, e, nil)
 	e.OptOut(testTo)
 	se := sendErr(t, c, message(testTo))
@@ -91,7 +92,7 @@ func TestOptOutSuppresses(t *testing.T) {
 
 func TestWrongCredentialsArePermanent(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, twilioemu.Config{})
 	for name, mod := range map[string]func(*Config){
 		"token":   func(c *Config) { c.AuthToken = "wrong" },
 		"account": func(c *Config) { c.AccountSID = "AC11111111111111111111111111111111" },

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	twilioemu "github.com/heraldhq/herald/emulator/twilio"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -28,12 +29,12 @@ func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.ns.Load()).
 func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // startEmulator serves a new emulator on a loopback port until the test ends.
-func startEmulator(t testing.TB, cfg EmulatorConfig) *Emulator {
+func startEmulator(t testing.TB, cfg twilioemu.Config) *twilioemu.Emulator {
 	t.Helper()
 	if cfg.Seed == 0 {
 		cfg.Seed = 42
 	}
-	e := NewEmulator(cfg)
+	e := twilioemu.New(cfg)
 	if _, err := e.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func startEmulator(t testing.TB, cfg EmulatorConfig) *Emulator {
 }
 
 // newTestClient returns a Client for e's account, sending from testFrom.
-func newTestClient(t testing.TB, e *Emulator, mod func(*Config)) *Client {
+func newTestClient(t testing.TB, e *twilioemu.Emulator, mod func(*Config)) *Client {
 	t.Helper()
 	cfg := Config{AccountSID: e.AccountSID(), AuthToken: e.AuthToken(), From: testFrom, BaseURL: e.URL(), Timeout: 5 * time.Second}
 	if mod != nil {

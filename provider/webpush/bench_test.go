@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	webpushemu "github.com/heraldhq/herald/emulator/webpush"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -12,7 +13,7 @@ import (
 // message, which dominate) and the cached VAPID header — the per-push work
 // of the hot path (S3.13 asks for ≥ 100 events/s; the queue aims at 10k/s).
 func BenchmarkEncode(b *testing.B) {
-	e := NewEmulator(EmulatorConfig{PublicURL: "https://push.example"})
+	e := webpushemu.New(webpushemu.Config{PublicURL: "https://push.example"})
 	ep, p, a := e.NewSubscription()
 	m := message(ep, p, a, heraldtype.PayloadAlert, heraldtype.PriorityHigh)
 	m.Notification.Data["campaign"] = "spring-sale-2026"
@@ -36,7 +37,7 @@ func BenchmarkEncode(b *testing.B) {
 // loopback HTTP/1.1: encryption, the emulator's VAPID verification and
 // decryption, and the HTTP round trip.
 func BenchmarkSendToEmulator(b *testing.B) {
-	e := startEmulator(b, EmulatorConfig{MaxRecorded: 1000})
+	e := startEmulator(b, webpushemu.Config{MaxRecorded: 1000})
 	c := newTestClient(b, nil)
 	m := subscribe(e)
 	b.ReportAllocs()

@@ -1,8 +1,7 @@
 // Package webpush sends push notifications to browsers with the Web Push
 // protocol — RFC 8030 (delivery), RFC 8291 (aes128gcm payload encryption)
-// and RFC 8292 (VAPID) — written on the standard library, and provides an
-// in-process push service emulator that decrypts and verifies what it
-// receives (`herald emulate webpush`, and Herald's own tests).
+// and RFC 8292 (VAPID) — written on the standard library. Its emulator, for
+// `herald emulate webpush` and tests, is emulator/webpush.
 //
 // A web device's Token is its subscription endpoint URL; WebPushP256DH and
 // WebPushAuth hold the subscription's keys. The Client only classifies

@@ -11,6 +11,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	webpushemu "github.com/heraldhq/herald/emulator/webpush"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -19,7 +20,7 @@ import (
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now})
+	e := startEmulator(t, webpushemu.Config{Now: clock.Now})
 	c := newTestClient(t, clock.Now)
 
 	for _, mode := range []heraldtype.PayloadMode{heraldtype.PayloadAlert, heraldtype.PayloadData} {
@@ -40,8 +41,8 @@ func TestRoundTrip(t *testing.T) {
 		if r.TTL != int(MaxTTL/time.Second) || r.Urgency != "high" || r.Topic != "" || r.Subject != testSubject || r.VAPIDKey != c.PublicKey() {
 			t.Errorf("%s: recorded headers %+v", mode, r)
 		}
-		pl, err := r.DecodePayload()
-		if err != nil {
+		pl := &Payload{}
+		if err := json.Unmarshal([]byte(r.Plaintext), pl); err != nil {
 			t.Fatal(err)
 		}
 		want := &Payload{Title: "Price drop", Body: "Now 20% off", Data: map[string]string{"product": "p-1"},
@@ -58,7 +59,7 @@ func TestRoundTrip(t *testing.T) {
 // TestRequestHeaders pins TTL, Urgency (S3.4 priority) and Topic.
 func TestRequestHeaders(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, webpushemu.Config{})
 	cfg := testConfig(nil)
 	cfg.DefaultTTL = 90 * time.Second
 	cfg.TopicDataKey = "collapse"
@@ -139,7 +140,7 @@ func TestVAPIDToken(t *testing.T) {
 // routing mistake and is left alone.
 func TestInvalidSubscription(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, webpushemu.Config{})
 	ep, p, a := e.NewSubscription()
 	strict, err := New(Config{VAPIDPublicKey: testKeys()[0], VAPIDPrivateKey: testKeys()[1], Subject: testSubject})
 	if err != nil {
@@ -210,7 +211,7 @@ func toStd(s string) string {
 // TestValidateDevice: registration-time checks name the faulty field.
 func TestValidateDevice(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, webpushemu.Config{})
 	ep, p, a := e.NewSubscription()
 	lax := newTestClient(t, nil)
 	strict, err := New(Config{VAPIDPublicKey: testKeys()[0], VAPIDPrivateKey: testKeys()[1], Subject: testSubject})

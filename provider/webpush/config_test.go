@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	webpushemu "github.com/heraldhq/herald/emulator/webpush"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -99,9 +100,9 @@ func TestSecretsNotPrinted(t *testing.T) {
 	outputs["Config.String"] = cfg.String()
 
 	// Every failing Send path, including one from deep inside net/http.
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, webpushemu.Config{})
 	m := subscribe(e)
-	_ = e.FailSubscription(m.Device.Token, SubscriptionFault{Status: 401})
+	_ = e.FailSubscription(m.Device.Token, webpushemu.SubscriptionFault{Status: 401})
 	_, err = c.Send(context.Background(), m)
 	outputs["401 error"] = fmt.Sprintf("%v %+v", err, err)
 	m.Device.WebPushAuth = "x"
@@ -165,7 +166,7 @@ func TestCheckPayload(t *testing.T) {
 
 	// Send refuses it too (a notification accepted before the limit
 	// existed, or by another provider's rules).
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, webpushemu.Config{})
 	m := subscribe(e)
 	m.Notification = n
 	n.Data["k"] += strings.Repeat("x", 100)

@@ -10,12 +10,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
+	webpushemu "github.com/heraldhq/herald/emulator/webpush"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -31,7 +33,7 @@ type pushRequest struct {
 }
 
 // validPush is a correct push to m's subscription, signed by the test key.
-func validPush(t *testing.T, e *Emulator, m *heraldtype.Message, now time.Time) pushRequest {
+func validPush(t *testing.T, e *webpushemu.Emulator, m *heraldtype.Message, now time.Time) pushRequest {
 	t.Helper()
 	c := newTestClient(t, func() time.Time { return now })
 	sub, err := c.parseSubscription(m.Device)
@@ -82,7 +84,7 @@ func TestEmulatorRejects(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
 	now := clock.Now()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now})
+	e := startEmulator(t, webpushemu.Config{Now: clock.Now})
 	m := subscribe(e)
 	key, pub, err := parseVAPIDKeys(testKeys()[0], testKeys()[1])
 	if err != nil {
@@ -109,37 +111,37 @@ func TestEmulatorRejects(t *testing.T) {
 		reason string
 		substr string
 	}{
-		{"no authorization", with(func(p *pushRequest) { p.auth = "" }), 401, ReasonVAPID, "Missing Authorization"},
-		{"bearer scheme", with(func(p *pushRequest) { p.auth = "Bearer abc" }), 401, ReasonVAPID, "want vapid"},
-		{"no k", with(func(p *pushRequest) { p.auth = strings.Split(p.auth, ",")[0] }), 401, ReasonVAPID, "lacks t= or k="},
-		{"bad k", with(func(p *pushRequest) { p.auth = vapidHeader(t, key, "AAAA", claims(nil)) }), 401, ReasonVAPID, "not an uncompressed"},
-		{"bad signature", with(func(p *pushRequest) { p.auth = vapidHeader(t, other, k, claims(nil)) }), 401, ReasonVAPID, "signature"},
+		{"no authorization", with(func(p *pushRequest) { p.auth = "" }), 401, webpushemu.ReasonVAPID, "Missing Authorization"},
+		{"bearer scheme", with(func(p *pushRequest) { p.auth = "Bearer abc" }), 401, webpushemu.ReasonVAPID, "want vapid"},
+		{"no k", with(func(p *pushRequest) { p.auth = strings.Split(p.auth, ",")[0] }), 401, webpushemu.ReasonVAPID, "lacks t= or k="},
+		{"bad k", with(func(p *pushRequest) { p.auth = vapidHeader(t, key, "AAAA", claims(nil)) }), 401, webpushemu.ReasonVAPID, "not an uncompressed"},
+		{"bad signature", with(func(p *pushRequest) { p.auth = vapidHeader(t, other, k, claims(nil)) }), 401, webpushemu.ReasonVAPID, "signature"},
 		{"wrong aud", with(func(p *pushRequest) {
 			p.auth = vapidHeader(t, key, k, claims(func(c jwt.MapClaims) { c["aud"] = "https://fcm.googleapis.com" }))
-		}), 401, ReasonVAPID, "aud"},
+		}), 401, webpushemu.ReasonVAPID, "aud"},
 		{"expired", with(func(p *pushRequest) {
 			p.auth = vapidHeader(t, key, k, claims(func(c jwt.MapClaims) { c["exp"] = now.Add(-time.Hour).Unix() }))
-		}), 401, ReasonVAPID, "expired"},
+		}), 401, webpushemu.ReasonVAPID, "expired"},
 		{"no exp", with(func(p *pushRequest) {
 			p.auth = vapidHeader(t, key, k, claims(func(c jwt.MapClaims) { delete(c, "exp") }))
-		}), 401, ReasonVAPID, "exp"},
+		}), 401, webpushemu.ReasonVAPID, "exp"},
 		{"exp beyond 24 h", with(func(p *pushRequest) {
 			p.auth = vapidHeader(t, key, k, claims(func(c jwt.MapClaims) { c["exp"] = now.Add(25 * time.Hour).Unix() }))
-		}), 401, ReasonVAPID, "24 hours"},
+		}), 401, webpushemu.ReasonVAPID, "24 hours"},
 		{"no sub", with(func(p *pushRequest) {
 			p.auth = vapidHeader(t, key, k, claims(func(c jwt.MapClaims) { delete(c, "sub") }))
-		}), 401, ReasonVAPID, "sub"},
+		}), 401, webpushemu.ReasonVAPID, "sub"},
 		{"bare-address sub", with(func(p *pushRequest) {
 			p.auth = vapidHeader(t, key, k, claims(func(c jwt.MapClaims) { c["sub"] = "ops@herald.example" }))
-		}), 401, ReasonVAPID, "sub"},
-		{"no TTL", with(func(p *pushRequest) { p.ttl = "" }), 400, ReasonTTL, "Missing TTL"},
-		{"bad TTL", with(func(p *pushRequest) { p.ttl = "-1" }), 400, ReasonTTL, "Invalid TTL"},
-		{"bad urgency", with(func(p *pushRequest) { p.urgency = "urgent" }), 400, ReasonUrgency, "Urgency"},
-		{"bad topic", with(func(p *pushRequest) { p.topic = "has spaces" }), 400, ReasonTopic, "Topic"},
-		{"long topic", with(func(p *pushRequest) { p.topic = strings.Repeat("a", 33) }), 400, ReasonTopic, "Topic"},
-		{"aesgcm", with(func(p *pushRequest) { p.enc = "aesgcm" }), 400, ReasonEncoding, "aes128gcm"},
-		{"too large", with(func(p *pushRequest) { p.body = make([]byte, MaxBodyBytes+1) }), 413, ReasonTooLarge, "too large"},
-		{"undecryptable", with(func(p *pushRequest) { p.body[len(p.body)-1] ^= 1 }), 400, ReasonDecrypt, "could not decrypt"},
+		}), 401, webpushemu.ReasonVAPID, "sub"},
+		{"no TTL", with(func(p *pushRequest) { p.ttl = "" }), 400, webpushemu.ReasonTTL, "Missing TTL"},
+		{"bad TTL", with(func(p *pushRequest) { p.ttl = "-1" }), 400, webpushemu.ReasonTTL, "Invalid TTL"},
+		{"bad urgency", with(func(p *pushRequest) { p.urgency = "urgent" }), 400, webpushemu.ReasonUrgency, "Urgency"},
+		{"bad topic", with(func(p *pushRequest) { p.topic = "has spaces" }), 400, webpushemu.ReasonTopic, "Topic"},
+		{"long topic", with(func(p *pushRequest) { p.topic = strings.Repeat("a", 33) }), 400, webpushemu.ReasonTopic, "Topic"},
+		{"aesgcm", with(func(p *pushRequest) { p.enc = "aesgcm" }), 400, webpushemu.ReasonEncoding, "aes128gcm"},
+		{"too large", with(func(p *pushRequest) { p.body = make([]byte, MaxBodyBytes+1) }), 413, webpushemu.ReasonTooLarge, "too large"},
+		{"undecryptable", with(func(p *pushRequest) { p.body[len(p.body)-1] ^= 1 }), 400, webpushemu.ReasonDecrypt, "could not decrypt"},
 	}
 	for _, tt := range tests {
 		status, body := tt.push.do(t, m.Device.Token)
@@ -151,7 +153,7 @@ func TestEmulatorRejects(t *testing.T) {
 		t.Fatalf("valid push: %d %s", status, body)
 	}
 	s := e.Stats()
-	if s.Accepted != 1 || s.Rejected[ReasonVAPID] != 11 || s.Rejected[ReasonTTL] != 2 || s.Rejected[ReasonDecrypt] != 1 {
+	if s.Accepted != 1 || s.Rejected[webpushemu.ReasonVAPID] != 11 || s.Rejected[webpushemu.ReasonTTL] != 2 || s.Rejected[webpushemu.ReasonDecrypt] != 1 {
 		t.Errorf("stats %+v", s)
 	}
 }
@@ -162,7 +164,7 @@ func TestEmulatorRejects(t *testing.T) {
 func TestVAPIDFailuresThroughClient(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now})
+	e := startEmulator(t, webpushemu.Config{Now: clock.Now})
 
 	// A sender whose clock is two days behind signs tokens that expired.
 	behind := newTestClient(t, func() time.Time { return clock.Now().Add(-48 * time.Hour) })
@@ -201,7 +203,7 @@ func TestVAPIDFailuresThroughClient(t *testing.T) {
 // TestEmulatorHTTPAPI drives the control routes a non-Go test would use.
 func TestEmulatorHTTPAPI(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, webpushemu.Config{})
 	c := newTestClient(t, nil)
 	call := func(method, path, body string, wantStatus int, out any) {
 		t.Helper()
@@ -221,12 +223,12 @@ func TestEmulatorHTTPAPI(t *testing.T) {
 			}
 		}
 	}
-	var sub SubscriptionJSON
+	var sub webpushemu.SubscriptionJSON
 	call("POST", "/emulator/subscriptions", "", 201, &sub)
 	if !strings.HasPrefix(sub.Endpoint, e.URL()+"/push/") || sub.Keys.P256DH == "" || sub.Keys.Auth == "" {
 		t.Fatalf("subscription %+v", sub)
 	}
-	var bound SubscriptionJSON
+	var bound webpushemu.SubscriptionJSON
 	call("POST", "/emulator/subscriptions", `{"applicationServerKey":"`+c.PublicKey()+`"}`, 201, &bound)
 	call("POST", "/emulator/subscriptions", `{"applicationServerKey":"xx"}`, 400, nil)
 	call("POST", "/emulator/subscriptions", `{"unknown":1}`, 400, nil)
@@ -235,7 +237,7 @@ func TestEmulatorHTTPAPI(t *testing.T) {
 	if _, err := c.Send(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}
-	var msgs []Received
+	var msgs []webpushemu.Received
 	call("GET", "/emulator/messages?endpoint="+sub.Endpoint, "", 200, &msgs)
 	if len(msgs) != 1 || !strings.Contains(string(msgs[0].Payload), `"messageId":"`+testKey+`"`) || msgs[0].Urgency != "low" {
 		t.Fatalf("messages %+v", msgs)
@@ -245,7 +247,7 @@ func TestEmulatorHTTPAPI(t *testing.T) {
 		t.Errorf("messages of an unused subscription: %+v", msgs)
 	}
 
-	var f Faults
+	var f webpushemu.Faults
 	call("PUT", "/emulator/faults", `{"subscriptions":{"`+sub.Endpoint+`":{"status":503,"times":1,"retry_after_seconds":5}},"latency_ms":0}`, 200, &f)
 	if _, ok := f.Subscriptions[subscriptionID(sub.Endpoint)]; !ok {
 		t.Errorf("faults %+v", f)
@@ -259,13 +261,13 @@ func TestEmulatorHTTPAPI(t *testing.T) {
 		t.Errorf("the fault outlived times=1: %v", err)
 	}
 	call("DELETE", "/emulator/faults", "", 204, nil)
-	var cleared Faults
+	var cleared webpushemu.Faults
 	call("GET", "/emulator/faults", "", 200, &cleared)
 	if len(cleared.Subscriptions) != 0 {
 		t.Errorf("faults after clear %+v", cleared)
 	}
 
-	var st EmulatorStats
+	var st webpushemu.Stats
 	call("GET", "/emulator/stats", "", 200, &st)
 	if st.Accepted != 2 || st.Rejected["fault_503"] != 1 || st.Subscriptions != 2 || st.EarlyRetries != 1 {
 		t.Errorf("stats %+v", st)
@@ -287,12 +289,12 @@ func TestEmulatorHTTPAPI(t *testing.T) {
 func TestEmulatorRatesAndEarlyRetries(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now, Seed: 7})
+	e := startEmulator(t, webpushemu.Config{Now: clock.Now, Seed: 7})
 	c := newTestClient(t, clock.Now)
-	if err := e.SetFaults(Faults{
-		TooManyRequests: RateFault{Rate: 0.2, RetryAfterSeconds: 60},
-		InternalError:   RateFault{Rate: 0.2},
-		Unavailable:     RateFault{Rate: 0.2, RetryAfterSeconds: 10},
+	if err := e.SetFaults(webpushemu.Faults{
+		TooManyRequests: webpushemu.RateFault{Rate: 0.2, RetryAfterSeconds: 60},
+		InternalError:   webpushemu.RateFault{Rate: 0.2},
+		Unavailable:     webpushemu.RateFault{Rate: 0.2, RetryAfterSeconds: 10},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -330,14 +332,14 @@ func TestEmulatorRatesAndEarlyRetries(t *testing.T) {
 // is a temporary failure.
 func TestEmulatorLatency(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, webpushemu.Config{})
 	cfg := testConfig(nil)
 	cfg.Timeout = 20 * time.Millisecond
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.SetFaults(Faults{LatencyMillis: 2000}); err != nil {
+	if err := e.SetFaults(webpushemu.Faults{LatencyMillis: 2000}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -355,7 +357,7 @@ func TestEmulatorLatency(t *testing.T) {
 func TestEmulatorLoggerAndRing(t *testing.T) {
 	t.Parallel()
 	var buf safeBuffer
-	e := startEmulator(t, EmulatorConfig{MaxRecorded: 2, Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	e := startEmulator(t, webpushemu.Config{MaxRecorded: 2, Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
 	c := newTestClient(t, nil)
 	m := subscribe(e)
 	for _, title := range []string{"one", "two", "three"} {
@@ -372,3 +374,7 @@ func TestEmulatorLoggerAndRing(t *testing.T) {
 		t.Errorf("log:\n%s", s)
 	}
 }
+
+// subscriptionID is the id at the end of an emulator subscription's
+// endpoint (".../push/{id}").
+func subscriptionID(endpoint string) string { return path.Base(endpoint) }

@@ -8,7 +8,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"fmt"
 )
 
@@ -78,51 +77,6 @@ func encryptWith(plaintext []byte, uaPublic *ecdh.PublicKey, auth []byte, as *ec
 	record := append(append(make([]byte, 0, len(plaintext)+1+tagLen), plaintext...), lastRecord)
 	// The one record has sequence number 0, so its nonce is NONCE itself.
 	return aead.Seal(body, nonce, record, nil), nil
-}
-
-// decrypt opens an aes128gcm body with the user agent's private key and
-// auth secret: what a browser does, and what the Emulator does to show
-// the plaintext. It accepts only single-record bodies, as Web Push uses.
-func decrypt(body []byte, ua *ecdh.PrivateKey, auth []byte) ([]byte, error) {
-	if len(body) < headerLen+tagLen+1 {
-		return nil, errors.New("body is shorter than an aes128gcm header and one record")
-	}
-	salt := body[:saltLen]
-	rs := binary.BigEndian.Uint32(body[saltLen:])
-	if idlen := body[saltLen+4]; idlen != publicKeyLen {
-		return nil, fmt.Errorf("keyid is %d bytes, want the 65-byte sender public key", idlen)
-	}
-	asPublic := body[saltLen+5 : headerLen]
-	ciphertext := body[headerLen:]
-	if rs < tagLen+2 || uint64(len(ciphertext)) > uint64(rs) {
-		return nil, fmt.Errorf("record size %d does not hold the %d-byte record (more than one record?)", rs, len(ciphertext))
-	}
-	asKey, err := ecdh.P256().NewPublicKey(asPublic)
-	if err != nil {
-		return nil, errors.New("keyid is not a P-256 public key")
-	}
-	secret, err := ua.ECDH(asKey)
-	if err != nil {
-		return nil, fmt.Errorf("ECDH: %w", err)
-	}
-	aead, nonce, err := contentKey(secret, auth, ua.PublicKey().Bytes(), asPublic, salt)
-	if err != nil {
-		return nil, err
-	}
-	record, err := aead.Open(nil, nonce, ciphertext, nil)
-	if err != nil {
-		return nil, errors.New("authentication failed: wrong keys or corrupted body")
-	}
-	// Strip the padding: zeros after the delimiter, which must mark the
-	// last record.
-	i := len(record) - 1
-	for i >= 0 && record[i] == 0 {
-		i--
-	}
-	if i < 0 || record[i] != lastRecord {
-		return nil, errors.New("record does not end with the last-record delimiter 0x02")
-	}
-	return record[:i], nil
 }
 
 // contentKey derives the AES-128-GCM cipher and nonce of RFC 8291 §3.3–3.4:

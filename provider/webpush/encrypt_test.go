@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"crypto/ecdh"
 	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -121,4 +124,49 @@ func TestEncryptRoundTripAndLimits(t *testing.T) {
 			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
 		}
 	}
+}
+
+// decrypt opens an aes128gcm body with the user agent's private key and
+// auth secret: what a browser does, and what the tests do to check
+// encrypt. It accepts only single-record bodies, as Web Push uses.
+func decrypt(body []byte, ua *ecdh.PrivateKey, auth []byte) ([]byte, error) {
+	if len(body) < headerLen+tagLen+1 {
+		return nil, errors.New("body is shorter than an aes128gcm header and one record")
+	}
+	salt := body[:saltLen]
+	rs := binary.BigEndian.Uint32(body[saltLen:])
+	if idlen := body[saltLen+4]; idlen != publicKeyLen {
+		return nil, fmt.Errorf("keyid is %d bytes, want the 65-byte sender public key", idlen)
+	}
+	asPublic := body[saltLen+5 : headerLen]
+	ciphertext := body[headerLen:]
+	if rs < tagLen+2 || uint64(len(ciphertext)) > uint64(rs) {
+		return nil, fmt.Errorf("record size %d does not hold the %d-byte record (more than one record?)", rs, len(ciphertext))
+	}
+	asKey, err := ecdh.P256().NewPublicKey(asPublic)
+	if err != nil {
+		return nil, errors.New("keyid is not a P-256 public key")
+	}
+	secret, err := ua.ECDH(asKey)
+	if err != nil {
+		return nil, fmt.Errorf("ECDH: %w", err)
+	}
+	aead, nonce, err := contentKey(secret, auth, ua.PublicKey().Bytes(), asPublic, salt)
+	if err != nil {
+		return nil, err
+	}
+	record, err := aead.Open(nil, nonce, ciphertext, nil)
+	if err != nil {
+		return nil, errors.New("authentication failed: wrong keys or corrupted body")
+	}
+	// Strip the padding: zeros after the delimiter, which must mark the
+	// last record.
+	i := len(record) - 1
+	for i >= 0 && record[i] == 0 {
+		i--
+	}
+	if i < 0 || record[i] != lastRecord {
+		return nil, errors.New("record does not end with the last-record delimiter 0x02")
+	}
+	return record[:i], nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	webpushemu "github.com/heraldhq/herald/emulator/webpush"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -18,32 +19,32 @@ import (
 func TestErrorTable(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock()
-	e := startEmulator(t, EmulatorConfig{Now: clock.Now})
+	e := startEmulator(t, webpushemu.Config{Now: clock.Now})
 	c := newTestClient(t, clock.Now)
 
 	tests := []struct {
-		fault        SubscriptionFault
+		fault        webpushemu.SubscriptionFault
 		class        heraldtype.ErrorClass
 		code         string
 		retryAfter   time.Duration
 		tokenInvalid bool
 	}{
-		{SubscriptionFault{Status: 404}, heraldtype.ClassPermanent, CodeNotFound, 0, true},
-		{SubscriptionFault{Status: 410}, heraldtype.ClassPermanent, CodeGone, 0, true},
-		{SubscriptionFault{Status: 413}, heraldtype.ClassPermanent, CodePayloadTooLarge, 0, false},
-		{SubscriptionFault{Status: 400}, heraldtype.ClassPermanent, CodeBadRequest, 0, false},
+		{webpushemu.SubscriptionFault{Status: 404}, heraldtype.ClassPermanent, CodeNotFound, 0, true},
+		{webpushemu.SubscriptionFault{Status: 410}, heraldtype.ClassPermanent, CodeGone, 0, true},
+		{webpushemu.SubscriptionFault{Status: 413}, heraldtype.ClassPermanent, CodePayloadTooLarge, 0, false},
+		{webpushemu.SubscriptionFault{Status: 400}, heraldtype.ClassPermanent, CodeBadRequest, 0, false},
 		// A VAPID problem is the sender's configuration, never the
 		// device's fault (S0.3 note).
-		{SubscriptionFault{Status: 401}, heraldtype.ClassPermanent, CodeVAPIDRejected, 0, false},
-		{SubscriptionFault{Status: 403}, heraldtype.ClassPermanent, CodeVAPIDRejected, 0, false},
-		{SubscriptionFault{Status: 429}, heraldtype.ClassThrottled, CodeRateLimited, 0, false},
-		{SubscriptionFault{Status: 429, RetryAfterSeconds: 120}, heraldtype.ClassThrottled, CodeRateLimited, 2 * time.Minute, false},
-		{SubscriptionFault{Status: 429, RetryAfterSeconds: 30, RetryAfterHTTPDate: true}, heraldtype.ClassThrottled, CodeRateLimited, 30 * time.Second, false},
-		{SubscriptionFault{Status: 500, RetryAfterSeconds: 7}, heraldtype.ClassTemporary, "http_500", 7 * time.Second, false},
-		{SubscriptionFault{Status: 502}, heraldtype.ClassTemporary, "http_502", 0, false},
-		{SubscriptionFault{Status: 503, RetryAfterSeconds: 30}, heraldtype.ClassTemporary, "http_503", 30 * time.Second, false},
+		{webpushemu.SubscriptionFault{Status: 401}, heraldtype.ClassPermanent, CodeVAPIDRejected, 0, false},
+		{webpushemu.SubscriptionFault{Status: 403}, heraldtype.ClassPermanent, CodeVAPIDRejected, 0, false},
+		{webpushemu.SubscriptionFault{Status: 429}, heraldtype.ClassThrottled, CodeRateLimited, 0, false},
+		{webpushemu.SubscriptionFault{Status: 429, RetryAfterSeconds: 120}, heraldtype.ClassThrottled, CodeRateLimited, 2 * time.Minute, false},
+		{webpushemu.SubscriptionFault{Status: 429, RetryAfterSeconds: 30, RetryAfterHTTPDate: true}, heraldtype.ClassThrottled, CodeRateLimited, 30 * time.Second, false},
+		{webpushemu.SubscriptionFault{Status: 500, RetryAfterSeconds: 7}, heraldtype.ClassTemporary, "http_500", 7 * time.Second, false},
+		{webpushemu.SubscriptionFault{Status: 502}, heraldtype.ClassTemporary, "http_502", 0, false},
+		{webpushemu.SubscriptionFault{Status: 503, RetryAfterSeconds: 30}, heraldtype.ClassTemporary, "http_503", 30 * time.Second, false},
 		// Retry-After on a permanent answer means nothing: no retry.
-		{SubscriptionFault{Status: 410, RetryAfterSeconds: 30}, heraldtype.ClassPermanent, CodeGone, 0, true},
+		{webpushemu.SubscriptionFault{Status: 410, RetryAfterSeconds: 30}, heraldtype.ClassPermanent, CodeGone, 0, true},
 	}
 	for _, tt := range tests {
 		m := subscribe(e)
@@ -68,7 +69,7 @@ func TestErrorTable(t *testing.T) {
 // invalidates the device; an unknown subscription → 404, the same.
 func TestSubscriptionGone(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, webpushemu.Config{})
 	c := newTestClient(t, nil)
 	m := subscribe(e)
 	if _, err := c.Send(context.Background(), m); err != nil {
@@ -87,7 +88,7 @@ func TestSubscriptionGone(t *testing.T) {
 	if err := e.ExpireSubscription("nope"); err == nil {
 		t.Error("expiring an unknown subscription succeeded")
 	}
-	if s := e.Stats(); s.Accepted != 1 || s.Rejected[ReasonGone] != 1 || s.Rejected[ReasonNotFound] != 1 {
+	if s := e.Stats(); s.Accepted != 1 || s.Rejected[webpushemu.ReasonGone] != 1 || s.Rejected[webpushemu.ReasonNotFound] != 1 {
 		t.Errorf("stats %+v", s)
 	}
 }
@@ -96,7 +97,7 @@ func TestSubscriptionGone(t *testing.T) {
 // dial guard refuses is permanent but leaves the device alone.
 func TestNetworkErrors(t *testing.T) {
 	t.Parallel()
-	e := startEmulator(t, EmulatorConfig{})
+	e := startEmulator(t, webpushemu.Config{})
 	m := subscribe(e)
 	e.Close()
 	se := sendErr(t, newTestClient(t, nil), m)
@@ -106,7 +107,7 @@ func TestNetworkErrors(t *testing.T) {
 
 	// The dial guard sees the address actually dialled, whatever the
 	// name: here the loopback literal slips past nothing but the guard.
-	guarded := startEmulator(t, EmulatorConfig{})
+	guarded := startEmulator(t, webpushemu.Config{})
 	m = subscribe(guarded)
 	cfg := testConfig(nil)
 	cfg.AllowPrivateEndpoints = false

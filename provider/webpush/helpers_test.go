@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	webpushemu "github.com/heraldhq/herald/emulator/webpush"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -34,12 +35,12 @@ func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.ns.Load()).
 func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // startEmulator serves a new emulator on a loopback port until the test ends.
-func startEmulator(t testing.TB, cfg EmulatorConfig) *Emulator {
+func startEmulator(t testing.TB, cfg webpushemu.Config) *webpushemu.Emulator {
 	t.Helper()
 	if cfg.Seed == 0 {
 		cfg.Seed = 42
 	}
-	e := NewEmulator(cfg)
+	e := webpushemu.New(cfg)
 	if _, err := e.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func message(endpoint, p256dh, auth string, mode heraldtype.PayloadMode, prio he
 }
 
 // subscribe creates a subscription on e and returns a message to it.
-func subscribe(e *Emulator) *heraldtype.Message {
+func subscribe(e *webpushemu.Emulator) *heraldtype.Message {
 	ep, p, a := e.NewSubscription()
 	return message(ep, p, a, heraldtype.PayloadAlert, heraldtype.PriorityNormal)
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	webpushemu "github.com/heraldhq/herald/emulator/webpush"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -49,7 +50,7 @@ func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
 func TestEmulatorTLS(t *testing.T) {
 	t.Parallel()
 	cert, pool := selfSigned(t)
-	e := startEmulator(t, EmulatorConfig{TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}})
+	e := startEmulator(t, webpushemu.Config{TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}})
 	if !strings.HasPrefix(e.URL(), "https://127.0.0.1:") {
 		t.Fatalf("URL %q", e.URL())
 	}
