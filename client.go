@@ -132,13 +132,13 @@ type Config struct {
 // WorkerConfig tunes the delivery workers; zero values take the defaults
 // documented on each field.
 type WorkerConfig struct {
-	BatchSize     int           `koanf:"batch_size"`     // claim size, default 256
-	Concurrency   int           `koanf:"concurrency"`    // in-flight sends, default 256
-	LeaseDuration time.Duration `koanf:"lease_duration"` // default 30 s
-	SendTimeout   time.Duration `koanf:"send_timeout"`   // default 10 s
-	PollInterval  time.Duration `koanf:"poll_interval"`  // default 1 s (S4.2)
-	ReapInterval  time.Duration `koanf:"reap_interval"`  // default 5 s; the elected leader reaps
-	StoreTimeout  time.Duration `koanf:"store_timeout"`  // bounds each store call of the worker, default lease_duration
+	BatchSize     int           // claim size, default 256
+	Concurrency   int           // in-flight sends, default 256
+	LeaseDuration time.Duration // default 30 s
+	SendTimeout   time.Duration // default 10 s
+	PollInterval  time.Duration // default 1 s (S4.2)
+	ReapInterval  time.Duration // default 5 s; the elected leader reaps
+	StoreTimeout  time.Duration // bounds each store call of the worker, default lease_duration
 }
 
 // Client is Herald's entry point for an embedding program.

@@ -17,25 +17,25 @@ import (
 type TypeConfig struct {
 	// Channels a trigger of this type uses when it names none. Default
 	// push.
-	Channels []heraldtype.Channel `koanf:"channels" json:"channels,omitempty"`
+	Channels []heraldtype.Channel `json:"channels,omitempty"`
 	// Priority when a trigger names none. Default NORMAL.
-	Priority heraldtype.Priority `koanf:"priority" json:"priority,omitempty"`
+	Priority heraldtype.Priority `json:"priority,omitempty"`
 	// DedupeWindow is how long a trigger's dedupe_key blocks another
 	// notification of this type with the same key to the same user, as a
 	// Go duration ("1h", "30m"). Default 1h (S3.8).
-	DedupeWindow string `koanf:"dedupe_window" json:"dedupe_window,omitempty"`
+	DedupeWindow string `json:"dedupe_window,omitempty"`
 	// QuietHours defers the type's deliveries inside a user's quiet hours.
 	// Default true.
-	QuietHours *bool `koanf:"quiet_hours" json:"quiet_hours,omitempty"`
+	QuietHours *bool `json:"quiet_hours,omitempty"`
 	// CountsTowardCap counts the type toward the user's daily cap and
 	// blocks it beyond. Default false: a type must be declared capped,
 	// because Herald cannot tell a marketing nudge from a password reset.
-	CountsTowardCap bool `koanf:"counts_toward_cap" json:"counts_toward_cap,omitempty"`
+	CountsTowardCap bool `json:"counts_toward_cap,omitempty"`
 	// Guarantee is at_least_once (default) or at_most_once.
-	Guarantee heraldtype.Guarantee `koanf:"guarantee" json:"guarantee,omitempty"`
+	Guarantee heraldtype.Guarantee `json:"guarantee,omitempty"`
 	// Critical bypasses quiet hours and the daily cap — never an explicit
 	// opt-out of the type or the channel, and never de-duplication.
-	Critical bool `koanf:"critical" json:"critical,omitempty"`
+	Critical bool `json:"critical,omitempty"`
 }
 
 // NotificationType is a type's effective configuration

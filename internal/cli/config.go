@@ -63,15 +63,15 @@ type Config struct {
 	// MaxBodyBytes bounds an HTTP request body.
 	MaxBodyBytes int64 `koanf:"max_body_bytes"`
 	// ShutdownTimeout bounds a graceful stop.
-	ShutdownTimeout time.Duration       `koanf:"shutdown_timeout"`
-	Log             LogConfig           `koanf:"log"`
-	Worker          herald.WorkerConfig `koanf:"worker"`
+	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
+	Log             LogConfig     `koanf:"log"`
+	Worker          WorkerConfig  `koanf:"worker"`
 	// Retry overrides the backoff per error class: temporary, throttled.
 	Retry map[string]RetryConfig `koanf:"retry"`
 	// Types declares notification types: channels, priority,
 	// dedupe_window, quiet_hours, counts_toward_cap, guarantee, critical
 	// (README: Delivery policy). PUT /v1/types/{type} overrides them.
-	Types map[string]herald.TypeConfig `koanf:"types"`
+	Types map[string]TypeConfig `koanf:"types"`
 	// PolicyStore holds the delivery policy's dedupe locks and daily
 	// counts: "" (the database) or a redis:// URL.
 	PolicyStore string `koanf:"policy_store"`
@@ -104,6 +104,31 @@ type Config struct {
 type LogConfig struct {
 	Level  string `koanf:"level"`  // debug, info, warn, error
 	Format string `koanf:"format"` // json or text
+}
+
+// WorkerConfig is the worker: section, herald.WorkerConfig's file and
+// environment names (the library's types carry no configuration tags: only
+// the CLI knows files and variables).
+type WorkerConfig struct {
+	BatchSize     int           `koanf:"batch_size"`
+	Concurrency   int           `koanf:"concurrency"`
+	LeaseDuration time.Duration `koanf:"lease_duration"`
+	SendTimeout   time.Duration `koanf:"send_timeout"`
+	PollInterval  time.Duration `koanf:"poll_interval"`
+	ReapInterval  time.Duration `koanf:"reap_interval"`
+	StoreTimeout  time.Duration `koanf:"store_timeout"`
+}
+
+// TypeConfig is one entry of the types: section, herald.TypeConfig's file
+// names (README: Delivery policy).
+type TypeConfig struct {
+	Channels        []heraldtype.Channel `koanf:"channels"`
+	Priority        heraldtype.Priority  `koanf:"priority"`
+	DedupeWindow    string               `koanf:"dedupe_window"`
+	QuietHours      *bool                `koanf:"quiet_hours"`
+	CountsTowardCap bool                 `koanf:"counts_toward_cap"`
+	Guarantee       heraldtype.Guarantee `koanf:"guarantee"`
+	Critical        bool                 `koanf:"critical"`
 }
 
 // RetryConfig is one error class's backoff.
@@ -153,7 +178,7 @@ func defaultConfig() Config {
 		// cannot take the API down; one app user needs a few calls a
 		// minute.
 		RateLimit: RateLimitConfig{APIKey: RateConfig{PerSecond: 500, Burst: 1000}, User: RateConfig{PerSecond: 5, Burst: 20}},
-		Worker: herald.WorkerConfig{
+		Worker: WorkerConfig{
 			BatchSize: 256, Concurrency: 256, LeaseDuration: 30 * time.Second,
 			SendTimeout: 10 * time.Second, PollInterval: time.Second, ReapInterval: 5 * time.Second,
 		},
@@ -223,14 +248,19 @@ func (c *Config) clientConfig() (herald.Config, error) {
 	hc := herald.Config{
 		DefaultTimezone:      c.DefaultTimezone,
 		MaxAttempts:          c.MaxAttempts,
-		Types:                c.Types,
 		DailyCap:             c.DailyCap,
-		Worker:               c.Worker,
+		Worker:               herald.WorkerConfig(c.Worker),
 		IdempotencyRetention: off(c.IdempotencyRetention),
 		DeviceMaxAge:         off(c.DeviceMaxAge),
 		Retention:            off(c.Retention),
 		MaintenanceInterval:  off(c.MaintenanceInterval),
 		LeaderTTL:            c.LeaderTTL,
+	}
+	if len(c.Types) > 0 {
+		hc.Types = make(map[string]herald.TypeConfig, len(c.Types))
+		for name, tc := range c.Types {
+			hc.Types[name] = herald.TypeConfig(tc)
+		}
 	}
 	if len(c.Retry) > 0 {
 		hc.Retry = map[heraldtype.ErrorClass]herald.RetryPolicy{}
