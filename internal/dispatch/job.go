@@ -134,13 +134,12 @@ func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID st
 	m, p := w.cfg.Metrics, d.Provider
 	latency := end.Sub(start)
 	m.SendLatency.WithLabelValues(p).Observe(latency.Seconds())
-	o := store.Outcome{DeliveryID: d.ID, Owner: w.cfg.Owner, Attempt: d.Attempt, At: end, Latency: latency}
+	o := w.outcome(d, end)
 	if err == nil {
-		o.State = heraldtype.StateSent
-		o.ProviderMessageID = providerID
-		// Nothing to reset: the store skips the device write (one
-		// statement per outcome batch on PostgreSQL, ~7 µs a delivery).
-		o.DeviceClean = job.Device != nil && job.Device.FailCount == 0
+		// DeviceClean: nothing to reset, the store skips the device write
+		// (one statement per outcome batch on PostgreSQL, ~7 µs a delivery).
+		o.To = store.Sent{ProviderMessageID: providerID, Latency: latency,
+			DeviceClean: job.Device != nil && job.Device.FailCount == 0}
 		m.Sent.WithLabelValues(p).Inc()
 		// End-to-end latency runs from when this attempt was due (its
 		// run_at: the send time, or the retry time) to the provider's
@@ -154,12 +153,10 @@ func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID st
 	if timedOut && !isSendError(err) {
 		se = &heraldtype.SendError{Class: heraldtype.ClassTemporary, Code: CodeTimeout, Message: err.Error(), Err: err}
 	}
-	o.ErrorCode = se.Code
-	o.Error = se.Message
-	if o.Error == "" {
-		o.Error = se.Error()
+	f := store.Failure{ErrorCode: se.Code, Error: se.Message, RetryAfter: se.RetryAfter, Latency: latency}
+	if f.Error == "" {
+		f.Error = se.Error()
 	}
-	o.RetryAfter = se.RetryAfter
 	m.Failed.WithLabelValues(p, se.Code).Inc()
 
 	// An at_most_once delivery whose send failed ambiguously (a timeout or
@@ -167,7 +164,7 @@ func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID st
 	// never retried: it is unknown, like one whose lease expired mid-send.
 	// A miss beats a duplicate for these types (S1.3).
 	if d.Guarantee == heraldtype.AtMostOnce && (timedOut || !isSendError(err)) {
-		o.State = heraldtype.StateUnknown
+		o.To = store.Unknown{Failure: f}
 		m.Unknown.Inc()
 		return o
 	}
@@ -176,9 +173,7 @@ func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID st
 	// class the provider gave it; no other failure touches the device
 	// (S0.3 note: an auth or configuration error is the sender's fault).
 	if se.TokenInvalid && job.Device != nil {
-		o.State = heraldtype.StateDead
-		o.InvalidateDevice = true
-		o.InvalidReason = se.Code
+		o.To = store.Dead{Failure: f, InvalidReason: se.Code}
 		m.Dead.WithLabelValues(p, se.Code).Inc()
 		m.InvalidatedTokens.WithLabelValues(p, se.Code).Inc()
 		return o
@@ -186,16 +181,14 @@ func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID st
 	// An address that asked not to be contacted (Twilio 21610 STOP) ends
 	// the delivery and is suppressed on the channel until it opts in again.
 	if se.Suppress && d.Address != "" {
-		o.State = heraldtype.StateDead
-		o.SuppressAddress = true
-		o.SuppressReason = se.Code
+		o.To = store.Dead{Failure: f, SuppressAddress: true, SuppressReason: se.Code}
 		m.Dead.WithLabelValues(p, se.Code).Inc()
 		return o
 	}
 	class := se.Class
 	switch class {
 	case heraldtype.ClassPermanent:
-		o.State = heraldtype.StateDead
+		o.To = store.Dead{Failure: f}
 		m.Dead.WithLabelValues(p, se.Code).Inc()
 		return o
 	case heraldtype.ClassThrottled:
@@ -210,15 +203,14 @@ func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID st
 		class = heraldtype.ClassTemporary
 	}
 	if d.Attempt >= d.MaxAttempts {
-		o.State = heraldtype.StateDead
+		o.To = store.Dead{Failure: f}
 		m.Dead.WithLabelValues(p, se.Code).Inc()
 		w.log.Error("dispatch: delivery dead after its last attempt", "delivery_id", d.ID,
-			"provider", p, "attempts", d.Attempt, "code", se.Code, "err", o.Error)
+			"provider", p, "attempts", d.Attempt, "code", se.Code, "err", f.Error)
 		return o
 	}
 	delay := max(w.cfg.Retry[class].Delay(d.Attempt, w.cfg.Rand()), se.RetryAfter)
-	o.State = heraldtype.StatePending
-	o.RunAt = end.Add(delay)
+	o.To = store.Retry{RunAt: end.Add(delay), Failure: f}
 	m.Retried.WithLabelValues(p, se.Code).Inc()
 	return o
 }
@@ -228,22 +220,31 @@ func isSendError(err error) bool {
 	return errors.As(err, &se)
 }
 
+// outcome is the header of an outcome of this worker's lease on d, at at;
+// its To is still to set.
+func (w *Worker) outcome(d *heraldtype.Delivery, at time.Time) store.Outcome {
+	return store.Outcome{DeliveryID: d.ID, Owner: w.cfg.Owner, Attempt: d.Attempt, At: at}
+}
+
 func (w *Worker) skip(d *heraldtype.Delivery, now time.Time, code, msg string) store.Outcome {
 	w.cfg.Metrics.Skipped.WithLabelValues(code).Inc()
-	return store.Outcome{DeliveryID: d.ID, Owner: w.cfg.Owner, Attempt: d.Attempt, At: now,
-		State: heraldtype.StateSkipped, ErrorCode: code, Error: msg}
+	o := w.outcome(d, now)
+	o.To = store.Skipped{ErrorCode: code, Error: msg}
+	return o
 }
 
 func (w *Worker) dead(d *heraldtype.Delivery, now time.Time, code, msg string) store.Outcome {
 	w.cfg.Metrics.Dead.WithLabelValues(d.Provider, code).Inc()
-	return store.Outcome{DeliveryID: d.ID, Owner: w.cfg.Owner, Attempt: d.Attempt, At: now,
-		State: heraldtype.StateDead, ErrorCode: code, Error: msg}
+	o := w.outcome(d, now)
+	o.To = store.Dead{Failure: store.Failure{ErrorCode: code, Error: msg}}
+	return o
 }
 
 // release returns a delivery to the queue without counting an attempt.
 func (w *Worker) release(d *heraldtype.Delivery, now, runAt time.Time) store.Outcome {
-	return store.Outcome{DeliveryID: d.ID, Owner: w.cfg.Owner, Attempt: d.Attempt, At: now,
-		State: heraldtype.StatePending, Release: true, RunAt: runAt}
+	o := w.outcome(d, now)
+	o.To = store.Released{RunAt: runAt}
+	return o
 }
 
 // noProvider logs a missing sender once per provider name: it is a

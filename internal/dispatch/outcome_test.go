@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
 )
 
 func TestSentRecordsProviderIDKeyAndLatency(t *testing.T) {
@@ -428,7 +429,11 @@ func TestSentOutcomeSaysWhetherTheDeviceWasClean(t *testing.T) {
 	defer h.store.mu.Unlock()
 	got := map[int64]bool{}
 	for _, o := range h.store.recorded {
-		got[o.DeliveryID] = o.DeviceClean
+		sent, ok := o.To.(store.Sent)
+		if !ok {
+			t.Fatalf("outcome of delivery %d = %#v, want sent", o.DeliveryID, o.To)
+		}
+		got[o.DeliveryID] = sent.DeviceClean
 	}
 	if len(got) != 2 || !got[clean] || got[failing] {
 		t.Fatalf("DeviceClean by delivery = %v, want %d clean and %d not", got, clean, failing)

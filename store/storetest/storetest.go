@@ -221,12 +221,9 @@ func (f *fixture) queueStats() map[heraldtype.DeliveryState]int {
 	return st
 }
 
-// outcome is the outcome of job with the given state at time now.
-func outcome(j heraldtype.Job, state heraldtype.DeliveryState, now time.Time) store.Outcome {
-	return store.Outcome{
-		DeliveryID: j.Delivery.ID, Owner: j.Delivery.LeaseOwner, Attempt: j.Delivery.Attempt,
-		State: state, At: now, RunAt: now,
-	}
+// outcome is the outcome of job's lease at time now, moving it to.
+func outcome(j heraldtype.Job, to store.Transition, now time.Time) store.Outcome {
+	return store.Outcome{DeliveryID: j.Delivery.ID, Owner: j.Delivery.LeaseOwner, Attempt: j.Delivery.Attempt, At: now, To: to}
 }
 
 // wantCode fails unless err carries the Herald error code.
