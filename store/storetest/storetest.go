@@ -48,6 +48,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ClaimNext", func(t *testing.T) { testClaimNext(t, newStore) })
 	t.Run("Complete", func(t *testing.T) { testComplete(t, newStore) })
 	t.Run("Leases", func(t *testing.T) { testLeases(t, newStore) })
+	t.Run("Moves", func(t *testing.T) { testMoves(t, newStore) })
 	t.Run("ListDeliveries", func(t *testing.T) { testListDeliveries(t, newStore) })
 	t.Run("Replay", func(t *testing.T) { testReplay(t, newStore) })
 	t.Run("Maintenance", func(t *testing.T) { testMaintenance(t, newStore) })
