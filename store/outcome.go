@@ -8,20 +8,46 @@ import (
 )
 
 // Outcome is the result of one attempt of one claimed delivery: which
-// lease it answers (DeliveryID, Owner, Attempt), when, and what it does to
-// the delivery (To). Complete applies it only while the delivery is still
-// leased by Owner for Attempt (S4.4).
+// lease it answers (DeliveryID, Owner, Attempt), when, and the move out of
+// leased it makes, given by To. Complete applies it only while the
+// delivery is still leased by Owner for Attempt (S4.4).
+//
+//	store.Outcome{DeliveryID: id, Owner: w, Attempt: n, At: now}.To(store.Sent{ProviderMessageID: pm})
+//
+// The transition is kept flattened (Row), so an outcome costs no
+// allocation on the hot path: a few thousand a second pass through
+// Complete.
 type Outcome struct {
 	DeliveryID int64
 	Owner      string
 	// Attempt is the attempt number the delivery was claimed with.
 	Attempt int
 	At      time.Time
-	// To is the move out of leased: one of Sent, Retry, Dead, Unknown,
-	// Skipped, OptedOut, RateLimited, Released, ReleasedWithReason. Each
-	// carries only its own fields; each is a row of Moves.
-	To Transition
+	// kind is the type of the transition To recorded (0: none), row what
+	// it writes.
+	kind kind
+	row  OutcomeRow
 }
+
+// To returns o making the move t: one of Sent, Retry, Dead, Unknown,
+// Skipped, OptedOut, RateLimited, Released, ReleasedWithReason. It is the
+// only way to give an outcome its transition.
+func (o Outcome) To(t Transition) Outcome {
+	o.kind, o.row = flatten(t)
+	return o
+}
+
+// Transition is the type of the transition To recorded, as its zero
+// value; nil for none.
+func (o *Outcome) Transition() Transition {
+	if o.kind == 0 || int(o.kind) > len(Transitions) {
+		return nil
+	}
+	return Transitions[o.kind-1]
+}
+
+// Row is what Complete writes for a checked outcome (CheckOutcome).
+func (o *Outcome) Row() OutcomeRow { return o.row }
 
 // Transition is what an outcome does to a leased delivery. The set is
 // closed: the types of this file are all there is, and each is one
@@ -151,6 +177,21 @@ func (RateLimited) transition()        {}
 func (Released) transition()           {}
 func (ReleasedWithReason) transition() {}
 
+// kind numbers the transitions: 1 + the index in Transitions.
+type kind uint8
+
+const (
+	kindSent kind = 1 + iota
+	kindRetry
+	kindDead
+	kindUnknown
+	kindSkipped
+	kindOptedOut
+	kindRateLimited
+	kindReleased
+	kindReleasedWithReason
+)
+
 // Transitions are a zero value of every Transition, for tests and the
 // state machine's documentation.
 var Transitions = []Transition{
@@ -159,65 +200,71 @@ var Transitions = []Transition{
 
 // OutcomeRow is an outcome flattened into what a store's Complete writes:
 // the delivery's new columns, its attempt row, and the device and
-// suppression changes. Only Outcome.Row makes one, from a checked outcome,
-// so its fields never hold a combination no Transition has.
+// suppression changes. Only Outcome.To makes one, from a Transition, so
+// its fields never hold a combination no Transition has.
 type OutcomeRow struct {
 	State heraldtype.DeliveryState
 	// RunAt is when a delivery moved back to pending is due; zero for a
 	// final state.
 	RunAt time.Time
-	// Release gives the attempt back (attempt-1).
-	Release bool
 	// Timeline is the attempt row's outcome; "" writes no attempt row.
-	Timeline heraldtype.AttemptOutcome
-	// Failed replaces the last error with ErrorCode and Error.
-	Failed            bool
+	Timeline          heraldtype.AttemptOutcome
 	ErrorCode, Error  string
 	RetryAfter        time.Duration
 	Latency           time.Duration
 	ProviderMessageID string
+	// InvalidReason invalidates the device (Dead.InvalidReason).
+	InvalidReason string
+	// SuppressReason is the reason of the suppression Suppress records.
+	SuppressReason string
+	// Release gives the attempt back (attempt-1).
+	Release bool
+	// Failed replaces the last error with ErrorCode and Error.
+	Failed bool
 	// ResetFailCount sets the device's fail_count to 0 (a send that did
 	// not see a clean device at its claim).
 	ResetFailCount bool
-	// InvalidReason invalidates the device (Dead.InvalidReason).
-	InvalidReason string
-	// Suppress suppresses the delivery's address with SuppressReason.
-	Suppress       bool
-	SuppressReason string
+	// Suppress suppresses the delivery's address on its channel.
+	Suppress bool
 }
 
-// Row flattens a checked outcome (CheckOutcome) for a store to write.
-func (o *Outcome) Row() OutcomeRow {
+// flatten is t's kind and row. RunAt is left zero when t leaves it so;
+// CheckOutcome defaults it to At.
+func flatten(t Transition) (kind, OutcomeRow) {
 	var r OutcomeRow
-	switch t := o.To.(type) {
+	var k kind
+	switch t := t.(type) {
 	case Sent:
-		r = OutcomeRow{Timeline: heraldtype.OutcomeSent, ProviderMessageID: t.ProviderMessageID, Latency: t.Latency,
+		k, r = kindSent, OutcomeRow{Timeline: heraldtype.OutcomeSent, ProviderMessageID: t.ProviderMessageID, Latency: t.Latency,
 			ResetFailCount: !t.DeviceClean}
 	case Retry:
-		r = failedRow(heraldtype.OutcomeRetry, t.Failure)
-		r.RunAt = due(t.RunAt, o.At)
+		k, r = kindRetry, failedRow(heraldtype.OutcomeRetry, t.Failure)
+		r.RunAt = t.RunAt
 	case Dead:
-		r = failedRow(heraldtype.OutcomeDead, t.Failure)
+		k, r = kindDead, failedRow(heraldtype.OutcomeDead, t.Failure)
 		r.InvalidReason, r.Suppress = t.InvalidReason, t.SuppressAddress
 		if r.Suppress {
 			r.SuppressReason = t.Suppression()
 		}
 	case Unknown:
-		r = failedRow(heraldtype.OutcomeUnknown, t.Failure)
+		k, r = kindUnknown, failedRow(heraldtype.OutcomeUnknown, t.Failure)
 	case Skipped:
-		r = failedRow(heraldtype.OutcomeSkipped, Failure{ErrorCode: t.ErrorCode, Error: t.Error})
+		k, r = kindSkipped, failedRow(heraldtype.OutcomeSkipped, Failure{ErrorCode: t.ErrorCode, Error: t.Error})
 	case OptedOut:
-		r = failedRow(heraldtype.OutcomeOptedOut, Failure{ErrorCode: t.ErrorCode, Error: t.Error})
+		k, r = kindOptedOut, failedRow(heraldtype.OutcomeOptedOut, Failure{ErrorCode: t.ErrorCode, Error: t.Error})
 	case RateLimited:
-		r = failedRow(heraldtype.OutcomeRateLimited, Failure{ErrorCode: t.ErrorCode, Error: t.Error})
+		k, r = kindRateLimited, failedRow(heraldtype.OutcomeRateLimited, Failure{ErrorCode: t.ErrorCode, Error: t.Error})
 	case Released:
-		r = OutcomeRow{Release: true, RunAt: due(t.RunAt, o.At)}
+		k, r = kindReleased, OutcomeRow{Release: true, RunAt: t.RunAt}
 	case ReleasedWithReason:
-		r = failedRow(t.Outcome, Failure{ErrorCode: t.ErrorCode, Error: t.Error})
-		r.Release, r.RunAt = true, due(t.RunAt, o.At)
+		k, r = kindReleasedWithReason, failedRow(t.Outcome, Failure{ErrorCode: t.ErrorCode, Error: t.Error})
+		r.Release, r.RunAt = true, t.RunAt
+	default:
+		return 0, OutcomeRow{}
 	}
-	r.State = o.To.State()
-	return r
+	// The state of the zero value: a call on t would make it escape.
+	r.State = Transitions[k-1].State()
+	return k, r
 }
 
 func failedRow(timeline heraldtype.AttemptOutcome, f Failure) OutcomeRow {
@@ -225,17 +272,10 @@ func failedRow(timeline heraldtype.AttemptOutcome, f Failure) OutcomeRow {
 		Error: f.Error, RetryAfter: f.RetryAfter, Latency: f.Latency}
 }
 
-// due is a run_at that defaults to the outcome's time.
-func due(runAt, at time.Time) time.Time {
-	if runAt.IsZero() {
-		return at
-	}
-	return runAt
-}
-
 // CheckOutcome rejects an outcome that would write a broken row: a bad
-// header, no transition, or a move Moves does not allow. Every store's
-// Complete calls it first, so all of them refuse the same outcomes.
+// header, no transition, or a move Moves does not allow; and it defaults
+// the run_at of a move back to pending to At. Every store's Complete calls
+// it first, so all of them refuse the same outcomes.
 func CheckOutcome(o *Outcome) error {
 	bad := func(format string, args ...any) error {
 		return heraldtype.Errorf(heraldtype.EINVALID, "outcome of delivery %d: %s", o.DeliveryID, fmt.Sprintf(format, args...))
@@ -247,14 +287,15 @@ func CheckOutcome(o *Outcome) error {
 		return bad("owner must not be empty")
 	case o.At.IsZero():
 		return bad("at is not set")
-	case o.To == nil:
-		return bad("it has no transition")
-	case !Allowed(heraldtype.StateLeased, o.To.State(), ByComplete):
-		return bad("leased → %s is not a move Complete makes", o.To.State())
+	case o.kind == 0:
+		return bad("it has no transition (Outcome.To)")
+	case !Allowed(heraldtype.StateLeased, o.row.State, ByComplete):
+		return bad("leased → %s is not a move Complete makes", o.row.State)
+	case o.kind == kindReleasedWithReason && o.row.Timeline != heraldtype.OutcomeDeferred && o.row.Timeline != heraldtype.OutcomePolicyError:
+		return bad("a release outcome must be deferred or policy_error, not %q", o.row.Timeline)
 	}
-	if r, ok := o.To.(ReleasedWithReason); ok && r.Outcome != heraldtype.OutcomeDeferred &&
-		r.Outcome != heraldtype.OutcomePolicyError {
-		return bad("a release outcome must be deferred or policy_error, not %q", r.Outcome)
+	if o.row.State == heraldtype.StatePending && o.row.RunAt.IsZero() {
+		o.row.RunAt = o.At
 	}
 	return nil
 }

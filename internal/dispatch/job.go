@@ -134,11 +134,10 @@ func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID st
 	m, p := w.cfg.Metrics, d.Provider
 	latency := end.Sub(start)
 	m.SendLatency.WithLabelValues(p).Observe(latency.Seconds())
-	o := w.outcome(d, end)
 	if err == nil {
 		// DeviceClean: nothing to reset, the store skips the device write
 		// (one statement per outcome batch on PostgreSQL, ~7 µs a delivery).
-		o.To = store.Sent{ProviderMessageID: providerID, Latency: latency,
+		sent := store.Sent{ProviderMessageID: providerID, Latency: latency,
 			DeviceClean: job.Device != nil && job.Device.FailCount == 0}
 		m.Sent.WithLabelValues(p).Inc()
 		// End-to-end latency runs from when this attempt was due (its
@@ -146,7 +145,7 @@ func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID st
 		// acceptance, so it measures the queue and the send, not the
 		// backoff the schedule asked for.
 		m.EndToEndLatency.WithLabelValues(p).Observe(max(end.Sub(d.RunAt), 0).Seconds())
-		return o
+		return w.outcome(d, end, sent)
 	}
 
 	se := heraldtype.AsSendError(err)
@@ -164,33 +163,29 @@ func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID st
 	// never retried: it is unknown, like one whose lease expired mid-send.
 	// A miss beats a duplicate for these types (S1.3).
 	if d.Guarantee == heraldtype.AtMostOnce && (timedOut || !isSendError(err)) {
-		o.To = store.Unknown{Failure: f}
 		m.Unknown.Inc()
-		return o
+		return w.outcome(d, end, store.Unknown{Failure: f})
 	}
 
 	// A dead token ends the delivery and invalidates the device, whatever
 	// class the provider gave it; no other failure touches the device
 	// (S0.3 note: an auth or configuration error is the sender's fault).
 	if se.TokenInvalid && job.Device != nil {
-		o.To = store.Dead{Failure: f, InvalidReason: se.Code}
 		m.Dead.WithLabelValues(p, se.Code).Inc()
 		m.InvalidatedTokens.WithLabelValues(p, se.Code).Inc()
-		return o
+		return w.outcome(d, end, store.Dead{Failure: f, InvalidReason: se.Code})
 	}
 	// An address that asked not to be contacted (Twilio 21610 STOP) ends
 	// the delivery and is suppressed on the channel until it opts in again.
 	if se.Suppress && d.Address != "" {
-		o.To = store.Dead{Failure: f, SuppressAddress: true, SuppressReason: se.Code}
 		m.Dead.WithLabelValues(p, se.Code).Inc()
-		return o
+		return w.outcome(d, end, store.Dead{Failure: f, SuppressAddress: true, SuppressReason: se.Code})
 	}
 	class := se.Class
 	switch class {
 	case heraldtype.ClassPermanent:
-		o.To = store.Dead{Failure: f}
 		m.Dead.WithLabelValues(p, se.Code).Inc()
-		return o
+		return w.outcome(d, end, store.Dead{Failure: f})
 	case heraldtype.ClassThrottled:
 		m.Throttled.WithLabelValues(p).Inc()
 		if w.throttles[p].quota(end) {
@@ -203,16 +198,14 @@ func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID st
 		class = heraldtype.ClassTemporary
 	}
 	if d.Attempt >= d.MaxAttempts {
-		o.To = store.Dead{Failure: f}
 		m.Dead.WithLabelValues(p, se.Code).Inc()
 		w.log.Error("dispatch: delivery dead after its last attempt", "delivery_id", d.ID,
 			"provider", p, "attempts", d.Attempt, "code", se.Code, "err", f.Error)
-		return o
+		return w.outcome(d, end, store.Dead{Failure: f})
 	}
 	delay := max(w.cfg.Retry[class].Delay(d.Attempt, w.cfg.Rand()), se.RetryAfter)
-	o.To = store.Retry{RunAt: end.Add(delay), Failure: f}
 	m.Retried.WithLabelValues(p, se.Code).Inc()
-	return o
+	return w.outcome(d, end, store.Retry{RunAt: end.Add(delay), Failure: f})
 }
 
 func isSendError(err error) bool {
@@ -220,31 +213,25 @@ func isSendError(err error) bool {
 	return errors.As(err, &se)
 }
 
-// outcome is the header of an outcome of this worker's lease on d, at at;
-// its To is still to set.
-func (w *Worker) outcome(d *heraldtype.Delivery, at time.Time) store.Outcome {
-	return store.Outcome{DeliveryID: d.ID, Owner: w.cfg.Owner, Attempt: d.Attempt, At: at}
+// outcome is the outcome of this worker's lease on d: at at, it moves d
+// to.
+func (w *Worker) outcome(d *heraldtype.Delivery, at time.Time, to store.Transition) store.Outcome {
+	return store.Outcome{DeliveryID: d.ID, Owner: w.cfg.Owner, Attempt: d.Attempt, At: at}.To(to)
 }
 
 func (w *Worker) skip(d *heraldtype.Delivery, now time.Time, code, msg string) store.Outcome {
 	w.cfg.Metrics.Skipped.WithLabelValues(code).Inc()
-	o := w.outcome(d, now)
-	o.To = store.Skipped{ErrorCode: code, Error: msg}
-	return o
+	return w.outcome(d, now, store.Skipped{ErrorCode: code, Error: msg})
 }
 
 func (w *Worker) dead(d *heraldtype.Delivery, now time.Time, code, msg string) store.Outcome {
 	w.cfg.Metrics.Dead.WithLabelValues(d.Provider, code).Inc()
-	o := w.outcome(d, now)
-	o.To = store.Dead{Failure: store.Failure{ErrorCode: code, Error: msg}}
-	return o
+	return w.outcome(d, now, store.Dead{Failure: store.Failure{ErrorCode: code, Error: msg}})
 }
 
 // release returns a delivery to the queue without counting an attempt.
 func (w *Worker) release(d *heraldtype.Delivery, now, runAt time.Time) store.Outcome {
-	o := w.outcome(d, now)
-	o.To = store.Released{RunAt: runAt}
-	return o
+	return w.outcome(d, now, store.Released{RunAt: runAt})
 }
 
 // noProvider logs a missing sender once per provider name: it is a

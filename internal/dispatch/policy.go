@@ -53,27 +53,21 @@ func (w *Worker) checkPolicy(ctx context.Context, job *heraldtype.Job, pre polic
 				due.Format(time.RFC3339)+": "+err.Error()), true, true
 		}
 		w.log.Warn("dispatch: the delivery policy failed; not sending, retrying later", "delivery_id", d.ID, "err", err)
-		o = w.outcome(d, now)
-		o.To = store.ReleasedWithReason{Outcome: heraldtype.OutcomePolicyError, RunAt: now.Add(w.cfg.PolicyRetry),
-			ErrorCode: policy.CodePolicyError, Error: err.Error()}
-		return o, true, true
+		return w.outcome(d, now, store.ReleasedWithReason{Outcome: heraldtype.OutcomePolicyError,
+			RunAt: now.Add(w.cfg.PolicyRetry), ErrorCode: policy.CodePolicyError, Error: err.Error()}), true, true
 	}
 	switch dec.Verdict {
 	case policy.Defer:
 		m.WithLabelValues(string(heraldtype.OutcomeDeferred), dec.Code).Inc()
-		o = w.outcome(d, now)
-		o.To = store.ReleasedWithReason{Outcome: heraldtype.OutcomeDeferred, RunAt: dec.Until, ErrorCode: dec.Code,
-			Error: dec.Reason}
-		return o, true, true
+		return w.outcome(d, now, store.ReleasedWithReason{Outcome: heraldtype.OutcomeDeferred, RunAt: dec.Until,
+			ErrorCode: dec.Code, Error: dec.Reason}), true, true
 	case policy.Block:
 		m.WithLabelValues(string(dec.State), dec.Code).Inc()
-		o = w.outcome(d, now)
+		// A block ends the delivery opted_out or rate_limited (policy.Decision).
 		if dec.State == heraldtype.StateOptedOut {
-			o.To = store.OptedOut{ErrorCode: dec.Code, Error: dec.Reason}
-		} else {
-			o.To = store.RateLimited{ErrorCode: dec.Code, Error: dec.Reason}
+			return w.outcome(d, now, store.OptedOut{ErrorCode: dec.Code, Error: dec.Reason}), true, true
 		}
-		return o, true, true
+		return w.outcome(d, now, store.RateLimited{ErrorCode: dec.Code, Error: dec.Reason}), true, true
 	}
 	m.WithLabelValues("allowed", "none").Inc()
 	return store.Outcome{}, false, false

@@ -178,22 +178,16 @@ WHERE v.fail_count <> 0 AND v.id = d.device_id AND d.id = o.id AND `+leasedBy),
 	}
 	for i := range os {
 		o := &os[i]
-		switch t := o.To.(type) {
-		case store.Dead:
-			if t.InvalidReason == "" {
-				continue
-			}
+		switch r := o.Row(); {
+		case r.InvalidReason != "":
 			flushSent()
 			// updated_at of a leased delivery is its claim time: only Claim
 			// sets it while it is leased.
 			b.Queue(s.q(`UPDATE {s}.devices v SET status = 'INVALID', invalidated_at = $4, invalid_reason = $5,
 	fail_count = fail_count + 1, updated_at = $4
 FROM (`+device+`) c WHERE v.id = c.device_id AND v.updated_at <= c.updated_at`),
-				o.DeliveryID, o.Owner, o.Attempt, o.At, t.InvalidReason)
-		case store.Sent:
-			if t.DeviceClean {
-				continue
-			}
+				o.DeliveryID, o.Owner, o.Attempt, o.At, r.InvalidReason)
+		case r.ResetFailCount:
 			sent.ids = append(sent.ids, o.DeliveryID)
 			sent.owners = append(sent.owners, o.Owner)
 			sent.attempts = append(sent.attempts, int64(o.Attempt))

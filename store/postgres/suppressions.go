@@ -72,8 +72,8 @@ func checkSuppressionChannel(channel heraldtype.Channel, all bool) error {
 func (s *Store) queueSuppressions(b *pgx.Batch, os []store.Outcome) {
 	for i := range os {
 		o := &os[i]
-		d, ok := o.To.(store.Dead)
-		if !ok || !d.SuppressAddress {
+		r := o.Row()
+		if !r.Suppress {
 			continue
 		}
 		b.Queue(s.q(`INSERT INTO {s}.suppressions (channel, address, reason, created_at)
@@ -81,6 +81,6 @@ SELECT d.channel, d.address, $4, $5 FROM {s}.deliveries d,
 	(SELECT $1::bigint AS id, $2::text AS owner, $3::int AS attempt) o
 WHERE d.id = o.id AND `+leasedBy+` AND d.address <> ''
 ON CONFLICT (channel, address) DO UPDATE SET reason = excluded.reason, created_at = excluded.created_at`),
-			o.DeliveryID, o.Owner, o.Attempt, d.Suppression(), o.At)
+			o.DeliveryID, o.Owner, o.Attempt, r.SuppressReason, o.At)
 	}
 }

@@ -128,12 +128,12 @@ func testPruneFinished(t *testing.T, newStore NewStore) {
 		o := outcome(j, store.Sent{}, at(2*time.Second))
 		switch j.Delivery.NotificationID {
 		case dead.ID:
-			o.To = store.Dead{}
+			o = o.To(store.Dead{})
 		case leased.ID:
 			continue
 		case half.ID:
 			if halfDone {
-				o.To = store.Released{}
+				o = o.To(store.Released{})
 			}
 			halfDone = true
 		}

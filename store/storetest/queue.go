@@ -200,7 +200,7 @@ func testComplete(t *testing.T, newStore NewStore) {
 		f.complete(1, o)
 		// A duplicate, another owner's and a stale attempt's outcome: all ignored (S4.4).
 		dup := o
-		dup.To = store.Dead{Failure: store.Failure{ErrorCode: "INTERNAL"}}
+		dup = dup.To(store.Dead{Failure: store.Failure{ErrorCode: "INTERNAL"}})
 		other := dup
 		other.Owner = "w2"
 		stale := dup
@@ -266,8 +266,8 @@ func testComplete(t *testing.T, newStore NewStore) {
 	t.Run("Release", func(t *testing.T) {
 		t.Parallel()
 		f, j := setup(t)
-		o := store.Outcome{DeliveryID: j.Delivery.ID, Owner: "w1", Attempt: 1, At: at(2 * time.Second),
-			To: store.Released{RunAt: at(10 * time.Second)}}
+		o := store.Outcome{DeliveryID: j.Delivery.ID, Owner: "w1", Attempt: 1, At: at(2 * time.Second)}.
+			To(store.Released{RunAt: at(10 * time.Second)})
 		f.complete(1, o)
 		f.complete(0, o)
 		d := f.delivery(j.Delivery.NotificationID)

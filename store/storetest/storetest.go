@@ -224,7 +224,7 @@ func (f *fixture) queueStats() map[heraldtype.DeliveryState]int {
 
 // outcome is the outcome of job's lease at time now, moving it to.
 func outcome(j heraldtype.Job, to store.Transition, now time.Time) store.Outcome {
-	return store.Outcome{DeliveryID: j.Delivery.ID, Owner: j.Delivery.LeaseOwner, Attempt: j.Delivery.Attempt, At: now, To: to}
+	return store.Outcome{DeliveryID: j.Delivery.ID, Owner: j.Delivery.LeaseOwner, Attempt: j.Delivery.Attempt, At: now}.To(to)
 }
 
 // wantCode fails unless err carries the Herald error code.
