@@ -94,7 +94,8 @@ func (s *Store) completeBatch(os []store.Outcome) (*pgx.Batch, int) {
 	ids, attempts := make([]int64, k), make([]int32, k)
 	owners, states, codes, errs, pmids, reasons := make([]string, k), make([]string, k), make([]string, k),
 		make([]string, k), make([]string, k), make([]string, k)
-	runAt, at, due := make([]*time.Time, k), make([]time.Time, k), make([]time.Time, k)
+	runAt, at := make([]*time.Time, k), make([]time.Time, k)
+	var due []time.Time // run_ats of the moves back to pending, allocated at the first one
 	release, failed, policy := make([]bool, k), make([]bool, k), make([]bool, k)
 	retryAfter, latency := make([]int64, k), make([]int64, k)
 	notify := false
@@ -103,6 +104,9 @@ func (s *Store) completeBatch(os []store.Outcome) (*pgx.Batch, int) {
 		r := o.Row()
 		ids[i], owners[i], attempts[i], states[i] = o.DeliveryID, o.Owner, int32(o.Attempt), string(r.State)
 		if !r.State.Final() {
+			if due == nil {
+				due = make([]time.Time, k)
+			}
 			due[i] = r.RunAt
 			runAt[i] = &due[i]
 			notify = notify || !r.RunAt.After(o.At)
