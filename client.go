@@ -256,13 +256,9 @@ func NewClient(cfg Config) (*Client, error) {
 			senders[name] = p
 		}
 		w, err := dispatch.New(dispatch.Config{
-			Store:   cfg.Store,
-			Senders: senders,
-			Owner:   cfg.Owner,
-			// Expired leases are reclaimed by the elected leader
-			// (maintenance.LeaseReaper, a leadership service), not by
-			// every worker.
-			ReapInterval:   -1,
+			Store:          cfg.Store,
+			Senders:        senders,
+			Owner:          cfg.Owner,
 			BatchSize:      cfg.Worker.BatchSize,
 			Concurrency:    cfg.Worker.Concurrency,
 			LeaseDuration:  cfg.Worker.LeaseDuration,

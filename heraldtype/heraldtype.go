@@ -84,7 +84,7 @@ const (
 func (g Guarantee) Valid() bool { return g == AtLeastOnce || g == AtMostOnce }
 
 // DeliveryState is a delivery's place in the state machine drawn in
-// docs/ARCHITECTURE.md.
+// docs/ARCHITECTURE.md, whose legal moves are store.Moves.
 type DeliveryState string
 
 const (
@@ -96,12 +96,15 @@ const (
 	StateSent DeliveryState = "sent"
 	// StateDead failed permanently or ran out of attempts. Final until replayed.
 	StateDead DeliveryState = "dead"
-	// StateUnknown is an at_most_once delivery whose lease expired mid-send:
-	// it may or may not have reached the provider, so it is never resent
+	// StateUnknown is an at_most_once delivery whose lease expired mid-send,
+	// or whose send failed ambiguously (a timeout, a network error): it may
+	// or may not have reached the provider, so it is never resent
 	// automatically. Final until replayed.
 	StateUnknown DeliveryState = "unknown"
 	// StateSkipped was never sent because its device became unusable
-	// (token invalidated, opted out, or deleted) before the send. Final.
+	// (token invalidated, opted out, or deleted) before the send, or, at
+	// enqueue, because its channel had no address or the address is
+	// suppressed. Final.
 	StateSkipped DeliveryState = "skipped"
 	// StateOptedOut was never sent because the user's preferences refuse
 	// it (the type turned off, the channel not allowed for the type, or the

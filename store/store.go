@@ -112,6 +112,8 @@ type Store interface {
 	// update, its attempt row and any device change (S4.4). An outcome is
 	// applied only if the delivery is still leased by o.Owner with attempt
 	// o.Attempt; otherwise it is ignored. It returns how many were applied.
+	// Each outcome's Transition is a move of Moves; CheckOutcome refuses
+	// the batch otherwise.
 	Complete(ctx context.Context, outcomes []Outcome) (int, error)
 	// ReapExpiredLeases handles deliveries whose lease ended before now: an
 	// at_least_once delivery goes back to pending (run_at = now, attempt
@@ -228,55 +230,6 @@ type ClaimParams struct {
 	Limit      int
 	// ExcludeProviders are not claimed (a provider that is throttled).
 	ExcludeProviders []string
-}
-
-// Outcome is the result of one attempt of one claimed delivery.
-type Outcome struct {
-	DeliveryID int64
-	Owner      string
-	// Attempt is the attempt number the delivery was claimed with.
-	Attempt int
-	// State is the new state: sent, pending (retry at RunAt), dead,
-	// skipped, opted_out, rate_limited, or unknown (an at_most_once send that failed ambiguously —
-	// a timeout or network error after which the provider may have the
-	// message — is never retried, S1.3). Pending with Release set returns
-	// the delivery unattempted.
-	State heraldtype.DeliveryState
-	RunAt time.Time
-	// Release undoes the claim without counting an attempt (attempt-1, no
-	// attempt row): the delivery was never handed to the provider, e.g.
-	// because its provider is throttled.
-	Release bool
-	// ReleaseOutcome, with Release, also records an attempt row with this
-	// outcome (deferred, policy_error) and sets last_error_code and
-	// last_error from ErrorCode and Error: the delivery policy returned
-	// the delivery to the queue, and the timeline says why.
-	ReleaseOutcome    heraldtype.AttemptOutcome
-	At                time.Time
-	ErrorCode         string
-	Error             string
-	RetryAfter        time.Duration
-	ProviderMessageID string
-	Latency           time.Duration
-	// InvalidateDevice marks the delivery's device INVALID with
-	// InvalidReason, invalidated_at = At and fail_count+1, in the same
-	// transaction (S0.3: only for a dead token).
-	InvalidateDevice bool
-	InvalidReason    string
-	// DeviceFailed increments the device's fail_count without invalidating
-	// it.
-	DeviceFailed bool
-	// DeviceClean says the delivery's device had a fail_count of 0 when it
-	// was claimed, so a sent outcome has no count to reset and the store
-	// skips that write. Without it a sent outcome resets the count (a
-	// failure recorded during this send is then reset by the next send
-	// that sees it at its claim).
-	DeviceClean bool
-	// SuppressAddress suppresses the delivery's address on its channel
-	// with SuppressReason (Twilio 21610 STOP), in the same transaction;
-	// later triggers skip it until the suppression is deleted.
-	SuppressAddress bool
-	SuppressReason  string
 }
 
 // ReapResult counts what ReapExpiredLeases did.

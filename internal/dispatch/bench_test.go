@@ -75,11 +75,11 @@ func BenchmarkWorkerPipeline(b *testing.B) {
 				notif:  &heraldtype.Notification{ID: "n1", Title: "t", Body: "b"},
 				device: &heraldtype.Device{ID: "d1", Token: "tok", PushOptIn: true, Status: heraldtype.DeviceActive}}
 			w, err := New(Config{
-				Store:        s,
-				Senders:      map[string]Sender{"fcm": senderFunc(func(context.Context, *heraldtype.Message) (string, error) { return "", nil })},
-				Concurrency:  conc,
-				ReapInterval: -1, QueueStatsInterval: -1,
-				Logger: slog.New(slog.DiscardHandler),
+				Store:              s,
+				Senders:            map[string]Sender{"fcm": senderFunc(func(context.Context, *heraldtype.Message) (string, error) { return "", nil })},
+				Concurrency:        conc,
+				QueueStatsInterval: -1,
+				Logger:             slog.New(slog.DiscardHandler),
 			})
 			if err != nil {
 				b.Fatal(err)

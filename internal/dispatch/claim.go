@@ -153,47 +153,6 @@ func (w *Worker) idle(ctx context.Context, claimNow time.Time, next nextRun) {
 	}
 }
 
-// every runs f every interval until ctx ends.
-func (w *Worker) every(ctx context.Context, interval time.Duration, f func(context.Context)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			f(ctx)
-		}
-	}
-}
-
-// reap is the reaper loop's step; errors are logged and retried next tick.
-func (w *Worker) reap(ctx context.Context) {
-	if err := w.reapOnce(ctx); err != nil && ctx.Err() == nil {
-		w.log.Error("dispatch: reaping expired leases failed", "err", err)
-	}
-}
-
-// reapOnce hands expired leases back to the queue or marks them unknown,
-// by guarantee (S1.3, S2.4 zombie recovery).
-func (w *Worker) reapOnce(ctx context.Context) error {
-	rctx, cancel := w.storeCtx(ctx)
-	defer cancel()
-	r, err := w.cfg.Store.ReapExpiredLeases(rctx, w.cfg.Now())
-	if err != nil {
-		return err
-	}
-	w.cfg.Metrics.Requeued.Add(float64(r.Requeued))
-	w.cfg.Metrics.Unknown.Add(float64(r.Unknown))
-	if r.Requeued+r.Unknown > 0 {
-		w.log.Warn("dispatch: reaped expired leases", "requeued", r.Requeued, "unknown", r.Unknown)
-	}
-	if r.Requeued > 0 {
-		w.Notify() // requeued deliveries are due now
-	}
-	return nil
-}
-
 // queueDepthLoop refreshes the queue depth gauge now and then every
 // QueueStatsInterval — or, when counting took long (a deep backlog makes
 // the count proportional to it), after queueDepthIdle times as long as it

@@ -17,12 +17,11 @@ import (
 )
 
 // Store is the part of store.Store the worker uses. It is defined here, where
-// it is consumed, so tests can fake six methods instead of the whole seam.
+// it is consumed, so tests can fake five methods instead of the whole seam.
 type Store interface {
 	Claim(ctx context.Context, p store.ClaimParams) ([]heraldtype.Job, error)
 	ExtendLeases(ctx context.Context, owner string, ids []int64, until time.Time) ([]int64, error)
 	Complete(ctx context.Context, outcomes []store.Outcome) (int, error)
-	ReapExpiredLeases(ctx context.Context, now time.Time) (store.ReapResult, error)
 	NextRunAt(ctx context.Context) (time.Time, bool, error)
 	QueueStats(ctx context.Context) (map[heraldtype.DeliveryState]int, error)
 }
@@ -50,7 +49,6 @@ const (
 	DefaultLeaseDuration      = 30 * time.Second
 	DefaultSendTimeout        = 10 * time.Second
 	DefaultPollInterval       = time.Second // S4.2
-	DefaultReapInterval       = 5 * time.Second
 	DefaultFlushInterval      = 5 * time.Millisecond
 	DefaultFlushSize          = 200
 	DefaultQueueStatsInterval = 5 * time.Second
@@ -92,9 +90,6 @@ type Config struct {
 	// PollInterval is the fallback wake-up when nothing signals new work
 	// (S4.2: 1 s).
 	PollInterval time.Duration
-	// ReapInterval is how often expired leases are reaped. Negative
-	// disables the reaper (on PostgreSQL only the leader reaps).
-	ReapInterval time.Duration
 	// FlushInterval and FlushSize bound how long and how many outcomes are
 	// buffered before one Complete call records them.
 	FlushInterval time.Duration
@@ -169,7 +164,6 @@ func (c Config) withDefaults() (Config, error) {
 		{"LeaseDuration", &c.LeaseDuration, DefaultLeaseDuration, false},
 		{"SendTimeout", &c.SendTimeout, DefaultSendTimeout, false},
 		{"PollInterval", &c.PollInterval, DefaultPollInterval, false},
-		{"ReapInterval", &c.ReapInterval, DefaultReapInterval, true},
 		{"FlushInterval", &c.FlushInterval, DefaultFlushInterval, false},
 		{"QueueStatsInterval", &c.QueueStatsInterval, DefaultQueueStatsInterval, true},
 		{"PolicyRetry", &c.PolicyRetry, DefaultPolicyRetry, false},

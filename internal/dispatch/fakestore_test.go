@@ -214,15 +214,10 @@ func (s *fakeStore) Complete(ctx context.Context, outcomes []store.Outcome) (int
 		s.failComplete--
 		return 0, fmt.Errorf("fake: database is locked")
 	}
-	for _, o := range outcomes {
-		switch o.State {
-		case heraldtype.StateSent, heraldtype.StatePending, heraldtype.StateDead, heraldtype.StateSkipped, heraldtype.StateUnknown,
-			heraldtype.StateOptedOut, heraldtype.StateRateLimited:
-		default:
-			return 0, fmt.Errorf("fake: outcome state %q is not allowed", o.State)
-		}
-		if o.Release && o.State != heraldtype.StatePending {
-			return 0, fmt.Errorf("fake: a release must be pending")
+	// The real stores' check: a move of store.Moves, a valid header.
+	for i := range outcomes {
+		if err := store.CheckOutcome(&outcomes[i]); err != nil {
+			return 0, err
 		}
 	}
 	applied := 0
@@ -242,53 +237,36 @@ func (s *fakeStore) Complete(ctx context.Context, outcomes []store.Outcome) (int
 }
 
 func (s *fakeStore) apply(d *heraldtype.Delivery, o store.Outcome) {
+	r := o.Row()
 	d.LeaseOwner, d.LeaseUntil = "", nil
-	if o.Release {
-		d.State, d.RunAt = heraldtype.StatePending, o.RunAt
+	d.State = r.State
+	if r.Release {
 		d.Attempt--
-		if o.ReleaseOutcome != "" {
-			d.LastErrorCode, d.LastError = o.ErrorCode, o.Error
-			d.Attempts = append(d.Attempts, heraldtype.Attempt{Attempt: o.Attempt, At: o.At, Outcome: o.ReleaseOutcome,
-				ErrorCode: o.ErrorCode, Error: o.Error})
-		}
-		return
 	}
-	row := heraldtype.Attempt{Attempt: o.Attempt, At: o.At, ErrorCode: o.ErrorCode, Error: o.Error,
-		RetryAfter: o.RetryAfter, ProviderMessageID: o.ProviderMessageID, Latency: o.Latency}
-	d.State = o.State
-	d.LastErrorCode, d.LastError = o.ErrorCode, o.Error
-	switch o.State {
-	case heraldtype.StateSent:
-		row.Outcome = heraldtype.OutcomeSent
-		d.ProviderMessageID = o.ProviderMessageID
-	case heraldtype.StatePending:
-		row.Outcome = heraldtype.OutcomeRetry
-		d.RunAt = o.RunAt
-	case heraldtype.StateDead:
-		row.Outcome = heraldtype.OutcomeDead
-	case heraldtype.StateSkipped:
-		row.Outcome = heraldtype.OutcomeSkipped
-	case heraldtype.StateUnknown:
-		row.Outcome = heraldtype.OutcomeUnknown
-	case heraldtype.StateOptedOut:
-		row.Outcome = heraldtype.OutcomeOptedOut
-	case heraldtype.StateRateLimited:
-		row.Outcome = heraldtype.OutcomeRateLimited
-	}
-	if o.State.Final() {
+	if r.State.Final() {
 		at := o.At
 		d.FinishedAt = &at
+	} else {
+		d.RunAt = r.RunAt
 	}
-	d.Attempts = append(d.Attempts, row)
-	if o.SuppressAddress {
-		s.suppressions[d.Address] = o.SuppressReason
+	if r.Failed {
+		d.LastErrorCode, d.LastError = r.ErrorCode, r.Error
 	}
-	if dev, ok := s.devices[d.DeviceID]; ok && (o.InvalidateDevice || o.DeviceFailed) {
+	if r.ProviderMessageID != "" {
+		d.ProviderMessageID = r.ProviderMessageID
+	}
+	if r.Timeline != "" {
+		d.Attempts = append(d.Attempts, heraldtype.Attempt{Attempt: o.Attempt, At: o.At, Outcome: r.Timeline,
+			ErrorCode: r.ErrorCode, Error: r.Error, RetryAfter: r.RetryAfter, ProviderMessageID: r.ProviderMessageID,
+			Latency: r.Latency})
+	}
+	if r.Suppress {
+		s.suppressions[d.Address] = r.SuppressReason
+	}
+	if dev, ok := s.devices[d.DeviceID]; ok && r.InvalidReason != "" {
+		at := o.At
 		dev.FailCount++
-		if o.InvalidateDevice {
-			at := o.At
-			dev.Status, dev.InvalidReason, dev.InvalidatedAt = heraldtype.DeviceInvalid, o.InvalidReason, &at
-		}
+		dev.Status, dev.InvalidReason, dev.InvalidatedAt = heraldtype.DeviceInvalid, r.InvalidReason, &at
 	}
 }
 

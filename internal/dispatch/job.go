@@ -134,32 +134,28 @@ func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID st
 	m, p := w.cfg.Metrics, d.Provider
 	latency := end.Sub(start)
 	m.SendLatency.WithLabelValues(p).Observe(latency.Seconds())
-	o := store.Outcome{DeliveryID: d.ID, Owner: w.cfg.Owner, Attempt: d.Attempt, At: end, Latency: latency}
 	if err == nil {
-		o.State = heraldtype.StateSent
-		o.ProviderMessageID = providerID
-		// Nothing to reset: the store skips the device write (one
-		// statement per outcome batch on PostgreSQL, ~7 µs a delivery).
-		o.DeviceClean = job.Device != nil && job.Device.FailCount == 0
+		// DeviceClean: nothing to reset, the store skips the device write
+		// (one statement per outcome batch on PostgreSQL, ~7 µs a delivery).
+		sent := store.Sent{ProviderMessageID: providerID, Latency: latency,
+			DeviceClean: job.Device != nil && job.Device.FailCount == 0}
 		m.Sent.WithLabelValues(p).Inc()
 		// End-to-end latency runs from when this attempt was due (its
 		// run_at: the send time, or the retry time) to the provider's
 		// acceptance, so it measures the queue and the send, not the
 		// backoff the schedule asked for.
 		m.EndToEndLatency.WithLabelValues(p).Observe(max(end.Sub(d.RunAt), 0).Seconds())
-		return o
+		return w.outcome(d, end, sent)
 	}
 
 	se := heraldtype.AsSendError(err)
 	if timedOut && !isSendError(err) {
 		se = &heraldtype.SendError{Class: heraldtype.ClassTemporary, Code: CodeTimeout, Message: err.Error(), Err: err}
 	}
-	o.ErrorCode = se.Code
-	o.Error = se.Message
-	if o.Error == "" {
-		o.Error = se.Error()
+	f := store.Failure{ErrorCode: se.Code, Error: se.Message, RetryAfter: se.RetryAfter, Latency: latency}
+	if f.Error == "" {
+		f.Error = se.Error()
 	}
-	o.RetryAfter = se.RetryAfter
 	m.Failed.WithLabelValues(p, se.Code).Inc()
 
 	// An at_most_once delivery whose send failed ambiguously (a timeout or
@@ -167,37 +163,29 @@ func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID st
 	// never retried: it is unknown, like one whose lease expired mid-send.
 	// A miss beats a duplicate for these types (S1.3).
 	if d.Guarantee == heraldtype.AtMostOnce && (timedOut || !isSendError(err)) {
-		o.State = heraldtype.StateUnknown
 		m.Unknown.Inc()
-		return o
+		return w.outcome(d, end, store.Unknown{Failure: f})
 	}
 
 	// A dead token ends the delivery and invalidates the device, whatever
 	// class the provider gave it; no other failure touches the device
 	// (S0.3 note: an auth or configuration error is the sender's fault).
 	if se.TokenInvalid && job.Device != nil {
-		o.State = heraldtype.StateDead
-		o.InvalidateDevice = true
-		o.InvalidReason = se.Code
 		m.Dead.WithLabelValues(p, se.Code).Inc()
 		m.InvalidatedTokens.WithLabelValues(p, se.Code).Inc()
-		return o
+		return w.outcome(d, end, store.Dead{Failure: f, InvalidReason: se.Code})
 	}
 	// An address that asked not to be contacted (Twilio 21610 STOP) ends
 	// the delivery and is suppressed on the channel until it opts in again.
 	if se.Suppress && d.Address != "" {
-		o.State = heraldtype.StateDead
-		o.SuppressAddress = true
-		o.SuppressReason = se.Code
 		m.Dead.WithLabelValues(p, se.Code).Inc()
-		return o
+		return w.outcome(d, end, store.Dead{Failure: f, SuppressAddress: true, SuppressReason: se.Code})
 	}
 	class := se.Class
 	switch class {
 	case heraldtype.ClassPermanent:
-		o.State = heraldtype.StateDead
 		m.Dead.WithLabelValues(p, se.Code).Inc()
-		return o
+		return w.outcome(d, end, store.Dead{Failure: f})
 	case heraldtype.ClassThrottled:
 		m.Throttled.WithLabelValues(p).Inc()
 		if w.throttles[p].quota(end) {
@@ -210,17 +198,14 @@ func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID st
 		class = heraldtype.ClassTemporary
 	}
 	if d.Attempt >= d.MaxAttempts {
-		o.State = heraldtype.StateDead
 		m.Dead.WithLabelValues(p, se.Code).Inc()
 		w.log.Error("dispatch: delivery dead after its last attempt", "delivery_id", d.ID,
-			"provider", p, "attempts", d.Attempt, "code", se.Code, "err", o.Error)
-		return o
+			"provider", p, "attempts", d.Attempt, "code", se.Code, "err", f.Error)
+		return w.outcome(d, end, store.Dead{Failure: f})
 	}
 	delay := max(w.cfg.Retry[class].Delay(d.Attempt, w.cfg.Rand()), se.RetryAfter)
-	o.State = heraldtype.StatePending
-	o.RunAt = end.Add(delay)
 	m.Retried.WithLabelValues(p, se.Code).Inc()
-	return o
+	return w.outcome(d, end, store.Retry{RunAt: end.Add(delay), Failure: f})
 }
 
 func isSendError(err error) bool {
@@ -228,22 +213,25 @@ func isSendError(err error) bool {
 	return errors.As(err, &se)
 }
 
+// outcome is the outcome of this worker's lease on d: at at, it moves d
+// to.
+func (w *Worker) outcome(d *heraldtype.Delivery, at time.Time, to store.Transition) store.Outcome {
+	return store.Outcome{DeliveryID: d.ID, Owner: w.cfg.Owner, Attempt: d.Attempt, At: at}.To(to)
+}
+
 func (w *Worker) skip(d *heraldtype.Delivery, now time.Time, code, msg string) store.Outcome {
 	w.cfg.Metrics.Skipped.WithLabelValues(code).Inc()
-	return store.Outcome{DeliveryID: d.ID, Owner: w.cfg.Owner, Attempt: d.Attempt, At: now,
-		State: heraldtype.StateSkipped, ErrorCode: code, Error: msg}
+	return w.outcome(d, now, store.Skipped{ErrorCode: code, Error: msg})
 }
 
 func (w *Worker) dead(d *heraldtype.Delivery, now time.Time, code, msg string) store.Outcome {
 	w.cfg.Metrics.Dead.WithLabelValues(d.Provider, code).Inc()
-	return store.Outcome{DeliveryID: d.ID, Owner: w.cfg.Owner, Attempt: d.Attempt, At: now,
-		State: heraldtype.StateDead, ErrorCode: code, Error: msg}
+	return w.outcome(d, now, store.Dead{Failure: store.Failure{ErrorCode: code, Error: msg}})
 }
 
 // release returns a delivery to the queue without counting an attempt.
 func (w *Worker) release(d *heraldtype.Delivery, now, runAt time.Time) store.Outcome {
-	return store.Outcome{DeliveryID: d.ID, Owner: w.cfg.Owner, Attempt: d.Attempt, At: now,
-		State: heraldtype.StatePending, Release: true, RunAt: runAt}
+	return w.outcome(d, now, store.Released{RunAt: runAt})
 }
 
 // noProvider logs a missing sender once per provider name: it is a

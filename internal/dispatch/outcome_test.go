@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
 )
 
 func TestSentRecordsProviderIDKeyAndLatency(t *testing.T) {
@@ -428,7 +429,10 @@ func TestSentOutcomeSaysWhetherTheDeviceWasClean(t *testing.T) {
 	defer h.store.mu.Unlock()
 	got := map[int64]bool{}
 	for _, o := range h.store.recorded {
-		got[o.DeliveryID] = o.DeviceClean
+		if _, ok := o.Transition().(store.Sent); !ok {
+			t.Fatalf("outcome of delivery %d = %T, want sent", o.DeliveryID, o.Transition())
+		}
+		got[o.DeliveryID] = !o.Row().ResetFailCount
 	}
 	if len(got) != 2 || !got[clean] || got[failing] {
 		t.Fatalf("DeviceClean by delivery = %v, want %d clean and %d not", got, clean, failing)

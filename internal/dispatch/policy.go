@@ -53,20 +53,21 @@ func (w *Worker) checkPolicy(ctx context.Context, job *heraldtype.Job, pre polic
 				due.Format(time.RFC3339)+": "+err.Error()), true, true
 		}
 		w.log.Warn("dispatch: the delivery policy failed; not sending, retrying later", "delivery_id", d.ID, "err", err)
-		o = w.release(d, now, now.Add(w.cfg.PolicyRetry))
-		o.ReleaseOutcome, o.ErrorCode, o.Error = heraldtype.OutcomePolicyError, policy.CodePolicyError, err.Error()
-		return o, true, true
+		return w.outcome(d, now, store.ReleasedWithReason{Outcome: heraldtype.OutcomePolicyError,
+			RunAt: now.Add(w.cfg.PolicyRetry), ErrorCode: policy.CodePolicyError, Error: err.Error()}), true, true
 	}
 	switch dec.Verdict {
 	case policy.Defer:
 		m.WithLabelValues(string(heraldtype.OutcomeDeferred), dec.Code).Inc()
-		o = w.release(d, now, dec.Until)
-		o.ReleaseOutcome, o.ErrorCode, o.Error = heraldtype.OutcomeDeferred, dec.Code, dec.Reason
-		return o, true, true
+		return w.outcome(d, now, store.ReleasedWithReason{Outcome: heraldtype.OutcomeDeferred, RunAt: dec.Until,
+			ErrorCode: dec.Code, Error: dec.Reason}), true, true
 	case policy.Block:
 		m.WithLabelValues(string(dec.State), dec.Code).Inc()
-		return store.Outcome{DeliveryID: d.ID, Owner: w.cfg.Owner, Attempt: d.Attempt, At: now,
-			State: dec.State, ErrorCode: dec.Code, Error: dec.Reason}, true, true
+		// A block ends the delivery opted_out or rate_limited (policy.Decision).
+		if dec.State == heraldtype.StateOptedOut {
+			return w.outcome(d, now, store.OptedOut{ErrorCode: dec.Code, Error: dec.Reason}), true, true
+		}
+		return w.outcome(d, now, store.RateLimited{ErrorCode: dec.Code, Error: dec.Reason}), true, true
 	}
 	m.WithLabelValues("allowed", "none").Inc()
 	return store.Outcome{}, false, false

@@ -79,13 +79,13 @@ func TestConfigValidation(t *testing.T) {
 		}
 	}
 
-	w, err := New(Config{Store: s, ReapInterval: -1})
+	w, err := New(Config{Store: s})
 	if err != nil {
 		t.Fatalf("New with defaults: %v", err)
 	}
 	c := w.cfg
 	if c.BatchSize != DefaultBatchSize || c.Concurrency != DefaultConcurrency || c.LeaseDuration != DefaultLeaseDuration ||
-		c.SendTimeout != DefaultSendTimeout || c.PollInterval != DefaultPollInterval || c.ReapInterval != -1 ||
+		c.SendTimeout != DefaultSendTimeout || c.PollInterval != DefaultPollInterval ||
 		c.FlushInterval != DefaultFlushInterval || c.FlushSize != DefaultFlushSize || c.Owner == "" {
 		t.Errorf("defaults not applied: %+v", c)
 	}

@@ -97,8 +97,9 @@ func New(cfg Config) (*Worker, error) {
 func (w *Worker) Owner() string { return w.cfg.Owner }
 
 // Start launches the worker's loops: the claim loop, the outcome flusher,
-// the lease heartbeat, the reaper (unless disabled) and the queue depth
-// gauge refresher. It returns at once.
+// the lease heartbeat and the queue depth gauge refresher. It returns at
+// once. Expired leases are reclaimed by the elected leader
+// (internal/maintenance), not by the worker.
 //
 // ctx bounds the worker's life. Cancelling it is an abort, not a graceful
 // stop: claiming stops, in-flight sends are cancelled and their outcomes
@@ -125,9 +126,6 @@ func (w *Worker) Start(ctx context.Context) error {
 	s.cancelRun, s.cancelSends, s.cancelTail = cancelRun, cancelSends, cancelTail
 
 	s.loops.Go(func() { w.claimLoop(runCtx, sendCtx) })
-	if w.cfg.ReapInterval > 0 {
-		s.loops.Go(func() { w.every(runCtx, w.cfg.ReapInterval, w.reap) })
-	}
 	if w.cfg.QueueStatsInterval > 0 {
 		s.loops.Go(func() { w.queueDepthLoop(runCtx) })
 	}
@@ -194,8 +192,8 @@ func (w *Worker) supervise(ctx context.Context, s *session) {
 // never blocks; several notifications before the loop wakes count as one.
 func (w *Worker) Notify() { signal(w.wake) }
 
-// RunOnce runs one synchronous cycle: reap expired leases (unless the
-// reaper is disabled), claim one batch, send it, and record the outcomes.
+// RunOnce runs one synchronous cycle: claim one batch, send it, and record
+// the outcomes.
 // It returns how many deliveries it claimed. It is for tests and tools and
 // fails while the worker is started. Outcomes that could not be recorded
 // stay buffered for the next RunOnce or Stop.
@@ -217,11 +215,6 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 		w.mu.Unlock()
 	}()
 
-	if w.cfg.ReapInterval > 0 {
-		if err := w.reapOnce(ctx); err != nil {
-			return 0, err
-		}
-	}
 	var sends sync.WaitGroup
 	n, _, _, _, err := w.claimBatch(ctx, ctx, w.freeSlots(), false, &sends) // RunOnce never sleeps on the next run_at
 	sends.Wait()

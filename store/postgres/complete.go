@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -32,8 +31,8 @@ const completeRetries = 3
 // everything, and a retry of the same batch applies nothing twice.
 //
 // The device rules are SQLite's: a sent outcome resets fail_count to 0
-// (unless DeviceClean says there is nothing to reset);
-// InvalidateDevice and DeviceFailed change a device only if it was not
+// (unless Sent.DeviceClean says there is nothing to reset); a device
+// invalidation (Dead.InvalidReason) changes a device only if it was not
 // updated after the claim (a token refreshed since is not killed by an
 // answer about the old one).
 func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, error) {
@@ -96,23 +95,30 @@ func (s *Store) completeBatch(os []store.Outcome) (*pgx.Batch, int) {
 	owners, states, codes, errs, pmids, reasons := make([]string, k), make([]string, k), make([]string, k),
 		make([]string, k), make([]string, k), make([]string, k)
 	runAt, at := make([]*time.Time, k), make([]time.Time, k)
+	var due []time.Time // run_ats of the moves back to pending, allocated at the first one
 	release, failed, policy := make([]bool, k), make([]bool, k), make([]bool, k)
 	retryAfter, latency := make([]int64, k), make([]int64, k)
 	notify := false
-	for i, o := range os {
-		ids[i], owners[i], attempts[i], states[i] = o.DeliveryID, o.Owner, int32(o.Attempt), string(o.State)
-		if !o.State.Final() {
-			runAt[i] = &os[i].RunAt
-			notify = notify || !o.RunAt.After(o.At)
+	for i := range os {
+		o := &os[i]
+		r := o.Row()
+		ids[i], owners[i], attempts[i], states[i] = o.DeliveryID, o.Owner, int32(o.Attempt), string(r.State)
+		if !r.State.Final() {
+			if due == nil {
+				due = make([]time.Time, k)
+			}
+			due[i] = r.RunAt
+			runAt[i] = &due[i]
+			notify = notify || !r.RunAt.After(o.At)
 		}
-		at[i], release[i] = o.At, o.Release
+		at[i], release[i] = o.At, r.Release
 		// A policy release (deferred, policy_error) records its attempt
 		// row and says why in the last error, which the history reads.
-		policy[i] = o.Release && o.ReleaseOutcome != ""
-		failed[i] = o.ErrorCode != "" || o.Error != ""
-		codes[i], errs[i], pmids[i] = o.ErrorCode, o.Error, o.ProviderMessageID
-		retryAfter[i], latency[i] = int64(o.RetryAfter), int64(o.Latency)
-		reasons[i] = string(store.TimelineOutcome(o))
+		policy[i] = r.Release && r.Timeline != ""
+		failed[i] = r.Failed
+		codes[i], errs[i], pmids[i] = r.ErrorCode, r.Error, r.ProviderMessageID
+		retryAfter[i], latency[i] = int64(r.RetryAfter), int64(r.Latency)
+		reasons[i] = string(r.Timeline)
 	}
 	apply := b.Len()
 	b.Queue(s.q(`WITH o AS (
@@ -174,24 +180,18 @@ WHERE v.fail_count <> 0 AND v.id = d.device_id AND d.id = o.id AND `+leasedBy),
 			sent.ids, sent.owners, sent.attempts)
 		sent.ids, sent.owners, sent.attempts = nil, nil, nil
 	}
-	for _, o := range os {
-		switch {
-		case o.InvalidateDevice:
+	for i := range os {
+		o := &os[i]
+		switch r := o.Row(); {
+		case r.InvalidReason != "":
 			flushSent()
 			// updated_at of a leased delivery is its claim time: only Claim
 			// sets it while it is leased.
 			b.Queue(s.q(`UPDATE {s}.devices v SET status = 'INVALID', invalidated_at = $4, invalid_reason = $5,
 	fail_count = fail_count + 1, updated_at = $4
 FROM (`+device+`) c WHERE v.id = c.device_id AND v.updated_at <= c.updated_at`),
-				o.DeliveryID, o.Owner, o.Attempt, o.At, o.InvalidReason)
-		case o.DeviceFailed:
-			flushSent()
-			// fail_count is bookkeeping: updated_at stays, so that it keeps
-			// meaning "registration or status changed".
-			b.Queue(s.q(`UPDATE {s}.devices v SET fail_count = fail_count + 1
-FROM (`+device+`) c WHERE v.id = c.device_id AND v.updated_at <= c.updated_at`),
-				o.DeliveryID, o.Owner, o.Attempt)
-		case o.State == heraldtype.StateSent && !o.Release && !o.DeviceClean:
+				o.DeliveryID, o.Owner, o.Attempt, o.At, r.InvalidReason)
+		case r.ResetFailCount:
 			sent.ids = append(sent.ids, o.DeliveryID)
 			sent.owners = append(sent.owners, o.Owner)
 			sent.attempts = append(sent.attempts, int64(o.Attempt))

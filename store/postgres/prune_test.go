@@ -35,7 +35,7 @@ func TestPruneLeavesNoOrphans(t *testing.T) {
 	for _, j := range jobs {
 		if j.Delivery.NotificationID != "kept" {
 			os = append(os, store.Outcome{DeliveryID: j.Delivery.ID, Owner: "w", Attempt: j.Delivery.Attempt,
-				State: heraldtype.StateSent, At: now.Add(time.Second), ProviderMessageID: "m"})
+				At: now.Add(time.Second)}.To(store.Sent{ProviderMessageID: "m"}))
 		}
 	}
 	if n, err := s.Complete(ctx, os); err != nil || n != 2 {

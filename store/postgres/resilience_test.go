@@ -81,7 +81,7 @@ func TestConnectionDrop(t *testing.T) {
 	outcomes := make([]store.Outcome, len(jobs))
 	for i, j := range jobs {
 		outcomes[i] = store.Outcome{DeliveryID: j.Delivery.ID, Owner: "w", Attempt: j.Delivery.Attempt,
-			State: heraldtype.StateSent, At: now.Add(time.Second), ProviderMessageID: "m"}
+			At: now.Add(time.Second)}.To(store.Sent{ProviderMessageID: "m"})
 	}
 	kill()
 	total := 0

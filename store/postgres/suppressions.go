@@ -10,7 +10,7 @@ import (
 )
 
 // The suppression list: store.Channels' suppression methods and the
-// suppression an outcome records (store.Outcome.SuppressAddress).
+// suppression an outcome records (store.Dead.SuppressAddress).
 
 // ListSuppressions implements store.Channels.
 func (s *Store) ListSuppressions(ctx context.Context, channel heraldtype.Channel) ([]heraldtype.Suppression, error) {
@@ -70,8 +70,10 @@ func checkSuppressionChannel(channel heraldtype.Channel, all bool) error {
 // suppression of the same address replaces the reason and time. A
 // delivery without an address (push, in-app) suppresses nothing.
 func (s *Store) queueSuppressions(b *pgx.Batch, os []store.Outcome) {
-	for _, o := range os {
-		if !o.SuppressAddress || o.Release {
+	for i := range os {
+		o := &os[i]
+		r := o.Row()
+		if !r.Suppress {
 			continue
 		}
 		b.Queue(s.q(`INSERT INTO {s}.suppressions (channel, address, reason, created_at)
@@ -79,15 +81,6 @@ SELECT d.channel, d.address, $4, $5 FROM {s}.deliveries d,
 	(SELECT $1::bigint AS id, $2::text AS owner, $3::int AS attempt) o
 WHERE d.id = o.id AND `+leasedBy+` AND d.address <> ''
 ON CONFLICT (channel, address) DO UPDATE SET reason = excluded.reason, created_at = excluded.created_at`),
-			o.DeliveryID, o.Owner, o.Attempt, suppressReason(o), o.At)
+			o.DeliveryID, o.Owner, o.Attempt, r.SuppressReason, o.At)
 	}
-}
-
-// suppressReason is the outcome's reason, or its error code when it
-// gives none, so the list always says why.
-func suppressReason(o store.Outcome) string {
-	if o.SuppressReason != "" {
-		return o.SuppressReason
-	}
-	return o.ErrorCode
 }

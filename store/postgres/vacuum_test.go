@@ -129,7 +129,7 @@ func fillQueue(t *testing.T, s *postgres.Store, triggers int, send bool) {
 		os := make([]store.Outcome, len(jobs))
 		for i, j := range jobs {
 			os[i] = store.Outcome{DeliveryID: j.Delivery.ID, Owner: "w", Attempt: j.Delivery.Attempt,
-				State: heraldtype.StateSent, At: now}
+				At: now}.To(store.Sent{})
 		}
 		if n, err := s.Complete(ctx, os); err != nil || n != len(os) {
 			t.Fatalf("Complete = %d, %v", n, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 
-	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -25,10 +24,11 @@ const leasedBy = `id = ?1 AND state = 'leased' AND lease_owner = ?2 AND attempt 
 //   - last_error_code and last_error are replaced by a failed outcome's
 //     and kept otherwise (a sent delivery keeps the error of an earlier
 //     attempt): they are history, and the attempt rows say which came last.
-//   - InvalidateDevice and DeviceFailed change the device only if it was
-//     not updated after the claim (devices.updated_at <= the delivery's
-//     claim time), so a dead-token answer for the token read at claim
-//     time never invalidates a token the app registered since.
+//   - A device invalidation (store.Dead.InvalidReason) changes the device
+//     only if it was not updated after the claim (devices.updated_at <=
+//     the delivery's claim time), so a dead-token answer for the token
+//     read at claim time never invalidates a token the app registered
+//     since.
 func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, error) {
 	for i := range outcomes {
 		if err := store.CheckOutcome(&outcomes[i]); err != nil {
@@ -38,27 +38,30 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 	applied := 0
 	err := s.inTx(ctx, func(tx *writeTx) error {
 		applied = 0
-		var attempts []store.Outcome
-		for _, o := range outcomes {
-			ok, err := s.completeOne(ctx, tx, o)
+		var attempts []attemptRow
+		for i := range outcomes {
+			o := &outcomes[i]
+			r := o.Row()
+			ok, err := s.completeOne(ctx, tx, o, &r)
 			if err != nil {
 				return err
 			}
 			if ok {
 				applied++
-				if !o.Release || o.ReleaseOutcome != "" {
-					attempts = append(attempts, o)
+				if r.Timeline != "" {
+					attempts = append(attempts, attemptRow{o, r})
 				}
 			}
 		}
-		return insertBatches(attempts, func(os []store.Outcome) error {
-			args := make([]any, 0, len(os)*9)
-			for _, o := range os {
-				args = append(args, o.DeliveryID, o.Attempt, micros(o.At), string(store.TimelineOutcome(o)), o.ErrorCode,
-					o.Error, int64(o.RetryAfter), o.ProviderMessageID, int64(o.Latency))
+		return insertBatches(attempts, func(as []attemptRow) error {
+			args := make([]any, 0, len(as)*9)
+			for _, a := range as {
+				o, r := a.o, &a.r
+				args = append(args, o.DeliveryID, o.Attempt, micros(o.At), string(r.Timeline), r.ErrorCode,
+					r.Error, int64(r.RetryAfter), r.ProviderMessageID, int64(r.Latency))
 			}
 			_, err := s.exec(ctx, tx, `INSERT INTO delivery_attempts (delivery_id, attempt, at, outcome, error_code,
-	error, retry_after, provider_message_id, latency) VALUES `+rowMarks(len(os), 9), args...)
+	error, retry_after, provider_message_id, latency) VALUES `+rowMarks(len(as), 9), args...)
 			return formatError(err, "attempts")
 		})
 	})
@@ -68,38 +71,43 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 	return applied, nil
 }
 
+// attemptRow is an applied outcome whose attempt row is still to insert.
+type attemptRow struct {
+	o *store.Outcome
+	r store.OutcomeRow
+}
+
 // completeOne applies one outcome and reports whether the guard matched.
-func (s *Store) completeOne(ctx context.Context, tx *writeTx, o store.Outcome) (bool, error) {
+func (s *Store) completeOne(ctx context.Context, tx *writeTx, o *store.Outcome, r *store.OutcomeRow) (bool, error) {
 	guard := []any{o.DeliveryID, o.Owner, o.Attempt}
 	at := micros(o.At)
-	if err := s.deviceChange(ctx, tx, o, guard); err != nil {
+	if err := s.deviceChange(ctx, tx, o, r, guard); err != nil {
 		return false, err
 	}
-	if o.SuppressAddress && !o.Release {
-		if err := s.suppress(ctx, tx, o, guard); err != nil {
+	if r.Suppress {
+		if err := s.suppress(ctx, tx, o, r.SuppressReason, guard); err != nil {
 			return false, err
 		}
 	}
-	if o.Release {
+	if r.Release {
 		// A policy release (deferred, policy_error) says why in the last
 		// error, which the history reads (DEFERRED); a plain one keeps it.
-		policy := o.ReleaseOutcome != ""
+		policy := r.Timeline != ""
 		res, err := s.exec(ctx, tx, `UPDATE deliveries SET state = 'pending', attempt = attempt - 1, run_at = ?4,
 	lease_owner = '', lease_until = NULL, updated_at = ?5,
 	last_error_code = CASE WHEN ?6 THEN ?7 ELSE last_error_code END,
 	last_error = CASE WHEN ?6 THEN ?8 ELSE last_error END
-WHERE `+leasedBy, append(guard, micros(o.RunAt), at, policy, o.ErrorCode, o.Error)...)
+WHERE `+leasedBy, append(guard, micros(r.RunAt), at, policy, r.ErrorCode, r.Error)...)
 		n, err := affected(res, err, "delivery")
 		return n == 1, err
 	}
-	final := o.State.Final()
+	final := r.State.Final()
 	var runAt, finished sql.NullInt64
 	if final {
 		finished = sql.NullInt64{Int64: at, Valid: true}
 	} else {
-		runAt = sql.NullInt64{Int64: micros(o.RunAt), Valid: true}
+		runAt = sql.NullInt64{Int64: micros(r.RunAt), Valid: true}
 	}
-	failed := o.ErrorCode != "" || o.Error != ""
 	res, err := s.exec(ctx, tx, `UPDATE deliveries SET state = ?4, run_at = coalesce(?5, run_at),
 	lease_owner = '', lease_until = NULL,
 	last_error_code = CASE WHEN ?6 THEN ?7 ELSE last_error_code END,
@@ -107,7 +115,7 @@ WHERE `+leasedBy, append(guard, micros(o.RunAt), at, policy, o.ErrorCode, o.Erro
 	provider_message_id = CASE WHEN ?9 <> '' THEN ?9 ELSE provider_message_id END,
 	finished_at = ?10, updated_at = ?11,
 	last_replay_result = CASE WHEN ?12 AND replay_count > 0 THEN ?4 ELSE last_replay_result END
-WHERE `+leasedBy, append(guard, string(o.State), runAt, failed, o.ErrorCode, o.Error, o.ProviderMessageID,
+WHERE `+leasedBy, append(guard, string(r.State), runAt, r.Failed, r.ErrorCode, r.Error, r.ProviderMessageID,
 		finished, at, final)...)
 	n, err := affected(res, err, "delivery")
 	return n == 1, err
@@ -116,23 +124,18 @@ WHERE `+leasedBy, append(guard, string(o.State), runAt, failed, o.ErrorCode, o.E
 // deviceChange applies the outcome's effect on the delivery's device,
 // only while the delivery is still leased by the outcome's owner (so a
 // duplicate outcome does not count a failure twice).
-func (s *Store) deviceChange(ctx context.Context, tx *writeTx, o store.Outcome, guard []any) error {
+func (s *Store) deviceChange(ctx context.Context, tx *writeTx, o *store.Outcome, r *store.OutcomeRow, guard []any) error {
 	const device = `id = (SELECT device_id FROM deliveries WHERE ` + leasedBy + `)`
 	// updated_at of a leased delivery is its claim time: only Claim sets it
 	// while it is leased.
 	const notChangedSinceClaim = ` AND updated_at <= (SELECT updated_at FROM deliveries WHERE id = ?1)`
 	var err error
 	switch {
-	case o.InvalidateDevice:
+	case r.InvalidReason != "":
 		_, err = s.exec(ctx, tx, `UPDATE devices SET status = 'INVALID', invalidated_at = ?4, invalid_reason = ?5,
 	fail_count = fail_count + 1, updated_at = ?4
-WHERE `+device+notChangedSinceClaim, append(guard, micros(o.At), o.InvalidReason)...)
-	case o.DeviceFailed:
-		// fail_count is bookkeeping: updated_at stays, so that it keeps
-		// meaning "registration or status changed".
-		_, err = s.exec(ctx, tx, `UPDATE devices SET fail_count = fail_count + 1
-WHERE `+device+notChangedSinceClaim, guard...)
-	case o.State == heraldtype.StateSent && !o.Release && !o.DeviceClean:
+WHERE `+device+notChangedSinceClaim, append(guard, micros(o.At), r.InvalidReason)...)
+	case r.ResetFailCount:
 		_, err = s.exec(ctx, tx, `UPDATE devices SET fail_count = 0 WHERE fail_count <> 0 AND `+device, guard...)
 	}
 	return formatError(err, "device")

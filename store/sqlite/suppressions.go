@@ -8,7 +8,7 @@ import (
 )
 
 // The suppression list: store.Channels' suppression methods and the
-// suppression an outcome records (store.Outcome.SuppressAddress).
+// suppression an outcome records (store.Dead.SuppressAddress).
 
 // ListSuppressions implements store.Channels.
 func (s *Store) ListSuppressions(ctx context.Context, channel heraldtype.Channel) ([]heraldtype.Suppression, error) {
@@ -52,21 +52,12 @@ func (s *Store) DeleteSuppression(ctx context.Context, channel heraldtype.Channe
 // to ?3 are the guard of leasedBy): the delivery's channel and address,
 // replacing the reason and time of an earlier suppression. A delivery
 // without an address (push, in-app) suppresses nothing.
-func (s *Store) suppress(ctx context.Context, tx *writeTx, o store.Outcome, guard []any) error {
+func (s *Store) suppress(ctx context.Context, tx *writeTx, o *store.Outcome, reason string, guard []any) error {
 	_, err := s.exec(ctx, tx, `INSERT INTO suppressions (channel, address, reason, created_at)
 SELECT channel, address, ?4, ?5 FROM deliveries WHERE `+leasedBy+` AND address <> ''
 ON CONFLICT (channel, address) DO UPDATE SET reason = excluded.reason, created_at = excluded.created_at`,
-		append(guard, suppressReason(o), micros(o.At))...)
+		append(guard, reason, micros(o.At))...)
 	return formatError(err, "suppression")
-}
-
-// suppressReason is the outcome's reason, or its error code when it
-// gives none, so the list always says why.
-func suppressReason(o store.Outcome) string {
-	if o.SuppressReason != "" {
-		return o.SuppressReason
-	}
-	return o.ErrorCode
 }
 
 // checkSuppressionChannel rejects a channel that has no addresses to

@@ -129,8 +129,7 @@ func BenchClaimComplete(b *testing.B, s store.Store, batch int) {
 		}
 		os := make([]store.Outcome, len(jobs))
 		for i, j := range jobs {
-			os[i] = outcome(j, heraldtype.StateSent, now)
-			os[i].ProviderMessageID, os[i].Latency = "m", time.Millisecond
+			os[i] = outcome(j, store.Sent{ProviderMessageID: "m", Latency: time.Millisecond}, now)
 		}
 		n, err := s.Complete(ctx, os)
 		if err != nil || n != len(os) {

@@ -257,15 +257,12 @@ func testSuppression(t *testing.T, newStore NewStore) {
 	}
 	// An outcome that is not applied (a stale attempt) suppresses nothing;
 	// nor does a push delivery, which has no address.
-	stale := outcome(jobs[heraldtype.ChannelEmail], heraldtype.StateDead, at(time.Second))
+	stale := outcome(jobs[heraldtype.ChannelEmail], store.Dead{SuppressAddress: true, SuppressReason: "mailbox_unknown"}, at(time.Second))
 	stale.Attempt++
-	stale.SuppressAddress, stale.SuppressReason = true, "mailbox_unknown"
 	f.complete(0, stale)
-	push := outcome(jobs[heraldtype.ChannelPush], heraldtype.StateDead, at(time.Second))
-	push.SuppressAddress, push.SuppressReason = true, "x"
-	stop := outcome(jobs[heraldtype.ChannelSMS], heraldtype.StateDead, at(2*time.Second))
-	stop.ErrorCode, stop.Error = "21610", "unsubscribed recipient"
-	stop.SuppressAddress, stop.SuppressReason = true, "twilio_21610"
+	push := outcome(jobs[heraldtype.ChannelPush], store.Dead{SuppressAddress: true, SuppressReason: "x"}, at(time.Second))
+	stop := outcome(jobs[heraldtype.ChannelSMS], store.Dead{Failure: store.Failure{ErrorCode: "21610", Error: "unsubscribed recipient"},
+		SuppressAddress: true, SuppressReason: "twilio_21610"}, at(2*time.Second))
 	f.complete(2, push, stop)
 	list := func(ch heraldtype.Channel) []heraldtype.Suppression {
 		t.Helper()
@@ -302,8 +299,7 @@ func testSuppression(t *testing.T, newStore NewStore) {
 	if len(email) != 1 || email[0].Delivery.Channel != heraldtype.ChannelEmail {
 		t.Fatalf("claimed %+v, want the email delivery", email)
 	}
-	bounce := outcome(email[0], heraldtype.StateDead, at(3*time.Minute))
-	bounce.ErrorCode, bounce.SuppressAddress = "550", true
+	bounce := outcome(email[0], store.Dead{Failure: store.Failure{ErrorCode: "550"}, SuppressAddress: true}, at(3*time.Minute))
 	f.complete(1, bounce)
 	sps = list("")
 	if len(sps) != 2 || sps[0].Channel != heraldtype.ChannelEmail || sps[0].Reason != "550" || sps[1].Channel != heraldtype.ChannelSMS {

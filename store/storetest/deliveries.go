@@ -37,16 +37,16 @@ func deadLetters(t *testing.T, f *fixture) []heraldtype.Delivery {
 	var os []store.Outcome
 	var known []heraldtype.Delivery
 	for i, j := range jobs {
-		o := outcome(j, heraldtype.StateSent, at(3*time.Hour))
+		d := j.Delivery
+		var to store.Transition = store.Sent{}
 		switch i % 3 {
 		case 0:
-			o.State, o.ErrorCode = heraldtype.StateDead, "UNREGISTERED"
+			to, d.LastErrorCode = store.Dead{Failure: store.Failure{ErrorCode: "UNREGISTERED"}}, "UNREGISTERED"
 		case 1:
-			o.State, o.ErrorCode = heraldtype.StateDead, "INTERNAL"
+			to, d.LastErrorCode = store.Dead{Failure: store.Failure{ErrorCode: "INTERNAL"}}, "INTERNAL"
 		}
-		os = append(os, o)
-		d := j.Delivery
-		d.State, d.LastErrorCode = o.State, o.ErrorCode
+		os = append(os, outcome(j, to, at(3*time.Hour)))
+		d.State = to.State()
 		known = append(known, d)
 	}
 	f.complete(len(os), os...)
@@ -170,7 +170,7 @@ func testReplay(t *testing.T, newStore NewStore) {
 		if len(jobs) != 1 || jobs[0].Delivery.ID != dead.ID || jobs[0].Delivery.Attempt != 1 {
 			t.Fatalf("claim after replay = %+v", jobs)
 		}
-		f.complete(1, outcome(jobs[0], heraldtype.StateSent, now.Add(time.Second)))
+		f.complete(1, outcome(jobs[0], store.Sent{}, now.Add(time.Second)))
 		ds, _, err := f.s.ListDeliveries(f.ctx, store.DeliveryFilter{NotificationID: dead.NotificationID})
 		if err != nil || len(ds) != 1 {
 			t.Fatalf("ListDeliveries = %v, %v", ds, err)
@@ -264,7 +264,7 @@ func testMaintenance(t *testing.T, newStore NewStore) {
 		if got := f.queueStats(); !maps.Equal(got, want) {
 			t.Fatalf("stats = %v, want %v", got, want)
 		}
-		f.complete(1, outcome(leased[0], heraldtype.StateUnknown, at(6*time.Hour)))
+		f.complete(1, outcome(leased[0], store.Unknown{}, at(6*time.Hour)))
 		want[heraldtype.StateLeased], want[heraldtype.StateUnknown] = 0, 1
 		if got := f.queueStats(); !maps.Equal(got, want) {
 			t.Fatalf("stats after an unknown outcome = %v, want %v", got, want)

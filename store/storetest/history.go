@@ -32,16 +32,12 @@ func testHistory(t *testing.T, newStore NewStore) {
 		jobs[j.Delivery.NotificationID] = j
 	}
 	now := at(10 * time.Minute)
-	sent := outcome(jobs[ns[0].ID], heraldtype.StateSent, now)
-	limited := outcome(jobs[ns[1].ID], heraldtype.StateRateLimited, now)
-	limited.ErrorCode, limited.Error = "duplicate", "a duplicate"
-	opted := outcome(jobs[ns[2].ID], heraldtype.StateOptedOut, now)
-	opted.ErrorCode, opted.Error = "type_disabled", "turned off"
-	deferred := outcome(jobs[ns[3].ID], heraldtype.StatePending, now)
-	deferred.Release, deferred.ReleaseOutcome, deferred.RunAt = true, heraldtype.OutcomeDeferred, at(8*time.Hour)
-	deferred.ErrorCode, deferred.Error = store.CodeQuietHours, "quiet hours"
-	dead := outcome(jobs[ns[4].ID], heraldtype.StateDead, now)
-	dead.ErrorCode, dead.Error = "INVALID_ARGUMENT", "bad request"
+	sent := outcome(jobs[ns[0].ID], store.Sent{}, now)
+	limited := outcome(jobs[ns[1].ID], store.RateLimited{ErrorCode: "duplicate", Error: "a duplicate"}, now)
+	opted := outcome(jobs[ns[2].ID], store.OptedOut{ErrorCode: "type_disabled", Error: "turned off"}, now)
+	deferred := outcome(jobs[ns[3].ID], store.ReleasedWithReason{Outcome: heraldtype.OutcomeDeferred, RunAt: at(8 * time.Hour),
+		ErrorCode: store.CodeQuietHours, Error: "quiet hours"}, now)
+	dead := outcome(jobs[ns[4].ID], store.Dead{Failure: store.Failure{ErrorCode: "INVALID_ARGUMENT", Error: "bad request"}}, now)
 	f.complete(5, sent, limited, opted, deferred, dead)
 	pending, orphan := mk(6, "u1", "order"), mk(7, "u3", "order")
 	f.enqueue(params(pending, orphan))

@@ -125,15 +125,15 @@ func testPruneFinished(t *testing.T, newStore NewStore) {
 	var os []store.Outcome
 	halfDone := false
 	for _, j := range jobs {
-		o := outcome(j, heraldtype.StateSent, at(2*time.Second))
+		o := outcome(j, store.Sent{}, at(2*time.Second))
 		switch j.Delivery.NotificationID {
 		case dead.ID:
-			o.State = heraldtype.StateDead
+			o = o.To(store.Dead{})
 		case leased.ID:
 			continue
 		case half.ID:
 			if halfDone {
-				o.State, o.Release = heraldtype.StatePending, true
+				o = o.To(store.Released{})
 			}
 			halfDone = true
 		}

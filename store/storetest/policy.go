@@ -162,23 +162,19 @@ func testCompletePolicy(t *testing.T, f *fixture) {
 		t.Fatalf("claimed %d, want 3", len(jobs))
 	}
 	now := at(time.Second)
-	opted := outcome(jobs[0], heraldtype.StateOptedOut, now)
-	opted.ErrorCode, opted.Error = "type_disabled", "the user turned promo off"
-	limited := outcome(jobs[1], heraldtype.StateRateLimited, now)
-	limited.ErrorCode, limited.Error = "duplicate", "already sent"
-	deferred := outcome(jobs[2], heraldtype.StatePending, now)
-	deferred.Release, deferred.ReleaseOutcome = true, heraldtype.OutcomeDeferred
-	deferred.RunAt = at(8 * time.Hour)
-	deferred.ErrorCode, deferred.Error = store.CodeQuietHours, "quiet hours 22:00-08:00"
+	opted := outcome(jobs[0], store.OptedOut{ErrorCode: "type_disabled", Error: "the user turned promo off"}, now)
+	limited := outcome(jobs[1], store.RateLimited{ErrorCode: "duplicate", Error: "already sent"}, now)
+	release := store.ReleasedWithReason{Outcome: heraldtype.OutcomeDeferred, RunAt: at(8 * time.Hour),
+		ErrorCode: store.CodeQuietHours, Error: "quiet hours 22:00-08:00"}
+	deferred := outcome(jobs[2], release, now)
 
-	bad := deferred
-	bad.Release = false
-	_, err := f.s.Complete(f.ctx, []store.Outcome{bad})
-	wantCode(t, err, heraldtype.EINVALID)
-	bad = deferred
-	bad.ReleaseOutcome = heraldtype.OutcomeSent
-	_, err = f.s.Complete(f.ctx, []store.Outcome{bad})
-	wantCode(t, err, heraldtype.EINVALID)
+	// A release with a reason must say deferred or policy_error.
+	for _, reason := range []heraldtype.AttemptOutcome{"", heraldtype.OutcomeSent} {
+		bad := release
+		bad.Outcome = reason
+		_, err := f.s.Complete(f.ctx, []store.Outcome{outcome(jobs[2], bad, now)})
+		wantCode(t, err, heraldtype.EINVALID)
+	}
 
 	f.complete(3, opted, limited, deferred)
 	for i, want := range []struct {

@@ -196,12 +196,11 @@ func testComplete(t *testing.T, newStore NewStore) {
 		t.Parallel()
 		f, j := setup(t)
 		done := at(2 * time.Second)
-		o := outcome(j, heraldtype.StateSent, done)
-		o.ProviderMessageID, o.Latency = "projects/p/messages/1", 40*time.Millisecond
+		o := outcome(j, store.Sent{ProviderMessageID: "projects/p/messages/1", Latency: 40 * time.Millisecond}, done)
 		f.complete(1, o)
 		// A duplicate, another owner's and a stale attempt's outcome: all ignored (S4.4).
 		dup := o
-		dup.State, dup.ErrorCode = heraldtype.StateDead, "INTERNAL"
+		dup = dup.To(store.Dead{Failure: store.Failure{ErrorCode: "INTERNAL"}})
 		other := dup
 		other.Owner = "w2"
 		stale := dup
@@ -224,8 +223,8 @@ func testComplete(t *testing.T, newStore NewStore) {
 		t.Parallel()
 		f, j := setup(t)
 		retryAt := at(time.Minute)
-		o := outcome(j, heraldtype.StatePending, at(2*time.Second))
-		o.RunAt, o.ErrorCode, o.Error, o.RetryAfter = retryAt, "UNAVAILABLE", "try later", 30*time.Second
+		o := outcome(j, store.Retry{RunAt: retryAt,
+			Failure: store.Failure{ErrorCode: "UNAVAILABLE", Error: "try later", RetryAfter: 30 * time.Second}}, at(2*time.Second))
 		f.complete(1, o)
 		d := f.delivery(j.Delivery.NotificationID)
 		if d.State != heraldtype.StatePending || d.LastErrorCode != "UNAVAILABLE" || d.LastError != "try later" ||
@@ -245,10 +244,10 @@ func testComplete(t *testing.T, newStore NewStore) {
 		}
 		// The same owner's outcome for the first attempt arrives late: it
 		// is stale and ignored (S4.4).
-		stale := outcome(j, heraldtype.StateSent, retryAt)
+		stale := outcome(j, store.Sent{}, retryAt)
 		f.complete(0, stale)
-		dead := outcome(jobs[0], heraldtype.StateDead, retryAt.Add(time.Second))
-		dead.ErrorCode, dead.Error = "INVALID_ARGUMENT", "bad payload"
+		dead := outcome(jobs[0], store.Dead{Failure: store.Failure{ErrorCode: "INVALID_ARGUMENT", Error: "bad payload"}},
+			retryAt.Add(time.Second))
 		f.complete(1, dead)
 		d = f.delivery(j.Delivery.NotificationID)
 		if d.State != heraldtype.StateDead || d.LastErrorCode != "INVALID_ARGUMENT" || d.LastError != "bad payload" || d.Attempt != 2 {
@@ -267,8 +266,8 @@ func testComplete(t *testing.T, newStore NewStore) {
 	t.Run("Release", func(t *testing.T) {
 		t.Parallel()
 		f, j := setup(t)
-		o := store.Outcome{DeliveryID: j.Delivery.ID, Owner: "w1", Attempt: 1, State: heraldtype.StatePending,
-			Release: true, At: at(2 * time.Second), RunAt: at(10 * time.Second)}
+		o := store.Outcome{DeliveryID: j.Delivery.ID, Owner: "w1", Attempt: 1, At: at(2 * time.Second)}.
+			To(store.Released{RunAt: at(10 * time.Second)})
 		f.complete(1, o)
 		f.complete(0, o)
 		d := f.delivery(j.Delivery.NotificationID)
@@ -285,9 +284,9 @@ func testComplete(t *testing.T, newStore NewStore) {
 		t.Parallel()
 		f, j := setup(t)
 		when := at(2 * time.Second)
-		o := outcome(j, heraldtype.StateDead, when)
-		o.ErrorCode, o.InvalidateDevice, o.InvalidReason = "UNREGISTERED", true, "UNREGISTERED"
+		o := outcome(j, store.Dead{Failure: store.Failure{ErrorCode: "UNREGISTERED"}, InvalidReason: "UNREGISTERED"}, when)
 		f.complete(1, o)
+		f.complete(0, o) // a duplicate does not count twice
 		dev := f.getDevice("d1")
 		if dev.Status != heraldtype.DeviceInvalid || dev.InvalidReason != "UNREGISTERED" || dev.FailCount != 1 {
 			t.Fatalf("device = %+v", dev)
@@ -304,57 +303,48 @@ func testComplete(t *testing.T, newStore NewStore) {
 		// The app registered a new token after the claim: the dead-token
 		// answer is about the old one and must not kill the new one.
 		f.upsertDevice(heraldtype.Device{ID: "d1", UserID: "u1", Platform: "android", Token: "fresh", PushOptIn: true}, at(2*time.Second))
-		o := outcome(j, heraldtype.StateDead, at(3*time.Second))
-		o.ErrorCode, o.InvalidateDevice, o.InvalidReason = "UNREGISTERED", true, "UNREGISTERED"
+		o := outcome(j, store.Dead{Failure: store.Failure{ErrorCode: "UNREGISTERED"}, InvalidReason: "UNREGISTERED"}, at(3*time.Second))
 		f.complete(1, o)
 		if dev := f.getDevice("d1"); dev.Status != heraldtype.DeviceActive || dev.Token != "fresh" || dev.FailCount != 0 {
 			t.Fatalf("device refreshed after the claim = %+v", dev)
 		}
 	})
-	t.Run("DeviceFailCount", func(t *testing.T) {
+	t.Run("SentKeepsEarlierError", func(t *testing.T) {
 		t.Parallel()
 		f, j := setup(t)
-		o := outcome(j, heraldtype.StatePending, at(2*time.Second))
-		o.ErrorCode, o.DeviceFailed = "INTERNAL", true
-		f.complete(1, o)
-		f.complete(0, o) // a duplicate does not count twice
-		if dev := f.getDevice("d1"); dev.FailCount != 1 || dev.Status != heraldtype.DeviceActive {
-			t.Fatalf("device after a failure = %+v", dev)
-		}
+		f.complete(1, outcome(j, store.Retry{Failure: store.Failure{ErrorCode: "INTERNAL"}}, at(2*time.Second)))
 		jobs := f.claim("w1", at(3*time.Second), 1)
-		f.complete(1, outcome(jobs[0], heraldtype.StateSent, at(4*time.Second)))
-		if dev := f.getDevice("d1"); dev.FailCount != 0 {
-			t.Fatalf("fail count after a send = %d, want 0", dev.FailCount)
-		}
+		f.complete(1, outcome(jobs[0], store.Sent{}, at(4*time.Second)))
 		if d := f.delivery(j.Delivery.NotificationID); d.LastErrorCode != "INTERNAL" || d.State != heraldtype.StateSent {
 			t.Fatalf("sent delivery = %+v, want the earlier error kept", d)
+		}
+		if dev := f.getDevice("d1"); dev.FailCount != 0 || dev.Status != heraldtype.DeviceActive {
+			t.Fatalf("device after a retried send = %+v; a failure that is not a dead token leaves it alone", dev)
 		}
 	})
 	t.Run("DeviceCleanSkipsReset", func(t *testing.T) {
 		t.Parallel()
 		f, j := setup(t)
-		// A failure recorded while another delivery to the device was in
-		// flight: that one's sent outcome says the device was clean at its
-		// claim, so it leaves the count for the next send to reset.
+		// A dead-token answer recorded while another delivery to the device
+		// was in flight: that one's sent outcome says the device was clean
+		// at its claim, so it leaves the count for the next send to reset.
 		f.push("u1")
 		jobs := f.claim("w1", at(time.Second), 1)
 		if len(jobs) != 1 {
 			t.Fatalf("claimed %d, want 1", len(jobs))
 		}
-		o := outcome(j, heraldtype.StatePending, at(2*time.Second))
-		o.ErrorCode, o.DeviceFailed = "INTERNAL", true
-		f.complete(1, o)
-		clean := outcome(jobs[0], heraldtype.StateSent, at(3*time.Second))
-		clean.DeviceClean = true
-		f.complete(1, clean)
+		f.push("u1")
+		f.complete(1, outcome(j, store.Dead{Failure: store.Failure{ErrorCode: "UNREGISTERED"}, InvalidReason: "UNREGISTERED"},
+			at(2*time.Second)))
+		f.complete(1, outcome(jobs[0], store.Sent{DeviceClean: true}, at(3*time.Second)))
 		if dev := f.getDevice("d1"); dev.FailCount != 1 {
 			t.Fatalf("fail count after a clean send = %d, want 1 (untouched)", dev.FailCount)
 		}
-		retry := f.claim("w2", at(4*time.Second), 1)
-		if len(retry) != 1 || retry[0].Device == nil || retry[0].Device.FailCount != 1 {
-			t.Fatalf("retry claim = %+v, want the device with its count", retry)
+		next := f.claim("w2", at(4*time.Second), 1)
+		if len(next) != 1 || next[0].Device == nil || next[0].Device.FailCount != 1 {
+			t.Fatalf("next claim = %+v, want the device with its count", next)
 		}
-		f.complete(1, outcome(retry[0], heraldtype.StateSent, at(5*time.Second)))
+		f.complete(1, outcome(next[0], store.Sent{}, at(5*time.Second)))
 		if dev := f.getDevice("d1"); dev.FailCount != 0 {
 			t.Fatalf("fail count after a send that saw it = %d, want 0", dev.FailCount)
 		}
@@ -362,8 +352,7 @@ func testComplete(t *testing.T, newStore NewStore) {
 	t.Run("Skipped", func(t *testing.T) {
 		t.Parallel()
 		f, j := setup(t)
-		o := outcome(j, heraldtype.StateSkipped, at(2*time.Second))
-		o.ErrorCode = "device_invalid"
+		o := outcome(j, store.Skipped{ErrorCode: "device_invalid"}, at(2*time.Second))
 		f.complete(1, o)
 		d := f.delivery(j.Delivery.NotificationID)
 		if d.State != heraldtype.StateSkipped || d.FinishedAt == nil {
@@ -375,8 +364,8 @@ func testComplete(t *testing.T, newStore NewStore) {
 		t.Parallel()
 		f, j := setup(t)
 		// An ambiguous failure of an at_most_once send (S1.3).
-		o := outcome(j, heraldtype.StateUnknown, at(2*time.Second))
-		o.ErrorCode, o.Error = "network", "timeout after the request was written"
+		o := outcome(j, store.Unknown{Failure: store.Failure{ErrorCode: "network", Error: "timeout after the request was written"}},
+			at(2*time.Second))
 		f.complete(1, o)
 		f.complete(0, o)
 		d := f.delivery(j.Delivery.NotificationID)
@@ -401,14 +390,14 @@ func testComplete(t *testing.T, newStore NewStore) {
 			t.Fatalf("claimed %d", len(jobs))
 		}
 		now := at(time.Second)
-		f.complete(3, outcome(jobs[0], heraldtype.StateSent, now), outcome(jobs[0], heraldtype.StateSent, now),
-			outcome(jobs[1], heraldtype.StateDead, now), outcome(jobs[2], heraldtype.StatePending, now))
+		f.complete(3, outcome(jobs[0], store.Sent{}, now), outcome(jobs[0], store.Sent{}, now),
+			outcome(jobs[1], store.Dead{}, now), outcome(jobs[2], store.Retry{}, now))
 		if n, err := f.s.Complete(f.ctx, nil); n != 0 || err != nil {
 			t.Fatalf("empty Complete = %d, %v", n, err)
 		}
-		bad := outcome(jobs[3], heraldtype.StateLeased, now)
-		if _, err := f.s.Complete(f.ctx, []store.Outcome{outcome(jobs[3], heraldtype.StateSent, now), bad}); err == nil {
-			t.Fatal("Complete accepted an outcome with state leased")
+		bad := outcome(jobs[3], nil, now)
+		if _, err := f.s.Complete(f.ctx, []store.Outcome{outcome(jobs[3], store.Sent{}, now), bad}); err == nil {
+			t.Fatal("Complete accepted an outcome without a transition")
 		}
 		// The bad batch changed nothing.
 		jobs3 := f.deliveries(jobs[3].Delivery.NotificationID)
@@ -445,7 +434,7 @@ func testLeases(t *testing.T, newStore NewStore) {
 			}
 			wantTimePtr(t, "LeaseUntil", d.LeaseUntil, want)
 		}
-		f.complete(1, outcome(mine[0], heraldtype.StateSent, at(time.Second)))
+		f.complete(1, outcome(mine[0], store.Sent{}, at(time.Second)))
 		if got, err := f.s.ExtendLeases(f.ctx, "w1", ids(mine), until); err != nil || len(got) != 0 {
 			t.Fatalf("extending a completed delivery = %v, %v", got, err)
 		}
@@ -484,7 +473,7 @@ func testLeases(t *testing.T, newStore NewStore) {
 		}
 		wantOutcomes(t, d, heraldtype.OutcomeUnknown)
 		// The worker that lost its leases reports late: ignored (S4.4).
-		f.complete(0, outcome(jobs[0], heraldtype.StateSent, now), outcome(jobs[1], heraldtype.StateSent, now))
+		f.complete(0, outcome(jobs[0], store.Sent{}, now), outcome(jobs[1], store.Sent{}, now))
 		again := f.claim("w2", now, 10)
 		if len(again) != 1 || again[0].Delivery.NotificationID != least.ID || again[0].Delivery.Attempt != 2 {
 			t.Fatalf("claim after reap = %+v", again)

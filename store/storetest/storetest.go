@@ -48,6 +48,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ClaimNext", func(t *testing.T) { testClaimNext(t, newStore) })
 	t.Run("Complete", func(t *testing.T) { testComplete(t, newStore) })
 	t.Run("Leases", func(t *testing.T) { testLeases(t, newStore) })
+	t.Run("Moves", func(t *testing.T) { testMoves(t, newStore) })
 	t.Run("ListDeliveries", func(t *testing.T) { testListDeliveries(t, newStore) })
 	t.Run("Replay", func(t *testing.T) { testReplay(t, newStore) })
 	t.Run("Maintenance", func(t *testing.T) { testMaintenance(t, newStore) })
@@ -221,12 +222,9 @@ func (f *fixture) queueStats() map[heraldtype.DeliveryState]int {
 	return st
 }
 
-// outcome is the outcome of job with the given state at time now.
-func outcome(j heraldtype.Job, state heraldtype.DeliveryState, now time.Time) store.Outcome {
-	return store.Outcome{
-		DeliveryID: j.Delivery.ID, Owner: j.Delivery.LeaseOwner, Attempt: j.Delivery.Attempt,
-		State: state, At: now, RunAt: now,
-	}
+// outcome is the outcome of job's lease at time now, moving it to.
+func outcome(j heraldtype.Job, to store.Transition, now time.Time) store.Outcome {
+	return store.Outcome{DeliveryID: j.Delivery.ID, Owner: j.Delivery.LeaseOwner, Attempt: j.Delivery.Attempt, At: now}.To(to)
 }
 
 // wantCode fails unless err carries the Herald error code.
