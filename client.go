@@ -45,7 +45,7 @@ type NotificationValidator interface {
 
 // RetryPolicy is the exponential backoff for one error class:
 // min(Max, Base·Factor^(attempt-1)), with jitter.
-type RetryPolicy = dispatch.RetryPolicy
+type RetryPolicy = heraldtype.RetryPolicy
 
 // Config configures a Client. Store is required; everything else has a
 // default.
@@ -376,12 +376,17 @@ func (c *Client) RunExclusive(ctx context.Context, name string, atMost, atLeast 
 }
 
 // MaintenanceResult counts what RunMaintenance removed.
-type MaintenanceResult = maintenance.PruneResult
+type MaintenanceResult struct {
+	Devices, Triggers, Notifications int
+	// Policy counts expired dedupe locks and daily counts deleted.
+	Policy int
+}
 
 // RunMaintenance prunes, once and now: devices not seen within
 // DeviceMaxAge, idempotency records older than IdempotencyRetention and
 // notifications finished longer than Retention ago. The elected leader also
 // does this every MaintenanceInterval.
 func (c *Client) RunMaintenance(ctx context.Context) (MaintenanceResult, error) {
-	return c.pruners.Prune(ctx, c.now())
+	r, err := c.pruners.Prune(ctx, c.now())
+	return MaintenanceResult(r), err
 }

@@ -59,8 +59,8 @@ const (
 )
 
 // DefaultRetry returns the default retry policy of each retryable class.
-func DefaultRetry() map[heraldtype.ErrorClass]RetryPolicy {
-	return map[heraldtype.ErrorClass]RetryPolicy{
+func DefaultRetry() map[heraldtype.ErrorClass]heraldtype.RetryPolicy {
+	return map[heraldtype.ErrorClass]heraldtype.RetryPolicy{
 		heraldtype.ClassTemporary: {Base: 5 * time.Second, Max: defaultRetryMax, Factor: 2, Jitter: true},
 		heraldtype.ClassThrottled: {Base: 60 * time.Second, Max: defaultRetryMax, Factor: 2, Jitter: true},
 	}
@@ -99,7 +99,7 @@ type Config struct {
 	QueueStatsInterval time.Duration
 	// Retry overrides the retry policy per class (temporary, throttled).
 	// Classes not named keep DefaultRetry. Permanent failures never retry.
-	Retry map[heraldtype.ErrorClass]RetryPolicy
+	Retry map[heraldtype.ErrorClass]heraldtype.RetryPolicy
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// Rand returns a number in [0, 1) for retry jitter; default
@@ -190,7 +190,7 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("dispatch: Config.Retry: class %q is not retryable (want %q or %q)",
 				class, heraldtype.ClassTemporary, heraldtype.ClassThrottled)
 		}
-		p, err := p.withDefaults()
+		p, err := retryWithDefaults(p)
 		if err != nil {
 			return c, fmt.Errorf("dispatch: Config.Retry[%s]: %w", class, err)
 		}

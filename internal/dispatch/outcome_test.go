@@ -99,7 +99,7 @@ func TestSeed004ScheduleIsConfig(t *testing.T) {
 		return "", sendErr(heraldtype.ClassTemporary, "INTERNAL")
 	})
 	h := newHarness(t, map[string]Sender{"fcm": fail}, func(c *Config) {
-		c.Retry = map[heraldtype.ErrorClass]RetryPolicy{heraldtype.ClassTemporary: {Base: time.Second, Factor: 2, Max: time.Minute}}
+		c.Retry = map[heraldtype.ErrorClass]heraldtype.RetryPolicy{heraldtype.ClassTemporary: {Base: time.Second, Factor: 2, Max: time.Minute}}
 	})
 	id := h.add(fakeDelivery{maxAttempts: 4})
 	for _, wait := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {

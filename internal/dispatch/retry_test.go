@@ -14,7 +14,7 @@ func TestRetryPolicyDelay(t *testing.T) {
 	temp, quota := def[heraldtype.ClassTemporary], def[heraldtype.ClassThrottled]
 	for _, tc := range []struct {
 		name    string
-		p       RetryPolicy
+		p       heraldtype.RetryPolicy
 		attempt int
 		r       float64
 		want    time.Duration
@@ -32,7 +32,7 @@ func TestRetryPolicyDelay(t *testing.T) {
 		{"quota 1", quota, 1, 0, time.Minute},
 		{"quota 2 jittered", quota, 2, 0.5, 150 * time.Second},
 		// S4.3: seed 004, no jitter.
-		{"seed 004 #3", RetryPolicy{Base: time.Second, Factor: 2, Max: time.Hour}, 3, 0.9, 4 * time.Second},
+		{"seed 004 #3", heraldtype.RetryPolicy{Base: time.Second, Factor: 2, Max: time.Hour}, 3, 0.9, 4 * time.Second},
 	} {
 		if got := tc.p.Delay(tc.attempt, tc.r); got != tc.want {
 			t.Errorf("%s: Delay(%d, %v) = %s, want %s", tc.name, tc.attempt, tc.r, got, tc.want)
@@ -68,10 +68,10 @@ func TestConfigValidation(t *testing.T) {
 		{"negative batch", Config{Store: s, BatchSize: -1}, "BatchSize"},
 		{"negative lease", Config{Store: s, LeaseDuration: -time.Second}, "LeaseDuration"},
 		{"lease not longer than send", Config{Store: s, LeaseDuration: time.Second, SendTimeout: time.Second}, "longer than SendTimeout"},
-		{"permanent retry", Config{Store: s, Retry: map[heraldtype.ErrorClass]RetryPolicy{heraldtype.ClassPermanent: {Base: time.Second}}}, "not retryable"},
-		{"zero base", Config{Store: s, Retry: map[heraldtype.ErrorClass]RetryPolicy{heraldtype.ClassTemporary: {}}}, "Base must be positive"},
-		{"shrinking factor", Config{Store: s, Retry: map[heraldtype.ErrorClass]RetryPolicy{heraldtype.ClassTemporary: {Base: time.Second, Factor: 0.5}}}, "Factor"},
-		{"max below base", Config{Store: s, Retry: map[heraldtype.ErrorClass]RetryPolicy{heraldtype.ClassTemporary: {Base: time.Minute, Max: time.Second}}}, "Max"},
+		{"permanent retry", Config{Store: s, Retry: map[heraldtype.ErrorClass]heraldtype.RetryPolicy{heraldtype.ClassPermanent: {Base: time.Second}}}, "not retryable"},
+		{"zero base", Config{Store: s, Retry: map[heraldtype.ErrorClass]heraldtype.RetryPolicy{heraldtype.ClassTemporary: {}}}, "Base must be positive"},
+		{"shrinking factor", Config{Store: s, Retry: map[heraldtype.ErrorClass]heraldtype.RetryPolicy{heraldtype.ClassTemporary: {Base: time.Second, Factor: 0.5}}}, "Factor"},
+		{"max below base", Config{Store: s, Retry: map[heraldtype.ErrorClass]heraldtype.RetryPolicy{heraldtype.ClassTemporary: {Base: time.Minute, Max: time.Second}}}, "Max"},
 	} {
 		_, err := New(tc.cfg)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
