@@ -17,6 +17,7 @@ import (
 	gosmtp "github.com/emersion/go-smtp"
 
 	"github.com/heraldhq/herald/emulator/internal/emulator"
+	"github.com/heraldhq/herald/emulator/internal/fault"
 )
 
 // Config configures an Emulator. The zero value is a plain-text
@@ -131,7 +132,7 @@ func New(cfg Config) (*Emulator, error) {
 	}
 	e := &Emulator{
 		cfg:    cfg,
-		faults: newEngine(cfg.Seed),
+		faults: fault.New(cfg.Seed, faultSpec),
 		rec:    emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	if cfg.TLS != TLSNone {
@@ -293,12 +294,7 @@ func (e *Emulator) Reset() {
 
 func (e *Emulator) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	emulator.Control[Received, Faults]{
-		ContentType: "application/json; charset=utf-8", Filter: "to",
-		Messages: e.Messages, MessagesTo: e.MessagesTo, Reset: e.Reset,
-		Faults: e.CurrentFaults, SetFaults: e.SetFaults, ClearFaults: e.ClearFaults,
-		Stats: func() any { return e.Stats() },
-	}.Register(mux)
+	emulator.Control[Received, Faults, Stats]{Emulator: e, ContentType: "application/json; charset=utf-8", Filter: "to"}.Register(mux)
 	return mux
 }
 
