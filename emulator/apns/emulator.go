@@ -294,15 +294,6 @@ func (e *Emulator) URL() string { return e.http.URL() }
 // Close stops a server started by Start or Serve.
 func (e *Emulator) Close() error { return e.http.Close() }
 
-// Messages returns the accepted messages, oldest first.
-func (e *Emulator) Messages() []Received { return e.rec.All() }
-
-// MessagesTo returns the accepted messages sent to device token, oldest
-// first.
-func (e *Emulator) MessagesTo(token string) []Received {
-	return e.rec.Where(func(m Received) bool { return m.Token == token })
-}
-
 // Stats returns a snapshot of the counters.
 func (e *Emulator) Stats() Stats {
 	c := e.faults.Counts()

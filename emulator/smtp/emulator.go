@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -267,17 +266,6 @@ func (e *Emulator) Close() error {
 		errs = append(errs, hs.Close())
 	}
 	return errors.Join(errs...)
-}
-
-// Messages returns the accepted mails, oldest first.
-func (e *Emulator) Messages() []Received { return e.rec.All() }
-
-// MessagesTo returns the accepted mails with addr among the envelope
-// recipients (case-insensitive), oldest first.
-func (e *Emulator) MessagesTo(addr string) []Received {
-	return e.rec.Where(func(m Received) bool {
-		return slices.ContainsFunc(m.To, func(to string) bool { return strings.EqualFold(to, addr) })
-	})
 }
 
 // Stats returns a snapshot of the counters.

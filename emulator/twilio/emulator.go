@@ -191,14 +191,6 @@ func (e *Emulator) Close() error {
 	return err
 }
 
-// Messages returns the accepted messages, oldest first.
-func (e *Emulator) Messages() []Received { return e.rec.All() }
-
-// MessagesTo returns the accepted messages sent to number, oldest first.
-func (e *Emulator) MessagesTo(number string) []Received {
-	return e.rec.Where(func(m Received) bool { return m.To == number })
-}
-
 // Stats returns a snapshot of the counters.
 func (e *Emulator) Stats() Stats {
 	c := e.faults.Counts()

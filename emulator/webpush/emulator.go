@@ -168,16 +168,6 @@ func (e *Emulator) URL() string {
 // Close stops a server started by Start or Serve.
 func (e *Emulator) Close() error { return e.http.Close() }
 
-// Messages returns the accepted messages, oldest first.
-func (e *Emulator) Messages() []Received { return e.rec.All() }
-
-// MessagesTo returns the accepted messages posted to endpoint, oldest
-// first.
-func (e *Emulator) MessagesTo(endpoint string) []Received {
-	id := subscriptionID(endpoint)
-	return e.rec.Where(func(m Received) bool { return m.SubscriptionID == id })
-}
-
 // Stats returns a snapshot of the counters.
 func (e *Emulator) Stats() Stats {
 	e.subMu.RLock()
