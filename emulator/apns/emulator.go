@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/emulator/internal/emulator"
+	"github.com/heraldhq/herald/emulator/internal/fault"
 )
 
 // Config configures an Emulator. The zero value is ready to use.
@@ -152,7 +153,7 @@ func New(cfg Config) (*Emulator, error) {
 		keys:     make(map[string]emuKey),
 		verified: make(map[string]verifiedToken),
 		lastJWT:  make(map[string]jwtSeen),
-		faults:   newEngine(cfg.Seed),
+		faults:   fault.New(cfg.Seed, faultSpec),
 		rec:      emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	for _, t := range cfg.Topics {
@@ -162,12 +163,7 @@ func New(cfg Config) (*Emulator, error) {
 	mux.HandleFunc("/3/device/{token}", e.handleSend)
 	mux.HandleFunc("/3/device/", func(w http.ResponseWriter, _ *http.Request) { e.fail(w, ReasonMissingDeviceToken) })
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { e.fail(w, ReasonBadPath) })
-	emulator.Control[Received, Faults]{
-		ContentType: jsonContentType, Filter: "token",
-		Messages: e.Messages, MessagesTo: e.MessagesTo, Reset: e.Reset,
-		Faults: e.CurrentFaults, SetFaults: e.SetFaults, ClearFaults: e.ClearFaults,
-		Stats: func() any { return e.Stats() },
-	}.Register(mux)
+	emulator.Control[Received, Faults, Stats]{Emulator: e, ContentType: jsonContentType, Filter: "token"}.Register(mux)
 	mux.HandleFunc("GET /emulator/ca.pem", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/x-pem-file")
 		w.Write(e.caPEM) //nolint:errcheck // the client hung up; nothing to do.
@@ -297,15 +293,6 @@ func (e *Emulator) URL() string { return e.http.URL() }
 
 // Close stops a server started by Start or Serve.
 func (e *Emulator) Close() error { return e.http.Close() }
-
-// Messages returns the accepted messages, oldest first.
-func (e *Emulator) Messages() []Received { return e.rec.All() }
-
-// MessagesTo returns the accepted messages sent to device token, oldest
-// first.
-func (e *Emulator) MessagesTo(token string) []Received {
-	return e.rec.Where(func(m Received) bool { return m.Token == token })
-}
 
 // Stats returns a snapshot of the counters.
 func (e *Emulator) Stats() Stats {

@@ -45,12 +45,17 @@ type RateFault = fault.RateFault
 // TokenFaults, failures are counted by reason.
 type engine = fault.Engine[Faults, TokenFault, string]
 
-func newEngine(seed uint64) *engine {
-	return fault.New[Faults](seed,
-		func(tf TokenFault) fault.Retry {
-			return fault.Retry{Times: tf.Times, AfterSeconds: tf.RetryAfterSeconds, HTTPDate: tf.RetryAfterHTTPDate}
-		},
-		func(tf TokenFault) string { return tf.Reason })
+// faultSpec places the APNs emulator's rules and rates for the engine.
+var faultSpec = fault.Spec[Faults, TokenFault, string]{
+	Set:     "tokens",
+	Rules:   func(f *Faults) *map[string]TokenFault { return &f.Tokens },
+	Rates:   (*Faults).rates,
+	Latency: func(f *Faults) int { return f.LatencyMillis },
+	Check:   checkReason,
+	Retry: func(tf TokenFault) fault.Retry {
+		return fault.Retry{Times: tf.Times, AfterSeconds: tf.RetryAfterSeconds, HTTPDate: tf.RetryAfterHTTPDate}
+	},
+	Key: func(tf TokenFault) string { return tf.Reason },
 }
 
 // checkReason rejects a reason APNs does not have.
@@ -71,36 +76,19 @@ func (f *Faults) rates() []fault.Rate[TokenFault] {
 }
 
 // SetFaults replaces the injected faults; per-token failure counts restart.
-func (e *Emulator) SetFaults(f Faults) error {
-	if err := e.faults.Check("tokens", f.Tokens, checkReason, f.rates()); err != nil {
-		return err
-	}
-	if f.LatencyMillis < 0 {
-		return fmt.Errorf("latency_ms must not be negative")
-	}
-	e.faults.Set(f, f.Tokens, f.rates(), f.LatencyMillis)
-	return nil
-}
+func (e *Emulator) SetFaults(f Faults) error { return e.faults.SetFaults(f) }
 
 // FailToken adds or replaces the fault of one device token, keeping the
 // others.
 func (e *Emulator) FailToken(token string, f TokenFault) error {
-	if err := e.faults.CheckRule(f, checkReason); err != nil {
-		return fmt.Errorf("tokens[%q]: %w", token, err)
-	}
-	e.faults.SetRule(token, f)
-	return nil
+	return fault.RuleError("tokens", token, e.faults.Fail(token, f))
 }
 
 // ClearFaults removes every injected fault.
 func (e *Emulator) ClearFaults() { e.faults.Clear() }
 
 // CurrentFaults returns the injected faults.
-func (e *Emulator) CurrentFaults() Faults {
-	f, tokens := e.faults.Current()
-	f.Tokens = tokens
-	return f
-}
+func (e *Emulator) CurrentFaults() Faults { return e.faults.Faults() }
 
 // writeFault answers an injected fault as APNs would, with the apns-id of
 // the request.

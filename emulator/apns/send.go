@@ -251,3 +251,12 @@ func newUUID() string {
 	u[8] = u[8]&0x3f | 0x80
 	return formatUUID(u[:])
 }
+
+// Messages returns the accepted messages, oldest first.
+func (e *Emulator) Messages() []Received { return e.rec.All() }
+
+// MessagesTo returns the accepted messages sent to device token, oldest
+// first.
+func (e *Emulator) MessagesTo(token string) []Received {
+	return e.rec.Where(func(m Received) bool { return m.Token == token })
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/emulator/internal/emulator"
+	"github.com/heraldhq/herald/emulator/internal/fault"
 )
 
 // Config configures an Emulator. The zero value is ready to use.
@@ -130,18 +131,13 @@ func New(cfg Config) *Emulator {
 		cfg:      cfg,
 		accounts: make(map[string]emuAccount),
 		tokens:   make(map[string]emuToken),
-		faults:   newEngine(cfg.Seed),
+		faults:   fault.New(cfg.Seed, faultSpec),
 		rec:      emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /token", e.handleToken)
 	mux.HandleFunc("POST /v1/projects/{project}/messages:send", e.handleSend)
-	emulator.Control[Received, Faults]{
-		ContentType: jsonContentType, Filter: "token",
-		Messages: e.Messages, MessagesTo: e.MessagesTo, Reset: e.Reset,
-		Faults: e.CurrentFaults, SetFaults: e.SetFaults, ClearFaults: e.ClearFaults,
-		Stats: func() any { return e.Stats() },
-	}.Register(mux)
+	emulator.Control[Received, Faults, Stats]{Emulator: e, ContentType: jsonContentType, Filter: "token"}.Register(mux)
 	mux.HandleFunc("GET /emulator/service-account", e.handleServiceAccount)
 	e.mux = mux
 	return e
@@ -172,14 +168,6 @@ func (e *Emulator) URL() string {
 
 // Close stops a server started by Start or Serve.
 func (e *Emulator) Close() error { return e.http.Close() }
-
-// Messages returns the accepted messages, oldest first.
-func (e *Emulator) Messages() []Received { return e.rec.All() }
-
-// MessagesTo returns the accepted messages sent to token, oldest first.
-func (e *Emulator) MessagesTo(token string) []Received {
-	return e.rec.Where(func(m Received) bool { return m.Token == token })
-}
 
 // Stats returns a snapshot of the counters.
 func (e *Emulator) Stats() Stats {

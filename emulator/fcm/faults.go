@@ -65,40 +65,43 @@ type RateFault = fault.RateFault
 // TokenFaults, failures are counted by code.
 type engine = fault.Engine[Faults, TokenFault, string]
 
-func newEngine(seed uint64) *engine {
-	return fault.New[Faults](seed,
-		func(tf TokenFault) fault.Retry {
-			return fault.Retry{Times: tf.Times, AfterSeconds: tf.RetryAfterSeconds, HTTPDate: tf.RetryAfterHTTPDate}
-		},
-		func(tf TokenFault) string { return tf.Code })
-}
-
-// checkCode rejects a fault code the emulator cannot answer.
-func checkCode(tf TokenFault) error {
-	if _, ok := faultError(tf.Code); !ok {
-		return fmt.Errorf("unknown fault code %q", tf.Code)
-	}
-	return nil
-}
-
-// rates are f's rates in the order they are drawn.
-func (f *Faults) rates() []fault.Rate[TokenFault] {
-	return []fault.Rate[TokenFault]{
-		{Name: "unavailable", Fault: f.Unavailable, Outcome: TokenFault{Code: CodeUnavailable}},
-		{Name: "internal", Fault: f.Internal, Outcome: TokenFault{Code: CodeInternal}},
-		{Name: "quota_exceeded", Fault: f.QuotaExceeded, Outcome: TokenFault{Code: CodeQuotaExceeded}},
-	}
+// faultSpec places the FCM emulator's rules and rates for the engine.
+// Rates are drawn in the order UNAVAILABLE, INTERNAL, QUOTA_EXCEEDED.
+var faultSpec = fault.Spec[Faults, TokenFault, string]{
+	Set:   "tokens",
+	Rules: func(f *Faults) *map[string]TokenFault { return &f.Tokens },
+	Rates: func(f *Faults) []fault.Rate[TokenFault] {
+		return []fault.Rate[TokenFault]{
+			{Name: "unavailable", Fault: f.Unavailable, Outcome: TokenFault{Code: CodeUnavailable}},
+			{Name: "internal", Fault: f.Internal, Outcome: TokenFault{Code: CodeInternal}},
+			{Name: "quota_exceeded", Fault: f.QuotaExceeded, Outcome: TokenFault{Code: CodeQuotaExceeded}},
+		}
+	},
+	Latency: func(f *Faults) int { return f.LatencyMillis },
+	Valid: func(f *Faults) error {
+		if f.LatencyMillis < 0 || f.TokenEndpointFailures < 0 {
+			return fmt.Errorf("latency_ms and token_endpoint_failures must not be negative")
+		}
+		return nil
+	},
+	Check: func(tf TokenFault) error {
+		if _, ok := faultError(tf.Code); !ok {
+			return fmt.Errorf("unknown fault code %q", tf.Code)
+		}
+		return nil
+	},
+	Retry: func(tf TokenFault) fault.Retry {
+		return fault.Retry{Times: tf.Times, AfterSeconds: tf.RetryAfterSeconds, HTTPDate: tf.RetryAfterHTTPDate}
+	},
+	Key: func(tf TokenFault) string { return tf.Code },
 }
 
 // SetFaults replaces the injected faults; per-token failure counts restart.
+// The token endpoint's failures are the emulator's own, not the engine's.
 func (e *Emulator) SetFaults(f Faults) error {
-	if err := e.faults.Check("tokens", f.Tokens, checkCode, f.rates()); err != nil {
+	if err := e.faults.SetFaults(f); err != nil {
 		return err
 	}
-	if f.LatencyMillis < 0 || f.TokenEndpointFailures < 0 {
-		return fmt.Errorf("latency_ms and token_endpoint_failures must not be negative")
-	}
-	e.faults.Set(f, f.Tokens, f.rates(), f.LatencyMillis)
 	e.mu.Lock()
 	e.tokenFail = f.TokenEndpointFailures
 	e.mu.Unlock()
@@ -107,11 +110,7 @@ func (e *Emulator) SetFaults(f Faults) error {
 
 // FailToken adds or replaces the fault of one token, keeping the others.
 func (e *Emulator) FailToken(token string, f TokenFault) error {
-	if err := e.faults.CheckRule(f, checkCode); err != nil {
-		return fmt.Errorf("tokens[%q]: %w", token, err)
-	}
-	e.faults.SetRule(token, f)
-	return nil
+	return fault.RuleError("tokens", token, e.faults.Fail(token, f))
 }
 
 // ClearFaults removes every injected fault.
@@ -124,8 +123,7 @@ func (e *Emulator) ClearFaults() {
 
 // CurrentFaults returns the injected faults.
 func (e *Emulator) CurrentFaults() Faults {
-	f, tokens := e.faults.Current()
-	f.Tokens = tokens
+	f := e.faults.Faults()
 	e.mu.Lock()
 	f.TokenEndpointFailures = e.tokenFail
 	e.mu.Unlock()

@@ -216,3 +216,11 @@ func validTopic(t string) bool {
 	}
 	return true
 }
+
+// Messages returns the accepted messages, oldest first.
+func (e *Emulator) Messages() []Received { return e.rec.All() }
+
+// MessagesTo returns the accepted messages sent to token, oldest first.
+func (e *Emulator) MessagesTo(token string) []Received {
+	return e.rec.Where(func(m Received) bool { return m.Token == token })
+}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	gosmtp "github.com/emersion/go-smtp"
 
 	"github.com/heraldhq/herald/emulator/internal/emulator"
+	"github.com/heraldhq/herald/emulator/internal/fault"
 )
 
 // Config configures an Emulator. The zero value is a plain-text
@@ -131,7 +131,7 @@ func New(cfg Config) (*Emulator, error) {
 	}
 	e := &Emulator{
 		cfg:    cfg,
-		faults: newEngine(cfg.Seed),
+		faults: fault.New(cfg.Seed, faultSpec),
 		rec:    emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	if cfg.TLS != TLSNone {
@@ -268,17 +268,6 @@ func (e *Emulator) Close() error {
 	return errors.Join(errs...)
 }
 
-// Messages returns the accepted mails, oldest first.
-func (e *Emulator) Messages() []Received { return e.rec.All() }
-
-// MessagesTo returns the accepted mails with addr among the envelope
-// recipients (case-insensitive), oldest first.
-func (e *Emulator) MessagesTo(addr string) []Received {
-	return e.rec.Where(func(m Received) bool {
-		return slices.ContainsFunc(m.To, func(to string) bool { return strings.EqualFold(to, addr) })
-	})
-}
-
 // Stats returns a snapshot of the counters.
 func (e *Emulator) Stats() Stats {
 	c := e.faults.Counts()
@@ -293,12 +282,7 @@ func (e *Emulator) Reset() {
 
 func (e *Emulator) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	emulator.Control[Received, Faults]{
-		ContentType: "application/json; charset=utf-8", Filter: "to",
-		Messages: e.Messages, MessagesTo: e.MessagesTo, Reset: e.Reset,
-		Faults: e.CurrentFaults, SetFaults: e.SetFaults, ClearFaults: e.ClearFaults,
-		Stats: func() any { return e.Stats() },
-	}.Register(mux)
+	emulator.Control[Received, Faults, Stats]{Emulator: e, ContentType: "application/json; charset=utf-8", Filter: "to"}.Register(mux)
 	return mux
 }
 

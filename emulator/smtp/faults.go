@@ -101,10 +101,16 @@ func (f RecipientFault) smtpError() *gosmtp.SMTPError {
 // reply code. SMTP has no Retry-After.
 type engine = fault.Engine[Faults, RecipientFault, int]
 
-func newEngine(seed uint64) *engine {
-	return fault.New[Faults](seed,
-		func(rf RecipientFault) fault.Retry { return fault.Retry{Times: rf.Times} },
-		func(rf RecipientFault) int { return rf.Code })
+// faultSpec places the SMTP emulator's rules and rates for the engine.
+var faultSpec = fault.Spec[Faults, RecipientFault, int]{
+	Set:     "recipients",
+	Rules:   func(f *Faults) *map[string]RecipientFault { return &f.Recipients },
+	Rates:   (*Faults).rates,
+	Latency: func(f *Faults) int { return f.LatencyMillis },
+	Check:   RecipientFault.validate,
+	Target:  strings.ToLower,
+	Retry:   func(rf RecipientFault) fault.Retry { return fault.Retry{Times: rf.Times} },
+	Key:     func(rf RecipientFault) int { return rf.Code },
 }
 
 // rates are f's rates in the order they are drawn, with the replies they
@@ -121,41 +127,18 @@ func (f *Faults) rates() []fault.Rate[RecipientFault] {
 }
 
 // SetFaults replaces the injected faults; per-recipient counts restart.
-func (e *Emulator) SetFaults(f Faults) error {
-	if err := e.faults.Check("recipients", f.Recipients, RecipientFault.validate, f.rates()); err != nil {
-		return err
-	}
-	if f.LatencyMillis < 0 {
-		return fmt.Errorf("latency_ms must not be negative")
-	}
-	byAddr := make(map[string]RecipientFault, len(f.Recipients))
-	for addr, rf := range f.Recipients {
-		byAddr[strings.ToLower(addr)] = rf
-	}
-	e.faults.Set(f, byAddr, f.rates(), f.LatencyMillis)
-	return nil
-}
+func (e *Emulator) SetFaults(f Faults) error { return e.faults.SetFaults(f) }
 
 // FailRecipient adds or replaces the scripted reply for addr, keeping the
 // others: e.g. RecipientFault{Code: 550, Enhanced: "5.1.1", Message: "No
 // such user"}.
-func (e *Emulator) FailRecipient(addr string, f RecipientFault) error {
-	if err := e.faults.CheckRule(f, RecipientFault.validate); err != nil {
-		return err
-	}
-	e.faults.SetRule(strings.ToLower(addr), f)
-	return nil
-}
+func (e *Emulator) FailRecipient(addr string, f RecipientFault) error { return e.faults.Fail(addr, f) }
 
 // ClearFaults removes every injected fault.
 func (e *Emulator) ClearFaults() { e.faults.Clear() }
 
 // CurrentFaults returns the injected faults.
-func (e *Emulator) CurrentFaults() Faults {
-	f, byAddr := e.faults.Current()
-	f.Recipients = byAddr
-	return f
-}
+func (e *Emulator) CurrentFaults() Faults { return e.faults.Faults() }
 
 // pickFault decides the scripted reply for addr at RCPT TO (atData false)
 // or DATA (atData true), or nil. A recipient fault's Times is consumed at

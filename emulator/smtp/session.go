@@ -6,6 +6,8 @@ import (
 	"crypto/subtle"
 	"errors"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/emersion/go-sasl"
 	gosmtp "github.com/emersion/go-smtp"
@@ -104,3 +106,14 @@ func (s *session) Reset() {
 }
 
 func (s *session) Logout() error { return nil }
+
+// Messages returns the accepted mails, oldest first.
+func (e *Emulator) Messages() []Received { return e.rec.All() }
+
+// MessagesTo returns the accepted mails with addr among the envelope
+// recipients (case-insensitive), oldest first.
+func (e *Emulator) MessagesTo(addr string) []Received {
+	return e.rec.Where(func(m Received) bool {
+		return slices.ContainsFunc(m.To, func(to string) bool { return strings.EqualFold(to, addr) })
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/emulator/internal/emulator"
+	"github.com/heraldhq/herald/emulator/internal/fault"
 )
 
 // Default credentials of an Emulator configured without any, so that
@@ -136,18 +137,13 @@ func New(cfg Config) *Emulator {
 		cfg:      cfg,
 		ctx:      ctx,
 		cancel:   cancel,
-		faults:   newEngine(cfg.Seed),
+		faults:   fault.New(cfg.Seed, faultSpec),
 		optedOut: make(map[string]bool),
 		rec:      emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /2010-04-01/Accounts/{account}/Messages.json", e.handleCreate)
-	emulator.Control[Received, Faults]{
-		ContentType: jsonContentType, Filter: "to",
-		Messages: e.Messages, MessagesTo: e.MessagesTo, Reset: e.Reset,
-		Faults: e.CurrentFaults, SetFaults: e.SetFaults, ClearFaults: e.ClearFaults,
-		Stats: func() any { return e.Stats() },
-	}.Register(mux)
+	emulator.Control[Received, Faults, Stats]{Emulator: e, ContentType: jsonContentType, Filter: "to"}.Register(mux)
 	mux.HandleFunc("PUT /emulator/opt-outs/{number}", func(w http.ResponseWriter, r *http.Request) {
 		e.OptOut(r.PathValue("number"))
 		w.WriteHeader(http.StatusNoContent)
@@ -193,14 +189,6 @@ func (e *Emulator) Close() error {
 	err := e.http.Close()
 	e.callbacks.Wait()
 	return err
-}
-
-// Messages returns the accepted messages, oldest first.
-func (e *Emulator) Messages() []Received { return e.rec.All() }
-
-// MessagesTo returns the accepted messages sent to number, oldest first.
-func (e *Emulator) MessagesTo(number string) []Received {
-	return e.rec.Where(func(m Received) bool { return m.To == number })
 }
 
 // Stats returns a snapshot of the counters.

@@ -93,12 +93,18 @@ type RateFault = fault.RateFault
 // NumberFaults, failures are counted by Twilio error code.
 type engine = fault.Engine[Faults, NumberFault, int]
 
-func newEngine(seed uint64) *engine {
-	return fault.New[Faults](seed,
-		func(nf NumberFault) fault.Retry {
-			return fault.Retry{Times: nf.Times, AfterSeconds: nf.RetryAfterSeconds}
-		},
-		func(nf NumberFault) int { return nf.Code })
+// faultSpec places the Twilio emulator's rules and rates for the engine.
+// Its rules carry no HTTP-date Retry-After.
+var faultSpec = fault.Spec[Faults, NumberFault, int]{
+	Set:     "numbers",
+	Rules:   func(f *Faults) *map[string]NumberFault { return &f.Numbers },
+	Rates:   (*Faults).rates,
+	Latency: func(f *Faults) int { return f.LatencyMillis },
+	Check:   checkNumberFault,
+	Retry: func(nf NumberFault) fault.Retry {
+		return fault.Retry{Times: nf.Times, AfterSeconds: nf.RetryAfterSeconds}
+	},
+	Key: func(nf NumberFault) int { return nf.Code },
 }
 
 // checkNumberFault rejects a code or status Twilio could not answer.
@@ -122,35 +128,16 @@ func (f *Faults) rates() []fault.Rate[NumberFault] {
 }
 
 // SetFaults replaces the injected faults; per-number failure counts restart.
-func (e *Emulator) SetFaults(f Faults) error {
-	if err := e.faults.Check("numbers", f.Numbers, checkNumberFault, f.rates()); err != nil {
-		return err
-	}
-	if f.LatencyMillis < 0 {
-		return fmt.Errorf("latency_ms must not be negative")
-	}
-	e.faults.Set(f, f.Numbers, f.rates(), f.LatencyMillis)
-	return nil
-}
+func (e *Emulator) SetFaults(f Faults) error { return e.faults.SetFaults(f) }
 
 // FailNumber adds or replaces the fault of one number, keeping the others.
-func (e *Emulator) FailNumber(number string, f NumberFault) error {
-	if err := e.faults.CheckRule(f, checkNumberFault); err != nil {
-		return err
-	}
-	e.faults.SetRule(number, f)
-	return nil
-}
+func (e *Emulator) FailNumber(number string, f NumberFault) error { return e.faults.Fail(number, f) }
 
 // ClearFaults removes every injected fault. Opt-outs stay.
 func (e *Emulator) ClearFaults() { e.faults.Clear() }
 
 // CurrentFaults returns the injected faults.
-func (e *Emulator) CurrentFaults() Faults {
-	f, numbers := e.faults.Current()
-	f.Numbers = numbers
-	return f
-}
+func (e *Emulator) CurrentFaults() Faults { return e.faults.Faults() }
 
 // OptOut simulates the person at number texting STOP: from now on every
 // message to it is refused with 21610, as Twilio does, until OptIn.

@@ -163,3 +163,11 @@ func segments(body string) int {
 	}
 	return (n + multi - 1) / multi
 }
+
+// Messages returns the accepted messages, oldest first.
+func (e *Emulator) Messages() []Received { return e.rec.All() }
+
+// MessagesTo returns the accepted messages sent to number, oldest first.
+func (e *Emulator) MessagesTo(number string) []Received {
+	return e.rec.Where(func(m Received) bool { return m.To == number })
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/emulator/internal/emulator"
+	"github.com/heraldhq/herald/emulator/internal/fault"
 )
 
 // Config configures an Emulator. The zero value is ready to use.
@@ -129,19 +130,14 @@ func New(cfg Config) *Emulator {
 	e := &Emulator{
 		cfg:    cfg,
 		subs:   make(map[string]*emuSubscription),
-		faults: newEngine(cfg.Seed),
+		faults: fault.New(cfg.Seed, faultSpec),
 		rec:    emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /push/{id}", e.handlePush)
 	mux.HandleFunc("POST /emulator/subscriptions", e.handleNewSubscription)
 	mux.HandleFunc("DELETE /emulator/subscriptions/{id}", e.handleExpireSubscription)
-	emulator.Control[Received, Faults]{
-		ContentType: jsonContentType, Filter: "endpoint",
-		Messages: e.Messages, MessagesTo: e.MessagesTo, Reset: e.Reset,
-		Faults: e.CurrentFaults, SetFaults: e.SetFaults, ClearFaults: e.ClearFaults,
-		Stats: func() any { return e.Stats() },
-	}.Register(mux)
+	emulator.Control[Received, Faults, Stats]{Emulator: e, ContentType: jsonContentType, Filter: "endpoint"}.Register(mux)
 	e.mux = mux
 	return e
 }
@@ -171,16 +167,6 @@ func (e *Emulator) URL() string {
 
 // Close stops a server started by Start or Serve.
 func (e *Emulator) Close() error { return e.http.Close() }
-
-// Messages returns the accepted messages, oldest first.
-func (e *Emulator) Messages() []Received { return e.rec.All() }
-
-// MessagesTo returns the accepted messages posted to endpoint, oldest
-// first.
-func (e *Emulator) MessagesTo(endpoint string) []Received {
-	id := subscriptionID(endpoint)
-	return e.rec.Where(func(m Received) bool { return m.SubscriptionID == id })
-}
 
 // Stats returns a snapshot of the counters.
 func (e *Emulator) Stats() Stats {

@@ -78,12 +78,19 @@ func faultAnswer(status int) (errno int, message string, ok bool) {
 // "fault_<status>".
 type engine = fault.Engine[Faults, SubscriptionFault, string]
 
-func newEngine(seed uint64) *engine {
-	return fault.New[Faults](seed,
-		func(sf SubscriptionFault) fault.Retry {
-			return fault.Retry{Times: sf.Times, AfterSeconds: sf.RetryAfterSeconds, HTTPDate: sf.RetryAfterHTTPDate}
-		},
-		func(sf SubscriptionFault) string { return "fault_" + strconv.Itoa(sf.Status) })
+// faultSpec places the Web Push emulator's rules and rates for the engine;
+// a rule set for an endpoint URL is kept under its subscription's id.
+var faultSpec = fault.Spec[Faults, SubscriptionFault, string]{
+	Set:     "subscriptions",
+	Rules:   func(f *Faults) *map[string]SubscriptionFault { return &f.Subscriptions },
+	Rates:   (*Faults).rates,
+	Latency: func(f *Faults) int { return f.LatencyMillis },
+	Check:   checkStatus,
+	Target:  subscriptionID,
+	Retry: func(sf SubscriptionFault) fault.Retry {
+		return fault.Retry{Times: sf.Times, AfterSeconds: sf.RetryAfterSeconds, HTTPDate: sf.RetryAfterHTTPDate}
+	},
+	Key: func(sf SubscriptionFault) string { return "fault_" + strconv.Itoa(sf.Status) },
 }
 
 // checkStatus rejects a status the emulator cannot answer.
@@ -105,40 +112,19 @@ func (f *Faults) rates() []fault.Rate[SubscriptionFault] {
 
 // SetFaults replaces the injected faults; per-subscription failure counts
 // restart.
-func (e *Emulator) SetFaults(f Faults) error {
-	if err := e.faults.Check("subscriptions", f.Subscriptions, checkStatus, f.rates()); err != nil {
-		return err
-	}
-	if f.LatencyMillis < 0 {
-		return fmt.Errorf("latency_ms must not be negative")
-	}
-	byID := make(map[string]SubscriptionFault, len(f.Subscriptions))
-	for endpoint, sf := range f.Subscriptions {
-		byID[subscriptionID(endpoint)] = sf
-	}
-	e.faults.Set(f, byID, f.rates(), f.LatencyMillis)
-	return nil
-}
+func (e *Emulator) SetFaults(f Faults) error { return e.faults.SetFaults(f) }
 
 // FailSubscription adds or replaces the fault of one subscription (its
 // endpoint URL or id), keeping the others.
 func (e *Emulator) FailSubscription(endpoint string, f SubscriptionFault) error {
-	if err := e.faults.CheckRule(f, checkStatus); err != nil {
-		return fmt.Errorf("subscriptions[%q]: %w", endpoint, err)
-	}
-	e.faults.SetRule(subscriptionID(endpoint), f)
-	return nil
+	return fault.RuleError("subscriptions", endpoint, e.faults.Fail(endpoint, f))
 }
 
 // ClearFaults removes every injected fault.
 func (e *Emulator) ClearFaults() { e.faults.Clear() }
 
 // CurrentFaults returns the injected faults, subscriptions keyed by id.
-func (e *Emulator) CurrentFaults() Faults {
-	f, byID := e.faults.Current()
-	f.Subscriptions = byID
-	return f
-}
+func (e *Emulator) CurrentFaults() Faults { return e.faults.Faults() }
 
 // writeFault answers an injected fault.
 func writeFault(w http.ResponseWriter, inj fault.Injected[SubscriptionFault], now time.Time) {

@@ -225,3 +225,13 @@ func (e *Emulator) rejectWith(w http.ResponseWriter, reason string, status, errn
 func (e *Emulator) nextMessageID() string {
 	return "m" + strconv.FormatUint(e.seq.Add(1), 36)
 }
+
+// Messages returns the accepted messages, oldest first.
+func (e *Emulator) Messages() []Received { return e.rec.All() }
+
+// MessagesTo returns the accepted messages posted to endpoint, oldest
+// first.
+func (e *Emulator) MessagesTo(endpoint string) []Received {
+	id := subscriptionID(endpoint)
+	return e.rec.Where(func(m Received) bool { return m.SubscriptionID == id })
+}

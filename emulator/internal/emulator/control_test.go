@@ -20,32 +20,35 @@ type fakeEmulator struct {
 	resets int
 }
 
+var _ Emulator[string, testFaults, map[string]int] = (*fakeEmulator)(nil)
+
+func (f *fakeEmulator) Messages() []string { return f.msgs }
+
+func (f *fakeEmulator) MessagesTo(to string) []string {
+	var out []string
+	for _, m := range f.msgs {
+		if m == to {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (f *fakeEmulator) Reset()                    { f.resets++; f.msgs = nil }
+func (f *fakeEmulator) CurrentFaults() testFaults { return f.faults }
+func (f *fakeEmulator) ClearFaults()              { f.faults = testFaults{} }
+func (f *fakeEmulator) Stats() map[string]int     { return map[string]int{"accepted": len(f.msgs)} }
+func (f *fakeEmulator) SetFaults(tf testFaults) error {
+	if tf.Rate > 1 {
+		return errBadRate
+	}
+	f.faults = tf
+	return nil
+}
+
 func (f *fakeEmulator) handler() http.Handler {
 	mux := http.NewServeMux()
-	Control[string, testFaults]{
-		ContentType: "application/json; charset=utf-8", Filter: "to",
-		Messages: func() []string { return f.msgs },
-		MessagesTo: func(to string) []string {
-			var out []string
-			for _, m := range f.msgs {
-				if m == to {
-					out = append(out, m)
-				}
-			}
-			return out
-		},
-		Reset:  func() { f.resets++; f.msgs = nil },
-		Faults: func() testFaults { return f.faults },
-		SetFaults: func(tf testFaults) error {
-			if tf.Rate > 1 {
-				return errBadRate
-			}
-			f.faults = tf
-			return nil
-		},
-		ClearFaults: func() { f.faults = testFaults{} },
-		Stats:       func() any { return map[string]int{"accepted": len(f.msgs)} },
-	}.Register(mux)
+	Control[string, testFaults, map[string]int]{Emulator: f, ContentType: "application/json; charset=utf-8", Filter: "to"}.Register(mux)
 	return mux
 }
 

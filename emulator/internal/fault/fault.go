@@ -63,12 +63,38 @@ type Counts[K comparable] struct {
 	EarlyRetries uint64
 }
 
+// Spec is what an Engine knows of an emulator: where the rules and rates
+// sit in its faults F, how it judges a rule O, and how a failure is
+// counted (K). Every field but Target must be set.
+type Spec[F any, O any, K comparable] struct {
+	// Set is the JSON name of F's rules ("tokens"), for errors.
+	Set string
+	// Rules points at F's rules by target.
+	Rules func(*F) *map[string]O
+	// Rates are F's rates in the order they are drawn.
+	Rates func(*F) []Rate[O]
+	// Latency is F's injected latency in milliseconds.
+	Latency func(*F) int
+	// Check judges a rule in the emulator's terms.
+	Check func(O) error
+	// Valid, if not nil, judges the rest of F (the latency and the
+	// emulator's own settings) once the rules and rates pass; if nil, the
+	// latency must not be negative.
+	Valid func(*F) error
+	// Target, if not nil, is the key a target's rule is kept under (a
+	// subscription's id, a lower-case address); the target as given if nil.
+	Target func(string) string
+	// Retry reads a rule's repeat count and Retry-After.
+	Retry func(O) Retry
+	// Key names the counter a failure is counted under.
+	Key func(O) K
+}
+
 // Engine decides which sends fail. F is the emulator's faults value (kept
 // as set, for reading back), O its rule type and K the key it counts
 // rejections by. It is safe for concurrent use.
 type Engine[F any, O any, K comparable] struct {
-	retry func(O) Retry // what a rule says about repeating
-	key   func(O) K     // how a failure is counted
+	spec Spec[F, O, K]
 
 	latency  atomic.Int64 // nanoseconds
 	accepted atomic.Uint64
@@ -85,14 +111,16 @@ type Engine[F any, O any, K comparable] struct {
 }
 
 // New returns an Engine with no faults. seed seeds the rates' generator
-// (zero seeds it from the clock); retry reads a rule's repeat count and
-// Retry-After, key names the counter a failure is counted under.
-func New[F any, O any, K comparable](seed uint64, retry func(O) Retry, key func(O) K) *Engine[F, O, K] {
+// (zero seeds it from the clock).
+func New[F any, O any, K comparable](seed uint64, spec Spec[F, O, K]) *Engine[F, O, K] {
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
+	if spec.Target == nil {
+		spec.Target = func(t string) string { return t }
+	}
 	return &Engine[F, O, K]{
-		retry: retry, key: key,
+		spec:      spec,
 		rules:     make(map[string]O),
 		remaining: make(map[string]int),
 		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
@@ -100,13 +128,71 @@ func New[F any, O any, K comparable](seed uint64, retry func(O) Retry, key func(
 	}
 }
 
-// Check rejects faults the engine could not inject: check judges each rule
-// in the emulator's terms (its errors are prefixed with set[target]), the
-// engine judges repeat counts, Retry-After and the rates.
-func (e *Engine[F, O, K]) Check(set string, rules map[string]O, check func(O) error, rates []Rate[O]) error {
+// SetFaults replaces the faults with f once it is judged sound: every
+// rule (its errors prefixed with Set[target]), the rates and the latency.
+// Every rule's count restarts.
+func (e *Engine[F, O, K]) SetFaults(f F) error {
+	rules, rates := *e.spec.Rules(&f), e.spec.Rates(&f)
+	if err := e.check(rules, rates); err != nil {
+		return err
+	}
+	if err := e.valid(&f); err != nil {
+		return err
+	}
+	byTarget := make(map[string]O, len(rules))
 	for target, o := range rules {
-		if err := e.CheckRule(o, check); err != nil {
-			return fmt.Errorf("%s[%q]: %w", set, target, err)
+		byTarget[e.spec.Target(target)] = o
+	}
+	e.set(f, byTarget, rates, e.spec.Latency(&f))
+	return nil
+}
+
+// Faults returns the faults as set, with the rules now in force (by the
+// key each is kept under).
+func (e *Engine[F, O, K]) Faults() F {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	f := e.faults
+	*e.spec.Rules(&f) = maps.Clone(e.rules)
+	return f
+}
+
+// Fail adds or replaces the rule of one target, keeping the others, once
+// it is judged sound. Its error is not prefixed; see RuleError.
+func (e *Engine[F, O, K]) Fail(target string, o O) error {
+	if err := e.checkRule(o); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	target = e.spec.Target(target)
+	e.rules[target] = o
+	e.remaining[target] = e.spec.Retry(o).Times
+	return nil
+}
+
+// Clear removes every fault.
+func (e *Engine[F, O, K]) Clear() {
+	var zero F
+	e.set(zero, nil, nil, 0)
+}
+
+// RuleError names the rule err is about as set[target] (as SetFaults
+// does); nil if err is nil.
+func RuleError(set, target string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s[%q]: %w", set, target, err)
+}
+
+// check rejects faults the engine could not inject: the emulator's Check
+// judges each rule in its terms, the engine judges repeat counts,
+// Retry-After and the rates.
+func (e *Engine[F, O, K]) check(rules map[string]O, rates []Rate[O]) error {
+	for target, o := range rules {
+		if err := e.checkRule(o); err != nil {
+			return RuleError(e.spec.Set, target, err)
 		}
 	}
 	total := 0.0
@@ -122,55 +208,45 @@ func (e *Engine[F, O, K]) Check(set string, rules map[string]O, check func(O) er
 	return nil
 }
 
-// CheckRule judges one rule: check in the emulator's terms, then its
-// repeat count and Retry-After.
-func (e *Engine[F, O, K]) CheckRule(o O, check func(O) error) error {
-	if err := check(o); err != nil {
+// valid judges what of f is not a rule or a rate.
+func (e *Engine[F, O, K]) valid(f *F) error {
+	if e.spec.Valid != nil {
+		return e.spec.Valid(f)
+	}
+	if e.spec.Latency(f) < 0 {
+		return fmt.Errorf("latency_ms must not be negative")
+	}
+	return nil
+}
+
+// checkRule judges one rule: in the emulator's terms, then its repeat
+// count and Retry-After.
+func (e *Engine[F, O, K]) checkRule(o O) error {
+	if err := e.spec.Check(o); err != nil {
 		return err
 	}
-	if r := e.retry(o); r.Times < 0 || r.AfterSeconds < 0 {
+	if r := e.spec.Retry(o); r.Times < 0 || r.AfterSeconds < 0 {
 		return fmt.Errorf("times and retry_after_seconds must not be negative")
 	}
 	return nil
 }
 
-// Set replaces the faults: f as the emulator shows it, its rules by
+// set replaces the faults: f as the emulator shows it, its rules by
 // target, its rates and latency. Every rule's count restarts.
-func (e *Engine[F, O, K]) Set(f F, rules map[string]O, rates []Rate[O], latencyMillis int) {
+func (e *Engine[F, O, K]) set(f F, rules map[string]O, rates []Rate[O], latencyMillis int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.faults = f
-	e.rules = maps.Clone(rules)
+	e.rules = rules
 	if e.rules == nil {
 		e.rules = make(map[string]O)
 	}
 	clear(e.remaining)
 	for target, o := range e.rules {
-		e.remaining[target] = e.retry(o).Times
+		e.remaining[target] = e.spec.Retry(o).Times
 	}
 	e.rates = rates
 	e.latency.Store(int64(latencyMillis) * int64(time.Millisecond))
-}
-
-// SetRule adds or replaces the rule of one target, keeping the others.
-func (e *Engine[F, O, K]) SetRule(target string, o O) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.rules[target] = o
-	e.remaining[target] = e.retry(o).Times
-}
-
-// Clear removes every fault.
-func (e *Engine[F, O, K]) Clear() {
-	var zero F
-	e.Set(zero, nil, nil, 0)
-}
-
-// Current returns the faults as set and the rules now in force.
-func (e *Engine[F, O, K]) Current() (F, map[string]O) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.faults, maps.Clone(e.rules)
 }
 
 // Wait sleeps the injected latency; it reports false if ctx ended first.
@@ -215,7 +291,7 @@ func (e *Engine[F, O, K]) Pick(target string, now time.Time, forced *O) (Injecte
 	if !fail {
 		return inj, false
 	}
-	e.rejected[e.key(inj.Outcome)]++
+	e.rejected[e.spec.Key(inj.Outcome)]++
 	if target != "" {
 		e.notBefore.Note(target, now, inj.RetryAfter, inj.HTTPDate)
 	}
@@ -239,7 +315,7 @@ func (e *Engine[F, O, K]) PickStage(target string, applies func(O) bool, rates b
 		inj, fail = e.draw()
 	}
 	if fail {
-		e.rejected[e.key(inj.Outcome)]++
+		e.rejected[e.spec.Key(inj.Outcome)]++
 	}
 	return inj.Outcome, fail
 }
@@ -251,7 +327,7 @@ func (e *Engine[F, O, K]) useRule(target string) (Injected[O], bool) {
 	if !ok {
 		return Injected[O]{}, false
 	}
-	r := e.retry(o)
+	r := e.spec.Retry(o)
 	if r.Times > 0 {
 		left := e.remaining[target]
 		if left <= 0 {

@@ -16,17 +16,45 @@ type rule struct {
 	stage      bool
 }
 
-func newTestEngine() *Engine[string, rule, string] {
-	return New[string](1,
-		func(r rule) Retry { return Retry{Times: r.times, AfterSeconds: r.retryAfter} },
-		func(r rule) string { return r.code })
+// faults is the smallest faults value an emulator could plug in.
+type faults struct {
+	name    string
+	rules   map[string]rule
+	rates   []Rate[rule]
+	latency int
+}
+
+func newTestEngine() *Engine[faults, rule, string] {
+	return New(1, Spec[faults, rule, string]{
+		Set:     "tokens",
+		Rules:   func(f *faults) *map[string]rule { return &f.rules },
+		Rates:   func(f *faults) []Rate[rule] { return f.rates },
+		Latency: func(f *faults) int { return f.latency },
+		Check: func(r rule) error {
+			if r.code == "" {
+				return errUnknown
+			}
+			return nil
+		},
+		Target: strings.ToLower,
+		Retry:  func(r rule) Retry { return Retry{Times: r.times, AfterSeconds: r.retryAfter} },
+		Key:    func(r rule) string { return r.code },
+	})
+}
+
+// mustSet sets f or fails the test.
+func mustSet(t *testing.T, e *Engine[faults, rule, string], f faults) {
+	t.Helper()
+	if err := e.SetFaults(f); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestPickRulesThenRates(t *testing.T) {
 	t.Parallel()
 	e := newTestEngine()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	e.Set("as set", map[string]rule{"a": {code: "GONE"}, "b": {code: "BUSY", times: 1, retryAfter: 10}}, nil, 0)
+	mustSet(t, e, faults{name: "as set", rules: map[string]rule{"A": {code: "GONE"}, "b": {code: "BUSY", times: 1, retryAfter: 10}}})
 	for range 3 {
 		if inj, fail := e.Pick("a", now, nil); !fail || inj.Outcome.code != "GONE" {
 			t.Fatalf("a rule with Times 0 let a send through: %+v", inj)
@@ -50,13 +78,22 @@ func TestPickRulesThenRates(t *testing.T) {
 	if c.Accepted != 1 || c.Rejected["GONE"] != 3 || c.Rejected["BUSY"] != 1 || c.Rejected["STOP"] != 1 || c.EarlyRetries != 1 {
 		t.Fatalf("counts %+v", c)
 	}
-	if f, rules := e.Current(); f != "as set" || len(rules) != 2 {
-		t.Fatalf("Current = %q, %v", f, rules)
+	if f := e.Faults(); f.name != "as set" || len(f.rules) != 2 || f.rules["a"].code != "GONE" {
+		t.Fatalf("Faults = %+v", f)
+	}
+	if err := e.Fail("C", rule{code: "LATER"}); err != nil {
+		t.Fatal(err)
+	}
+	if inj, fail := e.Pick("c", now, nil); !fail || inj.Outcome.code != "LATER" {
+		t.Fatalf("a rule added by Fail: %+v %v", inj, fail)
 	}
 	e.ResetCounts()
 	e.Clear()
 	if c := e.Counts(); c.Accepted != 0 || len(c.Rejected) != 0 || c.EarlyRetries != 0 {
 		t.Fatalf("counts after ResetCounts %+v", c)
+	}
+	if f := e.Faults(); f.name != "" || len(f.rules) != 0 {
+		t.Fatalf("Faults after Clear = %+v", f)
 	}
 }
 
@@ -64,8 +101,8 @@ func TestRatesAreSeededAndOrdered(t *testing.T) {
 	t.Parallel()
 	draw := func() []string {
 		e := newTestEngine()
-		e.Set("", nil, []Rate[rule]{{Name: "x", Fault: RateFault{Rate: 0.3}, Outcome: rule{code: "X"}},
-			{Name: "y", Fault: RateFault{Rate: 0.3, RetryAfterSeconds: 2}, Outcome: rule{code: "Y"}}}, 0)
+		mustSet(t, e, faults{rates: []Rate[rule]{{Name: "x", Fault: RateFault{Rate: 0.3}, Outcome: rule{code: "X"}},
+			{Name: "y", Fault: RateFault{Rate: 0.3, RetryAfterSeconds: 2}, Outcome: rule{code: "Y"}}}})
 		var out []string
 		for range 200 {
 			inj, fail := e.Pick("t", time.Time{}, nil)
@@ -92,8 +129,8 @@ func TestRatesAreSeededAndOrdered(t *testing.T) {
 func TestPickStage(t *testing.T) {
 	t.Parallel()
 	e := newTestEngine()
-	e.Set("", map[string]rule{"late": {code: "550", stage: true, times: 1}},
-		[]Rate[rule]{{Name: "all", Fault: RateFault{Rate: 1}, Outcome: rule{code: "421"}}}, 0)
+	mustSet(t, e, faults{rules: map[string]rule{"late": {code: "550", stage: true, times: 1}},
+		rates: []Rate[rule]{{Name: "all", Fault: RateFault{Rate: 1}, Outcome: rule{code: "421"}}}})
 	atStage := func(stage bool) func(rule) bool { return func(r rule) bool { return r.stage == stage } }
 	if _, fail := e.PickStage("late", atStage(false), true); fail {
 		t.Fatal("a rule for the later stage, or a rate, failed the first stage")
@@ -112,31 +149,33 @@ func TestPickStage(t *testing.T) {
 	}
 }
 
-func TestCheck(t *testing.T) {
+func TestSetFaultsChecks(t *testing.T) {
 	t.Parallel()
 	e := newTestEngine()
-	known := func(r rule) error {
-		if r.code == "" {
-			return errUnknown
-		}
-		return nil
-	}
 	tests := []struct {
-		rules map[string]rule
-		rates []Rate[rule]
-		want  string
+		rules   map[string]rule
+		rates   []Rate[rule]
+		latency int
+		want    string
 	}{
-		{map[string]rule{"a": {}}, nil, `tokens["a"]: unknown`},
-		{map[string]rule{"a": {code: "X", times: -1}}, nil, `tokens["a"]: times and retry_after_seconds must not be negative`},
-		{nil, []Rate[rule]{{Name: "r", Fault: RateFault{Rate: 2}}}, "r: rate must be in 0..1 and retry_after_seconds not negative"},
-		{nil, []Rate[rule]{{Name: "r", Fault: RateFault{Rate: 0.6}}, {Name: "s", Fault: RateFault{Rate: 0.6}}}, "the rates add up to more than 1"},
-		{map[string]rule{"a": {code: "X"}}, []Rate[rule]{{Name: "r", Fault: RateFault{Rate: 0.5}}}, ""},
+		{map[string]rule{"a": {}}, nil, 0, `tokens["a"]: unknown`},
+		{map[string]rule{"a": {code: "X", times: -1}}, nil, 0, `tokens["a"]: times and retry_after_seconds must not be negative`},
+		{nil, []Rate[rule]{{Name: "r", Fault: RateFault{Rate: 2}}}, 0, "r: rate must be in 0..1 and retry_after_seconds not negative"},
+		{nil, []Rate[rule]{{Name: "r", Fault: RateFault{Rate: 0.6}}, {Name: "s", Fault: RateFault{Rate: 0.6}}}, 0, "the rates add up to more than 1"},
+		{nil, nil, -1, "latency_ms must not be negative"},
+		{map[string]rule{"a": {code: "X"}}, []Rate[rule]{{Name: "r", Fault: RateFault{Rate: 0.5}}}, 0, ""},
 	}
 	for _, tt := range tests {
-		err := e.Check("tokens", tt.rules, known, tt.rates)
+		err := e.SetFaults(faults{rules: tt.rules, rates: tt.rates, latency: tt.latency})
 		if got := errString(err); got != tt.want {
-			t.Errorf("Check(%v, %v) = %q, want %q", tt.rules, tt.rates, got, tt.want)
+			t.Errorf("SetFaults(%v, %v, %d) = %q, want %q", tt.rules, tt.rates, tt.latency, got, tt.want)
 		}
+	}
+	if err := e.Fail("a", rule{code: "X", retryAfter: -1}); errString(err) != "times and retry_after_seconds must not be negative" {
+		t.Errorf("Fail of an unsound rule = %v", err)
+	}
+	if err := RuleError("tokens", "a", e.Fail("a", rule{})); errString(err) != `tokens["a"]: unknown` {
+		t.Errorf("RuleError(Fail of an unknown rule) = %v", err)
 	}
 }
 
@@ -159,7 +198,7 @@ func TestWaitAndRetryAfter(t *testing.T) {
 	if !e.Wait(context.Background()) {
 		t.Fatal("Wait without latency reported a cancelled context")
 	}
-	e.Set("", nil, nil, 60_000)
+	mustSet(t, e, faults{latency: 60_000})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if e.Wait(ctx) {
