@@ -6,28 +6,26 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // This file writes the deliveries of the channels beyond push at enqueue
-// (the rules are in store/channels.go): sms and email to the address the
-// user has now, in_app to the inbox. Each kind is one statement whatever
-// the trigger's size, its attempt rows included.
+// (the rules are in store/channels.go; which deliveries a trigger gets is
+// store/rules' plan): sms and email to the address the user has now,
+// in_app to the inbox. Each kind is one statement whatever the trigger's
+// size, its attempt rows included.
 
 // insertChannels returns the steps that write the sms, email and in_app
-// deliveries of p, which count them into st, flag one due now, and
+// deliveries of the plan, which count them into st, flag one due now, and
 // collect the inbox items written.
-func (s *Store) insertChannels(p store.EnqueueParams, st *enqueueState) []step {
+func (s *Store) insertChannels(p store.EnqueueParams, plan rules.Plan, st *enqueueState) []step {
 	var r addressedRoutes
-	var inApp []string
-	for _, n := range p.Notifications {
-		for _, ch := range []heraldtype.Channel{heraldtype.ChannelSMS, heraldtype.ChannelEmail} {
-			if pr := p.ChannelProviders[ch]; pr != "" && slices.Contains(n.Channels, ch) {
-				r.add(n, ch, pr, p.Now)
-			}
-		}
-		if slices.Contains(n.Channels, heraldtype.ChannelInApp) {
-			inApp = append(inApp, n.ID)
-		}
+	for _, rt := range plan.Addressed {
+		r.add(rt)
+	}
+	inApp := make([]string, len(plan.InApp))
+	for i, rt := range plan.InApp {
+		inApp[i] = rt.N.ID
 	}
 	var steps []step
 	if len(r.nid) > 0 {
@@ -46,14 +44,11 @@ type addressedRoutes struct {
 	runAt                                       []time.Time
 }
 
-func (r *addressedRoutes) add(n heraldtype.Notification, ch heraldtype.Channel, provider string, now time.Time) {
-	at := now
-	if n.SendAt.After(at) {
-		at = n.SendAt
-	}
+func (r *addressedRoutes) add(rt rules.Route) {
+	n := rt.N
 	r.nid, r.uid, r.typ = append(r.nid, n.ID), append(r.uid, n.UserID), append(r.typ, n.Type)
-	r.guarantee, r.runAt = append(r.guarantee, string(n.Guarantee)), append(r.runAt, at)
-	r.channel, r.provider = append(r.channel, string(ch)), append(r.provider, provider)
+	r.guarantee, r.runAt = append(r.guarantee, string(n.Guarantee)), append(r.runAt, rt.RunAt)
+	r.channel, r.provider = append(r.channel, string(rt.Channel)), append(r.provider, rt.Provider)
 }
 
 // insertAddressed writes the sms and email deliveries, each to the

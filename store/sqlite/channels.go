@@ -6,18 +6,13 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // This file writes the deliveries of the channels beyond push at enqueue
-// (the rules are in store/channels.go): sms and email to the address the
-// user has now, in_app to the inbox.
-
-// channelRoute is one sms or email delivery to write.
-type channelRoute struct {
-	n        *heraldtype.Notification
-	channel  heraldtype.Channel
-	provider string
-}
+// (the rules are in store/channels.go; which deliveries a trigger gets is
+// store/rules' plan): sms and email to the address the user has now,
+// in_app to the inbox.
 
 // skipSQL decides at enqueue whether an sms / email delivery can be
 // sent: a user without the address, or an address on the suppression
@@ -25,21 +20,14 @@ type channelRoute struct {
 const skipSQL = `CASE WHEN address = '' THEN '` + store.CodeNoAddress + `'
 	WHEN suppressed IS NOT NULL THEN '` + store.CodeSuppressed + `' ELSE '' END`
 
-// insertChannels writes the sms, email and in_app deliveries of p, adds
-// them to counts, and returns the inbox items it wrote.
-func (s *Store) insertChannels(ctx context.Context, tx *writeTx, p store.EnqueueParams, counts map[string]int) ([]heraldtype.InboxItem, error) {
-	var routes []channelRoute
-	var inApp []string
-	for i := range p.Notifications {
-		n := &p.Notifications[i]
-		for _, ch := range []heraldtype.Channel{heraldtype.ChannelSMS, heraldtype.ChannelEmail} {
-			if pr := p.ChannelProviders[ch]; pr != "" && slices.Contains(n.Channels, ch) {
-				routes = append(routes, channelRoute{n: n, channel: ch, provider: pr})
-			}
-		}
-		if slices.Contains(n.Channels, heraldtype.ChannelInApp) {
-			inApp = append(inApp, n.ID)
-		}
+// insertChannels writes the sms, email and in_app deliveries of the
+// plan, adds them to counts, and returns the inbox items it wrote.
+func (s *Store) insertChannels(ctx context.Context, tx *writeTx, p store.EnqueueParams, plan rules.Plan,
+	counts map[string]int) ([]heraldtype.InboxItem, error) {
+	routes := plan.Addressed
+	inApp := make([]string, len(plan.InApp))
+	for i, r := range plan.InApp {
+		inApp[i] = r.N.ID
 	}
 	if len(routes) == 0 && len(inApp) == 0 {
 		return nil, nil
@@ -78,18 +66,14 @@ FROM deliveries WHERE notification_id IN (`+marks(len(args))+`) AND state IN ('s
 // insertAddressed writes the sms and email deliveries, each to the
 // user's phone or e-mail address read in this transaction, and notes in
 // final the notifications that got a skipped one.
-func (s *Store) insertAddressed(ctx context.Context, tx *writeTx, p store.EnqueueParams, routes []channelRoute,
+func (s *Store) insertAddressed(ctx context.Context, tx *writeTx, p store.EnqueueParams, routes []rules.Route,
 	counts map[string]int, final map[string]bool) error {
 	now := micros(p.Now)
-	return insertBatches(routes, func(rs []channelRoute) error {
+	return insertBatches(routes, func(rs []rules.Route) error {
 		args := make([]any, 0, len(rs)*8+4)
 		for i, r := range rs {
-			runAt := p.Now
-			if r.n.SendAt.After(runAt) {
-				runAt = r.n.SendAt
-			}
-			args = append(args, i, r.n.ID, r.n.UserID, r.n.Type, string(r.n.Guarantee), micros(runAt),
-				string(r.channel), r.provider)
+			args = append(args, i, r.N.ID, r.N.UserID, r.N.Type, string(r.N.Guarantee), micros(r.RunAt),
+				string(r.Channel), r.Provider)
 		}
 		args = append(args, p.MaxAttempts, now, now, now)
 		rows, err := s.query(ctx, tx, `WITH n (ord, nid, uid, type, guarantee, run_at, channel, provider) AS (VALUES `+
