@@ -9,41 +9,32 @@ import (
 	"github.com/heraldhq/herald/store/rules"
 )
 
-// This file writes the deliveries of the channels beyond push at enqueue
-// (the rules are in store/channels.go; which deliveries a trigger gets is
-// store/rules' plan): sms and email to the address the user has now,
-// in_app to the inbox.
-
-// skipSQL decides at enqueue whether an sms / email delivery can be
-// sent: a user without the address, or an address on the suppression
-// list, gives a skipped delivery carrying the reason, never a silent drop.
-const skipSQL = `CASE WHEN address = '' THEN '` + store.CodeNoAddress + `'
-	WHEN suppressed IS NOT NULL THEN '` + store.CodeSuppressed + `' ELSE '' END`
+// This file writes the deliveries of the channels beyond push at enqueue:
+// sms and email to the address the user has now, in_app to the inbox.
+// Which deliveries a trigger gets and what each one is are store/rules'
+// decisions (the plan in Go, the rest in SQL fragments written once for
+// both stores); this file only brings the rows to them and persists the
+// result.
 
 // insertChannels writes the sms, email and in_app deliveries of the
 // plan, adds them to counts, and returns the inbox items it wrote.
 func (s *Store) insertChannels(ctx context.Context, tx *writeTx, p store.EnqueueParams, plan rules.Plan,
 	counts map[string]int) ([]heraldtype.InboxItem, error) {
-	routes := plan.Addressed
-	inApp := make([]string, len(plan.InApp))
-	for i, r := range plan.InApp {
-		inApp[i] = r.N.ID
-	}
-	if len(routes) == 0 && len(inApp) == 0 {
+	if len(plan.Addressed) == 0 && len(plan.InApp) == 0 {
 		return nil, nil
 	}
 	// Notifications that got a delivery which is final at once (skipped,
 	// or an in-app one, sent), whose attempt rows are written last.
 	final := make(map[string]bool)
-	if err := s.insertAddressed(ctx, tx, p, routes, counts, final); err != nil {
+	if err := s.insertAddressed(ctx, tx, p, plan.Addressed, counts, final); err != nil {
 		return nil, err
 	}
-	items, err := s.insertInbox(ctx, tx, p, inApp, counts)
+	items, err := s.insertInbox(ctx, tx, p, plan.InApp, counts)
 	if err != nil {
 		return nil, err
 	}
-	for _, id := range inApp {
-		final[id] = true
+	for _, r := range plan.InApp {
+		final[r.N.ID] = true
 	}
 	ids := make([]string, 0, len(final))
 	for id := range final {
@@ -64,8 +55,9 @@ FROM deliveries WHERE notification_id IN (`+marks(len(args))+`) AND state IN ('s
 }
 
 // insertAddressed writes the sms and email deliveries, each to the
-// user's phone or e-mail address read in this transaction, and notes in
-// final the notifications that got a skipped one.
+// user's phone or e-mail address read in this transaction, or skipped
+// (rules.SkipSQL), and notes in final the notifications that got a
+// skipped one.
 func (s *Store) insertAddressed(ctx context.Context, tx *writeTx, p store.EnqueueParams, routes []rules.Route,
 	counts map[string]int, final map[string]bool) error {
 	now := micros(p.Now)
@@ -77,22 +69,7 @@ func (s *Store) insertAddressed(ctx context.Context, tx *writeTx, p store.Enqueu
 		}
 		args = append(args, p.MaxAttempts, now, now, now)
 		rows, err := s.query(ctx, tx, `WITH n (ord, nid, uid, type, guarantee, run_at, channel, provider) AS (VALUES `+
-			rowMarks(len(rs), 8)+`),
-a AS (SELECT n.*, CASE n.channel WHEN 'sms' THEN u.phone ELSE u.email END AS address
-	FROM n JOIN users u ON u.id = n.uid),
-b AS (SELECT a.*, (SELECT x.reason FROM suppressions x WHERE x.channel = a.channel AND x.address = a.address) AS suppressed
-	FROM a),
-c AS (SELECT b.*, `+skipSQL+` AS skip FROM b)
-INSERT INTO deliveries (notification_id, user_id, type, channel, provider, address, state, guarantee,
-	attempt, max_attempts, run_at, last_error_code, last_error, created_at, updated_at, finished_at)
-SELECT nid, uid, type, channel, provider, address, CASE skip WHEN '' THEN 'pending' ELSE 'skipped' END, guarantee,
-	0, ?, run_at, skip,
-	CASE skip WHEN '' THEN ''
-		WHEN '`+store.CodeNoAddress+`' THEN 'the user has no ' || CASE channel WHEN 'sms' THEN 'phone number' ELSE 'e-mail address' END
-		ELSE 'the address is suppressed on ' || channel || ': ' || suppressed END,
-	?, ?, CASE skip WHEN '' THEN NULL ELSE ? END
-FROM c ORDER BY ord
-RETURNING notification_id, state`, args...)
+			rowMarks(len(rs), 8)+`),`+addressedSQL, args...)
 		if err != nil {
 			return formatError(err, "deliveries")
 		}
@@ -115,7 +92,12 @@ RETURNING notification_id, state`, args...)
 // insertInbox writes one inbox item per in-app notification and its
 // delivery, already sent: the item is the delivery, and the provider
 // message id is the item's id.
-func (s *Store) insertInbox(ctx context.Context, tx *writeTx, p store.EnqueueParams, nids []string, counts map[string]int) ([]heraldtype.InboxItem, error) {
+func (s *Store) insertInbox(ctx context.Context, tx *writeTx, p store.EnqueueParams, routes []rules.Route,
+	counts map[string]int) ([]heraldtype.InboxItem, error) {
+	nids := make([]string, len(routes))
+	for i, r := range routes {
+		nids[i] = r.N.ID
+	}
 	var items []heraldtype.InboxItem
 	now := micros(p.Now)
 	err := inLists(nids, func(args []any) error {
@@ -149,3 +131,19 @@ WHERE i.notification_id IN `+in+` ORDER BY i.id`, append([]any{p.MaxAttempts, no
 	}
 	return items, nil
 }
+
+// addressedSQL is insertAddressed's statement after its VALUES list,
+// built once from the rules' fragments.
+var addressedSQL = `
+a AS (SELECT n.*, ` + rules.AddressSQL("n.channel", "u.phone", "u.email") + ` AS address
+	FROM n JOIN users u ON u.id = n.uid),
+b AS (SELECT a.*, (SELECT x.reason FROM suppressions x WHERE x.channel = a.channel AND x.address = a.address) AS suppressed
+	FROM a),
+c AS (SELECT b.*, ` + rules.SkipSQL("b.address", "b.suppressed") + ` AS skip FROM b)
+INSERT INTO deliveries (notification_id, user_id, type, channel, provider, address, state, guarantee,
+	attempt, max_attempts, run_at, last_error_code, last_error, created_at, updated_at, finished_at)
+SELECT c.nid, c.uid, c.type, c.channel, c.provider, c.address, ` + rules.AddressedStateSQL("c.skip") + `, c.guarantee,
+	0, ?, c.run_at, c.skip, ` + rules.SkipErrorSQL("c.skip", "c.channel", "c.suppressed") + `,
+	?, ?, ` + rules.FinishedAtSQL("c.skip", "?") + `
+FROM c ORDER BY c.ord
+RETURNING notification_id, state`
