@@ -48,32 +48,14 @@ func (s *Store) insertAddressed(p store.EnqueueParams, routes []rules.Route, st 
 }
 
 // insertInbox writes one inbox item per in-app notification, in trigger
-// order, and its delivery, already sent: the item is the delivery, and
-// the provider message id is the item's id.
+// order, and its delivery, already sent (rules.InboxItemSQL,
+// rules.InboxDeliverySQL), with its sent attempt row.
 func (s *Store) insertInbox(p store.EnqueueParams, routes []rules.Route, st *enqueueState) step {
 	nids := make([]string, len(routes))
 	for i, r := range routes {
 		nids[i] = r.N.ID
 	}
-	return step{what: "inbox items", sql: s.q(`WITH n AS (
-	SELECT * FROM unnest($1::text[]) WITH ORDINALITY AS n (id, ord)
-), i AS (
-	INSERT INTO {s}.inbox_items (user_id, notification_id, type, title, body, data, created_at)
-	SELECT x.user_id, x.id, x.type, x.title, x.body, x.data, $2
-	FROM n JOIN {s}.notifications x ON x.id = n.id ORDER BY n.ord
-	RETURNING id, user_id, notification_id, type, title, body, data, created_at
-), d AS (
-	INSERT INTO {s}.deliveries (notification_id, user_id, type, channel, provider, state, guarantee, attempt,
-		max_attempts, run_at, provider_message_id, created_at, updated_at, finished_at)
-	SELECT i.notification_id, i.user_id, i.type, 'in_app', '` + store.InboxProvider + `', 'sent', x.guarantee, 1,
-		$3, $2, i.id::text, $2, $2, $2
-	FROM i JOIN {s}.notifications x ON x.id = i.notification_id ORDER BY i.id
-	RETURNING id, provider_message_id
-), a AS (
-	INSERT INTO {s}.delivery_attempts (delivery_id, attempt, at, outcome, provider_message_id)
-	SELECT id, 1, $2, 'sent', provider_message_id FROM d ORDER BY id
-)
-SELECT id, user_id, notification_id, type, title, body, coalesce(data::text, ''), created_at FROM i ORDER BY id`),
+	return step{what: "inbox items", sql: s.q(inboxSQL),
 		args: []any{nids, p.Now, p.MaxAttempts},
 		read: func(rows txRows) error {
 			for rows.Next() {
@@ -118,6 +100,25 @@ var addressedSQL = `WITH n AS (
 	SELECT id, attempt, $9, 'skipped', last_error_code, last_error FROM d WHERE state = 'skipped' ORDER BY id
 )
 SELECT notification_id, state = 'pending' AND run_at <= $9 FROM d`
+
+// inboxSQL is insertInbox's statement, built once from the rules' fragments.
+var inboxSQL = `WITH n AS (
+	SELECT * FROM unnest($1::text[]) WITH ORDINALITY AS n (id, ord)
+), i AS (
+	INSERT INTO {s}.inbox_items (` + rules.InboxItemColumns + `)
+	SELECT ` + rules.InboxItemSQL("$2") + `
+	FROM n JOIN {s}.notifications x ON x.id = n.id ORDER BY n.ord
+	RETURNING id, user_id, notification_id, type, title, body, data, created_at
+), d AS (
+	INSERT INTO {s}.deliveries (` + rules.InboxDeliveryColumns + `)
+	SELECT ` + rules.InboxDeliverySQL("$3", "$2") + `
+	FROM i JOIN {s}.notifications x ON x.id = i.notification_id ORDER BY i.id
+	RETURNING id, provider_message_id
+), a AS (
+	INSERT INTO {s}.delivery_attempts (delivery_id, attempt, at, outcome, provider_message_id)
+	SELECT id, 1, $2, 'sent', provider_message_id FROM d ORDER BY id
+)
+SELECT id, user_id, notification_id, type, title, body, coalesce(data::text, ''), created_at FROM i ORDER BY id`
 
 // inboxUsers are the distinct users of items, sorted.
 func inboxUsers(items []heraldtype.InboxItem) []string {

@@ -89,23 +89,20 @@ func (s *Store) insertAddressed(ctx context.Context, tx *writeTx, p store.Enqueu
 	})
 }
 
-// insertInbox writes one inbox item per in-app notification and its
-// delivery, already sent: the item is the delivery, and the provider
-// message id is the item's id.
+// insertInbox writes one inbox item per in-app notification, in trigger
+// order, and its delivery, already sent (rules.InboxItemSQL,
+// rules.InboxDeliverySQL).
 func (s *Store) insertInbox(ctx context.Context, tx *writeTx, p store.EnqueueParams, routes []rules.Route,
 	counts map[string]int) ([]heraldtype.InboxItem, error) {
-	nids := make([]string, len(routes))
-	for i, r := range routes {
-		nids[i] = r.N.ID
-	}
 	var items []heraldtype.InboxItem
 	now := micros(p.Now)
-	err := inLists(nids, func(args []any) error {
-		in := `(` + marks(len(args)) + `)`
-		// inLists pads with repeats of the last id; IN ignores them.
-		rows, err := s.query(ctx, tx, `INSERT INTO inbox_items (user_id, notification_id, type, title, body, data, created_at)
-SELECT user_id, id, type, title, body, data, ? FROM notifications WHERE id IN `+in+` ORDER BY id
-RETURNING `+inboxColumns, append([]any{now}, args...)...)
+	err := insertBatches(routes, func(rs []rules.Route) error {
+		args := make([]any, 0, 2*len(rs)+1)
+		for i, r := range rs {
+			args = append(args, i, r.N.ID)
+		}
+		rows, err := s.query(ctx, tx, `WITH n (ord, nid) AS (VALUES `+rowMarks(len(rs), 2)+`)
+`+inboxItemSQL, append(args, now)...)
 		if err != nil {
 			return formatError(err, "inbox items")
 		}
@@ -114,12 +111,12 @@ RETURNING `+inboxColumns, append([]any{now}, args...)...)
 			return err
 		}
 		items = append(items, got...)
-		_, err = s.exec(ctx, tx, `INSERT INTO deliveries (notification_id, user_id, type, channel, provider, state,
-	guarantee, attempt, max_attempts, run_at, provider_message_id, created_at, updated_at, finished_at)
-SELECT i.notification_id, i.user_id, i.type, 'in_app', '`+store.InboxProvider+`', 'sent', n.guarantee, 1, ?, ?,
-	CAST(i.id AS TEXT), ?, ?, ?
-FROM inbox_items i JOIN notifications n ON n.id = i.notification_id
-WHERE i.notification_id IN `+in+` ORDER BY i.id`, append([]any{p.MaxAttempts, now, now, now, now}, args...)...)
+		ids := make([]any, 0, len(got)+5)
+		ids = append(ids, p.MaxAttempts, now, now, now, now)
+		for _, it := range got {
+			ids = append(ids, it.ID)
+		}
+		_, err = s.exec(ctx, tx, inboxDeliverySQL+marks(len(got))+`) ORDER BY i.id`, ids...)
 		return formatError(err, "deliveries")
 	})
 	if err != nil {
@@ -132,9 +129,10 @@ WHERE i.notification_id IN `+in+` ORDER BY i.id`, append([]any{p.MaxAttempts, no
 	return items, nil
 }
 
-// addressedSQL is insertAddressed's statement after its VALUES list,
-// built once from the rules' fragments.
-var addressedSQL = `
+// The statements of insertAddressed and insertInbox after their VALUES
+// lists, built once from the rules' fragments.
+var (
+	addressedSQL = `
 a AS (SELECT n.*, ` + rules.AddressSQL("n.channel", "u.phone", "u.email") + ` AS address
 	FROM n JOIN users u ON u.id = n.uid),
 b AS (SELECT a.*, (SELECT x.reason FROM suppressions x WHERE x.channel = a.channel AND x.address = a.address) AS suppressed
@@ -147,3 +145,12 @@ SELECT c.nid, c.uid, c.type, c.channel, c.provider, c.address, ` + rules.Address
 	?, ?, ` + rules.FinishedAtSQL("c.skip", "?") + `
 FROM c ORDER BY c.ord
 RETURNING notification_id, state`
+	inboxItemSQL = `
+INSERT INTO inbox_items (` + rules.InboxItemColumns + `)
+SELECT ` + rules.InboxItemSQL("?") + ` FROM n JOIN notifications x ON x.id = n.nid ORDER BY n.ord
+RETURNING ` + inboxColumns
+	inboxDeliverySQL = `INSERT INTO deliveries (` + rules.InboxDeliveryColumns + `)
+SELECT ` + rules.InboxDeliverySQL("?", "?") + `
+FROM inbox_items i JOIN notifications x ON x.id = i.notification_id
+WHERE i.id IN (`
+)
