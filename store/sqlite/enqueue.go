@@ -288,6 +288,9 @@ func (s *Store) insertDeliveries(ctx context.Context, tx *writeTx, p store.Enque
 	}
 	// The routing table as the rows of r (platform, provider), sorted, so
 	// the statement text, and its cache entry, is stable for one table.
+	// CROSS JOIN keeps r inside the device loop (SQLite does not reorder
+	// it): with r outside, each user's devices were searched once per
+	// routed platform.
 	platforms, providers := rules.PushRoutes(p.PushProviders)
 	routeArgs := make([]any, 0, 2*len(platforms))
 	for i := range platforms {
@@ -307,7 +310,7 @@ r (platform, provider) AS (VALUES `+routes+`)
 INSERT INTO deliveries (notification_id, user_id, type, channel, provider, device_id, state, guarantee,
 	attempt, max_attempts, run_at, created_at, updated_at)
 SELECT n.nid, n.uid, n.type, 'push', r.provider, d.id, 'pending', n.guarantee, 0, ?, n.run_at, ?, ?
-FROM n JOIN devices d ON d.user_id = n.uid JOIN r ON `+rules.PushDeviceSQL+`
+FROM n JOIN devices d ON d.user_id = n.uid CROSS JOIN r WHERE `+rules.PushDeviceSQL+`
 ORDER BY n.ord, d.id
 RETURNING notification_id`, args...)
 		if err != nil {
