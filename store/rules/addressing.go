@@ -1,6 +1,11 @@
 package rules
 
-import "github.com/heraldhq/herald/store"
+import (
+	"slices"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
 
 // The rules of who a delivery goes to, as SQL over the facts the enqueue
 // statements read as they write: the user's devices (push) and the
@@ -53,4 +58,14 @@ func SkipErrorSQL(skip, channel, suppressed string) string {
 // was skipped, NULL while it is pending.
 func FinishedAtSQL(skip, now string) string {
 	return `CASE ` + skip + ` WHEN '' THEN NULL ELSE ` + now + ` END`
+}
+
+// CheckSuppressionChannel rejects, as EINVALID on the field channel, a
+// channel whose deliveries have no address to suppress (push, in_app);
+// "" (every channel) only where all is set (listing).
+func CheckSuppressionChannel(channel heraldtype.Channel, all bool) error {
+	if slices.Contains(addressed, channel) || channel == "" && all {
+		return nil
+	}
+	return heraldtype.FieldErrorf("channel", "must be sms or email, not %q", channel)
 }
