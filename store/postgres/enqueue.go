@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // Enqueue implements store.Store in one transaction of a few statements
@@ -264,10 +265,11 @@ func (s *Store) writeSteps(p store.EnqueueParams, st *enqueueState) ([]step, err
 		return nil, err
 	}
 	steps := []step{s.checkUsers(p.Notifications), notifications}
-	if d, ok := s.insertDeliveries(p, st); ok {
-		steps = append(steps, d)
+	plan := rules.PlanEnqueue(p)
+	if len(plan.Push) > 0 {
+		steps = append(steps, s.insertDeliveries(p, plan.Push, st))
 	}
-	return append(steps, s.insertChannels(p, st)...), nil
+	return append(steps, s.insertChannels(p, plan, st)...), nil
 }
 
 // claimTrigger takes the idempotency key first: INSERT … ON CONFLICT DO
@@ -449,34 +451,17 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text
 	}, nil
 }
 
-// insertDeliveries fans the notifications with a push channel out to the
-// usable devices of their users in one INSERT … SELECT, which counts the
-// deliveries per notification into st; ok is false when there are none
-// to write.
-func (s *Store) insertDeliveries(p store.EnqueueParams, st *enqueueState) (_ step, ok bool) {
-	if len(p.PushProviders) == 0 {
-		return step{}, false
+// insertDeliveries fans the push notifications of the plan out to the
+// devices that qualify (rules.PushDeviceSQL) in one INSERT … SELECT,
+// which counts the deliveries per notification into st.
+func (s *Store) insertDeliveries(p store.EnqueueParams, push []rules.Route, st *enqueueState) step {
+	k := len(push)
+	nid, uid, typ, guarantee, runAt := make([]string, k), make([]string, k), make([]string, k), make([]string, k),
+		make([]time.Time, k)
+	for i, r := range push {
+		nid[i], uid[i], typ[i], guarantee[i], runAt[i] = r.N.ID, r.N.UserID, r.N.Type, string(r.N.Guarantee), r.RunAt
 	}
-	var nid, uid, typ, guarantee []string
-	var runAt []time.Time
-	for _, n := range p.Notifications {
-		if !slices.Contains(n.Channels, heraldtype.ChannelPush) {
-			continue
-		}
-		at := p.Now
-		if n.SendAt.After(at) {
-			at = n.SendAt
-		}
-		nid, uid, typ = append(nid, n.ID), append(uid, n.UserID), append(typ, n.Type)
-		guarantee, runAt = append(guarantee, string(n.Guarantee)), append(runAt, at)
-	}
-	if len(nid) == 0 {
-		return step{}, false
-	}
-	var platforms, providers []string
-	for pl, pr := range p.PushProviders {
-		platforms, providers = append(platforms, string(pl)), append(providers, pr)
-	}
+	platforms, providers := rules.PushRoutes(p.PushProviders)
 	// The devices are looked up per recipient (LATERAL, kept from being
 	// flattened into a plain join by OFFSET 0), so the user_id index is
 	// used whatever the table's statistics say: with a join, a devices
@@ -488,13 +473,13 @@ func (s *Store) insertDeliveries(p store.EnqueueParams, st *enqueueState) (_ ste
 SELECT n.id, n.user_id, n.type, 'push', r.provider, d.id, 'pending', n.guarantee, 0, $8, n.run_at, $9, $9
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY
 	AS n (id, user_id, type, guarantee, run_at, ord)
-CROSS JOIN LATERAL (SELECT d.id, d.platform FROM {s}.devices d
-	WHERE d.user_id = n.user_id AND d.status = 'ACTIVE' AND d.push_opt_in AND d.token <> '' OFFSET 0) d
-JOIN unnest($6::text[], $7::text[]) AS r (platform, provider) ON r.platform = d.platform
+CROSS JOIN LATERAL (SELECT d.id, d.platform, d.status, d.push_opt_in, d.token FROM {s}.devices d
+	WHERE d.user_id = n.user_id OFFSET 0) d
+JOIN unnest($6::text[], $7::text[]) AS r (platform, provider) ON ` + rules.PushDeviceSQL + `
 ORDER BY n.ord, d.id
 RETURNING notification_id, run_at <= $9`),
 		args: []any{nid, uid, typ, guarantee, runAt, platforms, providers, p.MaxAttempts, p.Now},
-		read: st.readCounts}, true
+		read: st.readCounts}
 }
 
 // PruneTriggers implements store.Store.

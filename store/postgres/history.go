@@ -7,33 +7,8 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
-
-// historySQL summarises each notification's deliveries into its history
-// status and reason (S3.9), by the rules of store.HistoryStatus, exactly
-// as SQLite does. The inner query filters notifications by their own
-// columns (and the page cursor); the status filter applies to the summary.
-const historySQL = `SELECT id, user_id, type, title, created_at, status,
-	CASE status WHEN 'DEFERRED' THEN 'quiet_hours' WHEN 'RATE_LIMITED' THEN limited_code
-		WHEN 'USER_OPTED_OUT' THEN opted_code
-		WHEN 'FAILED' THEN CASE WHEN total = 0 THEN 'no_deliveries' ELSE coalesce(failed_code, '') END
-		ELSE '' END
-FROM (SELECT *, CASE WHEN sent > 0 THEN 'SENT'
-		WHEN live > 0 AND deferred > 0 THEN 'DEFERRED'
-		WHEN live > 0 THEN 'PENDING'
-		WHEN limited > 0 THEN 'RATE_LIMITED'
-		WHEN opted > 0 THEN 'USER_OPTED_OUT'
-		ELSE 'FAILED' END AS status
-	FROM (SELECT n.id, n.user_id, n.type, n.title, n.created_at, count(d.id) AS total,
-		count(*) FILTER (WHERE d.state = 'sent') AS sent,
-		count(*) FILTER (WHERE d.state IN ('pending', 'leased')) AS live,
-		count(*) FILTER (WHERE d.state = 'pending' AND d.last_error_code = 'quiet_hours') AS deferred,
-		count(*) FILTER (WHERE d.state = 'rate_limited') AS limited,
-		count(*) FILTER (WHERE d.state = 'opted_out') AS opted,
-		max(d.last_error_code) FILTER (WHERE d.state = 'rate_limited') AS limited_code,
-		max(d.last_error_code) FILTER (WHERE d.state = 'opted_out') AS opted_code,
-		max(d.last_error_code) FILTER (WHERE d.state IN ('dead', 'unknown', 'skipped')) AS failed_code
-	FROM {s}.notifications n LEFT JOIN {s}.deliveries d ON d.notification_id = n.id`
 
 // ListHistory implements store.Store.
 func (s *Store) ListHistory(ctx context.Context, f store.HistoryFilter) ([]store.HistoryEntry, string, error) {
@@ -66,11 +41,11 @@ func (s *Store) ListHistory(ctx context.Context, f store.HistoryFilter) ([]store
 		}
 		where = append(where, "(n.created_at, n.id) < ("+arg(at)+"::timestamptz, "+arg(id)+")")
 	}
-	q := historySQL
+	q := rules.HistorySQL
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += ` GROUP BY n.id) AS agg) AS h`
+	q += rules.HistoryGroupSQL
 	if f.Status != "" {
 		q += ` WHERE status = ` + arg(string(f.Status))
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // The suppression list: store.Channels' suppression methods and the
@@ -14,7 +15,7 @@ import (
 
 // ListSuppressions implements store.Channels.
 func (s *Store) ListSuppressions(ctx context.Context, channel heraldtype.Channel) ([]heraldtype.Suppression, error) {
-	if err := checkSuppressionChannel(channel, true); err != nil {
+	if err := rules.CheckSuppressionChannel(channel, true); err != nil {
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, s.q(`SELECT channel, address, reason, created_at FROM {s}.suppressions
@@ -39,7 +40,7 @@ WHERE $1 = '' OR channel = $1 ORDER BY created_at DESC, channel, address`), stri
 
 // DeleteSuppression implements store.Channels.
 func (s *Store) DeleteSuppression(ctx context.Context, channel heraldtype.Channel, address string) error {
-	if err := checkSuppressionChannel(channel, false); err != nil {
+	if err := rules.CheckSuppressionChannel(channel, false); err != nil {
 		return err
 	}
 	if address == "" {
@@ -48,18 +49,6 @@ func (s *Store) DeleteSuppression(ctx context.Context, channel heraldtype.Channe
 	tag, err := s.pool.Exec(ctx, s.q(`DELETE FROM {s}.suppressions WHERE channel = $1 AND address = $2`),
 		string(channel), address)
 	return affectedOne(tag.RowsAffected(), err, "suppression of "+quote(address)+" on "+string(channel))
-}
-
-// checkSuppressionChannel rejects a channel that has no addresses to
-// suppress; "" (every channel) only where allowed.
-func checkSuppressionChannel(channel heraldtype.Channel, all bool) error {
-	switch {
-	case channel == heraldtype.ChannelSMS || channel == heraldtype.ChannelEmail:
-		return nil
-	case channel == "" && all:
-		return nil
-	}
-	return heraldtype.FieldErrorf("channel", "must be sms or email, not %q", channel)
 }
 
 // queueSuppressions queues, for each outcome that asks for it, the

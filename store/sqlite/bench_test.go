@@ -10,6 +10,8 @@ import (
 func BenchmarkEnqueue(b *testing.B) {
 	b.Run("1user_3devices", func(b *testing.B) { storetest.BenchEnqueue(b, newStore(b), 1, 3) })
 	b.Run("1000users_3devices", func(b *testing.B) { storetest.BenchEnqueue(b, newStore(b), 1000, 3) })
+	b.Run("1user_every_channel", func(b *testing.B) { storetest.BenchEnqueueChannels(b, newStore(b), 1) })
+	b.Run("1000users_every_channel", func(b *testing.B) { storetest.BenchEnqueueChannels(b, newStore(b), 1000) })
 }
 
 func BenchmarkClaimComplete(b *testing.B) {

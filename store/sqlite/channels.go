@@ -6,56 +6,35 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
-// This file writes the deliveries of the channels beyond push at enqueue
-// (the rules are in store/channels.go): sms and email to the address the
-// user has now, in_app to the inbox.
+// This file writes the deliveries of the channels beyond push at enqueue:
+// sms and email to the address the user has now, in_app to the inbox.
+// Which deliveries a trigger gets and what each one is are store/rules'
+// decisions (the plan in Go, the rest in SQL fragments written once for
+// both stores); this file only brings the rows to them and persists the
+// result.
 
-// channelRoute is one sms or email delivery to write.
-type channelRoute struct {
-	n        *heraldtype.Notification
-	channel  heraldtype.Channel
-	provider string
-}
-
-// skipSQL decides at enqueue whether an sms / email delivery can be
-// sent: a user without the address, or an address on the suppression
-// list, gives a skipped delivery carrying the reason, never a silent drop.
-const skipSQL = `CASE WHEN address = '' THEN '` + store.CodeNoAddress + `'
-	WHEN suppressed IS NOT NULL THEN '` + store.CodeSuppressed + `' ELSE '' END`
-
-// insertChannels writes the sms, email and in_app deliveries of p, adds
-// them to counts, and returns the inbox items it wrote.
-func (s *Store) insertChannels(ctx context.Context, tx *writeTx, p store.EnqueueParams, counts map[string]int) ([]heraldtype.InboxItem, error) {
-	var routes []channelRoute
-	var inApp []string
-	for i := range p.Notifications {
-		n := &p.Notifications[i]
-		for _, ch := range []heraldtype.Channel{heraldtype.ChannelSMS, heraldtype.ChannelEmail} {
-			if pr := p.ChannelProviders[ch]; pr != "" && slices.Contains(n.Channels, ch) {
-				routes = append(routes, channelRoute{n: n, channel: ch, provider: pr})
-			}
-		}
-		if slices.Contains(n.Channels, heraldtype.ChannelInApp) {
-			inApp = append(inApp, n.ID)
-		}
-	}
-	if len(routes) == 0 && len(inApp) == 0 {
+// insertChannels writes the sms, email and in_app deliveries of the
+// plan, adds them to counts, and returns the inbox items it wrote.
+func (s *Store) insertChannels(ctx context.Context, tx *writeTx, p store.EnqueueParams, plan rules.Plan,
+	counts map[string]int) ([]heraldtype.InboxItem, error) {
+	if len(plan.Addressed) == 0 && len(plan.InApp) == 0 {
 		return nil, nil
 	}
 	// Notifications that got a delivery which is final at once (skipped,
 	// or an in-app one, sent), whose attempt rows are written last.
 	final := make(map[string]bool)
-	if err := s.insertAddressed(ctx, tx, p, routes, counts, final); err != nil {
+	if err := s.insertAddressed(ctx, tx, p, plan.Addressed, counts, final); err != nil {
 		return nil, err
 	}
-	items, err := s.insertInbox(ctx, tx, p, inApp, counts)
+	items, err := s.insertInbox(ctx, tx, p, plan.InApp, counts)
 	if err != nil {
 		return nil, err
 	}
-	for _, id := range inApp {
-		final[id] = true
+	for _, r := range plan.InApp {
+		final[r.N.ID] = true
 	}
 	ids := make([]string, 0, len(final))
 	for id := range final {
@@ -76,39 +55,21 @@ FROM deliveries WHERE notification_id IN (`+marks(len(args))+`) AND state IN ('s
 }
 
 // insertAddressed writes the sms and email deliveries, each to the
-// user's phone or e-mail address read in this transaction, and notes in
-// final the notifications that got a skipped one.
-func (s *Store) insertAddressed(ctx context.Context, tx *writeTx, p store.EnqueueParams, routes []channelRoute,
+// user's phone or e-mail address read in this transaction, or skipped
+// (rules.SkipSQL), and notes in final the notifications that got a
+// skipped one.
+func (s *Store) insertAddressed(ctx context.Context, tx *writeTx, p store.EnqueueParams, routes []rules.Route,
 	counts map[string]int, final map[string]bool) error {
 	now := micros(p.Now)
-	return insertBatches(routes, func(rs []channelRoute) error {
+	return insertBatches(routes, func(rs []rules.Route) error {
 		args := make([]any, 0, len(rs)*8+4)
 		for i, r := range rs {
-			runAt := p.Now
-			if r.n.SendAt.After(runAt) {
-				runAt = r.n.SendAt
-			}
-			args = append(args, i, r.n.ID, r.n.UserID, r.n.Type, string(r.n.Guarantee), micros(runAt),
-				string(r.channel), r.provider)
+			args = append(args, i, r.N.ID, r.N.UserID, r.N.Type, string(r.N.Guarantee), micros(r.RunAt),
+				string(r.Channel), r.Provider)
 		}
 		args = append(args, p.MaxAttempts, now, now, now)
 		rows, err := s.query(ctx, tx, `WITH n (ord, nid, uid, type, guarantee, run_at, channel, provider) AS (VALUES `+
-			rowMarks(len(rs), 8)+`),
-a AS (SELECT n.*, CASE n.channel WHEN 'sms' THEN u.phone ELSE u.email END AS address
-	FROM n JOIN users u ON u.id = n.uid),
-b AS (SELECT a.*, (SELECT x.reason FROM suppressions x WHERE x.channel = a.channel AND x.address = a.address) AS suppressed
-	FROM a),
-c AS (SELECT b.*, `+skipSQL+` AS skip FROM b)
-INSERT INTO deliveries (notification_id, user_id, type, channel, provider, address, state, guarantee,
-	attempt, max_attempts, run_at, last_error_code, last_error, created_at, updated_at, finished_at)
-SELECT nid, uid, type, channel, provider, address, CASE skip WHEN '' THEN 'pending' ELSE 'skipped' END, guarantee,
-	0, ?, run_at, skip,
-	CASE skip WHEN '' THEN ''
-		WHEN '`+store.CodeNoAddress+`' THEN 'the user has no ' || CASE channel WHEN 'sms' THEN 'phone number' ELSE 'e-mail address' END
-		ELSE 'the address is suppressed on ' || channel || ': ' || suppressed END,
-	?, ?, CASE skip WHEN '' THEN NULL ELSE ? END
-FROM c ORDER BY ord
-RETURNING notification_id, state`, args...)
+			rowMarks(len(rs), 8)+`),`+addressedSQL, args...)
 		if err != nil {
 			return formatError(err, "deliveries")
 		}
@@ -128,18 +89,20 @@ RETURNING notification_id, state`, args...)
 	})
 }
 
-// insertInbox writes one inbox item per in-app notification and its
-// delivery, already sent: the item is the delivery, and the provider
-// message id is the item's id.
-func (s *Store) insertInbox(ctx context.Context, tx *writeTx, p store.EnqueueParams, nids []string, counts map[string]int) ([]heraldtype.InboxItem, error) {
+// insertInbox writes one inbox item per in-app notification, in trigger
+// order, and its delivery, already sent (rules.InboxItemSQL,
+// rules.InboxDeliverySQL).
+func (s *Store) insertInbox(ctx context.Context, tx *writeTx, p store.EnqueueParams, routes []rules.Route,
+	counts map[string]int) ([]heraldtype.InboxItem, error) {
 	var items []heraldtype.InboxItem
 	now := micros(p.Now)
-	err := inLists(nids, func(args []any) error {
-		in := `(` + marks(len(args)) + `)`
-		// inLists pads with repeats of the last id; IN ignores them.
-		rows, err := s.query(ctx, tx, `INSERT INTO inbox_items (user_id, notification_id, type, title, body, data, created_at)
-SELECT user_id, id, type, title, body, data, ? FROM notifications WHERE id IN `+in+` ORDER BY id
-RETURNING `+inboxColumns, append([]any{now}, args...)...)
+	err := insertBatches(routes, func(rs []rules.Route) error {
+		args := make([]any, 0, 2*len(rs)+1)
+		for i, r := range rs {
+			args = append(args, i, r.N.ID)
+		}
+		rows, err := s.query(ctx, tx, `WITH n (ord, nid) AS (VALUES `+rowMarks(len(rs), 2)+`)
+`+inboxItemSQL, append(args, now)...)
 		if err != nil {
 			return formatError(err, "inbox items")
 		}
@@ -148,12 +111,12 @@ RETURNING `+inboxColumns, append([]any{now}, args...)...)
 			return err
 		}
 		items = append(items, got...)
-		_, err = s.exec(ctx, tx, `INSERT INTO deliveries (notification_id, user_id, type, channel, provider, state,
-	guarantee, attempt, max_attempts, run_at, provider_message_id, created_at, updated_at, finished_at)
-SELECT i.notification_id, i.user_id, i.type, 'in_app', '`+store.InboxProvider+`', 'sent', n.guarantee, 1, ?, ?,
-	CAST(i.id AS TEXT), ?, ?, ?
-FROM inbox_items i JOIN notifications n ON n.id = i.notification_id
-WHERE i.notification_id IN `+in+` ORDER BY i.id`, append([]any{p.MaxAttempts, now, now, now, now}, args...)...)
+		ids := make([]any, 0, len(got)+5)
+		ids = append(ids, p.MaxAttempts, now, now, now, now)
+		for _, it := range got {
+			ids = append(ids, it.ID)
+		}
+		_, err = s.exec(ctx, tx, inboxDeliverySQL+marks(len(got))+`) ORDER BY i.id`, ids...)
 		return formatError(err, "deliveries")
 	})
 	if err != nil {
@@ -165,3 +128,29 @@ WHERE i.notification_id IN `+in+` ORDER BY i.id`, append([]any{p.MaxAttempts, no
 	}
 	return items, nil
 }
+
+// The statements of insertAddressed and insertInbox after their VALUES
+// lists, built once from the rules' fragments.
+var (
+	addressedSQL = `
+a AS (SELECT n.*, ` + rules.AddressSQL("n.channel", "u.phone", "u.email") + ` AS address
+	FROM n JOIN users u ON u.id = n.uid),
+b AS (SELECT a.*, (SELECT x.reason FROM suppressions x WHERE x.channel = a.channel AND x.address = a.address) AS suppressed
+	FROM a),
+c AS (SELECT b.*, ` + rules.SkipSQL("b.address", "b.suppressed") + ` AS skip FROM b)
+INSERT INTO deliveries (notification_id, user_id, type, channel, provider, address, state, guarantee,
+	attempt, max_attempts, run_at, last_error_code, last_error, created_at, updated_at, finished_at)
+SELECT c.nid, c.uid, c.type, c.channel, c.provider, c.address, ` + rules.AddressedStateSQL("c.skip") + `, c.guarantee,
+	0, ?, c.run_at, c.skip, ` + rules.SkipErrorSQL("c.skip", "c.channel", "c.suppressed") + `,
+	?, ?, ` + rules.FinishedAtSQL("c.skip", "?") + `
+FROM c ORDER BY c.ord
+RETURNING notification_id, state`
+	inboxItemSQL = `
+INSERT INTO inbox_items (` + rules.InboxItemColumns + `)
+SELECT ` + rules.InboxItemSQL("?") + ` FROM n JOIN notifications x ON x.id = n.nid ORDER BY n.ord
+RETURNING ` + inboxColumns
+	inboxDeliverySQL = `INSERT INTO deliveries (` + rules.InboxDeliveryColumns + `)
+SELECT ` + rules.InboxDeliverySQL("?", "?") + `
+FROM inbox_items i JOIN notifications x ON x.id = i.notification_id
+WHERE i.id IN (`
+)

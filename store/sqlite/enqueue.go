@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // Enqueue implements store.Store: the idempotency record, the
@@ -96,11 +96,13 @@ func (s *Store) enqueue(ctx context.Context, tx *writeTx, p store.EnqueueParams)
 	if err := s.insertNotifications(ctx, tx, p); err != nil {
 		return res, err
 	}
-	counts, err := s.insertDeliveries(ctx, tx, p)
-	if err != nil {
+	plan := rules.PlanEnqueue(p)
+	counts := make(map[string]int, len(p.Notifications))
+	if err := s.insertDeliveries(ctx, tx, p, plan.Push, counts); err != nil {
 		return res, err
 	}
-	if res.Inbox, err = s.insertChannels(ctx, tx, p, counts); err != nil {
+	var err error
+	if res.Inbox, err = s.insertChannels(ctx, tx, p, plan, counts); err != nil {
 		return res, err
 	}
 	if p.IdempotencyKey != "" {
@@ -275,54 +277,40 @@ func encodeNotification(n heraldtype.Notification) (data, channels string, err e
 	return data, string(b), nil
 }
 
-// insertDeliveries fans the notifications with a push channel out to the
-// usable devices of their users with one INSERT … SELECT per chunk of
-// notifications, and returns the number of deliveries per notification.
-func (s *Store) insertDeliveries(ctx context.Context, tx *writeTx, p store.EnqueueParams) (map[string]int, error) {
-	counts := make(map[string]int, len(p.Notifications))
-	if len(p.PushProviders) == 0 {
-		return counts, nil
+// insertDeliveries fans the push notifications of the plan out to the
+// devices that qualify (rules.PushDeviceSQL) with one INSERT … SELECT
+// per chunk of notifications, and counts the deliveries per
+// notification into counts.
+func (s *Store) insertDeliveries(ctx context.Context, tx *writeTx, p store.EnqueueParams, push []rules.Route,
+	counts map[string]int) error {
+	if len(push) == 0 {
+		return nil
 	}
-	var push []heraldtype.Notification
-	for _, n := range p.Notifications {
-		if slices.Contains(n.Channels, heraldtype.ChannelPush) {
-			push = append(push, n)
-		}
+	// The routing table as the rows of r (platform, provider), sorted, so
+	// the statement text, and its cache entry, is stable for one table.
+	// CROSS JOIN keeps r inside the device loop (SQLite does not reorder
+	// it): with r outside, each user's devices were searched once per
+	// routed platform.
+	platforms, providers := rules.PushRoutes(p.PushProviders)
+	routeArgs := make([]any, 0, 2*len(platforms))
+	for i := range platforms {
+		routeArgs = append(routeArgs, platforms[i], providers[i])
 	}
-	// Sorted platforms keep the statement text, and so its cache entry,
-	// stable for one routing table.
-	platforms := make([]heraldtype.Platform, 0, len(p.PushProviders))
-	for pl := range p.PushProviders {
-		platforms = append(platforms, pl)
-	}
-	slices.Sort(platforms)
-	route := "CASE d.platform"
-	var routeArgs, platformArgs []any
-	for _, pl := range platforms {
-		route += " WHEN ? THEN ?"
-		routeArgs = append(routeArgs, string(pl), p.PushProviders[pl])
-		platformArgs = append(platformArgs, string(pl))
-	}
-	route += " END"
+	routes := rowMarks(len(platforms), 2)
 	now := micros(p.Now)
-	err := insertBatches(push, func(ns []heraldtype.Notification) error {
-		args := make([]any, 0, len(ns)*6+len(routeArgs)+3+len(platformArgs))
-		for i, n := range ns {
-			runAt := p.Now
-			if n.SendAt.After(runAt) {
-				runAt = n.SendAt
-			}
-			args = append(args, i, n.ID, n.UserID, n.Type, string(n.Guarantee), micros(runAt))
+	return insertBatches(push, func(rs []rules.Route) error {
+		args := make([]any, 0, len(rs)*6+len(routeArgs)+3)
+		for i, r := range rs {
+			args = append(args, i, r.N.ID, r.N.UserID, r.N.Type, string(r.N.Guarantee), micros(r.RunAt))
 		}
 		args = append(args, routeArgs...)
 		args = append(args, p.MaxAttempts, now, now)
-		args = append(args, platformArgs...)
-		rows, err := s.query(ctx, tx, `WITH n (ord, nid, uid, type, guarantee, run_at) AS (VALUES `+rowMarks(len(ns), 6)+`)
+		rows, err := s.query(ctx, tx, `WITH n (ord, nid, uid, type, guarantee, run_at) AS (VALUES `+rowMarks(len(rs), 6)+`),
+r (platform, provider) AS (VALUES `+routes+`)
 INSERT INTO deliveries (notification_id, user_id, type, channel, provider, device_id, state, guarantee,
 	attempt, max_attempts, run_at, created_at, updated_at)
-SELECT n.nid, n.uid, n.type, 'push', `+route+`, d.id, 'pending', n.guarantee, 0, ?, n.run_at, ?, ?
-FROM n JOIN devices d ON d.user_id = n.uid
-WHERE d.status = 'ACTIVE' AND d.push_opt_in = 1 AND d.token <> '' AND d.platform IN (`+marks(len(platformArgs))+`)
+SELECT n.nid, n.uid, n.type, 'push', r.provider, d.id, 'pending', n.guarantee, 0, ?, n.run_at, ?, ?
+FROM n JOIN devices d ON d.user_id = n.uid CROSS JOIN r WHERE `+rules.PushDeviceSQL+`
 ORDER BY n.ord, d.id
 RETURNING notification_id`, args...)
 		if err != nil {
@@ -338,7 +326,6 @@ RETURNING notification_id`, args...)
 		}
 		return formatError(rows.Err(), "deliveries")
 	})
-	return counts, err
 }
 
 func (s *Store) insertTrigger(ctx context.Context, tx *writeTx, p store.EnqueueParams) error {

@@ -6,34 +6,12 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
-// historySQL summarises each notification's deliveries into its history
-// status and reason (S3.9); the rules are store.HistoryStatus's. The
-// inner query filters notifications by their own columns (and the page
-// cursor), so it walks notifications_user_id, notifications_type or
-// notifications_created_at; the status filter applies to the summary.
-const historySQL = `SELECT id, user_id, type, title, created_at, status,
-	CASE status WHEN 'DEFERRED' THEN 'quiet_hours' WHEN 'RATE_LIMITED' THEN limited_code
-		WHEN 'USER_OPTED_OUT' THEN opted_code
-		WHEN 'FAILED' THEN CASE WHEN total = 0 THEN 'no_deliveries' ELSE coalesce(failed_code, '') END
-		ELSE '' END
-FROM (SELECT *, CASE WHEN sent > 0 THEN 'SENT'
-		WHEN live > 0 AND deferred > 0 THEN 'DEFERRED'
-		WHEN live > 0 THEN 'PENDING'
-		WHEN limited > 0 THEN 'RATE_LIMITED'
-		WHEN opted > 0 THEN 'USER_OPTED_OUT'
-		ELSE 'FAILED' END AS status
-	FROM (SELECT n.id, n.user_id, n.type, n.title, n.created_at, count(d.id) AS total,
-		sum(CASE WHEN d.state = 'sent' THEN 1 ELSE 0 END) AS sent,
-		sum(CASE WHEN d.state IN ('pending', 'leased') THEN 1 ELSE 0 END) AS live,
-		sum(CASE WHEN d.state = 'pending' AND d.last_error_code = 'quiet_hours' THEN 1 ELSE 0 END) AS deferred,
-		sum(CASE WHEN d.state = 'rate_limited' THEN 1 ELSE 0 END) AS limited,
-		sum(CASE WHEN d.state = 'opted_out' THEN 1 ELSE 0 END) AS opted,
-		max(CASE WHEN d.state = 'rate_limited' THEN d.last_error_code END) AS limited_code,
-		max(CASE WHEN d.state = 'opted_out' THEN d.last_error_code END) AS opted_code,
-		max(CASE WHEN d.state IN ('dead', 'unknown', 'skipped') THEN d.last_error_code END) AS failed_code
-	FROM notifications n LEFT JOIN deliveries d ON d.notification_id = n.id`
+// historySQL is the history summary shared with PostgreSQL (the rules
+// of store.HistoryStatus are in store/rules), on SQLite's tables.
+var historySQL = rules.Unqualified(rules.HistorySQL)
 
 // ListHistory implements store.Store.
 func (s *Store) ListHistory(ctx context.Context, f store.HistoryFilter) ([]store.HistoryEntry, string, error) {
@@ -64,7 +42,7 @@ func (s *Store) ListHistory(ctx context.Context, f store.HistoryFilter) ([]store
 		where = append(where, "(n.created_at < ? OR (n.created_at = ? AND n.id < ?))")
 		args = append(args, at, at, id)
 	}
-	q := historySQL + whereSQL(where) + ` GROUP BY n.id) AS agg) AS h`
+	q := historySQL + whereSQL(where) + rules.HistoryGroupSQL
 	if f.Status != "" {
 		q += ` WHERE status = ?`
 		args = append(args, string(f.Status))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // The suppression list: store.Channels' suppression methods and the
@@ -12,7 +13,7 @@ import (
 
 // ListSuppressions implements store.Channels.
 func (s *Store) ListSuppressions(ctx context.Context, channel heraldtype.Channel) ([]heraldtype.Suppression, error) {
-	if err := checkSuppressionChannel(channel, true); err != nil {
+	if err := rules.CheckSuppressionChannel(channel, true); err != nil {
 		return nil, err
 	}
 	rows, err := s.read.QueryContext(ctx, `SELECT channel, address, reason, created_at FROM suppressions
@@ -36,7 +37,7 @@ WHERE ? = '' OR channel = ? ORDER BY created_at DESC, channel, address`, string(
 
 // DeleteSuppression implements store.Channels.
 func (s *Store) DeleteSuppression(ctx context.Context, channel heraldtype.Channel, address string) error {
-	if err := checkSuppressionChannel(channel, false); err != nil {
+	if err := rules.CheckSuppressionChannel(channel, false); err != nil {
 		return err
 	}
 	if address == "" {
@@ -58,16 +59,4 @@ SELECT channel, address, ?4, ?5 FROM deliveries WHERE `+leasedBy+` AND address <
 ON CONFLICT (channel, address) DO UPDATE SET reason = excluded.reason, created_at = excluded.created_at`,
 		append(guard, reason, micros(o.At))...)
 	return formatError(err, "suppression")
-}
-
-// checkSuppressionChannel rejects a channel that has no addresses to
-// suppress; "" (every channel) only where allowed.
-func checkSuppressionChannel(channel heraldtype.Channel, all bool) error {
-	switch {
-	case channel == heraldtype.ChannelSMS || channel == heraldtype.ChannelEmail:
-		return nil
-	case channel == "" && all:
-		return nil
-	}
-	return heraldtype.FieldErrorf("channel", "must be sms or email, not %q", channel)
 }

@@ -145,6 +145,25 @@ func testChannels(t *testing.T, newStore NewStore) {
 			t.Fatalf("enqueue without channel providers = %+v", res)
 		}
 	})
+	t.Run("InboxInTriggerOrder", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, newStore)
+		f.user("u1")
+		f.device("u1", "a1", "android")
+		// Notification ids sort against the trigger's order: the items
+		// follow the trigger.
+		first, second := f.on("u1", heraldtype.ChannelInApp), f.on("u1", heraldtype.ChannelInApp, heraldtype.ChannelPush)
+		p := params(second, first)
+		p.PushProviders = nil // no platform routed: no push delivery
+		res := f.enqueue(p)
+		if len(res.Inbox) != 2 || res.Inbox[0].NotificationID != second.ID || res.Inbox[1].NotificationID != first.ID ||
+			res.Inbox[0].ID >= res.Inbox[1].ID {
+			t.Fatalf("Inbox = %+v, want the items of %s then %s, ids ascending", res.Inbox, second.ID, first.ID)
+		}
+		if d := res.Notifications[0].Deliveries; d != 1 {
+			t.Fatalf("%s has %d deliveries, want only the in-app one (push is not routed)", second.ID, d)
+		}
+	})
 	t.Run("ReplayWritesNoInbox", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, newStore)

@@ -124,3 +124,69 @@ func testHistory(t *testing.T, newStore NewStore) {
 	_, _, err = f.s.ListHistory(f.ctx, store.HistoryFilter{Status: "LOST"})
 	wantCode(t, err, heraldtype.EINVALID)
 }
+
+// testHistoryRules covers the precedence of the history statuses when a
+// notification's deliveries disagree, and the deliveries that are final
+// at enqueue (skipped, in_app): the rules of store/rules.HistorySQL.
+func testHistoryRules(t *testing.T, newStore NewStore) {
+	t.Parallel()
+	f := newFixture(t, newStore)
+	f.contact("u1", "+15550001", "")
+	f.device("u1", "a1", heraldtype.PlatformAndroid)
+	f.device("u1", "a2", heraldtype.PlatformAndroid)
+	noEmail := f.on("u1", heraldtype.ChannelEmail)
+	inApp := f.on("u1", heraldtype.ChannelInApp, heraldtype.ChannelEmail)
+	sentAndDead := f.on("u1", heraldtype.ChannelPush)
+	limitedAndOpted := f.on("u1", heraldtype.ChannelPush)
+	pendingAndLimited := f.on("u1", heraldtype.ChannelPush)
+	deadAndSkipped := f.on("u1", heraldtype.ChannelPush, heraldtype.ChannelEmail)
+	for i, n := range []*heraldtype.Notification{&noEmail, &inApp, &sentAndDead, &limitedAndOpted, &pendingAndLimited, &deadAndSkipped} {
+		n.CreatedAt = at(time.Duration(i) * time.Minute)
+	}
+	f.enqueue(channelParams(noEmail, inApp, sentAndDead, limitedAndOpted, pendingAndLimited, deadAndSkipped))
+	jobs := map[string][]heraldtype.Job{}
+	for _, j := range f.claim("w", base(), 20) {
+		jobs[j.Delivery.NotificationID] = append(jobs[j.Delivery.NotificationID], j)
+	}
+	now := at(10 * time.Minute)
+	dead := store.Dead{Failure: store.Failure{ErrorCode: "UNREGISTERED", Error: "UNREGISTERED"}}
+	f.complete(8,
+		outcome(jobs[sentAndDead.ID][0], store.Sent{}, now),
+		outcome(jobs[sentAndDead.ID][1], dead, now),
+		outcome(jobs[limitedAndOpted.ID][0], store.OptedOut{ErrorCode: "channel_disabled", Error: "channel_disabled"}, now),
+		outcome(jobs[limitedAndOpted.ID][1], store.RateLimited{ErrorCode: "daily_cap", Error: "daily_cap"}, now),
+		outcome(jobs[pendingAndLimited.ID][0], store.Released{}, now),
+		outcome(jobs[pendingAndLimited.ID][1], store.RateLimited{ErrorCode: "duplicate", Error: "duplicate"}, now),
+		outcome(jobs[deadAndSkipped.ID][0], dead, now),
+		outcome(jobs[deadAndSkipped.ID][1], dead, now),
+	)
+	es, _, err := f.s.ListHistory(f.ctx, store.HistoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		id     string
+		status store.HistoryStatus
+		reason string
+	}{
+		// The greatest code of the failed deliveries: no_address sorts
+		// after UNREGISTERED.
+		{deadAndSkipped.ID, store.HistoryFailed, store.CodeNoAddress},
+		{pendingAndLimited.ID, store.HistoryPending, ""},
+		{limitedAndOpted.ID, store.HistoryRateLimited, "daily_cap"},
+		{sentAndDead.ID, store.HistorySent, ""},
+		{inApp.ID, store.HistorySent, ""},
+		{noEmail.ID, store.HistoryFailed, store.CodeNoAddress},
+	}
+	if len(es) != len(want) {
+		t.Fatalf("history has %d entries, want %d: %+v", len(es), len(want), es)
+	}
+	for i, w := range want {
+		if e := es[i]; e.NotificationID != w.id || e.Status != w.status || e.Reason != w.reason {
+			t.Errorf("entry %d = %s %s %q, want %s %s %q", i, e.NotificationID, e.Status, e.Reason, w.id, w.status, w.reason)
+		}
+	}
+	if d := es[4].Deliveries; d[heraldtype.StateSent] != 1 || d[heraldtype.StateSkipped] != 1 {
+		t.Errorf("in-app entry's deliveries = %v, want one sent and one skipped", d)
+	}
+}

@@ -58,6 +58,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("APIKeys", func(t *testing.T) { testAPIKeys(t, newStore) })
 	t.Run("Policy", func(t *testing.T) { testPolicy(t, newStore) })
 	t.Run("History", func(t *testing.T) { testHistory(t, newStore) })
+	t.Run("HistoryRules", func(t *testing.T) { testHistoryRules(t, newStore) })
 }
 
 // base is the suite's "now": a fixed instant with microseconds, so a store
