@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store"
 )
 
 // Notification status values, derived from its deliveries.
@@ -72,7 +71,7 @@ func summarize(ds []heraldtype.Delivery) string {
 }
 
 // DeliveryFilter selects deliveries (GET /v1/deliveries).
-type DeliveryFilter = store.DeliveryFilter
+type DeliveryFilter = heraldtype.DeliveryFilter
 
 // DeliveryPage is one page of a delivery listing.
 type DeliveryPage struct {

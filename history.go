@@ -5,20 +5,19 @@ import (
 	"strings"
 
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store"
 )
 
 // HistoryFilter selects notifications of the history (S3.9):
 // GET /v1/notifications?type=&status=&from=&to= and
 // GET /v1/users/{id}/notifications.
-type HistoryFilter = store.HistoryFilter
+type HistoryFilter = heraldtype.HistoryFilter
 
 // HistoryEntry is one notification with its outcome — SENT, FAILED,
 // RATE_LIMITED, USER_OPTED_OUT, DEFERRED or PENDING — and the reason (an
 // error code such as duplicate, daily_cap, type_disabled, quiet_hours).
 // A notification with any delivery sent is SENT (an in_app delivery is
 // sent when it is written); Deliveries counts its deliveries per state.
-type HistoryEntry = store.HistoryEntry
+type HistoryEntry = heraldtype.HistoryEntry
 
 // HistoryPage is one page of the history.
 type HistoryPage struct {
@@ -39,7 +38,7 @@ func (c *Client) ListHistory(ctx context.Context, f HistoryFilter) (HistoryPage,
 			return HistoryPage{}, err
 		}
 	}
-	f.Status = store.HistoryStatus(strings.ToUpper(string(f.Status)))
+	f.Status = heraldtype.HistoryStatus(strings.ToUpper(string(f.Status)))
 	if f.Status != "" && !f.Status.Valid() {
 		return HistoryPage{}, heraldtype.FieldErrorf("status", "%q is not SENT, FAILED, RATE_LIMITED, USER_OPTED_OUT, DEFERRED or PENDING", f.Status)
 	}

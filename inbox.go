@@ -9,7 +9,7 @@ import (
 )
 
 // InboxFilter selects a page of a user's inbox.
-type InboxFilter = store.InboxFilter
+type InboxFilter = heraldtype.InboxFilter
 
 // InboxPage is one page of an inbox with the user's unread count.
 type InboxPage struct {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/policy"
-	"github.com/heraldhq/herald/store"
 )
 
 // PolicyLimiter holds the atomic parts of the delivery policy: the
@@ -26,7 +26,7 @@ type PolicyLimiter interface {
 // newPolicy builds the type catalogue from the configured types and the
 // policy engine the workers consult before every send.
 func newPolicy(cfg Config) (*policy.Catalog, *policy.Engine, error) {
-	static := make(map[string]store.NotificationType, len(cfg.Types))
+	static := make(map[string]heraldtype.NotificationType, len(cfg.Types))
 	for name, tc := range cfg.Types {
 		if err := validTypeName(name); err != nil {
 			return nil, nil, fmt.Errorf("herald: type %q: %w", name, err)

@@ -13,7 +13,6 @@ import (
 	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/provider/fcm"
-	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/sqlite"
 )
 
@@ -103,7 +102,7 @@ func TestPolicyDuplicateWithinAnHourIsBlocked(t *testing.T) {
 	if n := len(p.em.MessagesTo("tok-1")); n != 2 {
 		t.Fatalf("the phone got %d messages, want 2", n)
 	}
-	h := p.history(HistoryFilter{UserID: "u1", Status: store.HistoryRateLimited})
+	h := p.history(HistoryFilter{UserID: "u1", Status: heraldtype.HistoryRateLimited})
 	if len(h) != 1 || h[0].NotificationID != dup.Notifications[0].ID || h[0].Reason != "duplicate" {
 		t.Fatalf("history = %+v", h)
 	}
@@ -222,7 +221,7 @@ func TestPolicyQuietHoursDeferAcrossDST(t *testing.T) {
 	if d.State != heraldtype.StatePending || !d.RunAt.Equal(wantUntil) || d.Attempt != 0 {
 		t.Fatalf("deferred = %s run_at %v attempt %d, want pending until %v", d.State, d.RunAt, d.Attempt, wantUntil)
 	}
-	if h := p.history(HistoryFilter{Status: store.HistoryDeferred}); len(h) != 1 || h[0].Reason != "quiet_hours" {
+	if h := p.history(HistoryFilter{Status: heraldtype.HistoryDeferred}); len(h) != 1 || h[0].Reason != "quiet_hours" {
 		t.Fatalf("history = %+v", h)
 	}
 	if d := p.only(alarm.Notifications[0].ID); d.State != heraldtype.StateSent {
@@ -270,7 +269,7 @@ func TestPolicyOptOutIsRecorded(t *testing.T) {
 	if len(p.em.MessagesTo("tok-1")) != 0 {
 		t.Fatal("an opted-out notification was sent")
 	}
-	if h := p.history(HistoryFilter{UserID: "u1", Status: store.HistoryOptedOut}); len(h) != 3 {
+	if h := p.history(HistoryFilter{UserID: "u1", Status: heraldtype.HistoryOptedOut}); len(h) != 3 {
 		t.Fatalf("history has %d opted-out entries, want 3", len(h))
 	}
 	if _, err := p.client.PutPreferences(p.ctx, "u1", Preferences{OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelInApp}}); heraldtype.ErrorCode(err) != heraldtype.EINVALID {

@@ -3,8 +3,8 @@ package herald
 import (
 	"context"
 
+	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/policy"
-	"github.com/heraldhq/herald/store"
 )
 
 // Preferences are a user's delivery preferences (S3.11), the body and
@@ -20,14 +20,14 @@ import (
 // keeps the configured cap. Per-device push opt-in (S0.1) stays on the
 // device. in_app cannot be opted out: the inbox is the record a user is
 // always given (S4.5), and the policy governs the channels that interrupt.
-type Preferences = store.Preferences
+type Preferences = heraldtype.Preferences
 
 // TypePreference is a user's choice for one type: off, or only some
 // channels.
-type TypePreference = store.TypePreference
+type TypePreference = heraldtype.TypePreference
 
 // QuietHours is a daily window "HH:MM"–"HH:MM" in the user's time zone.
-type QuietHours = store.QuietHours
+type QuietHours = heraldtype.QuietHours
 
 // PutPreferences replaces a user's preferences. The user must exist.
 func (c *Client) PutPreferences(ctx context.Context, userID string, p Preferences) (Preferences, error) {

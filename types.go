@@ -7,7 +7,6 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/policy"
-	"github.com/heraldhq/herald/store"
 )
 
 // TypeConfig declares a notification type: in the configuration file
@@ -64,8 +63,8 @@ const (
 )
 
 // resolve validates tc and returns the type it declares.
-func (tc TypeConfig) resolve(name string) (store.NotificationType, error) {
-	t := store.NotificationType{Name: name, Channels: tc.Channels, Priority: tc.Priority, QuietHours: true,
+func (tc TypeConfig) resolve(name string) (heraldtype.NotificationType, error) {
+	t := heraldtype.NotificationType{Name: name, Channels: tc.Channels, Priority: tc.Priority, QuietHours: true,
 		CountsTowardCap: tc.CountsTowardCap, Guarantee: tc.Guarantee, Critical: tc.Critical}
 	if tc.QuietHours != nil {
 		t.QuietHours = *tc.QuietHours
@@ -160,7 +159,7 @@ func (c *Client) ListTypes(ctx context.Context) ([]NotificationType, error) {
 	return out, nil
 }
 
-func typeView(t store.NotificationType, source string) NotificationType {
+func typeView(t heraldtype.NotificationType, source string) NotificationType {
 	ch := t.Channels
 	if len(ch) == 0 {
 		ch = []heraldtype.Channel{heraldtype.ChannelPush}

@@ -23,7 +23,6 @@ import (
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/dispatch"
 	"github.com/heraldhq/herald/provider/fcm"
-	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/postgres"
 	"github.com/heraldhq/herald/store/postgres/pgtest"
 )
@@ -256,7 +255,7 @@ func (c *cluster) waitSettled(timeout time.Duration, instances ...*instance) map
 func (c *cluster) deliveries() []heraldtype.Delivery {
 	c.t.Helper()
 	var all []heraldtype.Delivery
-	f := store.DeliveryFilter{Limit: 1000}
+	f := heraldtype.DeliveryFilter{Limit: 1000}
 	for {
 		page, next, err := c.store.ListDeliveries(c.ctx, f)
 		if err != nil {

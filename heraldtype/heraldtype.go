@@ -1,6 +1,8 @@
-// Package heraldtype holds the value types every part of Herald shares:
-// users, devices, notifications, deliveries, their states, and the error
-// values that cross package boundaries. It imports nothing from Herald, so
+// Package heraldtype holds the value types every part of Herald shares —
+// its public vocabulary: users, devices, notifications, deliveries and
+// their states, declared notification types and users' preferences, the
+// history, the list filters, retry policies, and the error values that
+// cross package boundaries. It imports nothing from Herald, so
 // the root package, the stores, the dispatcher and the providers can all
 // depend on it without cycles (the role rivertype plays in River).
 package heraldtype

@@ -23,8 +23,8 @@ import (
 // should happen if that changes.
 type acceptingStore struct{ store.Store }
 
-func (acceptingStore) GetType(_ context.Context, name string) (store.NotificationType, error) {
-	return store.NotificationType{}, heraldtype.Errorf(heraldtype.ENOTFOUND, "type %q not found", name)
+func (acceptingStore) GetType(_ context.Context, name string) (heraldtype.NotificationType, error) {
+	return heraldtype.NotificationType{}, heraldtype.Errorf(heraldtype.ENOTFOUND, "type %q not found", name)
 }
 
 func (acceptingStore) Enqueue(_ context.Context, p store.EnqueueParams) (store.EnqueueResult, error) {

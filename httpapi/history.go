@@ -8,7 +8,6 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store"
 )
 
 // listHistory: GET /v1/notifications?type=&status=&from=&to=&cursor=&limit=
@@ -66,7 +65,7 @@ func parseHistoryQuery(raw string) (herald.HistoryFilter, error) {
 		case "type":
 			f.Type = v
 		case "status":
-			f.Status = store.HistoryStatus(v)
+			f.Status = heraldtype.HistoryStatus(v)
 		case "cursor":
 			f.Cursor = v
 		case "from":

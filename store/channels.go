@@ -44,7 +44,7 @@ type Channels interface {
 	// if f.Archived), the cursor of the next page ("" at the end) and the
 	// user's unread count (unarchived, unread). ENOTFOUND if the user does
 	// not exist.
-	ListInbox(ctx context.Context, userID string, f InboxFilter) (items []heraldtype.InboxItem, next string, unread int, err error)
+	ListInbox(ctx context.Context, userID string, f heraldtype.InboxFilter) (items []heraldtype.InboxItem, next string, unread int, err error)
 	// InboxSince returns up to limit unarchived items of the user with id >
 	// afterID, oldest first: what a real-time stream missed.
 	InboxSince(ctx context.Context, userID string, afterID int64, limit int) ([]heraldtype.InboxItem, error)
@@ -63,17 +63,6 @@ type Channels interface {
 	// DeleteSuppression lifts a suppression (the address opted in again);
 	// ENOTFOUND if there is none.
 	DeleteSuppression(ctx context.Context, channel heraldtype.Channel, address string) error
-}
-
-// InboxFilter selects a page of an inbox.
-type InboxFilter struct {
-	// Unread lists only unread items.
-	Unread bool
-	// Archived lists archived items instead of the live inbox.
-	Archived bool
-	Cursor   string
-	// Limit defaults to 50 and is capped at 200.
-	Limit int
 }
 
 // InboxNotifier is an optional capability of a store shared by several

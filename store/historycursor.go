@@ -12,7 +12,7 @@ import (
 // CheckHistoryFilter validates a history filter and returns its page size
 // (default 50, at most 200). Every store calls it, so all of them accept
 // the same filters.
-func CheckHistoryFilter(f *HistoryFilter) (int, error) {
+func CheckHistoryFilter(f *heraldtype.HistoryFilter) (int, error) {
 	if f.Status != "" && !f.Status.Valid() {
 		return 0, heraldtype.FieldErrorf("status", "unknown status %q (SENT, FAILED, RATE_LIMITED, USER_OPTED_OUT, DEFERRED, PENDING)", f.Status)
 	}

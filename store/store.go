@@ -135,7 +135,7 @@ type Store interface {
 
 	// ListDeliveries lists deliveries matching f, newest first, with each
 	// delivery's attempts, and the cursor of the next page ("" at the end).
-	ListDeliveries(ctx context.Context, f DeliveryFilter) ([]heraldtype.Delivery, string, error)
+	ListDeliveries(ctx context.Context, f heraldtype.DeliveryFilter) ([]heraldtype.Delivery, string, error)
 	// ReplayDelivery sends a dead or unknown delivery again (S0.4, S4.6):
 	// state pending, run_at = now, attempt 0, replay_count+1, last_replay_at
 	// = now, last error kept until the next outcome, a "replayed" attempt
@@ -169,7 +169,7 @@ type Store interface {
 	// ReplayDeliveries replays every dead or unknown delivery matching f
 	// (f.State must be dead, unknown or empty for both; f.Cursor and
 	// f.Limit are ignored, at most max are replayed) and returns how many.
-	ReplayDeliveries(ctx context.Context, f DeliveryFilter, now time.Time, max int) (int, error)
+	ReplayDeliveries(ctx context.Context, f heraldtype.DeliveryFilter, now time.Time, max int) (int, error)
 }
 
 // EnqueueParams is one trigger. The caller validates it and generates the
@@ -236,22 +236,6 @@ type ClaimParams struct {
 type ReapResult struct {
 	Requeued int
 	Unknown  int
-}
-
-// DeliveryFilter selects deliveries for listing and bulk replay. Zero
-// fields match everything.
-type DeliveryFilter struct {
-	State          heraldtype.DeliveryState
-	ErrorCode      string
-	Type           string
-	UserID         string
-	NotificationID string
-	// From and To bound created_at: From <= created_at < To.
-	From, To time.Time
-	// Cursor is the opaque value returned with the previous page.
-	Cursor string
-	// Limit defaults to 50 and is capped at 1000.
-	Limit int
 }
 
 // NextClaimer is an optional Store capability: a claim that also reports

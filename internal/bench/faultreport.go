@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/postgres"
 )
 
@@ -67,7 +66,7 @@ func (r *FaultReport) check(ctx context.Context, st *postgres.Store, pop *popula
 			r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
 		}
 	}
-	f := store.DeliveryFilter{Limit: 1000}
+	f := heraldtype.DeliveryFilter{Limit: 1000}
 	for {
 		page, next, err := st.ListDeliveries(ctx, f)
 		if err != nil {

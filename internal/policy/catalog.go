@@ -10,13 +10,12 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store"
 )
 
 // TypeStore reads the types declared through the API.
 type TypeStore interface {
-	GetType(ctx context.Context, name string) (store.NotificationType, error)
-	ListTypes(ctx context.Context) ([]store.NotificationType, error)
+	GetType(ctx context.Context, name string) (heraldtype.NotificationType, error)
+	ListTypes(ctx context.Context) ([]heraldtype.NotificationType, error)
 }
 
 // Catalog resolves notification types: a type stored through the API
@@ -26,7 +25,7 @@ type TypeStore interface {
 // had a policy: no cap, and only what a user asked for (preferences,
 // quiet hours) or a trigger asked for (a dedupe key) applies.
 type Catalog struct {
-	static map[string]store.NotificationType
+	static map[string]heraldtype.NotificationType
 	store  TypeStore
 
 	// cache keeps resolved types for typeCacheTTL: the dispatcher asks for
@@ -38,7 +37,7 @@ type Catalog struct {
 }
 
 type cachedType struct {
-	t       store.NotificationType
+	t       heraldtype.NotificationType
 	expires time.Time
 }
 
@@ -49,11 +48,11 @@ const typeCacheTTL = 2 * time.Second
 const maxCachedTypes = 10000
 
 // NewCatalog validates the configured types and returns a Catalog.
-func NewCatalog(static map[string]store.NotificationType, st TypeStore) (*Catalog, error) {
+func NewCatalog(static map[string]heraldtype.NotificationType, st TypeStore) (*Catalog, error) {
 	if st == nil {
 		return nil, errors.New("policy: NewCatalog needs a TypeStore")
 	}
-	c := &Catalog{static: make(map[string]store.NotificationType, len(static)), store: st}
+	c := &Catalog{static: make(map[string]heraldtype.NotificationType, len(static)), store: st}
 	for name, t := range static {
 		t.Name = name
 		if err := NormalizeType(&t); err != nil {
@@ -69,14 +68,14 @@ func NewCatalog(static map[string]store.NotificationType, st TypeStore) (*Catalo
 // the daily cap, at_least_once, not critical. A type must be declared
 // capped because Herald cannot tell a marketing nudge from a password
 // reset.
-func DefaultType(name string) store.NotificationType {
-	return store.NotificationType{Name: name, Priority: heraldtype.PriorityNormal, DedupeWindow: DefaultDedupeWindow,
+func DefaultType(name string) heraldtype.NotificationType {
+	return heraldtype.NotificationType{Name: name, Priority: heraldtype.PriorityNormal, DedupeWindow: DefaultDedupeWindow,
 		QuietHours: true, Guarantee: heraldtype.AtLeastOnce}
 }
 
 // NormalizeType validates t and fills its defaults (priority NORMAL,
 // window 1 h, at_least_once).
-func NormalizeType(t *store.NotificationType) error {
+func NormalizeType(t *heraldtype.NotificationType) error {
 	if t.Priority == "" {
 		t.Priority = heraldtype.PriorityNormal
 	}
@@ -117,7 +116,7 @@ func validChannel(ch heraldtype.Channel) bool {
 }
 
 // Type returns the effective configuration of a type.
-func (c *Catalog) Type(ctx context.Context, name string) (store.NotificationType, error) {
+func (c *Catalog) Type(ctx context.Context, name string) (heraldtype.NotificationType, error) {
 	now := time.Now()
 	c.mu.Lock()
 	if e, ok := c.cache[name]; ok && now.Before(e.expires) {
@@ -145,13 +144,13 @@ func (c *Catalog) Forget(name string) {
 	delete(c.cache, name)
 }
 
-func (c *Catalog) resolve(ctx context.Context, name string) (store.NotificationType, error) {
+func (c *Catalog) resolve(ctx context.Context, name string) (heraldtype.NotificationType, error) {
 	t, err := c.store.GetType(ctx, name)
 	if err == nil {
 		return t, nil
 	}
 	if heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
-		return store.NotificationType{}, err
+		return heraldtype.NotificationType{}, err
 	}
 	if t, ok := c.static[name]; ok {
 		return t, nil
@@ -161,7 +160,7 @@ func (c *Catalog) resolve(ctx context.Context, name string) (store.NotificationT
 
 // Declared returns a declared type (stored or configured), ENOTFOUND for
 // a type nobody declared.
-func (c *Catalog) Declared(ctx context.Context, name string) (store.NotificationType, error) {
+func (c *Catalog) Declared(ctx context.Context, name string) (heraldtype.NotificationType, error) {
 	t, err := c.store.GetType(ctx, name)
 	if heraldtype.ErrorCode(err) == heraldtype.ENOTFOUND {
 		if t, ok := c.static[name]; ok {
@@ -173,20 +172,20 @@ func (c *Catalog) Declared(ctx context.Context, name string) (store.Notification
 
 // List returns every declared type, stored ones over configured ones,
 // ordered by name.
-func (c *Catalog) List(ctx context.Context) ([]store.NotificationType, error) {
+func (c *Catalog) List(ctx context.Context) ([]heraldtype.NotificationType, error) {
 	stored, err := c.store.ListTypes(ctx)
 	if err != nil {
 		return nil, err
 	}
 	all := maps.Clone(c.static)
 	if all == nil {
-		all = map[string]store.NotificationType{}
+		all = map[string]heraldtype.NotificationType{}
 	}
 	for _, t := range stored {
 		all[t.Name] = t
 	}
 	out := slices.Collect(maps.Values(all))
-	slices.SortFunc(out, func(a, b store.NotificationType) int {
+	slices.SortFunc(out, func(a, b heraldtype.NotificationType) int {
 		switch {
 		case a.Name < b.Name:
 			return -1
@@ -201,7 +200,7 @@ func (c *Catalog) List(ctx context.Context) ([]store.NotificationType, error) {
 // ValidatePreferences checks p: known types' names are not checked (a
 // preference may precede its type's declaration), channels must be known,
 // quiet hours well-formed, the cap within bounds.
-func ValidatePreferences(p *store.Preferences) error {
+func ValidatePreferences(p *heraldtype.Preferences) error {
 	for name, tp := range p.Types {
 		seen := map[heraldtype.Channel]bool{}
 		for _, ch := range tp.Channels {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/heraldtype"
 )
 
 // QuietWindow is a parsed daily quiet-hours window, in minutes after local
@@ -15,7 +15,7 @@ type QuietWindow struct {
 }
 
 // ParseQuietHours validates q: two "HH:MM" times that differ.
-func ParseQuietHours(q store.QuietHours) (QuietWindow, error) {
+func ParseQuietHours(q heraldtype.QuietHours) (QuietWindow, error) {
 	start, err := parseClock(q.Start)
 	if err != nil {
 		return QuietWindow{}, fmt.Errorf("start: %w", err)

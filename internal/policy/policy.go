@@ -35,7 +35,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store"
 )
 
 // Error codes of the decisions, recorded as the delivery's last_error_code.
@@ -45,7 +44,7 @@ const (
 	CodeChannelOptedOut = "channel_opted_out"
 	CodeDuplicate       = "duplicate"
 	CodeDailyCap        = "daily_cap"
-	CodeQuietHours      = store.CodeQuietHours
+	CodeQuietHours      = heraldtype.CodeQuietHours
 	// CodePolicyError: the policy could not be evaluated (its store
 	// failed), so the delivery was not sent (S1.3).
 	CodePolicyError = "policy_error"
@@ -106,17 +105,17 @@ type Decision struct {
 type Source interface {
 	// GetPreferences returns the user's preferences with the user's time
 	// zone.
-	GetPreferences(ctx context.Context, userID string) (store.Preferences, error)
+	GetPreferences(ctx context.Context, userID string) (heraldtype.Preferences, error)
 	// GetPreferencesMany reads many users' preferences at once; a user
 	// that does not exist is absent.
-	GetPreferencesMany(ctx context.Context, userIDs []string) (map[string]store.Preferences, error)
+	GetPreferencesMany(ctx context.Context, userIDs []string) (map[string]heraldtype.Preferences, error)
 }
 
 // Prefetched holds the preferences of the users of one claimed batch,
 // read by Engine.Prefetch in one round trip. They are as fresh as the
 // claim (milliseconds before the send), so an opt-out saved before the
 // claim applies; nil is an empty set.
-type Prefetched map[string]store.Preferences
+type Prefetched map[string]heraldtype.Preferences
 
 // Config configures an Engine.
 type Config struct {
@@ -245,7 +244,7 @@ func (e *Engine) Check(ctx context.Context, job *heraldtype.Job, now time.Time, 
 // Preferences is step 1 of the policy, pure: it reports the opt-out
 // decision and true when the user's preferences refuse a delivery of type
 // t on channel ch.
-func Preferences(t store.NotificationType, p store.Preferences, ch heraldtype.Channel) (Decision, bool) {
+func Preferences(t heraldtype.NotificationType, p heraldtype.Preferences, ch heraldtype.Channel) (Decision, bool) {
 	if ch == "" {
 		ch = heraldtype.ChannelPush
 	}

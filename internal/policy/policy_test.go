@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store"
 )
 
 func zone(t *testing.T, name string) *time.Location {
@@ -22,11 +21,11 @@ func zone(t *testing.T, name string) *time.Location {
 func TestQuietHoursUntil(t *testing.T) {
 	t.Parallel()
 	ny := zone(t, "America/New_York")
-	overnight, err := ParseQuietHours(store.QuietHours{Start: "22:00", End: "08:00"})
+	overnight, err := ParseQuietHours(heraldtype.QuietHours{Start: "22:00", End: "08:00"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lunch, err := ParseQuietHours(store.QuietHours{Start: "12:00", End: "13:30"})
+	lunch, err := ParseQuietHours(heraldtype.QuietHours{Start: "12:00", End: "13:30"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +53,7 @@ func TestQuietHoursUntil(t *testing.T) {
 			t.Errorf("%s: Until(%v) = %v, %v; want %v, %v", c.name, c.now, until, in, c.wantAt, c.in)
 		}
 	}
-	for _, bad := range []store.QuietHours{{Start: "22:00", End: "22:00"}, {Start: "24:00", End: "08:00"}, {Start: "7:00", End: "08:00"}, {Start: "22:00", End: "x"}} {
+	for _, bad := range []heraldtype.QuietHours{{Start: "22:00", End: "22:00"}, {Start: "24:00", End: "08:00"}, {Start: "7:00", End: "08:00"}, {Start: "22:00", End: "x"}} {
 		if _, err := ParseQuietHours(bad); err == nil {
 			t.Errorf("ParseQuietHours(%+v) accepted", bad)
 		}
@@ -97,40 +96,40 @@ func (l *fakeLimiter) CountDaily(context.Context, string, string, string, int, t
 }
 
 type fakeSource struct {
-	prefs store.Preferences
+	prefs heraldtype.Preferences
 	err   error
 }
 
-func (s fakeSource) GetPreferences(context.Context, string) (store.Preferences, error) {
+func (s fakeSource) GetPreferences(context.Context, string) (heraldtype.Preferences, error) {
 	return s.prefs, s.err
 }
 
 // GetPreferencesMany gives every user the same preferences.
-func (s fakeSource) GetPreferencesMany(_ context.Context, ids []string) (map[string]store.Preferences, error) {
+func (s fakeSource) GetPreferencesMany(_ context.Context, ids []string) (map[string]heraldtype.Preferences, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	out := map[string]store.Preferences{}
+	out := map[string]heraldtype.Preferences{}
 	for _, id := range ids {
 		out[id] = s.prefs
 	}
 	return out, nil
 }
 
-type fakeTypes map[string]store.NotificationType
+type fakeTypes map[string]heraldtype.NotificationType
 
-func (f fakeTypes) GetType(_ context.Context, name string) (store.NotificationType, error) {
+func (f fakeTypes) GetType(_ context.Context, name string) (heraldtype.NotificationType, error) {
 	if t, ok := f[name]; ok {
 		return t, nil
 	}
-	return store.NotificationType{}, heraldtype.Errorf(heraldtype.ENOTFOUND, "no type")
+	return heraldtype.NotificationType{}, heraldtype.Errorf(heraldtype.ENOTFOUND, "no type")
 }
 
-func (f fakeTypes) ListTypes(context.Context) ([]store.NotificationType, error) { return nil, nil }
+func (f fakeTypes) ListTypes(context.Context) ([]heraldtype.NotificationType, error) { return nil, nil }
 
-func engine(t *testing.T, prefs store.Preferences, l *fakeLimiter) *Engine {
+func engine(t *testing.T, prefs heraldtype.Preferences, l *fakeLimiter) *Engine {
 	t.Helper()
-	cat, err := NewCatalog(map[string]store.NotificationType{
+	cat, err := NewCatalog(map[string]heraldtype.NotificationType{
 		"promo": {CountsTowardCap: true, QuietHours: true},
 		"alarm": {CountsTowardCap: true, QuietHours: true, Critical: true},
 	}, fakeTypes{})
@@ -156,25 +155,25 @@ func night() time.Time { return time.Date(2026, 6, 1, 18, 0, 0, 0, time.UTC) }
 // Order: an opted-out or deferred delivery takes no lock and no cap slot.
 func TestEngineOrder(t *testing.T) {
 	t.Parallel()
-	quiet := &store.QuietHours{Start: "22:00", End: "08:00"}
+	quiet := &heraldtype.QuietHours{Start: "22:00", End: "08:00"}
 	for _, c := range []struct {
 		name          string
-		prefs         store.Preferences
+		prefs         heraldtype.Preferences
 		typ           string
 		verdict       Verdict
 		code          string
 		dedupe, daily int
 	}{
-		{"opted out", store.Preferences{Types: map[string]store.TypePreference{"promo": {Disabled: true}}, QuietHours: quiet},
+		{"opted out", heraldtype.Preferences{Types: map[string]heraldtype.TypePreference{"promo": {Disabled: true}}, QuietHours: quiet},
 			"promo", Block, CodeTypeDisabled, 0, 0},
-		{"channel opted out", store.Preferences{OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelPush}},
+		{"channel opted out", heraldtype.Preferences{OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelPush}},
 			"promo", Block, CodeChannelOptedOut, 0, 0},
-		{"critical still opted out", store.Preferences{Types: map[string]store.TypePreference{"alarm": {Disabled: true}}},
+		{"critical still opted out", heraldtype.Preferences{Types: map[string]heraldtype.TypePreference{"alarm": {Disabled: true}}},
 			"alarm", Block, CodeTypeDisabled, 0, 0},
-		{"quiet hours", store.Preferences{QuietHours: quiet}, "promo", Defer, CodeQuietHours, 0, 0},
-		{"critical bypasses quiet hours and cap", store.Preferences{QuietHours: quiet}, "alarm", Allow, "", 1, 0},
-		{"allowed", store.Preferences{}, "promo", Allow, "", 1, 1},
-		{"unknown type: no cap", store.Preferences{}, "other", Allow, "", 1, 0},
+		{"quiet hours", heraldtype.Preferences{QuietHours: quiet}, "promo", Defer, CodeQuietHours, 0, 0},
+		{"critical bypasses quiet hours and cap", heraldtype.Preferences{QuietHours: quiet}, "alarm", Allow, "", 1, 0},
+		{"allowed", heraldtype.Preferences{}, "promo", Allow, "", 1, 1},
+		{"unknown type: no cap", heraldtype.Preferences{}, "other", Allow, "", 1, 0},
 	} {
 		l := &fakeLimiter{}
 		d, err := engine(t, c.prefs, l).Check(t.Context(), job(c.typ, heraldtype.ChannelPush), night(), nil)
@@ -195,7 +194,7 @@ func TestEngineOrder(t *testing.T) {
 func TestEngineErrors(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("boom")
-	if _, err := engine(t, store.Preferences{}, &fakeLimiter{err: boom}).Check(t.Context(), job("promo", ""), night(), nil); !errors.Is(err, boom) {
+	if _, err := engine(t, heraldtype.Preferences{}, &fakeLimiter{err: boom}).Check(t.Context(), job("promo", ""), night(), nil); !errors.Is(err, boom) {
 		t.Fatalf("limiter failure: %v", err)
 	}
 	cat, _ := NewCatalog(nil, fakeTypes{})
@@ -213,12 +212,12 @@ func TestEngineErrors(t *testing.T) {
 
 func TestValidatePreferences(t *testing.T) {
 	t.Parallel()
-	for _, bad := range []store.Preferences{
+	for _, bad := range []heraldtype.Preferences{
 		{OptedOutChannels: []heraldtype.Channel{"fax"}},
 		{OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelInApp}},
 		{OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelSMS, heraldtype.ChannelSMS}},
-		{Types: map[string]store.TypePreference{"promo": {Channels: []heraldtype.Channel{"fax"}}}},
-		{QuietHours: &store.QuietHours{Start: "22:00", End: "25:00"}},
+		{Types: map[string]heraldtype.TypePreference{"promo": {Channels: []heraldtype.Channel{"fax"}}}},
+		{QuietHours: &heraldtype.QuietHours{Start: "22:00", End: "25:00"}},
 		{DailyCap: -1},
 	} {
 		if err := ValidatePreferences(&bad); heraldtype.ErrorCode(err) != heraldtype.EINVALID {
@@ -232,11 +231,11 @@ func TestValidatePreferences(t *testing.T) {
 // batch did not cover is read on its own.
 func TestPrefetch(t *testing.T) {
 	t.Parallel()
-	src := &countingSource{prefs: map[string]store.Preferences{
+	src := &countingSource{prefs: map[string]heraldtype.Preferences{
 		"u1": {UserID: "u1", Timezone: "UTC", OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelPush}},
 		"u2": {UserID: "u2", Timezone: "UTC"},
 	}}
-	cat, err := NewCatalog(map[string]store.NotificationType{"promo": {}}, fakeTypes{})
+	cat, err := NewCatalog(map[string]heraldtype.NotificationType{"promo": {}}, fakeTypes{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +265,7 @@ func TestPrefetch(t *testing.T) {
 		t.Fatalf("Check read preferences %d times despite the prefetch", src.single)
 	}
 	u3 := jobOf("u3")
-	src.prefs["u3"] = store.Preferences{UserID: "u3", Timezone: "UTC"}
+	src.prefs["u3"] = heraldtype.Preferences{UserID: "u3", Timezone: "UTC"}
 	if d, err := e.Check(t.Context(), &u3, night(), pre); err != nil || d.Verdict != Allow || src.single != 1 {
 		t.Fatalf("Check of a user outside the prefetch = %+v, %v after %d reads", d, err, src.single)
 	}
@@ -276,23 +275,23 @@ func TestPrefetch(t *testing.T) {
 }
 
 type countingSource struct {
-	prefs        map[string]store.Preferences
+	prefs        map[string]heraldtype.Preferences
 	single, many int
 	manyIDs      []string
 }
 
-func (s *countingSource) GetPreferences(_ context.Context, id string) (store.Preferences, error) {
+func (s *countingSource) GetPreferences(_ context.Context, id string) (heraldtype.Preferences, error) {
 	s.single++
 	if p, ok := s.prefs[id]; ok {
 		return p, nil
 	}
-	return store.Preferences{}, heraldtype.Errorf(heraldtype.ENOTFOUND, "no user")
+	return heraldtype.Preferences{}, heraldtype.Errorf(heraldtype.ENOTFOUND, "no user")
 }
 
-func (s *countingSource) GetPreferencesMany(_ context.Context, ids []string) (map[string]store.Preferences, error) {
+func (s *countingSource) GetPreferencesMany(_ context.Context, ids []string) (map[string]heraldtype.Preferences, error) {
 	s.many++
 	s.manyIDs = ids
-	out := map[string]store.Preferences{}
+	out := map[string]heraldtype.Preferences{}
 	for _, id := range ids {
 		if p, ok := s.prefs[id]; ok {
 			out[id] = p
@@ -306,12 +305,12 @@ func (s *countingSource) GetPreferencesMany(_ context.Context, ids []string) (ma
 // lookup, the preference rules, quiet hours in the user's zone, the dedupe
 // key and the local day.
 func BenchmarkCheck(b *testing.B) {
-	cat, err := NewCatalog(map[string]store.NotificationType{"promo": {CountsTowardCap: true, QuietHours: true}}, fakeTypes{})
+	cat, err := NewCatalog(map[string]heraldtype.NotificationType{"promo": {CountsTowardCap: true, QuietHours: true}}, fakeTypes{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	prefs := store.Preferences{UserID: "u1", Timezone: "Asia/Seoul",
-		QuietHours: &store.QuietHours{Start: "23:00", End: "06:00"}}
+	prefs := heraldtype.Preferences{UserID: "u1", Timezone: "Asia/Seoul",
+		QuietHours: &heraldtype.QuietHours{Start: "23:00", End: "06:00"}}
 	e, err := New(Config{Types: cat, Source: fakeSource{prefs: prefs}, Limiter: &fakeLimiter{}})
 	if err != nil {
 		b.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store"
 )
 
 // querier is what the pool and a pgx.Tx both offer for reading.
@@ -96,7 +95,7 @@ WHERE notification_id = $1 ORDER BY id`), notificationID)
 	return ds, err
 }
 
-// Page sizes of ListDeliveries (store.DeliveryFilter.Limit).
+// Page sizes of ListDeliveries (heraldtype.DeliveryFilter.Limit).
 const (
 	defaultListLimit = 50
 	maxListLimit     = 1000
@@ -105,7 +104,7 @@ const (
 // ListDeliveries implements store.Store. Pages are keyed by id (newest
 // first); the cursor is the last id of the page, base64-encoded to keep it
 // opaque — the same cursor as SQLite's.
-func (s *Store) ListDeliveries(ctx context.Context, f store.DeliveryFilter) ([]heraldtype.Delivery, string, error) {
+func (s *Store) ListDeliveries(ctx context.Context, f heraldtype.DeliveryFilter) ([]heraldtype.Delivery, string, error) {
 	var w where
 	if err := w.filter(s, f); err != nil {
 		return nil, "", err
@@ -166,7 +165,7 @@ func (w *where) add(cond string, v any) {
 }
 
 // filter adds the filter's conditions (all but cursor and limit).
-func (w *where) filter(s *Store, f store.DeliveryFilter) error {
+func (w *where) filter(s *Store, f heraldtype.DeliveryFilter) error {
 	if f.State != "" {
 		if !f.State.Valid() {
 			return heraldtype.FieldErrorf("state", "unknown state %q", f.State)
@@ -246,7 +245,7 @@ func (s *Store) ReplayDelivery(ctx context.Context, id int64, now time.Time) (he
 
 // ReplayDeliveries implements store.Store. The oldest matching deliveries
 // are replayed first.
-func (s *Store) ReplayDeliveries(ctx context.Context, f store.DeliveryFilter, now time.Time, max int) (int, error) {
+func (s *Store) ReplayDeliveries(ctx context.Context, f heraldtype.DeliveryFilter, now time.Time, max int) (int, error) {
 	switch f.State {
 	case "", heraldtype.StateDead, heraldtype.StateUnknown:
 	default:

@@ -11,7 +11,7 @@ import (
 )
 
 // ListHistory implements store.Store.
-func (s *Store) ListHistory(ctx context.Context, f store.HistoryFilter) ([]store.HistoryEntry, string, error) {
+func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]heraldtype.HistoryEntry, string, error) {
 	limit, err := store.CheckHistoryFilter(&f)
 	if err != nil {
 		return nil, "", err
@@ -55,9 +55,9 @@ func (s *Store) ListHistory(ctx context.Context, f store.HistoryFilter) ([]store
 		return nil, "", formatError(err, "history")
 	}
 	defer rows.Close()
-	var out []store.HistoryEntry
+	var out []heraldtype.HistoryEntry
 	for rows.Next() {
-		var e store.HistoryEntry
+		var e heraldtype.HistoryEntry
 		if err := rows.Scan(&e.NotificationID, &e.UserID, &e.Type, &e.Title, &e.CreatedAt, &e.Status, &e.Reason); err != nil {
 			return nil, "", formatError(err, "history")
 		}
@@ -77,11 +77,11 @@ func (s *Store) ListHistory(ctx context.Context, f store.HistoryFilter) ([]store
 }
 
 // historyCounts fills each entry's delivery counts by state.
-func (s *Store) historyCounts(ctx context.Context, es []store.HistoryEntry) error {
+func (s *Store) historyCounts(ctx context.Context, es []heraldtype.HistoryEntry) error {
 	if len(es) == 0 {
 		return nil
 	}
-	index := make(map[string]*store.HistoryEntry, len(es))
+	index := make(map[string]*heraldtype.HistoryEntry, len(es))
 	ids := make([]string, len(es))
 	for i := range es {
 		es[i].Deliveries = map[heraldtype.DeliveryState]int{}

@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store"
 )
 
 // The in-app inbox (S4.5, S3.6): store.Channels' inbox methods.
@@ -53,7 +52,7 @@ func collectInbox(rows pgx.Rows, err error) ([]heraldtype.InboxItem, error) {
 	return items, nil
 }
 
-// Page sizes of ListInbox (store.InboxFilter.Limit) and the bound of
+// Page sizes of ListInbox (heraldtype.InboxFilter.Limit) and the bound of
 // InboxSince.
 const (
 	defaultInboxLimit = 50
@@ -66,7 +65,7 @@ const (
 // count and the page come from one snapshot. The conditions are written
 // into the statement rather than switched by parameters, so each shape
 // gets a plan that uses its index.
-func (s *Store) ListInbox(ctx context.Context, userID string, f store.InboxFilter) ([]heraldtype.InboxItem, string, int, error) {
+func (s *Store) ListInbox(ctx context.Context, userID string, f heraldtype.InboxFilter) ([]heraldtype.InboxItem, string, int, error) {
 	limit, after, err := checkInboxFilter(f)
 	if err != nil {
 		return nil, "", 0, err
@@ -112,7 +111,7 @@ FROM {s}.users u WHERE u.id = $1`), userID).Scan(&unread)
 
 // checkInboxFilter returns the page size and the id the page starts
 // below (0 for the first page).
-func checkInboxFilter(f store.InboxFilter) (limit int, after int64, err error) {
+func checkInboxFilter(f heraldtype.InboxFilter) (limit int, after int64, err error) {
 	switch {
 	case f.Limit < 0:
 		return 0, 0, heraldtype.FieldErrorf("limit", "must not be negative")

@@ -13,7 +13,7 @@ import (
 )
 
 // PutType implements store.Store: the type is kept as one JSON document.
-func (s *Store) PutType(ctx context.Context, t store.NotificationType, now time.Time) (store.NotificationType, error) {
+func (s *Store) PutType(ctx context.Context, t heraldtype.NotificationType, now time.Time) (heraldtype.NotificationType, error) {
 	if t.Name == "" {
 		return t, heraldtype.FieldErrorf("name", "is required")
 	}
@@ -28,17 +28,17 @@ ON CONFLICT (name) DO UPDATE SET config = excluded.config, updated_at = excluded
 }
 
 // GetType implements store.Store.
-func (s *Store) GetType(ctx context.Context, name string) (store.NotificationType, error) {
+func (s *Store) GetType(ctx context.Context, name string) (heraldtype.NotificationType, error) {
 	var config []byte
 	err := s.pool.QueryRow(ctx, s.q(`SELECT config FROM {s}.notification_types WHERE name = $1`), name).Scan(&config)
 	if err != nil {
-		return store.NotificationType{}, formatError(err, "type "+quote(name))
+		return heraldtype.NotificationType{}, formatError(err, "type "+quote(name))
 	}
 	return decodeType(config)
 }
 
 // ListTypes implements store.Store.
-func (s *Store) ListTypes(ctx context.Context) ([]store.NotificationType, error) {
+func (s *Store) ListTypes(ctx context.Context) ([]heraldtype.NotificationType, error) {
 	rows, err := s.pool.Query(ctx, s.q(`SELECT config FROM {s}.notification_types ORDER BY name`))
 	if err != nil {
 		return nil, formatError(err, "types")
@@ -47,7 +47,7 @@ func (s *Store) ListTypes(ctx context.Context) ([]store.NotificationType, error)
 	if err != nil {
 		return nil, formatError(err, "types")
 	}
-	out := make([]store.NotificationType, 0, len(configs))
+	out := make([]heraldtype.NotificationType, 0, len(configs))
 	for _, c := range configs {
 		t, err := decodeType(c)
 		if err != nil {
@@ -58,8 +58,8 @@ func (s *Store) ListTypes(ctx context.Context) ([]store.NotificationType, error)
 	return out, nil
 }
 
-func decodeType(config []byte) (store.NotificationType, error) {
-	var t store.NotificationType
+func decodeType(config []byte) (heraldtype.NotificationType, error) {
+	var t heraldtype.NotificationType
 	if err := json.Unmarshal(config, &t); err != nil {
 		return t, fmt.Errorf("postgres: stored type: %w", err)
 	}
@@ -68,7 +68,7 @@ func decodeType(config []byte) (store.NotificationType, error) {
 }
 
 // PutPreferences implements store.Store.
-func (s *Store) PutPreferences(ctx context.Context, p store.Preferences, now time.Time) (store.Preferences, error) {
+func (s *Store) PutPreferences(ctx context.Context, p heraldtype.Preferences, now time.Time) (heraldtype.Preferences, error) {
 	p.UpdatedAt = now.UTC().Truncate(time.Microsecond)
 	p.Timezone = ""
 	b, err := json.Marshal(p)
@@ -85,20 +85,20 @@ ON CONFLICT (user_id) DO UPDATE SET prefs = excluded.prefs, updated_at = exclude
 
 // GetPreferences implements store.Store: one read joins the user (for its
 // time zone, and to tell a missing user from one without preferences).
-func (s *Store) GetPreferences(ctx context.Context, userID string) (store.Preferences, error) {
+func (s *Store) GetPreferences(ctx context.Context, userID string) (heraldtype.Preferences, error) {
 	var tz string
 	var prefs []byte
 	err := s.pool.QueryRow(ctx, s.q(`SELECT u.timezone, p.prefs FROM {s}.users u
 LEFT JOIN {s}.user_preferences p ON p.user_id = u.id WHERE u.id = $1`), userID).Scan(&tz, &prefs)
 	if err != nil {
-		return store.Preferences{}, formatError(err, "user "+quote(userID))
+		return heraldtype.Preferences{}, formatError(err, "user "+quote(userID))
 	}
 	return store.DecodePreferences(userID, tz, prefs)
 }
 
 // GetPreferencesMany implements store.Store with one read.
-func (s *Store) GetPreferencesMany(ctx context.Context, userIDs []string) (map[string]store.Preferences, error) {
-	out := make(map[string]store.Preferences, len(userIDs))
+func (s *Store) GetPreferencesMany(ctx context.Context, userIDs []string) (map[string]heraldtype.Preferences, error) {
+	out := make(map[string]heraldtype.Preferences, len(userIDs))
 	if len(userIDs) == 0 {
 		return out, nil
 	}

@@ -1,9 +1,9 @@
 package rules
 
-import "github.com/heraldhq/herald/store"
+import "github.com/heraldhq/herald/heraldtype"
 
 // HistorySQL sums each notification's deliveries up into its history
-// status and reason (S3.9), by the rules of store.HistoryStatus:
+// status and reason (S3.9), by the rules of heraldtype.HistoryStatus:
 //
 //   - SENT: a delivery was sent (an in_app one is sent when written);
 //   - else, while a delivery is pending or leased: DEFERRED if one waits
@@ -21,7 +21,7 @@ import "github.com/heraldhq/herald/store"
 // summary (status) after a WHERE, the order and the limit. Tables carry
 // the Schema placeholder.
 const HistorySQL = `SELECT id, user_id, type, title, created_at, status,
-	CASE status WHEN 'DEFERRED' THEN '` + store.CodeQuietHours + `' WHEN 'RATE_LIMITED' THEN limited_code
+	CASE status WHEN 'DEFERRED' THEN '` + heraldtype.CodeQuietHours + `' WHEN 'RATE_LIMITED' THEN limited_code
 		WHEN 'USER_OPTED_OUT' THEN opted_code
 		WHEN 'FAILED' THEN CASE WHEN total = 0 THEN 'no_deliveries' ELSE coalesce(failed_code, '') END
 		ELSE '' END AS reason
@@ -34,7 +34,7 @@ FROM (SELECT *, CASE WHEN sent > 0 THEN 'SENT'
 	FROM (SELECT n.id, n.user_id, n.type, n.title, n.created_at, count(d.id) AS total,
 		count(*) FILTER (WHERE d.state = 'sent') AS sent,
 		count(*) FILTER (WHERE d.state IN ('pending', 'leased')) AS live,
-		count(*) FILTER (WHERE d.state = 'pending' AND d.last_error_code = '` + store.CodeQuietHours + `') AS deferred,
+		count(*) FILTER (WHERE d.state = 'pending' AND d.last_error_code = '` + heraldtype.CodeQuietHours + `') AS deferred,
 		count(*) FILTER (WHERE d.state = 'rate_limited') AS limited,
 		count(*) FILTER (WHERE d.state = 'opted_out') AS opted,
 		max(d.last_error_code) FILTER (WHERE d.state = 'rate_limited') AS limited_code,

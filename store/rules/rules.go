@@ -2,7 +2,7 @@
 // once: which deliveries a trigger makes (channel routing, which devices
 // qualify for push, the sms / email address and its skip reasons, the
 // in-app inbox write) and how the history sums a notification's
-// deliveries up (store/channels.go and store.HistoryStatus state them).
+// deliveries up (store/channels.go and heraldtype.HistoryStatus state them).
 // Neither store decides these questions in SQL of its own any more, so
 // the two cannot drift (issue 17).
 //

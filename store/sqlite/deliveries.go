@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store"
 )
 
 const deliveryColumns = `id, notification_id, user_id, type, channel, provider, device_id, state, guarantee,
@@ -109,7 +108,7 @@ WHERE notification_id = ? ORDER BY id`, notificationID)
 	return ds, loadAttempts(ctx, tx, ds)
 }
 
-// Page sizes of ListDeliveries (store.DeliveryFilter.Limit).
+// Page sizes of ListDeliveries (heraldtype.DeliveryFilter.Limit).
 const (
 	defaultListLimit = 50
 	maxListLimit     = 1000
@@ -118,7 +117,7 @@ const (
 // ListDeliveries implements store.Store. Pages are keyed by id (newest
 // first), so rows inserted while paging never shift a page; the cursor is
 // the last id of the page, base64-encoded to keep it opaque.
-func (s *Store) ListDeliveries(ctx context.Context, f store.DeliveryFilter) ([]heraldtype.Delivery, string, error) {
+func (s *Store) ListDeliveries(ctx context.Context, f heraldtype.DeliveryFilter) ([]heraldtype.Delivery, string, error) {
 	where, args, err := filterSQL(f)
 	if err != nil {
 		return nil, "", err
@@ -164,7 +163,7 @@ func (s *Store) ListDeliveries(ctx context.Context, f store.DeliveryFilter) ([]h
 
 // filterSQL turns the filter's conditions (all but cursor and limit) into
 // SQL conditions and arguments.
-func filterSQL(f store.DeliveryFilter) ([]string, []any, error) {
+func filterSQL(f heraldtype.DeliveryFilter) ([]string, []any, error) {
 	var where []string
 	var args []any
 	if f.State != "" {
@@ -245,7 +244,7 @@ func (s *Store) ReplayDelivery(ctx context.Context, id int64, now time.Time) (he
 
 // ReplayDeliveries implements store.Store. The oldest matching deliveries
 // are replayed first.
-func (s *Store) ReplayDeliveries(ctx context.Context, f store.DeliveryFilter, now time.Time, max int) (int, error) {
+func (s *Store) ReplayDeliveries(ctx context.Context, f heraldtype.DeliveryFilter, now time.Time, max int) (int, error) {
 	switch f.State {
 	case "", heraldtype.StateDead, heraldtype.StateUnknown:
 	default:

@@ -10,11 +10,11 @@ import (
 )
 
 // historySQL is the history summary shared with PostgreSQL (the rules
-// of store.HistoryStatus are in store/rules), on SQLite's tables.
+// of heraldtype.HistoryStatus are in store/rules), on SQLite's tables.
 var historySQL = rules.Unqualified(rules.HistorySQL)
 
 // ListHistory implements store.Store.
-func (s *Store) ListHistory(ctx context.Context, f store.HistoryFilter) ([]store.HistoryEntry, string, error) {
+func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]heraldtype.HistoryEntry, string, error) {
 	limit, err := store.CheckHistoryFilter(&f)
 	if err != nil {
 		return nil, "", err
@@ -54,10 +54,10 @@ func (s *Store) ListHistory(ctx context.Context, f store.HistoryFilter) ([]store
 		return nil, "", formatError(err, "history")
 	}
 	defer rows.Close()
-	var out []store.HistoryEntry
+	var out []heraldtype.HistoryEntry
 	var created []int64
 	for rows.Next() {
-		var e store.HistoryEntry
+		var e heraldtype.HistoryEntry
 		var at int64
 		if err := rows.Scan(&e.NotificationID, &e.UserID, &e.Type, &e.Title, &at, &e.Status, &e.Reason); err != nil {
 			return nil, "", formatError(err, "history")
@@ -79,11 +79,11 @@ func (s *Store) ListHistory(ctx context.Context, f store.HistoryFilter) ([]store
 }
 
 // historyCounts fills each entry's delivery counts by state.
-func (s *Store) historyCounts(ctx context.Context, es []store.HistoryEntry) error {
+func (s *Store) historyCounts(ctx context.Context, es []heraldtype.HistoryEntry) error {
 	if len(es) == 0 {
 		return nil
 	}
-	index := make(map[string]*store.HistoryEntry, len(es))
+	index := make(map[string]*heraldtype.HistoryEntry, len(es))
 	args := make([]any, len(es))
 	for i := range es {
 		es[i].Deliveries = map[heraldtype.DeliveryState]int{}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store"
 )
 
 // The in-app inbox (S4.5, S3.6): store.Channels' inbox methods.
@@ -48,7 +47,7 @@ func scanInboxRows(rows *sql.Rows) ([]heraldtype.InboxItem, error) {
 	return items, formatError(rows.Err(), "inbox items")
 }
 
-// Page sizes of ListInbox (store.InboxFilter.Limit) and the bound of
+// Page sizes of ListInbox (heraldtype.InboxFilter.Limit) and the bound of
 // InboxSince.
 const (
 	defaultInboxLimit = 50
@@ -59,7 +58,7 @@ const (
 // ListInbox implements store.Channels. Pages are keyed by id, newest
 // first, with the cursor of ListDeliveries; the user check, the page and
 // the unread count come from one read transaction.
-func (s *Store) ListInbox(ctx context.Context, userID string, f store.InboxFilter) ([]heraldtype.InboxItem, string, int, error) {
+func (s *Store) ListInbox(ctx context.Context, userID string, f heraldtype.InboxFilter) ([]heraldtype.InboxItem, string, int, error) {
 	limit, after, err := checkInboxFilter(f)
 	if err != nil {
 		return nil, "", 0, err
@@ -110,7 +109,7 @@ FROM users u WHERE u.id = ?`, userID).Scan(&unread)
 
 // checkInboxFilter returns the page size and the id the page starts
 // below (0 for the first page).
-func checkInboxFilter(f store.InboxFilter) (limit int, after int64, err error) {
+func checkInboxFilter(f heraldtype.InboxFilter) (limit int, after int64, err error) {
 	switch {
 	case f.Limit < 0:
 		return 0, 0, heraldtype.FieldErrorf("limit", "must not be negative")

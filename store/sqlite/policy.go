@@ -12,7 +12,7 @@ import (
 )
 
 // PutType implements store.Store: the type is kept as one JSON document.
-func (s *Store) PutType(ctx context.Context, t store.NotificationType, now time.Time) (store.NotificationType, error) {
+func (s *Store) PutType(ctx context.Context, t heraldtype.NotificationType, now time.Time) (heraldtype.NotificationType, error) {
 	if t.Name == "" {
 		return t, heraldtype.FieldErrorf("name", "is required")
 	}
@@ -31,23 +31,23 @@ ON CONFLICT (name) DO UPDATE SET config = excluded.config, updated_at = excluded
 }
 
 // GetType implements store.Store.
-func (s *Store) GetType(ctx context.Context, name string) (store.NotificationType, error) {
+func (s *Store) GetType(ctx context.Context, name string) (heraldtype.NotificationType, error) {
 	var config string
 	err := s.read.QueryRowContext(ctx, `SELECT config FROM notification_types WHERE name = ?`, name).Scan(&config)
 	if err != nil {
-		return store.NotificationType{}, formatError(err, "type "+quote(name))
+		return heraldtype.NotificationType{}, formatError(err, "type "+quote(name))
 	}
 	return decodeType(config)
 }
 
 // ListTypes implements store.Store.
-func (s *Store) ListTypes(ctx context.Context) ([]store.NotificationType, error) {
+func (s *Store) ListTypes(ctx context.Context) ([]heraldtype.NotificationType, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT config FROM notification_types ORDER BY name`)
 	if err != nil {
 		return nil, formatError(err, "types")
 	}
 	defer rows.Close()
-	var out []store.NotificationType
+	var out []heraldtype.NotificationType
 	for rows.Next() {
 		var config string
 		if err := rows.Scan(&config); err != nil {
@@ -62,8 +62,8 @@ func (s *Store) ListTypes(ctx context.Context) ([]store.NotificationType, error)
 	return out, formatError(rows.Err(), "types")
 }
 
-func decodeType(config string) (store.NotificationType, error) {
-	var t store.NotificationType
+func decodeType(config string) (heraldtype.NotificationType, error) {
+	var t heraldtype.NotificationType
 	if err := json.Unmarshal([]byte(config), &t); err != nil {
 		return t, fmt.Errorf("sqlite: stored type: %w", err)
 	}
@@ -71,7 +71,7 @@ func decodeType(config string) (store.NotificationType, error) {
 }
 
 // PutPreferences implements store.Store.
-func (s *Store) PutPreferences(ctx context.Context, p store.Preferences, now time.Time) (store.Preferences, error) {
+func (s *Store) PutPreferences(ctx context.Context, p heraldtype.Preferences, now time.Time) (heraldtype.Preferences, error) {
 	p.UpdatedAt = now.UTC().Truncate(time.Microsecond)
 	p.Timezone = ""
 	b, err := json.Marshal(p)
@@ -92,21 +92,21 @@ ON CONFLICT (user_id) DO UPDATE SET prefs = excluded.prefs, updated_at = exclude
 
 // GetPreferences implements store.Store: one read joins the user (for its
 // time zone, and to tell a missing user from one without preferences).
-func (s *Store) GetPreferences(ctx context.Context, userID string) (store.Preferences, error) {
+func (s *Store) GetPreferences(ctx context.Context, userID string) (heraldtype.Preferences, error) {
 	var tz string
 	var prefs sql.NullString
 	err := s.read.QueryRowContext(ctx, `SELECT u.timezone, p.prefs FROM users u
 LEFT JOIN user_preferences p ON p.user_id = u.id WHERE u.id = ?`, userID).Scan(&tz, &prefs)
 	if err != nil {
-		return store.Preferences{}, formatError(err, "user "+quote(userID))
+		return heraldtype.Preferences{}, formatError(err, "user "+quote(userID))
 	}
 	return decodePreferences(userID, tz, prefs)
 }
 
 // GetPreferencesMany implements store.Store with one read; the ids travel
 // as one JSON array.
-func (s *Store) GetPreferencesMany(ctx context.Context, userIDs []string) (map[string]store.Preferences, error) {
-	out := make(map[string]store.Preferences, len(userIDs))
+func (s *Store) GetPreferencesMany(ctx context.Context, userIDs []string) (map[string]heraldtype.Preferences, error) {
+	out := make(map[string]heraldtype.Preferences, len(userIDs))
 	if len(userIDs) == 0 {
 		return out, nil
 	}
@@ -136,7 +136,7 @@ LEFT JOIN user_preferences p ON p.user_id = u.id WHERE u.id IN (SELECT value FRO
 }
 
 // decodePreferences is store.DecodePreferences of a nullable column.
-func decodePreferences(userID, tz string, prefs sql.NullString) (store.Preferences, error) {
+func decodePreferences(userID, tz string, prefs sql.NullString) (heraldtype.Preferences, error) {
 	var stored []byte
 	if prefs.Valid {
 		stored = []byte(prefs.String)

@@ -179,7 +179,7 @@ func testChannels(t *testing.T, newStore NewStore) {
 		if !again.Replayed || len(again.Inbox) != 0 || !slices.Equal(again.Notifications, first.Notifications) {
 			t.Fatalf("replay = %+v, want the first trigger's notifications and no inbox items", again)
 		}
-		items, _, _, err := f.s.ListInbox(f.ctx, "u1", store.InboxFilter{})
+		items, _, _, err := f.s.ListInbox(f.ctx, "u1", heraldtype.InboxFilter{})
 		if err != nil || len(items) != 1 {
 			t.Fatalf("inbox after a replay = %+v, %v; want one item", items, err)
 		}
@@ -256,7 +256,7 @@ func testChannels(t *testing.T, newStore NewStore) {
 		if n, err := f.s.PruneFinished(f.ctx, at(time.Hour), 10); err != nil || n != 1 {
 			t.Fatalf("PruneFinished = %d, %v; want 1", n, err)
 		}
-		items, _, unread, err := f.s.ListInbox(f.ctx, "u1", store.InboxFilter{})
+		items, _, unread, err := f.s.ListInbox(f.ctx, "u1", heraldtype.InboxFilter{})
 		if err != nil || len(items) != 1 || items[0].NotificationID != recent.ID || unread != 1 {
 			t.Fatalf("inbox after pruning = %+v (unread %d), %v; want only %s", items, unread, err, recent.ID)
 		}

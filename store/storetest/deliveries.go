@@ -55,7 +55,7 @@ func deadLetters(t *testing.T, f *fixture) []heraldtype.Delivery {
 
 // listAll pages through ListDeliveries with a small page and checks that
 // pages are newest first without duplicates.
-func listAll(t *testing.T, f *fixture, filter store.DeliveryFilter) []int64 {
+func listAll(t *testing.T, f *fixture, filter heraldtype.DeliveryFilter) []int64 {
 	t.Helper()
 	filter.Limit = 3
 	var got []int64
@@ -103,21 +103,21 @@ func testListDeliveries(t *testing.T, newStore NewStore) {
 	}
 	cases := []struct {
 		name   string
-		filter store.DeliveryFilter
+		filter heraldtype.DeliveryFilter
 		keep   func(d heraldtype.Delivery) bool
 	}{
-		{"all", store.DeliveryFilter{}, func(heraldtype.Delivery) bool { return true }},
-		{"dead", store.DeliveryFilter{State: heraldtype.StateDead}, func(d heraldtype.Delivery) bool { return d.State == heraldtype.StateDead }},
-		{"code", store.DeliveryFilter{State: heraldtype.StateDead, ErrorCode: "UNREGISTERED"},
+		{"all", heraldtype.DeliveryFilter{}, func(heraldtype.Delivery) bool { return true }},
+		{"dead", heraldtype.DeliveryFilter{State: heraldtype.StateDead}, func(d heraldtype.Delivery) bool { return d.State == heraldtype.StateDead }},
+		{"code", heraldtype.DeliveryFilter{State: heraldtype.StateDead, ErrorCode: "UNREGISTERED"},
 			func(d heraldtype.Delivery) bool { return d.LastErrorCode == "UNREGISTERED" }},
-		{"type", store.DeliveryFilter{Type: "promo"}, func(d heraldtype.Delivery) bool { return d.Type == "promo" }},
-		{"user", store.DeliveryFilter{UserID: "u1", State: heraldtype.StateSent},
+		{"type", heraldtype.DeliveryFilter{Type: "promo"}, func(d heraldtype.Delivery) bool { return d.Type == "promo" }},
+		{"user", heraldtype.DeliveryFilter{UserID: "u1", State: heraldtype.StateSent},
 			func(d heraldtype.Delivery) bool { return d.UserID == "u1" && d.State == heraldtype.StateSent }},
-		{"notification", store.DeliveryFilter{NotificationID: known[4].NotificationID},
+		{"notification", heraldtype.DeliveryFilter{NotificationID: known[4].NotificationID},
 			func(d heraldtype.Delivery) bool { return d.NotificationID == known[4].NotificationID }},
-		{"from", store.DeliveryFilter{From: at(time.Hour)}, func(d heraldtype.Delivery) bool { return d.UserID == "u2" }},
-		{"to", store.DeliveryFilter{To: at(time.Hour)}, func(d heraldtype.Delivery) bool { return d.UserID == "u1" }},
-		{"empty", store.DeliveryFilter{State: heraldtype.StatePending}, func(heraldtype.Delivery) bool { return false }},
+		{"from", heraldtype.DeliveryFilter{From: at(time.Hour)}, func(d heraldtype.Delivery) bool { return d.UserID == "u2" }},
+		{"to", heraldtype.DeliveryFilter{To: at(time.Hour)}, func(d heraldtype.Delivery) bool { return d.UserID == "u1" }},
+		{"empty", heraldtype.DeliveryFilter{State: heraldtype.StatePending}, func(heraldtype.Delivery) bool { return false }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -127,15 +127,15 @@ func testListDeliveries(t *testing.T, newStore NewStore) {
 		})
 	}
 	t.Run("Limits", func(t *testing.T) {
-		ds, next, err := f.s.ListDeliveries(f.ctx, store.DeliveryFilter{})
+		ds, next, err := f.s.ListDeliveries(f.ctx, heraldtype.DeliveryFilter{})
 		if err != nil || len(ds) != 20 || next != "" {
 			t.Fatalf("default limit: %d deliveries, next %q, %v", len(ds), next, err)
 		}
-		ds, next, err = f.s.ListDeliveries(f.ctx, store.DeliveryFilter{Limit: 20})
+		ds, next, err = f.s.ListDeliveries(f.ctx, heraldtype.DeliveryFilter{Limit: 20})
 		if err != nil || len(ds) != 20 || next != "" {
 			t.Fatalf("exact limit: %d deliveries, next %q, %v; want no next page", len(ds), next, err)
 		}
-		_, _, err = f.s.ListDeliveries(f.ctx, store.DeliveryFilter{Cursor: "not a cursor"})
+		_, _, err = f.s.ListDeliveries(f.ctx, heraldtype.DeliveryFilter{Cursor: "not a cursor"})
 		wantCode(t, err, heraldtype.EINVALID)
 	})
 }
@@ -171,7 +171,7 @@ func testReplay(t *testing.T, newStore NewStore) {
 			t.Fatalf("claim after replay = %+v", jobs)
 		}
 		f.complete(1, outcome(jobs[0], store.Sent{}, now.Add(time.Second)))
-		ds, _, err := f.s.ListDeliveries(f.ctx, store.DeliveryFilter{NotificationID: dead.NotificationID})
+		ds, _, err := f.s.ListDeliveries(f.ctx, heraldtype.DeliveryFilter{NotificationID: dead.NotificationID})
 		if err != nil || len(ds) != 1 {
 			t.Fatalf("ListDeliveries = %v, %v", ds, err)
 		}
@@ -218,20 +218,20 @@ func testReplay(t *testing.T, newStore NewStore) {
 			}
 		}
 		now := at(4 * time.Hour)
-		_, err := f.s.ReplayDeliveries(f.ctx, store.DeliveryFilter{State: heraldtype.StateSent}, now, 100)
+		_, err := f.s.ReplayDeliveries(f.ctx, heraldtype.DeliveryFilter{State: heraldtype.StateSent}, now, 100)
 		wantCode(t, err, heraldtype.EINVALID)
-		n, err := f.s.ReplayDeliveries(f.ctx, store.DeliveryFilter{ErrorCode: "INTERNAL"}, now, 2)
+		n, err := f.s.ReplayDeliveries(f.ctx, heraldtype.DeliveryFilter{ErrorCode: "INTERNAL"}, now, 2)
 		if err != nil || n != 2 {
 			t.Fatalf("ReplayDeliveries max 2 = %d, %v", n, err)
 		}
-		n, err = f.s.ReplayDeliveries(f.ctx, store.DeliveryFilter{State: heraldtype.StateDead, ErrorCode: "INTERNAL"}, now, 100)
+		n, err = f.s.ReplayDeliveries(f.ctx, heraldtype.DeliveryFilter{State: heraldtype.StateDead, ErrorCode: "INTERNAL"}, now, 100)
 		if err != nil || n != internal-2 {
 			t.Fatalf("ReplayDeliveries = %d, %v; want %d", n, err, internal-2)
 		}
 		if st := f.stats(); st[heraldtype.StatePending] != internal || st[heraldtype.StateDead] != unregistered {
 			t.Fatalf("stats after bulk replay = %v", st)
 		}
-		ds, _, err := f.s.ListDeliveries(f.ctx, store.DeliveryFilter{State: heraldtype.StatePending})
+		ds, _, err := f.s.ListDeliveries(f.ctx, heraldtype.DeliveryFilter{State: heraldtype.StatePending})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -155,7 +155,7 @@ func testEnqueueTx(t *testing.T, h Harness) {
 			if err := end(); err != nil {
 				t.Fatal(err)
 			}
-			items, _, _, err := f.s.ListInbox(f.ctx, "u1", store.InboxFilter{})
+			items, _, _, err := f.s.ListInbox(f.ctx, "u1", heraldtype.InboxFilter{})
 			if err != nil || len(items) != map[bool]int{false: 0, true: 1}[commit] {
 				t.Fatalf("commit=%v: inbox = %+v, %v", commit, items, err)
 			}

@@ -36,13 +36,13 @@ func testHistory(t *testing.T, newStore NewStore) {
 	limited := outcome(jobs[ns[1].ID], store.RateLimited{ErrorCode: "duplicate", Error: "a duplicate"}, now)
 	opted := outcome(jobs[ns[2].ID], store.OptedOut{ErrorCode: "type_disabled", Error: "turned off"}, now)
 	deferred := outcome(jobs[ns[3].ID], store.ReleasedWithReason{Outcome: heraldtype.OutcomeDeferred, RunAt: at(8 * time.Hour),
-		ErrorCode: store.CodeQuietHours, Error: "quiet hours"}, now)
+		ErrorCode: heraldtype.CodeQuietHours, Error: "quiet hours"}, now)
 	dead := outcome(jobs[ns[4].ID], store.Dead{Failure: store.Failure{ErrorCode: "INVALID_ARGUMENT", Error: "bad request"}}, now)
 	f.complete(5, sent, limited, opted, deferred, dead)
 	pending, orphan := mk(6, "u1", "order"), mk(7, "u3", "order")
 	f.enqueue(params(pending, orphan))
 
-	list := func(filter store.HistoryFilter) []store.HistoryEntry {
+	list := func(filter heraldtype.HistoryFilter) []heraldtype.HistoryEntry {
 		t.Helper()
 		es, _, err := f.s.ListHistory(f.ctx, filter)
 		if err != nil {
@@ -50,19 +50,19 @@ func testHistory(t *testing.T, newStore NewStore) {
 		}
 		return es
 	}
-	all := list(store.HistoryFilter{})
+	all := list(heraldtype.HistoryFilter{})
 	want := []struct {
 		id     string
-		status store.HistoryStatus
+		status heraldtype.HistoryStatus
 		reason string
 	}{
-		{orphan.ID, store.HistoryFailed, "no_deliveries"},
-		{pending.ID, store.HistoryPending, ""},
-		{ns[4].ID, store.HistoryFailed, "INVALID_ARGUMENT"},
-		{ns[3].ID, store.HistoryDeferred, store.CodeQuietHours},
-		{ns[2].ID, store.HistoryOptedOut, "type_disabled"},
-		{ns[1].ID, store.HistoryRateLimited, "duplicate"},
-		{ns[0].ID, store.HistorySent, ""},
+		{orphan.ID, heraldtype.HistoryFailed, "no_deliveries"},
+		{pending.ID, heraldtype.HistoryPending, ""},
+		{ns[4].ID, heraldtype.HistoryFailed, "INVALID_ARGUMENT"},
+		{ns[3].ID, heraldtype.HistoryDeferred, heraldtype.CodeQuietHours},
+		{ns[2].ID, heraldtype.HistoryOptedOut, "type_disabled"},
+		{ns[1].ID, heraldtype.HistoryRateLimited, "duplicate"},
+		{ns[0].ID, heraldtype.HistorySent, ""},
 	}
 	if len(all) != len(want) {
 		t.Fatalf("history has %d entries, want %d: %+v", len(all), len(want), all)
@@ -78,7 +78,7 @@ func testHistory(t *testing.T, newStore NewStore) {
 	}
 	wantTime(t, "created_at", all[6].CreatedAt, at(time.Minute))
 
-	idsOf := func(es []store.HistoryEntry) []string {
+	idsOf := func(es []heraldtype.HistoryEntry) []string {
 		var out []string
 		for _, e := range es {
 			out = append(out, e.NotificationID)
@@ -87,14 +87,14 @@ func testHistory(t *testing.T, newStore NewStore) {
 	}
 	for _, c := range []struct {
 		name   string
-		filter store.HistoryFilter
+		filter heraldtype.HistoryFilter
 		want   []string
 	}{
-		{"user", store.HistoryFilter{UserID: "u2"}, []string{ns[4].ID, ns[3].ID}},
-		{"type", store.HistoryFilter{Type: "promo"}, []string{ns[3].ID, ns[1].ID, ns[0].ID}},
-		{"status", store.HistoryFilter{Status: store.HistoryFailed}, []string{orphan.ID, ns[4].ID}},
-		{"user and status", store.HistoryFilter{UserID: "u1", Status: store.HistoryRateLimited}, []string{ns[1].ID}},
-		{"time", store.HistoryFilter{From: at(2 * time.Minute), To: at(4 * time.Minute)}, []string{ns[2].ID, ns[1].ID}},
+		{"user", heraldtype.HistoryFilter{UserID: "u2"}, []string{ns[4].ID, ns[3].ID}},
+		{"type", heraldtype.HistoryFilter{Type: "promo"}, []string{ns[3].ID, ns[1].ID, ns[0].ID}},
+		{"status", heraldtype.HistoryFilter{Status: heraldtype.HistoryFailed}, []string{orphan.ID, ns[4].ID}},
+		{"user and status", heraldtype.HistoryFilter{UserID: "u1", Status: heraldtype.HistoryRateLimited}, []string{ns[1].ID}},
+		{"time", heraldtype.HistoryFilter{From: at(2 * time.Minute), To: at(4 * time.Minute)}, []string{ns[2].ID, ns[1].ID}},
 	} {
 		if got := idsOf(list(c.filter)); !slices.Equal(got, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
@@ -105,7 +105,7 @@ func testHistory(t *testing.T, newStore NewStore) {
 	var walked []string
 	cursor := ""
 	for range 10 {
-		es, next, err := f.s.ListHistory(f.ctx, store.HistoryFilter{Limit: 2, Cursor: cursor})
+		es, next, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{Limit: 2, Cursor: cursor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,9 +119,9 @@ func testHistory(t *testing.T, newStore NewStore) {
 		t.Fatalf("paged walk = %v, want %v", walked, idsOf(all))
 	}
 
-	_, _, err := f.s.ListHistory(f.ctx, store.HistoryFilter{Cursor: "not-a-cursor"})
+	_, _, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{Cursor: "not-a-cursor"})
 	wantCode(t, err, heraldtype.EINVALID)
-	_, _, err = f.s.ListHistory(f.ctx, store.HistoryFilter{Status: "LOST"})
+	_, _, err = f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{Status: "LOST"})
 	wantCode(t, err, heraldtype.EINVALID)
 }
 
@@ -160,23 +160,23 @@ func testHistoryRules(t *testing.T, newStore NewStore) {
 		outcome(jobs[deadAndSkipped.ID][0], dead, now),
 		outcome(jobs[deadAndSkipped.ID][1], dead, now),
 	)
-	es, _, err := f.s.ListHistory(f.ctx, store.HistoryFilter{})
+	es, _, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []struct {
 		id     string
-		status store.HistoryStatus
+		status heraldtype.HistoryStatus
 		reason string
 	}{
 		// The greatest code of the failed deliveries: no_address sorts
 		// after UNREGISTERED.
-		{deadAndSkipped.ID, store.HistoryFailed, store.CodeNoAddress},
-		{pendingAndLimited.ID, store.HistoryPending, ""},
-		{limitedAndOpted.ID, store.HistoryRateLimited, "daily_cap"},
-		{sentAndDead.ID, store.HistorySent, ""},
-		{inApp.ID, store.HistorySent, ""},
-		{noEmail.ID, store.HistoryFailed, store.CodeNoAddress},
+		{deadAndSkipped.ID, heraldtype.HistoryFailed, store.CodeNoAddress},
+		{pendingAndLimited.ID, heraldtype.HistoryPending, ""},
+		{limitedAndOpted.ID, heraldtype.HistoryRateLimited, "daily_cap"},
+		{sentAndDead.ID, heraldtype.HistorySent, ""},
+		{inApp.ID, heraldtype.HistorySent, ""},
+		{noEmail.ID, heraldtype.HistoryFailed, store.CodeNoAddress},
 	}
 	if len(es) != len(want) {
 		t.Fatalf("history has %d entries, want %d: %+v", len(es), len(want), es)

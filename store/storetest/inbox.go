@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store"
 )
 
 // inboxIDs enqueues one in-app notification per user given, one trigger
@@ -33,7 +32,7 @@ func itemIDs(items []heraldtype.InboxItem) []int64 {
 }
 
 // listInbox returns one page of the user's inbox.
-func (f *fixture) listInbox(userID string, filter store.InboxFilter) ([]int64, string, int) {
+func (f *fixture) listInbox(userID string, filter heraldtype.InboxFilter) ([]int64, string, int) {
 	f.t.Helper()
 	items, next, unread, err := f.s.ListInbox(f.ctx, userID, filter)
 	if err != nil {
@@ -63,7 +62,7 @@ func testInbox(t *testing.T, newStore NewStore) {
 	var got []int64
 	cursor := ""
 	for page := 0; ; page++ {
-		p, next, unread := f.listInbox("u1", store.InboxFilter{Limit: 2, Cursor: cursor})
+		p, next, unread := f.listInbox("u1", heraldtype.InboxFilter{Limit: 2, Cursor: cursor})
 		if unread != 5 {
 			t.Fatalf("unread = %d, want 5", unread)
 		}
@@ -79,10 +78,10 @@ func testInbox(t *testing.T, newStore NewStore) {
 	if !slices.Equal(got, newest) {
 		t.Fatalf("paged inbox = %v, want %v", got, newest)
 	}
-	if p, next, _ := f.listInbox("u2", store.InboxFilter{}); !slices.Equal(p, []int64{other}) || next != "" {
+	if p, next, _ := f.listInbox("u2", heraldtype.InboxFilter{}); !slices.Equal(p, []int64{other}) || next != "" {
 		t.Fatalf("u2 inbox = %v (next %q), want only its item", p, next)
 	}
-	if p, _, unread := f.listInbox("empty", store.InboxFilter{}); len(p) != 0 || unread != 0 {
+	if p, _, unread := f.listInbox("empty", heraldtype.InboxFilter{}); len(p) != 0 || unread != 0 {
 		t.Fatalf("empty inbox = %v, unread %d", p, unread)
 	}
 
@@ -98,7 +97,7 @@ func testInbox(t *testing.T, newStore NewStore) {
 	if n, err := f.s.MarkInboxRead(f.ctx, "u1", nil, readAt); err != nil || n != 0 {
 		t.Fatalf("MarkInboxRead of nothing = %d, %v", n, err)
 	}
-	items, _, unread, err := f.s.ListInbox(f.ctx, "u1", store.InboxFilter{})
+	items, _, unread, err := f.s.ListInbox(f.ctx, "u1", heraldtype.InboxFilter{})
 	if err != nil || unread != 3 {
 		t.Fatalf("after marking two read: unread %d, %v; want 3", unread, err)
 	}
@@ -109,11 +108,11 @@ func testInbox(t *testing.T, newStore NewStore) {
 			t.Fatalf("item %d read: %+v", it.ID, it)
 		}
 	}
-	if _, _, unread := f.listInbox("u2", store.InboxFilter{}); unread != 1 {
+	if _, _, unread := f.listInbox("u2", heraldtype.InboxFilter{}); unread != 1 {
 		t.Fatalf("u2 unread = %d after u1 marked its id, want 1", unread)
 	}
 	unreadIDs := []int64{mine[4], mine[3], mine[2]}
-	if p, _, _ := f.listInbox("u1", store.InboxFilter{Unread: true}); !slices.Equal(p, unreadIDs) {
+	if p, _, _ := f.listInbox("u1", heraldtype.InboxFilter{Unread: true}); !slices.Equal(p, unreadIDs) {
 		t.Fatalf("unread listing = %v, want %v", p, unreadIDs)
 	}
 
@@ -127,10 +126,10 @@ func testInbox(t *testing.T, newStore NewStore) {
 	}
 	wantCode(t, f.s.ArchiveInboxItem(f.ctx, "u1", other, archivedAt), heraldtype.ENOTFOUND)
 	wantCode(t, f.s.ArchiveInboxItem(f.ctx, "u1", 1<<40, archivedAt), heraldtype.ENOTFOUND)
-	if p, _, unread := f.listInbox("u1", store.InboxFilter{}); len(p) != 4 || slices.Contains(p, mine[2]) || unread != 2 {
+	if p, _, unread := f.listInbox("u1", heraldtype.InboxFilter{}); len(p) != 4 || slices.Contains(p, mine[2]) || unread != 2 {
 		t.Fatalf("live inbox after archiving = %v (unread %d), want 4 items and 2 unread", p, unread)
 	}
-	archived, _, _, err := f.s.ListInbox(f.ctx, "u1", store.InboxFilter{Archived: true})
+	archived, _, _, err := f.s.ListInbox(f.ctx, "u1", heraldtype.InboxFilter{Archived: true})
 	if err != nil || len(archived) != 1 || archived[0].ID != mine[2] {
 		t.Fatalf("archive = %+v, %v", archived, err)
 	}
@@ -140,23 +139,23 @@ func testInbox(t *testing.T, newStore NewStore) {
 	if n, err := f.s.MarkAllInboxRead(f.ctx, "u1", at(3*time.Minute)); err != nil || n != 3 {
 		t.Fatalf("MarkAllInboxRead = %d, %v; want 3", n, err)
 	}
-	if _, _, unread := f.listInbox("u1", store.InboxFilter{}); unread != 0 {
+	if _, _, unread := f.listInbox("u1", heraldtype.InboxFilter{}); unread != 0 {
 		t.Fatalf("unread after read all = %d", unread)
 	}
-	if p, _, _ := f.listInbox("u1", store.InboxFilter{Unread: true}); len(p) != 0 {
+	if p, _, _ := f.listInbox("u1", heraldtype.InboxFilter{Unread: true}); len(p) != 0 {
 		t.Fatalf("unread listing after read all = %v", p)
 	}
-	if _, _, unread := f.listInbox("u2", store.InboxFilter{}); unread != 1 {
+	if _, _, unread := f.listInbox("u2", heraldtype.InboxFilter{}); unread != 1 {
 		t.Fatalf("u2 unread = %d after u1 read all, want 1", unread)
 	}
 
-	_, _, _, err = f.s.ListInbox(f.ctx, "ghost", store.InboxFilter{})
+	_, _, _, err = f.s.ListInbox(f.ctx, "ghost", heraldtype.InboxFilter{})
 	wantCode(t, err, heraldtype.ENOTFOUND)
-	_, _, _, err = f.s.ListInbox(f.ctx, "u1", store.InboxFilter{Cursor: "not a cursor"})
+	_, _, _, err = f.s.ListInbox(f.ctx, "u1", heraldtype.InboxFilter{Cursor: "not a cursor"})
 	wantCode(t, err, heraldtype.EINVALID)
-	_, _, _, err = f.s.ListInbox(f.ctx, "u1", store.InboxFilter{Limit: -1})
+	_, _, _, err = f.s.ListInbox(f.ctx, "u1", heraldtype.InboxFilter{Limit: -1})
 	wantCode(t, err, heraldtype.EINVALID)
-	if p, _, _ := f.listInbox("u1", store.InboxFilter{Limit: 100_000}); len(p) != 4 {
+	if p, _, _ := f.listInbox("u1", heraldtype.InboxFilter{Limit: 100_000}); len(p) != 4 {
 		t.Fatalf("listing with a huge limit = %v, want it capped, not refused", p)
 	}
 }

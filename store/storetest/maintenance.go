@@ -160,7 +160,7 @@ func testPruneFinished(t *testing.T, newStore NewStore) {
 	for _, n := range []heraldtype.Notification{sent, dead, inApp} {
 		_, err := f.s.GetNotification(f.ctx, n.ID)
 		wantCode(t, err, heraldtype.ENOTFOUND)
-		ds, _, err := f.s.ListDeliveries(f.ctx, store.DeliveryFilter{NotificationID: n.ID})
+		ds, _, err := f.s.ListDeliveries(f.ctx, heraldtype.DeliveryFilter{NotificationID: n.ID})
 		if err != nil || len(ds) != 0 {
 			t.Fatalf("deliveries of pruned %s = %+v, %v", n.ID, ds, err)
 		}

@@ -154,7 +154,7 @@ func testMoves(t *testing.T, newStore NewStore) {
 func example(tr store.Transition) store.Transition {
 	switch tr.(type) {
 	case store.ReleasedWithReason:
-		return store.ReleasedWithReason{Outcome: heraldtype.OutcomeDeferred, ErrorCode: store.CodeQuietHours, Error: "quiet hours"}
+		return store.ReleasedWithReason{Outcome: heraldtype.OutcomeDeferred, ErrorCode: heraldtype.CodeQuietHours, Error: "quiet hours"}
 	case store.Dead:
 		return store.Dead{Failure: store.Failure{ErrorCode: "INVALID_ARGUMENT"}}
 	}
@@ -238,7 +238,7 @@ func (f *fixture) states(js map[slot]heraldtype.Job) map[int64]heraldtype.Delive
 // stateOf is the state of the delivery with id.
 func (f *fixture) stateOf(id int64) heraldtype.DeliveryState {
 	f.t.Helper()
-	ds, _, err := f.s.ListDeliveries(f.ctx, store.DeliveryFilter{UserID: "u1", Limit: 1000})
+	ds, _, err := f.s.ListDeliveries(f.ctx, heraldtype.DeliveryFilter{UserID: "u1", Limit: 1000})
 	if err != nil {
 		f.t.Fatal(err)
 	}

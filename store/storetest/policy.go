@@ -19,13 +19,13 @@ func testPolicy(t *testing.T, newStore NewStore) {
 		f := newFixture(t, newStore)
 		_, err := f.s.GetType(f.ctx, "promo")
 		wantCode(t, err, heraldtype.ENOTFOUND)
-		promo := store.NotificationType{Name: "promo", Channels: []heraldtype.Channel{heraldtype.ChannelPush},
+		promo := heraldtype.NotificationType{Name: "promo", Channels: []heraldtype.Channel{heraldtype.ChannelPush},
 			Priority: heraldtype.PriorityLow, DedupeWindow: 2 * time.Hour, QuietHours: true, CountsTowardCap: true,
 			Guarantee: heraldtype.AtMostOnce}
 		if _, err := f.s.PutType(f.ctx, promo, base()); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.s.PutType(f.ctx, store.NotificationType{Name: "alarm", Critical: true,
+		if _, err := f.s.PutType(f.ctx, heraldtype.NotificationType{Name: "alarm", Critical: true,
 			Guarantee: heraldtype.AtLeastOnce}, base()); err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func testPolicy(t *testing.T, newStore NewStore) {
 		f := newFixture(t, newStore)
 		_, err := f.s.GetPreferences(f.ctx, "ghost")
 		wantCode(t, err, heraldtype.ENOTFOUND)
-		_, err = f.s.PutPreferences(f.ctx, store.Preferences{UserID: "ghost"}, base())
+		_, err = f.s.PutPreferences(f.ctx, heraldtype.Preferences{UserID: "ghost"}, base())
 		wantCode(t, err, heraldtype.ENOTFOUND)
 		f.user("u1")
 		p, err := f.s.GetPreferences(f.ctx, "u1")
@@ -67,11 +67,11 @@ func testPolicy(t *testing.T, newStore NewStore) {
 		if p.UserID != "u1" || p.Timezone != "Asia/Seoul" || p.QuietHours != nil || len(p.Types) != 0 {
 			t.Fatalf("preferences of a user who set none = %+v", p)
 		}
-		in := store.Preferences{UserID: "u1",
-			Types: map[string]store.TypePreference{"promo": {Disabled: true},
+		in := heraldtype.Preferences{UserID: "u1",
+			Types: map[string]heraldtype.TypePreference{"promo": {Disabled: true},
 				"order": {Channels: []heraldtype.Channel{heraldtype.ChannelEmail}}},
 			OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelSMS},
-			QuietHours:       &store.QuietHours{Start: "22:00", End: "08:00"}, DailyCap: 5}
+			QuietHours:       &heraldtype.QuietHours{Start: "22:00", End: "08:00"}, DailyCap: 5}
 		out, err := f.s.PutPreferences(f.ctx, in, base())
 		if err != nil {
 			t.Fatal(err)
@@ -80,7 +80,7 @@ func testPolicy(t *testing.T, newStore NewStore) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range []store.Preferences{out, got} {
+		for _, p := range []heraldtype.Preferences{out, got} {
 			if p.Timezone != "Asia/Seoul" || !p.Types["promo"].Disabled || p.Types["order"].Channels[0] != heraldtype.ChannelEmail ||
 				p.OptedOutChannels[0] != heraldtype.ChannelSMS || *p.QuietHours != *in.QuietHours || p.DailyCap != 5 {
 				t.Fatalf("preferences = %+v, want %+v", p, in)
@@ -165,7 +165,7 @@ func testCompletePolicy(t *testing.T, f *fixture) {
 	opted := outcome(jobs[0], store.OptedOut{ErrorCode: "type_disabled", Error: "the user turned promo off"}, now)
 	limited := outcome(jobs[1], store.RateLimited{ErrorCode: "duplicate", Error: "already sent"}, now)
 	release := store.ReleasedWithReason{Outcome: heraldtype.OutcomeDeferred, RunAt: at(8 * time.Hour),
-		ErrorCode: store.CodeQuietHours, Error: "quiet hours 22:00-08:00"}
+		ErrorCode: heraldtype.CodeQuietHours, Error: "quiet hours 22:00-08:00"}
 	deferred := outcome(jobs[2], release, now)
 
 	// A release with a reason must say deferred or policy_error.
@@ -184,7 +184,7 @@ func testCompletePolicy(t *testing.T, f *fixture) {
 	}{
 		{heraldtype.StateOptedOut, "type_disabled", heraldtype.OutcomeOptedOut},
 		{heraldtype.StateRateLimited, "duplicate", heraldtype.OutcomeRateLimited},
-		{heraldtype.StatePending, store.CodeQuietHours, heraldtype.OutcomeDeferred},
+		{heraldtype.StatePending, heraldtype.CodeQuietHours, heraldtype.OutcomeDeferred},
 	} {
 		d := f.delivery(ns[i].ID)
 		if d.State != want.state || d.LastErrorCode != want.code || d.LastError == "" {
