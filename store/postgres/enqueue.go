@@ -29,7 +29,7 @@ import (
 // Concurrent calls beyond Options.EnqueueConcurrency are committed
 // together (enqueuebatch.go).
 func (s *Store) Enqueue(ctx context.Context, p store.EnqueueParams) (store.EnqueueResult, error) {
-	if err := checkEnqueue(p); err != nil {
+	if err := store.CheckEnqueue(p); err != nil {
 		return store.EnqueueResult{}, err
 	}
 	if s.batcher.max > 0 {
@@ -155,7 +155,7 @@ func (s *Store) EnqueueTx(ctx context.Context, tx any, p store.EnqueueParams) (s
 		return store.EnqueueResult{}, heraldtype.Errorf(heraldtype.EINVALID,
 			"postgres: EnqueueTx needs a pgx.Tx or a *sql.Tx of the pgx driver, not %T", tx)
 	}
-	if err := checkEnqueue(p); err != nil {
+	if err := store.CheckEnqueue(p); err != nil {
 		return store.EnqueueResult{}, err
 	}
 	if err := q.exec(ctx, `SAVEPOINT herald_enqueue`); err != nil {
@@ -177,26 +177,6 @@ func (s *Store) EnqueueTx(ctx context.Context, tx any, p store.EnqueueParams) (s
 		return store.EnqueueResult{}, formatError(err, "savepoint")
 	}
 	return res, nil
-}
-
-// checkEnqueue rejects what would write a broken row; the rest of the
-// validation is the caller's.
-func checkEnqueue(p store.EnqueueParams) error {
-	if len(p.Notifications) == 0 {
-		return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: no notifications")
-	}
-	if p.MaxAttempts < 1 {
-		return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: max attempts must be at least 1")
-	}
-	if p.Now.IsZero() {
-		return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: now is not set")
-	}
-	for i, n := range p.Notifications {
-		if n.ID == "" || n.UserID == "" {
-			return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: notification %d has no id or user id", i)
-		}
-	}
-	return nil
 }
 
 // enqueue writes one checked trigger on q, statement by statement, and

@@ -17,7 +17,7 @@ import (
 // notifications and their deliveries in one IMMEDIATE transaction, so two
 // triggers with one key are serialised and the second sees the first.
 func (s *Store) Enqueue(ctx context.Context, p store.EnqueueParams) (store.EnqueueResult, error) {
-	if err := checkEnqueue(p); err != nil {
+	if err := store.CheckEnqueue(p); err != nil {
 		return store.EnqueueResult{}, err
 	}
 	var res store.EnqueueResult
@@ -51,7 +51,7 @@ func (s *Store) EnqueueTx(ctx context.Context, tx any, p store.EnqueueParams) (s
 		return store.EnqueueResult{}, heraldtype.Errorf(heraldtype.EINVALID,
 			"sqlite: EnqueueTx needs a *sql.Tx on the store's database, not %T", tx)
 	}
-	if err := checkEnqueue(p); err != nil {
+	if err := store.CheckEnqueue(p); err != nil {
 		return store.EnqueueResult{}, err
 	}
 	wtx := &writeTx{Tx: stx}
@@ -115,26 +115,6 @@ func (s *Store) enqueue(ctx context.Context, tx *writeTx, p store.EnqueueParams)
 		res.Notifications[i] = store.EnqueuedNotification{ID: n.ID, UserID: n.UserID, Deliveries: counts[n.ID]}
 	}
 	return res, nil
-}
-
-// checkEnqueue rejects what would write a broken row; the rest of the
-// validation is the caller's.
-func checkEnqueue(p store.EnqueueParams) error {
-	if len(p.Notifications) == 0 {
-		return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: no notifications")
-	}
-	if p.MaxAttempts < 1 {
-		return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: max attempts must be at least 1")
-	}
-	if p.Now.IsZero() {
-		return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: now is not set")
-	}
-	for i, n := range p.Notifications {
-		if n.ID == "" || n.UserID == "" {
-			return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: notification %d has no id or user id", i)
-		}
-	}
-	return nil
 }
 
 // replayTrigger looks the idempotency key up. ok is true when the trigger
