@@ -1,17 +1,11 @@
 package apns
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"sync"
@@ -141,14 +135,14 @@ func New(cfg Config) (*Emulator, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	cert, caPEM, err := selfSignedCert(cfg.Hosts)
+	cert, err := emulator.SelfSignedCert("APNs", cfg.Hosts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("apns emulator: %w", err)
 	}
 	e := &Emulator{
 		cfg:      cfg,
 		cert:     cert,
-		caPEM:    caPEM,
+		caPEM:    emulator.CertPEM(cert),
 		topics:   make(map[string]bool, len(cfg.Topics)),
 		keys:     make(map[string]emuKey),
 		verified: make(map[string]verifiedToken),
@@ -173,76 +167,9 @@ func New(cfg Config) (*Emulator, error) {
 	return e, nil
 }
 
-// selfSignedCert makes the emulator's TLS certificate: a P-256 key and a
-// self-signed certificate for localhost, the loopback addresses and hosts.
-// It is its own CA, so trusting it is one AppendCertsFromPEM.
-func selfSignedCert(hosts []string) (tls.Certificate, []byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("apns emulator: generating the TLS key: %w", err)
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
-	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("apns emulator: generating a serial number: %w", err)
-	}
-	// The certificate is checked by TLS against the real clock, never the
-	// emulator's (possibly fake) one.
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "Herald APNs emulator", Organization: []string{"Herald"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.AddDate(1, 0, 0),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		DNSNames:              []string{"localhost"},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-	}
-	for _, h := range hosts {
-		switch ip := net.ParseIP(h); {
-		case ip != nil:
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		case validHostname(h):
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
-		default:
-			return tls.Certificate{}, nil, fmt.Errorf("apns emulator: host %q is neither an IP address nor a DNS name", h)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("apns emulator: creating the TLS certificate: %w", err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("apns emulator: parsing the TLS certificate: %w", err)
-	}
-	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
-	return cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
-}
-
-// validHostname reports whether h can be a certificate's DNS name.
-func validHostname(h string) bool {
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '*') {
-			return false
-		}
-	}
-	return true
-}
-
 // CertPool returns a new pool holding the emulator's certificate: use it as
 // Config.RootCAs.
-func (e *Emulator) CertPool() *x509.CertPool {
-	p := x509.NewCertPool()
-	p.AddCert(e.cert.Leaf)
-	return p
-}
+func (e *Emulator) CertPool() *x509.CertPool { return emulator.CertPool(e.cert) }
 
 // CACertPEM returns the emulator's certificate in PEM, for clients outside
 // this process (curl --cacert, another language's APNs library).

@@ -33,7 +33,8 @@ type Config struct {
 	// Certificate is served for TLS; a self-signed certificate for
 	// localhost, 127.0.0.1, ::1 and Hostnames if nil (see CertPool).
 	Certificate *tls.Certificate
-	// Hostnames are added to the self-signed certificate's names.
+	// Hostnames (DNS names or IP addresses) are added to the self-signed
+	// certificate's names; New fails on anything else.
 	Hostnames []string
 	// Domain is the name in the greeting; "localhost" if empty.
 	Domain string
@@ -108,7 +109,7 @@ type Emulator struct {
 }
 
 // New returns an Emulator; call Start to serve SMTP and StartHTTP
-// for the side listener. It fails only on a bad TLS setting.
+// for the side listener. It fails only on a bad TLS setting or Hostnames.
 func New(cfg Config) (*Emulator, error) {
 	switch cfg.TLS {
 	case "":
@@ -137,11 +138,11 @@ func New(cfg Config) (*Emulator, error) {
 	if cfg.TLS != TLSNone {
 		cert := cfg.Certificate
 		if cert == nil {
-			c, pool, err := selfSignedCert(cfg.Hostnames, time.Now())
+			c, err := emulator.SelfSignedCert("SMTP", cfg.Hostnames)
 			if err != nil {
 				return nil, fmt.Errorf("smtp emulator: making a certificate: %w", err)
 			}
-			cert, e.pool = &c, pool
+			cert, e.pool = &c, emulator.CertPool(c)
 		}
 		e.tls = &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12}
 	}
