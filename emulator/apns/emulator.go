@@ -108,8 +108,7 @@ type Emulator struct {
 	caPEM  []byte
 	topics map[string]bool
 
-	// keyMu guards the provider keys and tokens. Lock order: keyMu, then
-	// mu (authenticate counts new tokens while holding keyMu).
+	// keyMu guards the provider keys and tokens.
 	keyMu    sync.Mutex
 	keys     map[string]emuKey        // by key id
 	verified map[string]verifiedToken // by JWT: signature already checked
@@ -119,9 +118,8 @@ type Emulator struct {
 
 	faults *engine // faults, latency and the shared counters
 
-	mu             sync.Mutex // guards the two below
-	providerTokens uint64
-	connections    uint64
+	// Stats.ProviderTokens and Connections, zeroed with faults' counters.
+	providerTokens, connections *fault.Counter
 
 	rec *emulator.Recorder[Received] // accepted messages
 }
@@ -129,12 +127,7 @@ type Emulator struct {
 // New returns an Emulator with a freshly generated TLS certificate;
 // call Start to serve it.
 func New(cfg Config) (*Emulator, error) {
-	if cfg.MaxRecorded <= 0 {
-		cfg.MaxRecorded = 100_000
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.MaxRecorded, cfg.Now = emulator.Defaults(cfg.MaxRecorded, 100_000, cfg.Now)
 	cert, err := emulator.SelfSignedCert("APNs", cfg.Hosts)
 	if err != nil {
 		return nil, fmt.Errorf("apns emulator: %w", err)
@@ -150,6 +143,7 @@ func New(cfg Config) (*Emulator, error) {
 		faults:   fault.New(cfg.Seed, faultSpec),
 		rec:      emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
+	e.providerTokens, e.connections = e.faults.Counter(), e.faults.Counter()
 	for _, t := range cfg.Topics {
 		e.topics[t] = true
 	}
@@ -208,9 +202,7 @@ func (e *Emulator) Serve(l net.Listener) (string, error) {
 func (e *Emulator) countConnections(srv *http.Server) {
 	srv.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
-			e.mu.Lock()
-			e.connections++
-			e.mu.Unlock()
+			e.connections.Inc()
 		}
 	}
 }
@@ -224,10 +216,8 @@ func (e *Emulator) Close() error { return e.http.Close() }
 // Stats returns a snapshot of the counters.
 func (e *Emulator) Stats() Stats {
 	c := e.faults.Counts()
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	return Stats{Accepted: c.Accepted, Rejected: c.Rejected, EarlyRetries: c.EarlyRetries,
-		ProviderTokens: e.providerTokens, Connections: e.connections}
+		ProviderTokens: e.providerTokens.Load(), Connections: e.connections.Load()}
 }
 
 // Reset forgets recorded messages, counters and the Retry-After each token
@@ -235,9 +225,6 @@ func (e *Emulator) Stats() Stats {
 func (e *Emulator) Reset() {
 	e.rec.Reset()
 	e.faults.ResetCounts()
-	e.mu.Lock()
-	e.providerTokens, e.connections = 0, 0
-	e.mu.Unlock()
 }
 
 // jsonContentType is the Content-Type of APNs' JSON answers.

@@ -124,12 +124,7 @@ func New(cfg Config) (*Emulator, error) {
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = 10 << 20
 	}
-	if cfg.MaxRecorded <= 0 {
-		cfg.MaxRecorded = 10_000
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.MaxRecorded, cfg.Now = emulator.Defaults(cfg.MaxRecorded, 10_000, cfg.Now)
 	e := &Emulator{
 		cfg:    cfg,
 		faults: fault.New(cfg.Seed, faultSpec),

@@ -108,6 +108,7 @@ type Engine[F any, O any, K comparable] struct {
 	notBefore NotBefore // per target
 	rejected  map[K]uint64
 	early     uint64
+	own       []*Counter
 }
 
 // New returns an Engine with no faults. seed seeds the rates' generator
@@ -375,15 +376,38 @@ func (e *Engine[F, O, K]) Counts() Counts[K] {
 	return Counts[K]{Accepted: e.accepted.Load(), Rejected: maps.Clone(e.rejected), EarlyRetries: e.early}
 }
 
-// ResetCounts zeroes the counters and forgets the Retry-After each target
-// was given. Faults stay.
+// ResetCounts zeroes the counters, the emulator's own among them, and
+// forgets the Retry-After each target was given. Faults stay.
 func (e *Engine[F, O, K]) ResetCounts() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.accepted.Store(0)
 	clear(e.rejected)
 	e.early = 0
+	for _, c := range e.own {
+		c.n.Store(0)
+	}
 	e.notBefore.Reset()
+}
+
+// Counter is one of an emulator's own counters (access tokens issued,
+// connections accepted). It is safe for concurrent use.
+type Counter struct{ n atomic.Uint64 }
+
+// Inc counts one.
+func (c *Counter) Inc() { c.n.Add(1) }
+
+// Load returns the count.
+func (c *Counter) Load() uint64 { return c.n.Load() }
+
+// Counter returns a new counter of the emulator's own, which ResetCounts
+// zeroes with the engine's, so that an emulator's Reset stays one call.
+func (e *Engine[F, O, K]) Counter() *Counter {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := new(Counter)
+	e.own = append(e.own, c)
+	return c
 }
 
 // WriteRetryAfter adds a Retry-After header of seconds (none if not

@@ -74,7 +74,13 @@ func TestPickRulesThenRates(t *testing.T) {
 		t.Fatal("a send without target failed without rates")
 	}
 	e.Accept()
+	own := e.Counter()
+	own.Inc()
+	own.Inc()
 	c := e.Counts()
+	if own.Load() != 2 {
+		t.Fatalf("an own counter = %d, want 2", own.Load())
+	}
 	if c.Accepted != 1 || c.Rejected["GONE"] != 3 || c.Rejected["BUSY"] != 1 || c.Rejected["STOP"] != 1 || c.EarlyRetries != 1 {
 		t.Fatalf("counts %+v", c)
 	}
@@ -91,6 +97,9 @@ func TestPickRulesThenRates(t *testing.T) {
 	e.Clear()
 	if c := e.Counts(); c.Accepted != 0 || len(c.Rejected) != 0 || c.EarlyRetries != 0 {
 		t.Fatalf("counts after ResetCounts %+v", c)
+	}
+	if own.Load() != 0 {
+		t.Fatalf("an own counter after ResetCounts = %d, want 0", own.Load())
 	}
 	if f := e.Faults(); f.name != "" || len(f.rules) != 0 {
 		t.Fatalf("Faults after Clear = %+v", f)
