@@ -116,7 +116,7 @@ type Emulator struct {
 
 	http emulator.Server // the TLS listener and its base URL
 
-	faults *engine // faults, latency and the shared counters
+	faults *fault.Engine[Faults, TokenFault, string] // faults, latency and the shared counters
 
 	// Stats.ProviderTokens and Connections, zeroed with faults' counters.
 	providerTokens, connections *fault.Counter

@@ -106,7 +106,7 @@ type Emulator struct {
 
 	http emulator.Server // the listener and its base URL
 
-	faults *engine // faults, latency and the shared counters
+	faults *fault.Engine[Faults, TokenFault, string] // faults, latency and the shared counters
 
 	mu        sync.Mutex // guards tokenFail
 	tokenFail int        // token endpoint failures left

@@ -97,7 +97,7 @@ type Emulator struct {
 	pool    *x509.CertPool
 	server  *gosmtp.Server
 	httpMux *http.ServeMux
-	faults  *engine // faults, latency and the counters
+	faults  *fault.Engine[Faults, RecipientFault, int] // faults, latency and the counters
 
 	mu      sync.Mutex // guards everything below; never held while sleeping
 	addr    string

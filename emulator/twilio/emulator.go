@@ -103,7 +103,7 @@ type Emulator struct {
 
 	http emulator.Server // the listener and its base URL
 
-	faults *engine // faults, latency and the shared counters
+	faults *fault.Engine[Faults, NumberFault, int] // faults, latency and the shared counters
 
 	mu       sync.Mutex // guards closed and optedOut; never held while sleeping or posting
 	closed   bool       // set by Close: no new status callbacks start

@@ -110,7 +110,7 @@ type Emulator struct {
 
 	http emulator.Server // the listener and its base URL
 
-	faults *engine // faults, latency and the shared counters
+	faults *fault.Engine[Faults, SubscriptionFault, string] // faults, latency and the shared counters
 
 	rec *emulator.Recorder[Received] // accepted messages
 }
