@@ -137,9 +137,7 @@ func (e *Emulator) authenticate(r *http.Request, now time.Time) (verifiedToken, 
 			return verifiedToken{}, ReasonTooManyProviderTokenUpdates
 		}
 		e.lastJWT[vt.keyID] = jwtSeen{jwt: tok, first: now}
-		e.mu.Lock()
-		e.providerTokens++
-		e.mu.Unlock()
+		e.providerTokens.Inc()
 	}
 	return vt, ""
 }

@@ -1,17 +1,11 @@
 package apns
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"sync"
@@ -114,8 +108,7 @@ type Emulator struct {
 	caPEM  []byte
 	topics map[string]bool
 
-	// keyMu guards the provider keys and tokens. Lock order: keyMu, then
-	// mu (authenticate counts new tokens while holding keyMu).
+	// keyMu guards the provider keys and tokens.
 	keyMu    sync.Mutex
 	keys     map[string]emuKey        // by key id
 	verified map[string]verifiedToken // by JWT: signature already checked
@@ -123,11 +116,10 @@ type Emulator struct {
 
 	http emulator.Server // the TLS listener and its base URL
 
-	faults *engine // faults, latency and the shared counters
+	faults *fault.Engine[Faults, TokenFault, string] // faults, latency and the shared counters
 
-	mu             sync.Mutex // guards the two below
-	providerTokens uint64
-	connections    uint64
+	// Stats.ProviderTokens and Connections, zeroed with faults' counters.
+	providerTokens, connections *fault.Counter
 
 	rec *emulator.Recorder[Received] // accepted messages
 }
@@ -135,20 +127,15 @@ type Emulator struct {
 // New returns an Emulator with a freshly generated TLS certificate;
 // call Start to serve it.
 func New(cfg Config) (*Emulator, error) {
-	if cfg.MaxRecorded <= 0 {
-		cfg.MaxRecorded = 100_000
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	cert, caPEM, err := selfSignedCert(cfg.Hosts)
+	cfg.MaxRecorded, cfg.Now = emulator.Defaults(cfg.MaxRecorded, 100_000, cfg.Now)
+	cert, err := emulator.SelfSignedCert("APNs", cfg.Hosts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("apns emulator: %w", err)
 	}
 	e := &Emulator{
 		cfg:      cfg,
 		cert:     cert,
-		caPEM:    caPEM,
+		caPEM:    emulator.CertPEM(cert),
 		topics:   make(map[string]bool, len(cfg.Topics)),
 		keys:     make(map[string]emuKey),
 		verified: make(map[string]verifiedToken),
@@ -156,6 +143,7 @@ func New(cfg Config) (*Emulator, error) {
 		faults:   fault.New(cfg.Seed, faultSpec),
 		rec:      emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
+	e.providerTokens, e.connections = e.faults.Counter(), e.faults.Counter()
 	for _, t := range cfg.Topics {
 		e.topics[t] = true
 	}
@@ -173,76 +161,9 @@ func New(cfg Config) (*Emulator, error) {
 	return e, nil
 }
 
-// selfSignedCert makes the emulator's TLS certificate: a P-256 key and a
-// self-signed certificate for localhost, the loopback addresses and hosts.
-// It is its own CA, so trusting it is one AppendCertsFromPEM.
-func selfSignedCert(hosts []string) (tls.Certificate, []byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("apns emulator: generating the TLS key: %w", err)
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
-	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("apns emulator: generating a serial number: %w", err)
-	}
-	// The certificate is checked by TLS against the real clock, never the
-	// emulator's (possibly fake) one.
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "Herald APNs emulator", Organization: []string{"Herald"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.AddDate(1, 0, 0),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		DNSNames:              []string{"localhost"},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-	}
-	for _, h := range hosts {
-		switch ip := net.ParseIP(h); {
-		case ip != nil:
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		case validHostname(h):
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
-		default:
-			return tls.Certificate{}, nil, fmt.Errorf("apns emulator: host %q is neither an IP address nor a DNS name", h)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("apns emulator: creating the TLS certificate: %w", err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("apns emulator: parsing the TLS certificate: %w", err)
-	}
-	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
-	return cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
-}
-
-// validHostname reports whether h can be a certificate's DNS name.
-func validHostname(h string) bool {
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '*') {
-			return false
-		}
-	}
-	return true
-}
-
 // CertPool returns a new pool holding the emulator's certificate: use it as
 // Config.RootCAs.
-func (e *Emulator) CertPool() *x509.CertPool {
-	p := x509.NewCertPool()
-	p.AddCert(e.cert.Leaf)
-	return p
-}
+func (e *Emulator) CertPool() *x509.CertPool { return emulator.CertPool(e.cert) }
 
 // CACertPEM returns the emulator's certificate in PEM, for clients outside
 // this process (curl --cacert, another language's APNs library).
@@ -281,9 +202,7 @@ func (e *Emulator) Serve(l net.Listener) (string, error) {
 func (e *Emulator) countConnections(srv *http.Server) {
 	srv.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
-			e.mu.Lock()
-			e.connections++
-			e.mu.Unlock()
+			e.connections.Inc()
 		}
 	}
 }
@@ -297,10 +216,8 @@ func (e *Emulator) Close() error { return e.http.Close() }
 // Stats returns a snapshot of the counters.
 func (e *Emulator) Stats() Stats {
 	c := e.faults.Counts()
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	return Stats{Accepted: c.Accepted, Rejected: c.Rejected, EarlyRetries: c.EarlyRetries,
-		ProviderTokens: e.providerTokens, Connections: e.connections}
+		ProviderTokens: e.providerTokens.Load(), Connections: e.connections.Load()}
 }
 
 // Reset forgets recorded messages, counters and the Retry-After each token
@@ -308,9 +225,6 @@ func (e *Emulator) Stats() Stats {
 func (e *Emulator) Reset() {
 	e.rec.Reset()
 	e.faults.ResetCounts()
-	e.mu.Lock()
-	e.providerTokens, e.connections = 0, 0
-	e.mu.Unlock()
 }
 
 // jsonContentType is the Content-Type of APNs' JSON answers.

@@ -41,21 +41,12 @@ type TokenFault struct {
 // RateFault fails a fraction of sends.
 type RateFault = fault.RateFault
 
-// engine is the fault engine as the APNs emulator uses it: rules are
+// faultSpec places the APNs emulator's rates for its engine: rules are
 // TokenFaults, failures are counted by reason.
-type engine = fault.Engine[Faults, TokenFault, string]
-
-// faultSpec places the APNs emulator's rules and rates for the engine.
 var faultSpec = fault.Spec[Faults, TokenFault, string]{
-	Set:     "tokens",
-	Rules:   func(f *Faults) *map[string]TokenFault { return &f.Tokens },
-	Rates:   (*Faults).rates,
-	Latency: func(f *Faults) int { return f.LatencyMillis },
-	Check:   checkReason,
-	Retry: func(tf TokenFault) fault.Retry {
-		return fault.Retry{Times: tf.Times, AfterSeconds: tf.RetryAfterSeconds, HTTPDate: tf.RetryAfterHTTPDate}
-	},
-	Key: func(tf TokenFault) string { return tf.Reason },
+	Rates: (*Faults).rates,
+	Check: checkReason,
+	Key:   func(tf TokenFault) string { return tf.Reason },
 }
 
 // checkReason rejects a reason APNs does not have.

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heraldhq/herald/emulator/internal/emulator"
 )
 
 // maxRequestBytes bounds a request body read. APNs' payload limit is far
@@ -72,13 +72,12 @@ func (e *Emulator) handleSend(w http.ResponseWriter, r *http.Request) {
 		e.fail(w, reason)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+	body, tooLarge, ok := emulator.ReadBody(w, r, maxRequestBytes)
+	if !ok {
+		if tooLarge {
 			e.fail(w, ReasonPayloadTooLarge)
 		}
-		return // the client hung up otherwise
+		return
 	}
 	if reason := checkPayload(body, &rec); reason != "" {
 		e.fail(w, reason)

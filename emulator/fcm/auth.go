@@ -144,9 +144,7 @@ func (e *Emulator) handleToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok := e.issue(project)
-	e.mu.Lock()
-	e.tokensIssued++
-	e.mu.Unlock()
+	e.tokensIssued.Inc()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"access_token": tok,
 		"expires_in":   int(e.cfg.TokenTTL / time.Second),

@@ -106,11 +106,12 @@ type Emulator struct {
 
 	http emulator.Server // the listener and its base URL
 
-	faults *engine // faults, latency and the shared counters
+	faults *fault.Engine[Faults, TokenFault, string] // faults, latency and the shared counters
 
-	mu           sync.Mutex // guards the two below
-	tokenFail    int        // token endpoint failures left
-	tokensIssued uint64
+	mu        sync.Mutex // guards tokenFail
+	tokenFail int        // token endpoint failures left
+
+	tokensIssued *fault.Counter // Stats.TokensIssued, zeroed with faults' counters
 
 	rec *emulator.Recorder[Received] // accepted messages
 }
@@ -118,14 +119,9 @@ type Emulator struct {
 // New returns an Emulator; call Start to serve it, or mount it as an
 // http.Handler.
 func New(cfg Config) *Emulator {
-	if cfg.MaxRecorded <= 0 {
-		cfg.MaxRecorded = 100_000
-	}
+	cfg.MaxRecorded, cfg.Now = emulator.Defaults(cfg.MaxRecorded, 100_000, cfg.Now)
 	if cfg.TokenTTL <= 0 {
 		cfg.TokenTTL = time.Hour
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
 	}
 	e := &Emulator{
 		cfg:      cfg,
@@ -134,6 +130,7 @@ func New(cfg Config) *Emulator {
 		faults:   fault.New(cfg.Seed, faultSpec),
 		rec:      emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
+	e.tokensIssued = e.faults.Counter()
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /token", e.handleToken)
 	mux.HandleFunc("POST /v1/projects/{project}/messages:send", e.handleSend)
@@ -159,12 +156,7 @@ func (e *Emulator) Serve(l net.Listener) (string, error) {
 
 // URL is the emulator's base URL: the served one after Start or Serve,
 // Config.PublicURL otherwise.
-func (e *Emulator) URL() string {
-	if u := e.http.URL(); u != "" {
-		return u
-	}
-	return e.cfg.PublicURL
-}
+func (e *Emulator) URL() string { return e.http.URLOr(e.cfg.PublicURL) }
 
 // Close stops a server started by Start or Serve.
 func (e *Emulator) Close() error { return e.http.Close() }
@@ -172,9 +164,7 @@ func (e *Emulator) Close() error { return e.http.Close() }
 // Stats returns a snapshot of the counters.
 func (e *Emulator) Stats() Stats {
 	c := e.faults.Counts()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return Stats{Accepted: c.Accepted, Rejected: c.Rejected, EarlyRetries: c.EarlyRetries, TokensIssued: e.tokensIssued}
+	return Stats{Accepted: c.Accepted, Rejected: c.Rejected, EarlyRetries: c.EarlyRetries, TokensIssued: e.tokensIssued.Load()}
 }
 
 // Reset forgets recorded messages, counters and the Retry-After each token
@@ -182,9 +172,6 @@ func (e *Emulator) Stats() Stats {
 func (e *Emulator) Reset() {
 	e.rec.Reset()
 	e.faults.ResetCounts()
-	e.mu.Lock()
-	e.tokensIssued = 0
-	e.mu.Unlock()
 }
 
 // nextMessageID mints an id shaped like FCM's ("0:<time>%<hex>").

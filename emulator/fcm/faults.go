@@ -61,15 +61,10 @@ type TokenFault struct {
 // RateFault fails a fraction of sends.
 type RateFault = fault.RateFault
 
-// engine is the fault engine as the FCM emulator uses it: rules are
-// TokenFaults, failures are counted by code.
-type engine = fault.Engine[Faults, TokenFault, string]
-
-// faultSpec places the FCM emulator's rules and rates for the engine.
-// Rates are drawn in the order UNAVAILABLE, INTERNAL, QUOTA_EXCEEDED.
+// faultSpec places the FCM emulator's rates for its engine: rules are
+// TokenFaults, failures are counted by code. Rates are drawn in the order
+// UNAVAILABLE, INTERNAL, QUOTA_EXCEEDED.
 var faultSpec = fault.Spec[Faults, TokenFault, string]{
-	Set:   "tokens",
-	Rules: func(f *Faults) *map[string]TokenFault { return &f.Tokens },
 	Rates: func(f *Faults) []fault.Rate[TokenFault] {
 		return []fault.Rate[TokenFault]{
 			{Name: "unavailable", Fault: f.Unavailable, Outcome: TokenFault{Code: CodeUnavailable}},
@@ -77,7 +72,6 @@ var faultSpec = fault.Spec[Faults, TokenFault, string]{
 			{Name: "quota_exceeded", Fault: f.QuotaExceeded, Outcome: TokenFault{Code: CodeQuotaExceeded}},
 		}
 	},
-	Latency: func(f *Faults) int { return f.LatencyMillis },
 	Valid: func(f *Faults) error {
 		if f.LatencyMillis < 0 || f.TokenEndpointFailures < 0 {
 			return fmt.Errorf("latency_ms and token_endpoint_failures must not be negative")
@@ -89,9 +83,6 @@ var faultSpec = fault.Spec[Faults, TokenFault, string]{
 			return fmt.Errorf("unknown fault code %q", tf.Code)
 		}
 		return nil
-	},
-	Retry: func(tf TokenFault) fault.Retry {
-		return fault.Retry{Times: tf.Times, AfterSeconds: tf.RetryAfterSeconds, HTTPDate: tf.RetryAfterHTTPDate}
 	},
 	Key: func(tf TokenFault) string { return tf.Code },
 }

@@ -2,10 +2,9 @@ package fcm
 
 import (
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 
+	"github.com/heraldhq/herald/emulator/internal/emulator"
 	"github.com/heraldhq/herald/internal/jsonenc"
 )
 
@@ -32,14 +31,13 @@ func (e *Emulator) handleSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+	body, tooLarge, ok := emulator.ReadBody(w, r, maxRequestBytes)
+	if !ok {
+		if tooLarge {
 			e.faults.Reject("INVALID_ARGUMENT")
 			writeGoogleError(w, *tooBig())
 		}
-		return // the client hung up otherwise
+		return
 	}
 	req, gerr := parseSend(body)
 	if gerr != nil {

@@ -33,7 +33,8 @@ type Config struct {
 	// Certificate is served for TLS; a self-signed certificate for
 	// localhost, 127.0.0.1, ::1 and Hostnames if nil (see CertPool).
 	Certificate *tls.Certificate
-	// Hostnames are added to the self-signed certificate's names.
+	// Hostnames (DNS names or IP addresses) are added to the self-signed
+	// certificate's names; New fails on anything else.
 	Hostnames []string
 	// Domain is the name in the greeting; "localhost" if empty.
 	Domain string
@@ -96,7 +97,7 @@ type Emulator struct {
 	pool    *x509.CertPool
 	server  *gosmtp.Server
 	httpMux *http.ServeMux
-	faults  *engine // faults, latency and the counters
+	faults  *fault.Engine[Faults, RecipientFault, int] // faults, latency and the counters
 
 	mu      sync.Mutex // guards everything below; never held while sleeping
 	addr    string
@@ -108,7 +109,7 @@ type Emulator struct {
 }
 
 // New returns an Emulator; call Start to serve SMTP and StartHTTP
-// for the side listener. It fails only on a bad TLS setting.
+// for the side listener. It fails only on a bad TLS setting or Hostnames.
 func New(cfg Config) (*Emulator, error) {
 	switch cfg.TLS {
 	case "":
@@ -123,12 +124,7 @@ func New(cfg Config) (*Emulator, error) {
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = 10 << 20
 	}
-	if cfg.MaxRecorded <= 0 {
-		cfg.MaxRecorded = 10_000
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.MaxRecorded, cfg.Now = emulator.Defaults(cfg.MaxRecorded, 10_000, cfg.Now)
 	e := &Emulator{
 		cfg:    cfg,
 		faults: fault.New(cfg.Seed, faultSpec),
@@ -137,11 +133,11 @@ func New(cfg Config) (*Emulator, error) {
 	if cfg.TLS != TLSNone {
 		cert := cfg.Certificate
 		if cert == nil {
-			c, pool, err := selfSignedCert(cfg.Hostnames, time.Now())
+			c, err := emulator.SelfSignedCert("SMTP", cfg.Hostnames)
 			if err != nil {
 				return nil, fmt.Errorf("smtp emulator: making a certificate: %w", err)
 			}
-			cert, e.pool = &c, pool
+			cert, e.pool = &c, emulator.CertPool(c)
 		}
 		e.tls = &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12}
 	}

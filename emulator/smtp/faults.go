@@ -96,21 +96,14 @@ func (f RecipientFault) smtpError() *gosmtp.SMTPError {
 	return &gosmtp.SMTPError{Code: f.Code, EnhancedCode: ec, Message: msg}
 }
 
-// engine is the fault engine as the SMTP emulator uses it: rules are
-// RecipientFaults keyed by lower-case address, failures are counted by
-// reply code. SMTP has no Retry-After.
-type engine = fault.Engine[Faults, RecipientFault, int]
-
-// faultSpec places the SMTP emulator's rules and rates for the engine.
+// faultSpec places the SMTP emulator's rates for its engine: rules are
+// RecipientFaults kept under their lower-case address, failures are
+// counted by reply code. SMTP has no Retry-After.
 var faultSpec = fault.Spec[Faults, RecipientFault, int]{
-	Set:     "recipients",
-	Rules:   func(f *Faults) *map[string]RecipientFault { return &f.Recipients },
-	Rates:   (*Faults).rates,
-	Latency: func(f *Faults) int { return f.LatencyMillis },
-	Check:   RecipientFault.validate,
-	Target:  strings.ToLower,
-	Retry:   func(rf RecipientFault) fault.Retry { return fault.Retry{Times: rf.Times} },
-	Key:     func(rf RecipientFault) int { return rf.Code },
+	Rates:  (*Faults).rates,
+	Check:  RecipientFault.validate,
+	Target: strings.ToLower,
+	Key:    func(rf RecipientFault) int { return rf.Code },
 }
 
 // rates are f's rates in the order they are drawn, with the replies they

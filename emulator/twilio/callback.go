@@ -42,13 +42,11 @@ func (e *Emulator) postCallback(msg Received, status string) bool {
 		params.Set("MessagingServiceSid", msg.MessagingServiceSID)
 	}
 	ok := e.post(e.ctx, msg.StatusCallback, params)
-	e.mu.Lock()
 	if ok {
-		e.callbacksSent++
+		e.callbacksSent.Inc()
 	} else {
-		e.callbacksFailed++
+		e.callbacksFailed.Inc()
 	}
-	e.mu.Unlock()
 	if !ok && e.cfg.Logger != nil && e.ctx.Err() == nil {
 		e.cfg.Logger.Warn("twilio emulator: status callback failed", "sid", msg.SID, "status", status, "url", msg.StatusCallback)
 	}

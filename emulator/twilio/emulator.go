@@ -103,13 +103,14 @@ type Emulator struct {
 
 	http emulator.Server // the listener and its base URL
 
-	faults *engine // faults, latency and the shared counters
+	faults *fault.Engine[Faults, NumberFault, int] // faults, latency and the shared counters
 
-	mu              sync.Mutex // guards everything below; never held while sleeping or posting
-	closed          bool       // set by Close: no new status callbacks start
-	optedOut        map[string]bool
-	callbacksSent   uint64
-	callbacksFailed uint64
+	mu       sync.Mutex // guards closed and optedOut; never held while sleeping or posting
+	closed   bool       // set by Close: no new status callbacks start
+	optedOut map[string]bool
+
+	// Stats.CallbacksSent and CallbacksFailed, zeroed with faults' counters.
+	callbacksSent, callbacksFailed *fault.Counter
 
 	rec *emulator.Recorder[Received] // accepted messages
 }
@@ -123,14 +124,9 @@ func New(cfg Config) *Emulator {
 	if cfg.AuthToken == "" {
 		cfg.AuthToken = DefaultAuthToken
 	}
-	if cfg.MaxRecorded <= 0 {
-		cfg.MaxRecorded = 100_000
-	}
+	cfg.MaxRecorded, cfg.Now = emulator.Defaults(cfg.MaxRecorded, 100_000, cfg.Now)
 	if cfg.CallbackClient == nil {
 		cfg.CallbackClient = &http.Client{Timeout: 10 * time.Second}
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Emulator{
@@ -141,6 +137,7 @@ func New(cfg Config) *Emulator {
 		optedOut: make(map[string]bool),
 		rec:      emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
+	e.callbacksSent, e.callbacksFailed = e.faults.Counter(), e.faults.Counter()
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /2010-04-01/Accounts/{account}/Messages.json", e.handleCreate)
 	emulator.Control[Received, Faults, Stats]{Emulator: e, ContentType: jsonContentType, Filter: "to"}.Register(mux)
@@ -194,10 +191,8 @@ func (e *Emulator) Close() error {
 // Stats returns a snapshot of the counters.
 func (e *Emulator) Stats() Stats {
 	c := e.faults.Counts()
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	return Stats{Accepted: c.Accepted, Rejected: c.Rejected, EarlyRetries: c.EarlyRetries,
-		CallbacksSent: e.callbacksSent, CallbacksFailed: e.callbacksFailed}
+		CallbacksSent: e.callbacksSent.Load(), CallbacksFailed: e.callbacksFailed.Load()}
 }
 
 // Reset forgets recorded messages, counters and the Retry-After each number
@@ -205,9 +200,6 @@ func (e *Emulator) Stats() Stats {
 func (e *Emulator) Reset() {
 	e.rec.Reset()
 	e.faults.ResetCounts()
-	e.mu.Lock()
-	e.callbacksSent, e.callbacksFailed = 0, 0
-	e.mu.Unlock()
 }
 
 // setStatus updates the recorded status of message sid, if still kept.

@@ -89,22 +89,13 @@ type NumberFault struct {
 // RateFault fails a fraction of sends.
 type RateFault = fault.RateFault
 
-// engine is the fault engine as the Twilio emulator uses it: rules are
-// NumberFaults, failures are counted by Twilio error code.
-type engine = fault.Engine[Faults, NumberFault, int]
-
-// faultSpec places the Twilio emulator's rules and rates for the engine.
-// Its rules carry no HTTP-date Retry-After.
+// faultSpec places the Twilio emulator's rates for its engine: rules are
+// NumberFaults (without HTTP-date Retry-After), failures are counted by
+// Twilio error code.
 var faultSpec = fault.Spec[Faults, NumberFault, int]{
-	Set:     "numbers",
-	Rules:   func(f *Faults) *map[string]NumberFault { return &f.Numbers },
-	Rates:   (*Faults).rates,
-	Latency: func(f *Faults) int { return f.LatencyMillis },
-	Check:   checkNumberFault,
-	Retry: func(nf NumberFault) fault.Retry {
-		return fault.Retry{Times: nf.Times, AfterSeconds: nf.RetryAfterSeconds}
-	},
-	Key: func(nf NumberFault) int { return nf.Code },
+	Rates: (*Faults).rates,
+	Check: checkNumberFault,
+	Key:   func(nf NumberFault) int { return nf.Code },
 }
 
 // checkNumberFault rejects a code or status Twilio could not answer.

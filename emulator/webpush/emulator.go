@@ -110,7 +110,7 @@ type Emulator struct {
 
 	http emulator.Server // the listener and its base URL
 
-	faults *engine // faults, latency and the shared counters
+	faults *fault.Engine[Faults, SubscriptionFault, string] // faults, latency and the shared counters
 
 	rec *emulator.Recorder[Received] // accepted messages
 }
@@ -118,14 +118,9 @@ type Emulator struct {
 // New returns an Emulator; call Start to serve it, or mount it as an
 // http.Handler.
 func New(cfg Config) *Emulator {
-	if cfg.MaxRecorded <= 0 {
-		cfg.MaxRecorded = 100_000
-	}
+	cfg.MaxRecorded, cfg.Now = emulator.Defaults(cfg.MaxRecorded, 100_000, cfg.Now)
 	if cfg.ClockSkew <= 0 {
 		cfg.ClockSkew = time.Minute
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
 	}
 	e := &Emulator{
 		cfg:    cfg,
@@ -158,12 +153,7 @@ func (e *Emulator) Serve(l net.Listener) (string, error) {
 
 // URL is the emulator's base URL: the served one after Start or Serve,
 // Config.PublicURL otherwise.
-func (e *Emulator) URL() string {
-	if u := e.http.URL(); u != "" {
-		return u
-	}
-	return e.cfg.PublicURL
-}
+func (e *Emulator) URL() string { return e.http.URLOr(e.cfg.PublicURL) }
 
 // Close stops a server started by Start or Serve.
 func (e *Emulator) Close() error { return e.http.Close() }

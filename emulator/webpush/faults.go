@@ -73,24 +73,14 @@ func faultAnswer(status int) (errno int, message string, ok bool) {
 	return 0, "", false
 }
 
-// engine is the fault engine as the Web Push emulator uses it: rules are
-// SubscriptionFaults keyed by subscription id, failures are counted as
-// "fault_<status>".
-type engine = fault.Engine[Faults, SubscriptionFault, string]
-
-// faultSpec places the Web Push emulator's rules and rates for the engine;
-// a rule set for an endpoint URL is kept under its subscription's id.
+// faultSpec places the Web Push emulator's rates for its engine: rules
+// are SubscriptionFaults kept under their subscription's id (a rule set
+// for an endpoint URL too), failures are counted as "fault_<status>".
 var faultSpec = fault.Spec[Faults, SubscriptionFault, string]{
-	Set:     "subscriptions",
-	Rules:   func(f *Faults) *map[string]SubscriptionFault { return &f.Subscriptions },
-	Rates:   (*Faults).rates,
-	Latency: func(f *Faults) int { return f.LatencyMillis },
-	Check:   checkStatus,
-	Target:  subscriptionID,
-	Retry: func(sf SubscriptionFault) fault.Retry {
-		return fault.Retry{Times: sf.Times, AfterSeconds: sf.RetryAfterSeconds, HTTPDate: sf.RetryAfterHTTPDate}
-	},
-	Key: func(sf SubscriptionFault) string { return "fault_" + strconv.Itoa(sf.Status) },
+	Rates:  (*Faults).rates,
+	Check:  checkStatus,
+	Target: subscriptionID,
+	Key:    func(sf SubscriptionFault) string { return "fault_" + strconv.Itoa(sf.Status) },
 }
 
 // checkStatus rejects a status the emulator cannot answer.

@@ -5,14 +5,13 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/heraldhq/herald/emulator/internal/emulator"
 )
 
 // Reasons under which Stats.Rejected counts error answers.
@@ -82,14 +81,13 @@ func (e *Emulator) handlePush(w http.ResponseWriter, r *http.Request) {
 		e.rejectWith(w, ReasonEncoding, http.StatusBadRequest, 110, "Content-Encoding is "+strconv.Quote(ce)+", want aes128gcm (RFC 8291)")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+	body, tooLarge, ok := emulator.ReadBody(w, r, MaxBodyBytes)
+	if !ok {
+		if tooLarge {
 			e.rejectWith(w, ReasonTooLarge, http.StatusRequestEntityTooLarge, 104,
 				"Request did not validate: message payload too large (over "+strconv.Itoa(MaxBodyBytes)+" bytes)")
 		}
-		return // the client hung up otherwise
+		return
 	}
 	if !e.faults.Wait(r.Context()) {
 		return

@@ -68,6 +68,15 @@ func (s *Server) URL() string {
 	return s.url
 }
 
+// URLOr is URL, or fallback (an emulator's configured public URL) before
+// Serve.
+func (s *Server) URLOr(fallback string) string {
+	if u := s.URL(); u != "" {
+		return u
+	}
+	return fallback
+}
+
 // Close stops the server; closing twice (or before Serve) is a no-op.
 func (s *Server) Close() error {
 	s.mu.Lock()

@@ -50,3 +50,19 @@ func TestServerLifecycle(t *testing.T) {
 	resp.Body.Close()
 	tlsServer.Close()
 }
+
+func TestServerURLOr(t *testing.T) {
+	t.Parallel()
+	var s Server
+	if got := s.URLOr("http://public:8080"); got != "http://public:8080" {
+		t.Fatalf("URLOr before Serve = %q, want the fallback", got)
+	}
+	u, err := s.Listen("test", "127.0.0.1:0", http.NotFoundHandler(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.URLOr("http://public:8080"); got != u {
+		t.Fatalf("URLOr while serving = %q, want %q", got, u)
+	}
+}

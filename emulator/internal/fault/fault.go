@@ -63,18 +63,13 @@ type Counts[K comparable] struct {
 	EarlyRetries uint64
 }
 
-// Spec is what an Engine knows of an emulator: where the rules and rates
-// sit in its faults F, how it judges a rule O, and how a failure is
-// counted (K). Every field but Target must be set.
+// Spec is what an Engine knows of an emulator besides what its faults F
+// and rules O hold under the names every emulator uses (see layout): its
+// rates, how it judges a rule, and how a failure is counted (K). Rates,
+// Check and Key must be set.
 type Spec[F any, O any, K comparable] struct {
-	// Set is the JSON name of F's rules ("tokens"), for errors.
-	Set string
-	// Rules points at F's rules by target.
-	Rules func(*F) *map[string]O
 	// Rates are F's rates in the order they are drawn.
 	Rates func(*F) []Rate[O]
-	// Latency is F's injected latency in milliseconds.
-	Latency func(*F) int
 	// Check judges a rule in the emulator's terms.
 	Check func(O) error
 	// Valid, if not nil, judges the rest of F (the latency and the
@@ -84,8 +79,6 @@ type Spec[F any, O any, K comparable] struct {
 	// Target, if not nil, is the key a target's rule is kept under (a
 	// subscription's id, a lower-case address); the target as given if nil.
 	Target func(string) string
-	// Retry reads a rule's repeat count and Retry-After.
-	Retry func(O) Retry
 	// Key names the counter a failure is counted under.
 	Key func(O) K
 }
@@ -94,7 +87,8 @@ type Spec[F any, O any, K comparable] struct {
 // as set, for reading back), O its rule type and K the key it counts
 // rejections by. It is safe for concurrent use.
 type Engine[F any, O any, K comparable] struct {
-	spec Spec[F, O, K]
+	spec   Spec[F, O, K]
+	layout layout[F, O]
 
 	latency  atomic.Int64 // nanoseconds
 	accepted atomic.Uint64
@@ -108,10 +102,13 @@ type Engine[F any, O any, K comparable] struct {
 	notBefore NotBefore // per target
 	rejected  map[K]uint64
 	early     uint64
+	own       []*Counter
 }
 
 // New returns an Engine with no faults. seed seeds the rates' generator
-// (zero seeds it from the clock).
+// (zero seeds it from the clock). It panics if F and O do not hold their
+// rules, latency and Retry-After under the names every emulator uses (see
+// layout).
 func New[F any, O any, K comparable](seed uint64, spec Spec[F, O, K]) *Engine[F, O, K] {
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
@@ -121,6 +118,7 @@ func New[F any, O any, K comparable](seed uint64, spec Spec[F, O, K]) *Engine[F,
 	}
 	return &Engine[F, O, K]{
 		spec:      spec,
+		layout:    layoutOf[F, O](),
 		rules:     make(map[string]O),
 		remaining: make(map[string]int),
 		rng:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
@@ -129,10 +127,10 @@ func New[F any, O any, K comparable](seed uint64, spec Spec[F, O, K]) *Engine[F,
 }
 
 // SetFaults replaces the faults with f once it is judged sound: every
-// rule (its errors prefixed with Set[target]), the rates and the latency.
+// rule (its errors prefixed with set[target], set the rules' JSON name), the rates and the latency.
 // Every rule's count restarts.
 func (e *Engine[F, O, K]) SetFaults(f F) error {
-	rules, rates := *e.spec.Rules(&f), e.spec.Rates(&f)
+	rules, rates := *e.layout.rulesOf(&f), e.spec.Rates(&f)
 	if err := e.check(rules, rates); err != nil {
 		return err
 	}
@@ -143,7 +141,7 @@ func (e *Engine[F, O, K]) SetFaults(f F) error {
 	for target, o := range rules {
 		byTarget[e.spec.Target(target)] = o
 	}
-	e.set(f, byTarget, rates, e.spec.Latency(&f))
+	e.set(f, byTarget, rates, e.layout.latencyOf(&f))
 	return nil
 }
 
@@ -153,7 +151,7 @@ func (e *Engine[F, O, K]) Faults() F {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	f := e.faults
-	*e.spec.Rules(&f) = maps.Clone(e.rules)
+	*e.layout.rulesOf(&f) = maps.Clone(e.rules)
 	return f
 }
 
@@ -167,7 +165,7 @@ func (e *Engine[F, O, K]) Fail(target string, o O) error {
 	defer e.mu.Unlock()
 	target = e.spec.Target(target)
 	e.rules[target] = o
-	e.remaining[target] = e.spec.Retry(o).Times
+	e.remaining[target] = e.layout.retryOf(o).Times
 	return nil
 }
 
@@ -192,7 +190,7 @@ func RuleError(set, target string, err error) error {
 func (e *Engine[F, O, K]) check(rules map[string]O, rates []Rate[O]) error {
 	for target, o := range rules {
 		if err := e.checkRule(o); err != nil {
-			return RuleError(e.spec.Set, target, err)
+			return RuleError(e.layout.set, target, err)
 		}
 	}
 	total := 0.0
@@ -213,7 +211,7 @@ func (e *Engine[F, O, K]) valid(f *F) error {
 	if e.spec.Valid != nil {
 		return e.spec.Valid(f)
 	}
-	if e.spec.Latency(f) < 0 {
+	if e.layout.latencyOf(f) < 0 {
 		return fmt.Errorf("latency_ms must not be negative")
 	}
 	return nil
@@ -225,7 +223,7 @@ func (e *Engine[F, O, K]) checkRule(o O) error {
 	if err := e.spec.Check(o); err != nil {
 		return err
 	}
-	if r := e.spec.Retry(o); r.Times < 0 || r.AfterSeconds < 0 {
+	if r := e.layout.retryOf(o); r.Times < 0 || r.AfterSeconds < 0 {
 		return fmt.Errorf("times and retry_after_seconds must not be negative")
 	}
 	return nil
@@ -243,7 +241,7 @@ func (e *Engine[F, O, K]) set(f F, rules map[string]O, rates []Rate[O], latencyM
 	}
 	clear(e.remaining)
 	for target, o := range e.rules {
-		e.remaining[target] = e.spec.Retry(o).Times
+		e.remaining[target] = e.layout.retryOf(o).Times
 	}
 	e.rates = rates
 	e.latency.Store(int64(latencyMillis) * int64(time.Millisecond))
@@ -327,7 +325,7 @@ func (e *Engine[F, O, K]) useRule(target string) (Injected[O], bool) {
 	if !ok {
 		return Injected[O]{}, false
 	}
-	r := e.spec.Retry(o)
+	r := e.layout.retryOf(o)
 	if r.Times > 0 {
 		left := e.remaining[target]
 		if left <= 0 {
@@ -375,15 +373,38 @@ func (e *Engine[F, O, K]) Counts() Counts[K] {
 	return Counts[K]{Accepted: e.accepted.Load(), Rejected: maps.Clone(e.rejected), EarlyRetries: e.early}
 }
 
-// ResetCounts zeroes the counters and forgets the Retry-After each target
-// was given. Faults stay.
+// ResetCounts zeroes the counters, the emulator's own among them, and
+// forgets the Retry-After each target was given. Faults stay.
 func (e *Engine[F, O, K]) ResetCounts() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.accepted.Store(0)
 	clear(e.rejected)
 	e.early = 0
+	for _, c := range e.own {
+		c.n.Store(0)
+	}
 	e.notBefore.Reset()
+}
+
+// Counter is one of an emulator's own counters (access tokens issued,
+// connections accepted). It is safe for concurrent use.
+type Counter struct{ n atomic.Uint64 }
+
+// Inc counts one.
+func (c *Counter) Inc() { c.n.Add(1) }
+
+// Load returns the count.
+func (c *Counter) Load() uint64 { return c.n.Load() }
+
+// Counter returns a new counter of the emulator's own, which ResetCounts
+// zeroes with the engine's, so that an emulator's Reset stays one call.
+func (e *Engine[F, O, K]) Counter() *Counter {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := new(Counter)
+	e.own = append(e.own, c)
+	return c
 }
 
 // WriteRetryAfter adds a Retry-After header of seconds (none if not

@@ -10,26 +10,23 @@ import (
 
 // rule is the smallest rule type an emulator could plug in.
 type rule struct {
-	code       string
-	times      int
-	retryAfter int
-	stage      bool
+	code              string
+	Times             int
+	RetryAfterSeconds int
+	stage             bool
 }
 
 // faults is the smallest faults value an emulator could plug in.
 type faults struct {
-	name    string
-	rules   map[string]rule
-	rates   []Rate[rule]
-	latency int
+	name          string
+	Rules         map[string]rule `json:"tokens"`
+	rates         []Rate[rule]
+	LatencyMillis int
 }
 
 func newTestEngine() *Engine[faults, rule, string] {
 	return New(1, Spec[faults, rule, string]{
-		Set:     "tokens",
-		Rules:   func(f *faults) *map[string]rule { return &f.rules },
-		Rates:   func(f *faults) []Rate[rule] { return f.rates },
-		Latency: func(f *faults) int { return f.latency },
+		Rates: func(f *faults) []Rate[rule] { return f.rates },
 		Check: func(r rule) error {
 			if r.code == "" {
 				return errUnknown
@@ -37,7 +34,6 @@ func newTestEngine() *Engine[faults, rule, string] {
 			return nil
 		},
 		Target: strings.ToLower,
-		Retry:  func(r rule) Retry { return Retry{Times: r.times, AfterSeconds: r.retryAfter} },
 		Key:    func(r rule) string { return r.code },
 	})
 }
@@ -54,7 +50,7 @@ func TestPickRulesThenRates(t *testing.T) {
 	t.Parallel()
 	e := newTestEngine()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	mustSet(t, e, faults{name: "as set", rules: map[string]rule{"A": {code: "GONE"}, "b": {code: "BUSY", times: 1, retryAfter: 10}}})
+	mustSet(t, e, faults{name: "as set", Rules: map[string]rule{"A": {code: "GONE"}, "b": {code: "BUSY", Times: 1, RetryAfterSeconds: 10}}})
 	for range 3 {
 		if inj, fail := e.Pick("a", now, nil); !fail || inj.Outcome.code != "GONE" {
 			t.Fatalf("a rule with Times 0 let a send through: %+v", inj)
@@ -74,11 +70,17 @@ func TestPickRulesThenRates(t *testing.T) {
 		t.Fatal("a send without target failed without rates")
 	}
 	e.Accept()
+	own := e.Counter()
+	own.Inc()
+	own.Inc()
 	c := e.Counts()
+	if own.Load() != 2 {
+		t.Fatalf("an own counter = %d, want 2", own.Load())
+	}
 	if c.Accepted != 1 || c.Rejected["GONE"] != 3 || c.Rejected["BUSY"] != 1 || c.Rejected["STOP"] != 1 || c.EarlyRetries != 1 {
 		t.Fatalf("counts %+v", c)
 	}
-	if f := e.Faults(); f.name != "as set" || len(f.rules) != 2 || f.rules["a"].code != "GONE" {
+	if f := e.Faults(); f.name != "as set" || len(f.Rules) != 2 || f.Rules["a"].code != "GONE" {
 		t.Fatalf("Faults = %+v", f)
 	}
 	if err := e.Fail("C", rule{code: "LATER"}); err != nil {
@@ -92,7 +94,10 @@ func TestPickRulesThenRates(t *testing.T) {
 	if c := e.Counts(); c.Accepted != 0 || len(c.Rejected) != 0 || c.EarlyRetries != 0 {
 		t.Fatalf("counts after ResetCounts %+v", c)
 	}
-	if f := e.Faults(); f.name != "" || len(f.rules) != 0 {
+	if own.Load() != 0 {
+		t.Fatalf("an own counter after ResetCounts = %d, want 0", own.Load())
+	}
+	if f := e.Faults(); f.name != "" || len(f.Rules) != 0 {
 		t.Fatalf("Faults after Clear = %+v", f)
 	}
 }
@@ -129,7 +134,7 @@ func TestRatesAreSeededAndOrdered(t *testing.T) {
 func TestPickStage(t *testing.T) {
 	t.Parallel()
 	e := newTestEngine()
-	mustSet(t, e, faults{rules: map[string]rule{"late": {code: "550", stage: true, times: 1}},
+	mustSet(t, e, faults{Rules: map[string]rule{"late": {code: "550", stage: true, Times: 1}},
 		rates: []Rate[rule]{{Name: "all", Fault: RateFault{Rate: 1}, Outcome: rule{code: "421"}}}})
 	atStage := func(stage bool) func(rule) bool { return func(r rule) bool { return r.stage == stage } }
 	if _, fail := e.PickStage("late", atStage(false), true); fail {
@@ -159,19 +164,19 @@ func TestSetFaultsChecks(t *testing.T) {
 		want    string
 	}{
 		{map[string]rule{"a": {}}, nil, 0, `tokens["a"]: unknown`},
-		{map[string]rule{"a": {code: "X", times: -1}}, nil, 0, `tokens["a"]: times and retry_after_seconds must not be negative`},
+		{map[string]rule{"a": {code: "X", Times: -1}}, nil, 0, `tokens["a"]: times and retry_after_seconds must not be negative`},
 		{nil, []Rate[rule]{{Name: "r", Fault: RateFault{Rate: 2}}}, 0, "r: rate must be in 0..1 and retry_after_seconds not negative"},
 		{nil, []Rate[rule]{{Name: "r", Fault: RateFault{Rate: 0.6}}, {Name: "s", Fault: RateFault{Rate: 0.6}}}, 0, "the rates add up to more than 1"},
 		{nil, nil, -1, "latency_ms must not be negative"},
 		{map[string]rule{"a": {code: "X"}}, []Rate[rule]{{Name: "r", Fault: RateFault{Rate: 0.5}}}, 0, ""},
 	}
 	for _, tt := range tests {
-		err := e.SetFaults(faults{rules: tt.rules, rates: tt.rates, latency: tt.latency})
+		err := e.SetFaults(faults{Rules: tt.rules, rates: tt.rates, LatencyMillis: tt.latency})
 		if got := errString(err); got != tt.want {
 			t.Errorf("SetFaults(%v, %v, %d) = %q, want %q", tt.rules, tt.rates, tt.latency, got, tt.want)
 		}
 	}
-	if err := e.Fail("a", rule{code: "X", retryAfter: -1}); errString(err) != "times and retry_after_seconds must not be negative" {
+	if err := e.Fail("a", rule{code: "X", RetryAfterSeconds: -1}); errString(err) != "times and retry_after_seconds must not be negative" {
 		t.Errorf("Fail of an unsound rule = %v", err)
 	}
 	if err := RuleError("tokens", "a", e.Fail("a", rule{})); errString(err) != `tokens["a"]: unknown` {
@@ -198,7 +203,7 @@ func TestWaitAndRetryAfter(t *testing.T) {
 	if !e.Wait(context.Background()) {
 		t.Fatal("Wait without latency reported a cancelled context")
 	}
-	mustSet(t, e, faults{latency: 60_000})
+	mustSet(t, e, faults{LatencyMillis: 60_000})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if e.Wait(ctx) {
