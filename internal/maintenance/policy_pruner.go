@@ -2,10 +2,8 @@ package maintenance
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	"github.com/heraldhq/herald/internal/leadership"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -17,37 +15,11 @@ type PolicyStore interface {
 
 var _ PolicyStore = store.Store(nil)
 
-// PolicyPruner deletes expired policy rows, so the SQL policy store never
-// grows without bound (issue 4).
-type PolicyPruner struct {
-	store    PolicyStore
-	interval time.Duration
-}
-
-var _ leadership.Service = (*PolicyPruner)(nil)
-
-// NewPolicyPruner prunes st every interval (zero: only on Prune calls).
-func NewPolicyPruner(st PolicyStore, interval time.Duration) *PolicyPruner {
-	return &PolicyPruner{store: st, interval: max(interval, 0)}
-}
-
-// Name implements leadership.Service.
-func (p *PolicyPruner) Name() string { return "policy_pruner" }
-
-// Interval implements leadership.Service.
-func (p *PolicyPruner) Interval() time.Duration { return p.interval }
-
-// RunOnce implements leadership.Service.
-func (p *PolicyPruner) RunOnce(ctx context.Context, now time.Time) (leadership.Result, error) {
-	n, err := p.Prune(ctx, now)
-	return leadership.Result{Counts: map[string]int{"policy_rows": n}}, err
-}
-
-// Prune deletes the policy rows expired at now, once, and counts them.
-func (p *PolicyPruner) Prune(ctx context.Context, now time.Time) (int, error) {
-	n, err := p.store.PrunePolicy(ctx, now)
-	if err != nil {
-		return n, fmt.Errorf("prune policy locks and counts: %w", err)
-	}
-	return n, nil
+// NewPolicyPruner deletes the policy rows expired at the time it runs,
+// every interval (zero: only on Prune calls), so the SQL policy store never
+// grows without bound. The rows carry their own expiry: there is no age to
+// configure.
+func NewPolicyPruner(st PolicyStore, interval time.Duration) *Pruner {
+	return &Pruner{name: "policy_pruner", counted: "policy_rows", subject: "policy locks and counts",
+		interval: max(interval, 0), prune: st.PrunePolicy}
 }

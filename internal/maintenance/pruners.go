@@ -9,10 +9,10 @@ import (
 // Client.RunMaintenance can run them all at once, on demand. A nil field
 // is skipped.
 type Pruners struct {
-	Devices       *DevicePruner
-	Idempotency   *IdempotencyPruner
-	Policy        *PolicyPruner
-	Notifications *NotificationPruner
+	Devices       *Pruner
+	Idempotency   *Pruner
+	Policy        *Pruner
+	Notifications *Pruner
 }
 
 // PruneResult counts what one Prune removed.
@@ -49,13 +49,4 @@ func (p Pruners) Prune(ctx context.Context, now time.Time) (PruneResult, error) 
 		}
 	}
 	return r, ctx.Err()
-}
-
-// enabledEvery is a pruner's interval: zero (disabled) when either the
-// interval or the age it prunes at is zero or negative.
-func enabledEvery(interval, age time.Duration) time.Duration {
-	if interval <= 0 || age <= 0 {
-		return 0
-	}
-	return interval
 }
