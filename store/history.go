@@ -16,13 +16,7 @@ func CheckHistoryFilter(f *heraldtype.HistoryFilter) (int, error) {
 	if f.Status != "" && !f.Status.Valid() {
 		return 0, heraldtype.FieldErrorf("status", "unknown status %q (SENT, FAILED, RATE_LIMITED, USER_OPTED_OUT, DEFERRED, PENDING)", f.Status)
 	}
-	switch {
-	case f.Limit < 0:
-		return 0, heraldtype.FieldErrorf("limit", "must not be negative")
-	case f.Limit == 0:
-		return 50, nil
-	}
-	return min(f.Limit, 200), nil
+	return pageSize(f.Limit, 50, 200)
 }
 
 // EncodeHistoryCursor is the history cursor of every store: the last
@@ -42,5 +36,44 @@ func DecodeHistoryCursor(c string) (time.Time, string, error) {
 			return time.UnixMicro(v).UTC(), id, nil
 		}
 	}
-	return time.Time{}, "", heraldtype.FieldErrorf("cursor", "is not a cursor returned by a previous page")
+	return time.Time{}, "", badCursor()
+}
+
+// HistoryPage trims entries, read with a LIMIT of limit+1, to the page
+// and returns the cursor of the next page ("" when this is the last).
+func HistoryPage(es []heraldtype.HistoryEntry, limit int) ([]heraldtype.HistoryEntry, string) {
+	return page(es, limit, func(e heraldtype.HistoryEntry) string {
+		return EncodeHistoryCursor(e.CreatedAt, e.NotificationID)
+	})
+}
+
+// Rows is what both drivers' result sets offer for reading (pgx.Rows,
+// *sql.Rows). The caller closes them and translates the error.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ScanHistoryCounts fills the delivery counts of es from rows of
+// (notification_id, state, count): every entry gets a map, empty if no
+// row names it.
+func ScanHistoryCounts(rows Rows, es []heraldtype.HistoryEntry) error {
+	index := make(map[string]*heraldtype.HistoryEntry, len(es))
+	for i := range es {
+		es[i].Deliveries = map[heraldtype.DeliveryState]int{}
+		index[es[i].NotificationID] = &es[i]
+	}
+	for rows.Next() {
+		var id string
+		var st heraldtype.DeliveryState
+		var n int
+		if err := rows.Scan(&id, &st, &n); err != nil {
+			return err
+		}
+		if e := index[id]; e != nil {
+			e.Deliveries[st] = n
+		}
+	}
+	return rows.Err()
 }
