@@ -9,6 +9,44 @@ import (
 	"github.com/heraldhq/herald/heraldtype"
 )
 
+// EncodeType is PutType's half that is not SQL: it refuses a type
+// without a name, sets UpdatedAt to now (UTC, to the microsecond every
+// store keeps) and returns the JSON document both stores keep.
+func EncodeType(t heraldtype.NotificationType, now time.Time) (heraldtype.NotificationType, []byte, error) {
+	if t.Name == "" {
+		return t, nil, heraldtype.FieldErrorf("name", "is required")
+	}
+	t.UpdatedAt = now.UTC().Truncate(time.Microsecond)
+	b, err := json.Marshal(t)
+	if err != nil {
+		return t, nil, fmt.Errorf("store: type %q: %w", t.Name, err)
+	}
+	return t, b, nil
+}
+
+// DecodeType reverses EncodeType.
+func DecodeType(stored []byte) (heraldtype.NotificationType, error) {
+	var t heraldtype.NotificationType
+	if err := json.Unmarshal(stored, &t); err != nil {
+		return t, fmt.Errorf("store: stored type: %w", err)
+	}
+	t.UpdatedAt = t.UpdatedAt.UTC()
+	return t, nil
+}
+
+// EncodePreferences is PutPreferences' half that is not SQL: UpdatedAt
+// = now (UTC, to the microsecond) and the JSON both stores keep, without
+// the time zone, which is the user's.
+func EncodePreferences(p heraldtype.Preferences, now time.Time) (heraldtype.Preferences, []byte, error) {
+	p.UpdatedAt = now.UTC().Truncate(time.Microsecond)
+	p.Timezone = ""
+	b, err := json.Marshal(p)
+	if err != nil {
+		return p, nil, fmt.Errorf("store: preferences of %q: %w", p.UserID, err)
+	}
+	return p, b, nil
+}
+
 // DecodePreferences builds a user's preferences from their stored JSON
 // (nil when the user set none) and the user's time zone; both stores keep
 // them so.

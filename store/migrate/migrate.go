@@ -59,6 +59,17 @@ var (
 	identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
+// Dir is the directory dir of fsys, for the migrations a store embeds:
+// fs.Sub fails only on an invalid name, a programming error, so Dir
+// panics then.
+func Dir(fsys fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
+
 // Load lists the migrations at the root of fsys in version order. Files
 // that do not end in ".sql" are ignored; a ".sql" file with a malformed
 // name, a version of zero or a duplicated version is an error, so a typo

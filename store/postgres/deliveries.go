@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/base64"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
 )
 
 // querier is what the pool and a pgx.Tx both offer for reading.
@@ -95,50 +95,30 @@ WHERE notification_id = $1 ORDER BY id`), notificationID)
 	return ds, err
 }
 
-// Page sizes of ListDeliveries (heraldtype.DeliveryFilter.Limit).
-const (
-	defaultListLimit = 50
-	maxListLimit     = 1000
-)
-
 // ListDeliveries implements store.Store. Pages are keyed by id (newest
-// first); the cursor is the last id of the page, base64-encoded to keep it
-// opaque — the same cursor as SQLite's.
+// first), with the filter checks, page sizes and cursor of
+// store.CheckDeliveryFilter.
 func (s *Store) ListDeliveries(ctx context.Context, f heraldtype.DeliveryFilter) ([]heraldtype.Delivery, string, error) {
-	var w where
-	if err := w.filter(s, f); err != nil {
+	limit, below, err := store.CheckDeliveryFilter(f)
+	if err != nil {
 		return nil, "", err
 	}
-	if f.Cursor != "" {
-		after, err := decodeCursor(f.Cursor)
-		if err != nil {
-			return nil, "", err
-		}
-		w.add("id < $", after)
-	}
-	limit := f.Limit
-	switch {
-	case limit < 0:
-		return nil, "", heraldtype.FieldErrorf("limit", "must not be negative")
-	case limit == 0:
-		limit = defaultListLimit
-	case limit > maxListLimit:
-		limit = maxListLimit
+	var w where
+	w.filter(s, f)
+	if below > 0 {
+		w.add("id < $", below)
 	}
 	limitArg := w.arg(limit + 1)
 	var ds []heraldtype.Delivery
 	next := ""
-	err := s.readTx(ctx, func(tx pgx.Tx) error {
+	err = s.readTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		ds, err = queryDeliveries(ctx, tx, s.q(`SELECT `+deliveryColumns+` FROM {s}.deliveries`+w.sql()+
 			` ORDER BY id DESC LIMIT `+limitArg), w.args...)
 		if err != nil {
 			return err
 		}
-		if len(ds) > limit {
-			ds = ds[:limit]
-			next = encodeCursor(ds[limit-1].ID)
-		}
+		ds, next = store.DeliveryPage(ds, limit)
 		return s.loadAttempts(ctx, tx, ds)
 	})
 	if err != nil {
@@ -164,12 +144,10 @@ func (w *where) add(cond string, v any) {
 	w.conds = append(w.conds, strings.Replace(cond, "$", w.arg(v), 1))
 }
 
-// filter adds the filter's conditions (all but cursor and limit).
-func (w *where) filter(s *Store, f heraldtype.DeliveryFilter) error {
+// filter adds the filter's conditions (all but cursor and limit); the
+// caller has checked f.
+func (w *where) filter(s *Store, f heraldtype.DeliveryFilter) {
 	if f.State != "" {
-		if !f.State.Valid() {
-			return heraldtype.FieldErrorf("state", "unknown state %q", f.State)
-		}
 		w.add("state = $", string(f.State))
 	}
 	for _, c := range []struct{ col, val string }{
@@ -191,7 +169,6 @@ func (w *where) filter(s *Store, f heraldtype.DeliveryFilter) error {
 	if !f.To.IsZero() {
 		w.add("created_at < $", f.To)
 	}
-	return nil
 }
 
 func (w *where) sql() string {
@@ -199,21 +176,6 @@ func (w *where) sql() string {
 		return ""
 	}
 	return " WHERE " + strings.Join(w.conds, " AND ")
-}
-
-func encodeCursor(id int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(id, 10)))
-}
-
-func decodeCursor(c string) (int64, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err == nil {
-		id, perr := strconv.ParseInt(string(b), 10, 64)
-		if perr == nil && id > 0 {
-			return id, nil
-		}
-	}
-	return 0, heraldtype.FieldErrorf("cursor", "is not a cursor returned by a previous page")
 }
 
 // ReplayDelivery implements store.Store.
@@ -228,11 +190,11 @@ func (s *Store) ReplayDelivery(ctx context.Context, id int64, now time.Time) (he
 		if err != nil {
 			return err
 		}
-		if len(ds) == 0 {
-			return heraldtype.Errorf(heraldtype.ENOTFOUND, "delivery %d not found", id)
-		}
-		if n == 0 {
-			return heraldtype.Errorf(heraldtype.ECONFLICT, "delivery %d is %s; only dead or unknown deliveries can be replayed", id, ds[0].State)
+		switch {
+		case len(ds) == 0:
+			return store.ReplayRefusal(id, nil)
+		case n == 0:
+			return store.ReplayRefusal(id, &ds[0])
 		}
 		if err := s.loadAttempts(ctx, tx, ds); err != nil {
 			return err
@@ -246,20 +208,13 @@ func (s *Store) ReplayDelivery(ctx context.Context, id int64, now time.Time) (he
 // ReplayDeliveries implements store.Store. The oldest matching deliveries
 // are replayed first.
 func (s *Store) ReplayDeliveries(ctx context.Context, f heraldtype.DeliveryFilter, now time.Time, max int) (int, error) {
-	switch f.State {
-	case "", heraldtype.StateDead, heraldtype.StateUnknown:
-	default:
-		return 0, heraldtype.FieldErrorf("state", "only dead or unknown deliveries can be replayed, not %q", f.State)
-	}
-	if max < 1 {
-		return 0, heraldtype.FieldErrorf("max", "must be at least 1")
+	if err := store.CheckReplayDeliveries(f, max); err != nil {
+		return 0, err
 	}
 	// $1 is now; the filter's arguments follow.
 	w := where{args: []any{now}}
-	if err := w.filter(s, f); err != nil {
-		return 0, err
-	}
-	w.conds = append(w.conds, "state IN ('dead', 'unknown')")
+	w.filter(s, f)
+	w.conds = append(w.conds, store.ReplayableSQL)
 	limit := w.arg(max)
 	var n int
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -278,7 +233,7 @@ func (s *Store) ReplayDeliveries(ctx context.Context, f heraldtype.DeliveryFilte
 func (s *Store) replay(ctx context.Context, tx pgx.Tx, pick string, args ...any) (int, error) {
 	var n int
 	err := tx.QueryRow(ctx, s.q(`WITH old AS (
-	SELECT id, attempt FROM {s}.deliveries WHERE state IN ('dead', 'unknown') AND id IN (`+pick+`)
+	SELECT id, attempt FROM {s}.deliveries WHERE `+store.ReplayableSQL+` AND id IN (`+pick+`)
 	ORDER BY id FOR UPDATE
 ), u AS (
 	UPDATE {s}.deliveries d SET state = 'pending', run_at = $1, attempt = 0, replay_count = d.replay_count + 1,

@@ -67,12 +67,7 @@ func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]
 	if err := rows.Err(); err != nil {
 		return nil, "", formatError(err, "history")
 	}
-	next := ""
-	if len(out) > limit {
-		out = out[:limit]
-		last := out[limit-1]
-		next = store.EncodeHistoryCursor(last.CreatedAt, last.NotificationID)
-	}
+	out, next := store.HistoryPage(out, limit)
 	return out, next, s.historyCounts(ctx, out)
 }
 
@@ -81,12 +76,9 @@ func (s *Store) historyCounts(ctx context.Context, es []heraldtype.HistoryEntry)
 	if len(es) == 0 {
 		return nil
 	}
-	index := make(map[string]*heraldtype.HistoryEntry, len(es))
 	ids := make([]string, len(es))
-	for i := range es {
-		es[i].Deliveries = map[heraldtype.DeliveryState]int{}
-		index[es[i].NotificationID] = &es[i]
-		ids[i] = es[i].NotificationID
+	for i, e := range es {
+		ids[i] = e.NotificationID
 	}
 	rows, err := s.pool.Query(ctx, s.q(`SELECT notification_id, state, count(*) FROM {s}.deliveries
 WHERE notification_id = ANY ($1::text[]) GROUP BY notification_id, state`), ids)
@@ -94,14 +86,5 @@ WHERE notification_id = ANY ($1::text[]) GROUP BY notification_id, state`), ids)
 		return formatError(err, "history")
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var st heraldtype.DeliveryState
-		var n int
-		if err := rows.Scan(&id, &st, &n); err != nil {
-			return formatError(err, "history")
-		}
-		index[id].Deliveries[st] = n
-	}
-	return formatError(rows.Err(), "history")
+	return formatError(store.ScanHistoryCounts(rows, es), "history")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
 )
 
 // The in-app inbox (S4.5, S3.6): store.Channels' inbox methods.
@@ -52,21 +53,13 @@ func collectInbox(rows pgx.Rows, err error) ([]heraldtype.InboxItem, error) {
 	return items, nil
 }
 
-// Page sizes of ListInbox (heraldtype.InboxFilter.Limit) and the bound of
-// InboxSince.
-const (
-	defaultInboxLimit = 50
-	maxInboxLimit     = 200
-	maxInboxSince     = 1000
-)
-
 // ListInbox implements store.Channels. Pages are keyed by id, newest
 // first, with the cursor of ListDeliveries; the user check, the unread
 // count and the page come from one snapshot. The conditions are written
 // into the statement rather than switched by parameters, so each shape
 // gets a plan that uses its index.
 func (s *Store) ListInbox(ctx context.Context, userID string, f heraldtype.InboxFilter) ([]heraldtype.InboxItem, string, int, error) {
-	limit, after, err := checkInboxFilter(f)
+	limit, below, err := store.CheckInboxFilter(f)
 	if err != nil {
 		return nil, "", 0, err
 	}
@@ -80,8 +73,8 @@ func (s *Store) ListInbox(ctx context.Context, userID string, f heraldtype.Inbox
 	if f.Unread {
 		w.conds = append(w.conds, "read_at IS NULL")
 	}
-	if after > 0 {
-		w.add("id < $", after)
+	if below > 0 {
+		w.add("id < $", below)
 	}
 	limitArg := w.arg(limit + 1)
 	var items []heraldtype.InboxItem
@@ -101,40 +94,14 @@ FROM {s}.users u WHERE u.id = $1`), userID).Scan(&unread)
 	if err != nil {
 		return nil, "", 0, err
 	}
-	next := ""
-	if len(items) > limit {
-		items = items[:limit]
-		next = encodeCursor(items[limit-1].ID)
-	}
+	items, next := store.InboxPage(items, limit)
 	return items, next, unread, nil
-}
-
-// checkInboxFilter returns the page size and the id the page starts
-// below (0 for the first page).
-func checkInboxFilter(f heraldtype.InboxFilter) (limit int, after int64, err error) {
-	switch {
-	case f.Limit < 0:
-		return 0, 0, heraldtype.FieldErrorf("limit", "must not be negative")
-	case f.Limit == 0:
-		limit = defaultInboxLimit
-	default:
-		limit = min(f.Limit, maxInboxLimit)
-	}
-	if f.Cursor != "" {
-		if after, err = decodeCursor(f.Cursor); err != nil {
-			return 0, 0, err
-		}
-	}
-	return limit, after, nil
 }
 
 // InboxSince implements store.Channels.
 func (s *Store) InboxSince(ctx context.Context, userID string, afterID int64, limit int) ([]heraldtype.InboxItem, error) {
-	if afterID < 0 {
-		return nil, heraldtype.FieldErrorf("after_id", "must not be negative")
-	}
-	if limit < 1 || limit > maxInboxSince {
-		return nil, heraldtype.FieldErrorf("limit", "must be between 1 and %d", maxInboxSince)
+	if err := store.CheckInboxSince(afterID, limit); err != nil {
+		return nil, err
 	}
 	return collectInbox(s.pool.Query(ctx, s.q(`SELECT `+inboxColumns+` FROM {s}.inbox_items
 WHERE user_id = $1 AND id > $2 AND archived_at IS NULL ORDER BY id LIMIT $3`), userID, afterID, limit))

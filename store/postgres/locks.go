@@ -4,21 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/heraldhq/herald/store"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/heraldhq/herald/heraldtype"
 )
-
-// checkLock rejects a lock call that would write a broken row.
-func checkLock(name, owner string) error {
-	if name == "" {
-		return heraldtype.FieldErrorf("name", "must not be empty")
-	}
-	if owner == "" {
-		return heraldtype.FieldErrorf("owner", "must not be empty")
-	}
-	return nil
-}
 
 // TryLock implements store.Store with one upsert: the row is inserted if
 // the name is new, and taken over only if the lock is free or already
@@ -28,11 +16,8 @@ func checkLock(name, owner string) error {
 // locked_at is the start of the holding: a renewal keeps it, a takeover
 // sets it to now.
 func (s *Store) TryLock(ctx context.Context, name, owner string, now, until time.Time) (bool, error) {
-	if err := checkLock(name, owner); err != nil {
+	if err := store.CheckTryLock(name, owner, now, until); err != nil {
 		return false, err
-	}
-	if !until.After(now) {
-		return false, heraldtype.FieldErrorf("until", "must be after now")
 	}
 	rows, err := s.pool.Query(ctx, s.q(`INSERT INTO {s}.cluster_locks AS l (name, owner, locked_at, locked_until)
 VALUES ($1, $2, $3, $4)
@@ -52,7 +37,7 @@ RETURNING 1`), name, owner, now, until)
 
 // Unlock implements store.Store.
 func (s *Store) Unlock(ctx context.Context, name, owner string, until time.Time) error {
-	if err := checkLock(name, owner); err != nil {
+	if err := store.CheckUnlock(name, owner); err != nil {
 		return err
 	}
 	_, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.cluster_locks SET locked_until = $1 WHERE name = $2 AND owner = $3`),
@@ -68,8 +53,8 @@ func (s *Store) Unlock(ctx context.Context, name, owner string, until time.Time)
 // leaves a notification whose deliveries a concurrent statement is
 // changing for the next round.
 func (s *Store) PruneFinished(ctx context.Context, cutoff time.Time, limit int) (int, error) {
-	if limit < 1 {
-		return 0, heraldtype.FieldErrorf("limit", "must be at least 1")
+	if err := store.CheckPruneFinished(limit); err != nil {
+		return 0, err
 	}
 	var n int
 	err := s.pool.QueryRow(ctx, s.q(`WITH n AS (

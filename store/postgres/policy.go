@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,13 +12,9 @@ import (
 
 // PutType implements store.Store: the type is kept as one JSON document.
 func (s *Store) PutType(ctx context.Context, t heraldtype.NotificationType, now time.Time) (heraldtype.NotificationType, error) {
-	if t.Name == "" {
-		return t, heraldtype.FieldErrorf("name", "is required")
-	}
-	t.UpdatedAt = now.UTC().Truncate(time.Microsecond)
-	b, err := json.Marshal(t)
+	t, b, err := store.EncodeType(t, now)
 	if err != nil {
-		return t, fmt.Errorf("postgres: type %q: %w", t.Name, err)
+		return t, err
 	}
 	_, err = s.pool.Exec(ctx, s.q(`INSERT INTO {s}.notification_types (name, config, updated_at) VALUES ($1, $2, $3)
 ON CONFLICT (name) DO UPDATE SET config = excluded.config, updated_at = excluded.updated_at`), t.Name, b, t.UpdatedAt)
@@ -34,7 +28,7 @@ func (s *Store) GetType(ctx context.Context, name string) (heraldtype.Notificati
 	if err != nil {
 		return heraldtype.NotificationType{}, formatError(err, "type "+quote(name))
 	}
-	return decodeType(config)
+	return store.DecodeType(config)
 }
 
 // ListTypes implements store.Store.
@@ -49,7 +43,7 @@ func (s *Store) ListTypes(ctx context.Context) ([]heraldtype.NotificationType, e
 	}
 	out := make([]heraldtype.NotificationType, 0, len(configs))
 	for _, c := range configs {
-		t, err := decodeType(c)
+		t, err := store.DecodeType(c)
 		if err != nil {
 			return nil, err
 		}
@@ -58,22 +52,11 @@ func (s *Store) ListTypes(ctx context.Context) ([]heraldtype.NotificationType, e
 	return out, nil
 }
 
-func decodeType(config []byte) (heraldtype.NotificationType, error) {
-	var t heraldtype.NotificationType
-	if err := json.Unmarshal(config, &t); err != nil {
-		return t, fmt.Errorf("postgres: stored type: %w", err)
-	}
-	t.UpdatedAt = t.UpdatedAt.UTC()
-	return t, nil
-}
-
 // PutPreferences implements store.Store.
 func (s *Store) PutPreferences(ctx context.Context, p heraldtype.Preferences, now time.Time) (heraldtype.Preferences, error) {
-	p.UpdatedAt = now.UTC().Truncate(time.Microsecond)
-	p.Timezone = ""
-	b, err := json.Marshal(p)
+	p, b, err := store.EncodePreferences(p, now)
 	if err != nil {
-		return p, fmt.Errorf("postgres: preferences of %q: %w", p.UserID, err)
+		return p, err
 	}
 	_, err = s.pool.Exec(ctx, s.q(`INSERT INTO {s}.user_preferences (user_id, prefs, updated_at) VALUES ($1, $2, $3)
 ON CONFLICT (user_id) DO UPDATE SET prefs = excluded.prefs, updated_at = excluded.updated_at`), p.UserID, b, p.UpdatedAt)
@@ -128,8 +111,8 @@ LEFT JOIN {s}.user_preferences p ON p.user_id = u.id WHERE u.id = ANY ($1::text[
 // winner's row and, unless it has expired, leaves it as it is: the
 // returned owner is who holds the lock.
 func (s *Store) AcquireDedupe(ctx context.Context, key, owner string, window time.Duration, now time.Time) (bool, error) {
-	if window <= 0 {
-		return false, heraldtype.FieldErrorf("window", "must be positive")
+	if err := store.CheckAcquireDedupe(window); err != nil {
+		return false, err
 	}
 	var holder string
 	err := s.pool.QueryRow(ctx, s.q(`INSERT INTO {s}.policy_dedupe AS l (key, owner, expires_at) VALUES ($1, $2, $3)
@@ -148,8 +131,8 @@ RETURNING owner`), key, owner, now.Add(window), now).Scan(&holder)
 // cannot be made atomic by a constraint, and READ COMMITTED would let two
 // transactions both see nine of ten slots taken.
 func (s *Store) CountDaily(ctx context.Context, userID, day, owner string, limit int, expireAt time.Time) (bool, error) {
-	if limit < 1 {
-		return false, heraldtype.FieldErrorf("limit", "must be at least 1")
+	if err := store.CheckCountDaily(limit); err != nil {
+		return false, err
 	}
 	ok := false
 	err := s.inTx(ctx, func(tx pgx.Tx) error {

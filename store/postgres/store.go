@@ -28,6 +28,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/migrate"
 )
 
 //go:embed migrations/*.sql
@@ -151,14 +152,7 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 func (s *Store) Schema() string { return s.schema }
 
 // Migrations returns the embedded migrations (for tools that list them).
-func Migrations() fs.FS {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		// fs.Sub fails only on an invalid path, and "migrations" is valid.
-		panic(err)
-	}
-	return sub
-}
+func Migrations() fs.FS { return migrate.Dir(migrationFiles, "migrations") }
 
 // Ping reports whether the database answers.
 func (s *Store) Ping(ctx context.Context) error {

@@ -40,11 +40,8 @@ WHERE $1 = '' OR channel = $1 ORDER BY created_at DESC, channel, address`), stri
 
 // DeleteSuppression implements store.Channels.
 func (s *Store) DeleteSuppression(ctx context.Context, channel heraldtype.Channel, address string) error {
-	if err := rules.CheckSuppressionChannel(channel, false); err != nil {
+	if err := rules.CheckDeleteSuppression(channel, address); err != nil {
 		return err
-	}
-	if address == "" {
-		return heraldtype.FieldErrorf("address", "must not be empty")
 	}
 	tag, err := s.pool.Exec(ctx, s.q(`DELETE FROM {s}.suppressions WHERE channel = $1 AND address = $2`),
 		string(channel), address)

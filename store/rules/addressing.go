@@ -69,3 +69,15 @@ func CheckSuppressionChannel(channel heraldtype.Channel, all bool) error {
 	}
 	return heraldtype.FieldErrorf("channel", "must be sms or email, not %q", channel)
 }
+
+// CheckDeleteSuppression validates the arguments of Store.DeleteSuppression:
+// an addressed channel and an address.
+func CheckDeleteSuppression(channel heraldtype.Channel, address string) error {
+	if err := CheckSuppressionChannel(channel, false); err != nil {
+		return err
+	}
+	if address == "" {
+		return heraldtype.FieldErrorf("address", "must not be empty")
+	}
+	return nil
+}

@@ -3,12 +3,13 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
 )
 
 const deliveryColumns = `id, notification_id, user_id, type, channel, provider, device_id, state, guarantee,
@@ -108,36 +109,18 @@ WHERE notification_id = ? ORDER BY id`, notificationID)
 	return ds, loadAttempts(ctx, tx, ds)
 }
 
-// Page sizes of ListDeliveries (heraldtype.DeliveryFilter.Limit).
-const (
-	defaultListLimit = 50
-	maxListLimit     = 1000
-)
-
 // ListDeliveries implements store.Store. Pages are keyed by id (newest
-// first), so rows inserted while paging never shift a page; the cursor is
-// the last id of the page, base64-encoded to keep it opaque.
+// first), so rows inserted while paging never shift a page; the filter
+// checks, page sizes and cursor are store.CheckDeliveryFilter's.
 func (s *Store) ListDeliveries(ctx context.Context, f heraldtype.DeliveryFilter) ([]heraldtype.Delivery, string, error) {
-	where, args, err := filterSQL(f)
+	limit, below, err := store.CheckDeliveryFilter(f)
 	if err != nil {
 		return nil, "", err
 	}
-	if f.Cursor != "" {
-		after, err := decodeCursor(f.Cursor)
-		if err != nil {
-			return nil, "", err
-		}
+	where, args := filterSQL(f)
+	if below > 0 {
 		where = append(where, "id < ?")
-		args = append(args, after)
-	}
-	limit := f.Limit
-	switch {
-	case limit < 0:
-		return nil, "", heraldtype.FieldErrorf("limit", "must not be negative")
-	case limit == 0:
-		limit = defaultListLimit
-	case limit > maxListLimit:
-		limit = maxListLimit
+		args = append(args, below)
 	}
 	args = append(args, limit+1)
 	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -150,11 +133,7 @@ func (s *Store) ListDeliveries(ctx context.Context, f heraldtype.DeliveryFilter)
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(ds) > limit {
-		ds = ds[:limit]
-		next = encodeCursor(ds[limit-1].ID)
-	}
+	ds, next := store.DeliveryPage(ds, limit)
 	if err := loadAttempts(ctx, tx, ds); err != nil {
 		return nil, "", err
 	}
@@ -162,14 +141,11 @@ func (s *Store) ListDeliveries(ctx context.Context, f heraldtype.DeliveryFilter)
 }
 
 // filterSQL turns the filter's conditions (all but cursor and limit) into
-// SQL conditions and arguments.
-func filterSQL(f heraldtype.DeliveryFilter) ([]string, []any, error) {
+// SQL conditions and arguments; the caller has checked f.
+func filterSQL(f heraldtype.DeliveryFilter) ([]string, []any) {
 	var where []string
 	var args []any
 	if f.State != "" {
-		if !f.State.Valid() {
-			return nil, nil, heraldtype.FieldErrorf("state", "unknown state %q", f.State)
-		}
 		where, args = append(where, "state = ?"), append(args, string(f.State))
 	}
 	for _, c := range []struct{ col, val string }{
@@ -185,7 +161,7 @@ func filterSQL(f heraldtype.DeliveryFilter) ([]string, []any, error) {
 	if !f.To.IsZero() {
 		where, args = append(where, "created_at < ?"), append(args, micros(f.To))
 	}
-	return where, args, nil
+	return where, args
 }
 
 func whereSQL(where []string) string {
@@ -194,24 +170,6 @@ func whereSQL(where []string) string {
 	}
 	return " WHERE " + strings.Join(where, " AND ")
 }
-
-func encodeCursor(id int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(id, 10)))
-}
-
-func decodeCursor(c string) (int64, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err == nil {
-		id, perr := strconv.ParseInt(string(b), 10, 64)
-		if perr == nil && id > 0 {
-			return id, nil
-		}
-	}
-	return 0, heraldtype.FieldErrorf("cursor", "is not a cursor returned by a previous page")
-}
-
-// replayable are the states a replay may leave (S0.4, S4.6).
-const replayableSQL = `state IN ('dead', 'unknown')`
 
 // ReplayDelivery implements store.Store.
 func (s *Store) ReplayDelivery(ctx context.Context, id int64, now time.Time) (heraldtype.Delivery, error) {
@@ -226,11 +184,13 @@ func (s *Store) ReplayDelivery(ctx context.Context, id int64, now time.Time) (he
 			return err
 		}
 		d, err = scanDelivery(st.QueryRowContext(ctx, id))
-		if err != nil {
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return store.ReplayRefusal(id, nil)
+		case err != nil:
 			return formatError(err, "delivery "+strconv.FormatInt(id, 10))
-		}
-		if n == 0 {
-			return heraldtype.Errorf(heraldtype.ECONFLICT, "delivery %d is %s; only dead or unknown deliveries can be replayed", id, d.State)
+		case n == 0:
+			return store.ReplayRefusal(id, &d)
 		}
 		ds := []heraldtype.Delivery{d}
 		if err := loadAttempts(ctx, tx, ds); err != nil {
@@ -245,22 +205,14 @@ func (s *Store) ReplayDelivery(ctx context.Context, id int64, now time.Time) (he
 // ReplayDeliveries implements store.Store. The oldest matching deliveries
 // are replayed first.
 func (s *Store) ReplayDeliveries(ctx context.Context, f heraldtype.DeliveryFilter, now time.Time, max int) (int, error) {
-	switch f.State {
-	case "", heraldtype.StateDead, heraldtype.StateUnknown:
-	default:
-		return 0, heraldtype.FieldErrorf("state", "only dead or unknown deliveries can be replayed, not %q", f.State)
-	}
-	if max < 1 {
-		return 0, heraldtype.FieldErrorf("max", "must be at least 1")
-	}
-	where, args, err := filterSQL(f)
-	if err != nil {
+	if err := store.CheckReplayDeliveries(f, max); err != nil {
 		return 0, err
 	}
-	where = append(where, replayableSQL)
+	where, args := filterSQL(f)
+	where = append(where, store.ReplayableSQL)
 	args = append(args, max)
 	total := 0
-	err = s.inTx(ctx, func(tx *writeTx) error {
+	err := s.inTx(ctx, func(tx *writeTx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT id FROM deliveries`+whereSQL(where)+` ORDER BY id LIMIT ?`, args...)
 		if err != nil {
 			return formatError(err, "deliveries")
@@ -297,7 +249,7 @@ func (s *Store) replay(ctx context.Context, tx *writeTx, ids []any, now time.Tim
 	at := micros(now)
 	attemptArgs := append([]any{at}, ids...)
 	_, err := s.exec(ctx, tx, `INSERT INTO delivery_attempts (delivery_id, attempt, at, outcome)
-SELECT id, attempt, ?, 'replayed' FROM deliveries WHERE id IN (`+marks(len(ids))+`) AND `+replayableSQL,
+SELECT id, attempt, ?, 'replayed' FROM deliveries WHERE id IN (`+marks(len(ids))+`) AND `+store.ReplayableSQL,
 		attemptArgs...)
 	if err != nil {
 		return 0, formatError(err, "attempts")
@@ -306,6 +258,6 @@ SELECT id, attempt, ?, 'replayed' FROM deliveries WHERE id IN (`+marks(len(ids))
 	res, err := s.exec(ctx, tx, `UPDATE deliveries SET state = 'pending', run_at = ?, attempt = 0,
 	replay_count = replay_count + 1, last_replay_at = ?, last_replay_result = '', lease_owner = '',
 	lease_until = NULL, finished_at = NULL, updated_at = ?
-WHERE id IN (`+marks(len(ids))+`) AND `+replayableSQL, updateArgs...)
+WHERE id IN (`+marks(len(ids))+`) AND `+store.ReplayableSQL, updateArgs...)
 	return affected(res, err, "deliveries")
 }

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
@@ -55,7 +54,6 @@ func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]
 	}
 	defer rows.Close()
 	var out []heraldtype.HistoryEntry
-	var created []int64
 	for rows.Next() {
 		var e heraldtype.HistoryEntry
 		var at int64
@@ -64,17 +62,11 @@ func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]
 		}
 		e.CreatedAt = fromMicros(at)
 		out = append(out, e)
-		created = append(created, at)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, "", formatError(err, "history")
 	}
-	next := ""
-	if len(out) > limit {
-		out, created = out[:limit], created[:limit]
-		last := out[limit-1]
-		next = store.EncodeHistoryCursor(time.UnixMicro(created[limit-1]), last.NotificationID)
-	}
+	out, next := store.HistoryPage(out, limit)
 	return out, next, s.historyCounts(ctx, out)
 }
 
@@ -83,12 +75,9 @@ func (s *Store) historyCounts(ctx context.Context, es []heraldtype.HistoryEntry)
 	if len(es) == 0 {
 		return nil
 	}
-	index := make(map[string]*heraldtype.HistoryEntry, len(es))
 	args := make([]any, len(es))
-	for i := range es {
-		es[i].Deliveries = map[heraldtype.DeliveryState]int{}
-		index[es[i].NotificationID] = &es[i]
-		args[i] = es[i].NotificationID
+	for i, e := range es {
+		args[i] = e.NotificationID
 	}
 	rows, err := s.read.QueryContext(ctx, `SELECT notification_id, state, count(*) FROM deliveries
 WHERE notification_id IN (`+marks(len(args))+`) GROUP BY notification_id, state`, args...)
@@ -96,14 +85,5 @@ WHERE notification_id IN (`+marks(len(args))+`) GROUP BY notification_id, state`
 		return formatError(err, "history")
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var st heraldtype.DeliveryState
-		var n int
-		if err := rows.Scan(&id, &st, &n); err != nil {
-			return formatError(err, "history")
-		}
-		index[id].Deliveries[st] = n
-	}
-	return formatError(rows.Err(), "history")
+	return formatError(store.ScanHistoryCounts(rows, es), "history")
 }

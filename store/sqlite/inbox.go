@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
 )
 
 // The in-app inbox (S4.5, S3.6): store.Channels' inbox methods.
@@ -47,19 +48,11 @@ func scanInboxRows(rows *sql.Rows) ([]heraldtype.InboxItem, error) {
 	return items, formatError(rows.Err(), "inbox items")
 }
 
-// Page sizes of ListInbox (heraldtype.InboxFilter.Limit) and the bound of
-// InboxSince.
-const (
-	defaultInboxLimit = 50
-	maxInboxLimit     = 200
-	maxInboxSince     = 1000
-)
-
 // ListInbox implements store.Channels. Pages are keyed by id, newest
 // first, with the cursor of ListDeliveries; the user check, the page and
 // the unread count come from one read transaction.
 func (s *Store) ListInbox(ctx context.Context, userID string, f heraldtype.InboxFilter) ([]heraldtype.InboxItem, string, int, error) {
-	limit, after, err := checkInboxFilter(f)
+	limit, below, err := store.CheckInboxFilter(f)
 	if err != nil {
 		return nil, "", 0, err
 	}
@@ -73,9 +66,9 @@ func (s *Store) ListInbox(ctx context.Context, userID string, f heraldtype.Inbox
 	if f.Unread {
 		where += ` AND read_at IS NULL`
 	}
-	if after > 0 {
+	if below > 0 {
 		where += ` AND id < ?`
-		args = append(args, after)
+		args = append(args, below)
 	}
 	args = append(args, limit+1)
 	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -99,36 +92,13 @@ FROM users u WHERE u.id = ?`, userID).Scan(&unread)
 	if err != nil {
 		return nil, "", 0, err
 	}
-	next := ""
-	if len(items) > limit {
-		items = items[:limit]
-		next = encodeCursor(items[limit-1].ID)
-	}
+	items, next := store.InboxPage(items, limit)
 	return items, next, unread, nil
-}
-
-// checkInboxFilter returns the page size and the id the page starts
-// below (0 for the first page).
-func checkInboxFilter(f heraldtype.InboxFilter) (limit int, after int64, err error) {
-	switch {
-	case f.Limit < 0:
-		return 0, 0, heraldtype.FieldErrorf("limit", "must not be negative")
-	case f.Limit == 0:
-		limit = defaultInboxLimit
-	default:
-		limit = min(f.Limit, maxInboxLimit)
-	}
-	if f.Cursor != "" {
-		if after, err = decodeCursor(f.Cursor); err != nil {
-			return 0, 0, err
-		}
-	}
-	return limit, after, nil
 }
 
 // InboxSince implements store.Channels.
 func (s *Store) InboxSince(ctx context.Context, userID string, afterID int64, limit int) ([]heraldtype.InboxItem, error) {
-	if err := checkSince(afterID, limit); err != nil {
+	if err := store.CheckInboxSince(afterID, limit); err != nil {
 		return nil, err
 	}
 	rows, err := s.read.QueryContext(ctx, `SELECT `+inboxColumns+` FROM inbox_items
@@ -137,16 +107,6 @@ WHERE user_id = ? AND id > ? AND archived_at IS NULL ORDER BY id LIMIT ?`, userI
 		return nil, formatError(err, "inbox items")
 	}
 	return scanInboxRows(rows)
-}
-
-func checkSince(afterID int64, limit int) error {
-	if afterID < 0 {
-		return heraldtype.FieldErrorf("after_id", "must not be negative")
-	}
-	if limit < 1 || limit > maxInboxSince {
-		return heraldtype.FieldErrorf("limit", "must be between 1 and %d", maxInboxSince)
-	}
-	return nil
 }
 
 // MarkInboxRead implements store.Channels.

@@ -4,19 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
 )
-
-// checkLock rejects a lock call that would write a broken row.
-func checkLock(name, owner string) error {
-	if name == "" {
-		return heraldtype.FieldErrorf("name", "must not be empty")
-	}
-	if owner == "" {
-		return heraldtype.FieldErrorf("owner", "must not be empty")
-	}
-	return nil
-}
 
 // TryLock implements store.Store with one upsert: the row is inserted if
 // the name is new, and taken over only if the lock is free or already
@@ -25,11 +14,8 @@ func checkLock(name, owner string) error {
 // holder keeps it, a takeover (or a holder's re-take after expiry) sets
 // it to now.
 func (s *Store) TryLock(ctx context.Context, name, owner string, now, until time.Time) (bool, error) {
-	if err := checkLock(name, owner); err != nil {
+	if err := store.CheckTryLock(name, owner, now, until); err != nil {
 		return false, err
-	}
-	if !until.After(now) {
-		return false, heraldtype.FieldErrorf("until", "must be after now")
 	}
 	held := false
 	err := s.inTx(ctx, func(tx *writeTx) error {
@@ -52,7 +38,7 @@ RETURNING 1`, name, owner, micros(now), micros(until))
 
 // Unlock implements store.Store.
 func (s *Store) Unlock(ctx context.Context, name, owner string, until time.Time) error {
-	if err := checkLock(name, owner); err != nil {
+	if err := store.CheckUnlock(name, owner); err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(tx *writeTx) error {
@@ -67,8 +53,8 @@ func (s *Store) Unlock(ctx context.Context, name, owner string, until time.Time)
 // a notification without deliveries qualifies) and the foreign keys
 // cascade to their deliveries and attempt rows.
 func (s *Store) PruneFinished(ctx context.Context, cutoff time.Time, limit int) (int, error) {
-	if limit < 1 {
-		return 0, heraldtype.FieldErrorf("limit", "must be at least 1")
+	if err := store.CheckPruneFinished(limit); err != nil {
+		return 0, err
 	}
 	var n int
 	err := s.inTx(ctx, func(tx *writeTx) error {

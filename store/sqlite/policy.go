@@ -13,13 +13,9 @@ import (
 
 // PutType implements store.Store: the type is kept as one JSON document.
 func (s *Store) PutType(ctx context.Context, t heraldtype.NotificationType, now time.Time) (heraldtype.NotificationType, error) {
-	if t.Name == "" {
-		return t, heraldtype.FieldErrorf("name", "is required")
-	}
-	t.UpdatedAt = now.UTC().Truncate(time.Microsecond)
-	b, err := json.Marshal(t)
+	t, b, err := store.EncodeType(t, now)
 	if err != nil {
-		return t, fmt.Errorf("sqlite: type %q: %w", t.Name, err)
+		return t, err
 	}
 	err = s.inTx(ctx, func(tx *writeTx) error {
 		_, err := s.exec(ctx, tx, `INSERT INTO notification_types (name, config, updated_at) VALUES (?, ?, ?)
@@ -32,12 +28,12 @@ ON CONFLICT (name) DO UPDATE SET config = excluded.config, updated_at = excluded
 
 // GetType implements store.Store.
 func (s *Store) GetType(ctx context.Context, name string) (heraldtype.NotificationType, error) {
-	var config string
+	var config []byte
 	err := s.read.QueryRowContext(ctx, `SELECT config FROM notification_types WHERE name = ?`, name).Scan(&config)
 	if err != nil {
 		return heraldtype.NotificationType{}, formatError(err, "type "+quote(name))
 	}
-	return decodeType(config)
+	return store.DecodeType(config)
 }
 
 // ListTypes implements store.Store.
@@ -49,11 +45,11 @@ func (s *Store) ListTypes(ctx context.Context) ([]heraldtype.NotificationType, e
 	defer rows.Close()
 	var out []heraldtype.NotificationType
 	for rows.Next() {
-		var config string
+		var config []byte
 		if err := rows.Scan(&config); err != nil {
 			return nil, formatError(err, "types")
 		}
-		t, err := decodeType(config)
+		t, err := store.DecodeType(config)
 		if err != nil {
 			return nil, err
 		}
@@ -62,21 +58,11 @@ func (s *Store) ListTypes(ctx context.Context) ([]heraldtype.NotificationType, e
 	return out, formatError(rows.Err(), "types")
 }
 
-func decodeType(config string) (heraldtype.NotificationType, error) {
-	var t heraldtype.NotificationType
-	if err := json.Unmarshal([]byte(config), &t); err != nil {
-		return t, fmt.Errorf("sqlite: stored type: %w", err)
-	}
-	return t, nil
-}
-
 // PutPreferences implements store.Store.
 func (s *Store) PutPreferences(ctx context.Context, p heraldtype.Preferences, now time.Time) (heraldtype.Preferences, error) {
-	p.UpdatedAt = now.UTC().Truncate(time.Microsecond)
-	p.Timezone = ""
-	b, err := json.Marshal(p)
+	p, b, err := store.EncodePreferences(p, now)
 	if err != nil {
-		return p, fmt.Errorf("sqlite: preferences of %q: %w", p.UserID, err)
+		return p, err
 	}
 	err = s.inTx(ctx, func(tx *writeTx) error {
 		_, err := s.exec(ctx, tx, `INSERT INTO user_preferences (user_id, prefs, updated_at) VALUES (?, ?, ?)
@@ -148,8 +134,8 @@ func decodePreferences(userID, tz string, prefs sql.NullString) (heraldtype.Pref
 // over only when it has expired, and returns whoever holds it after.
 // SQLite runs one writer at a time, so the statement is atomic.
 func (s *Store) AcquireDedupe(ctx context.Context, key, owner string, window time.Duration, now time.Time) (bool, error) {
-	if window <= 0 {
-		return false, heraldtype.FieldErrorf("window", "must be positive")
+	if err := store.CheckAcquireDedupe(window); err != nil {
+		return false, err
 	}
 	var holder string
 	err := s.inTx(ctx, func(tx *writeTx) error {
@@ -175,8 +161,8 @@ RETURNING owner`, key, owner, micros(now.Add(window)), micros(now))
 // CountDaily implements policy.Limiter in one IMMEDIATE transaction, which
 // serialises it against every other writer.
 func (s *Store) CountDaily(ctx context.Context, userID, day, owner string, limit int, expireAt time.Time) (bool, error) {
-	if limit < 1 {
-		return false, heraldtype.FieldErrorf("limit", "must be at least 1")
+	if err := store.CheckCountDaily(limit); err != nil {
+		return false, err
 	}
 	ok := false
 	err := s.inTx(ctx, func(tx *writeTx) error {

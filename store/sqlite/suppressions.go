@@ -37,11 +37,8 @@ WHERE ? = '' OR channel = ? ORDER BY created_at DESC, channel, address`, string(
 
 // DeleteSuppression implements store.Channels.
 func (s *Store) DeleteSuppression(ctx context.Context, channel heraldtype.Channel, address string) error {
-	if err := rules.CheckSuppressionChannel(channel, false); err != nil {
+	if err := rules.CheckDeleteSuppression(channel, address); err != nil {
 		return err
-	}
-	if address == "" {
-		return heraldtype.FieldErrorf("address", "must not be empty")
 	}
 	return s.inTx(ctx, func(tx *writeTx) error {
 		res, err := s.exec(ctx, tx, `DELETE FROM suppressions WHERE channel = ? AND address = ?`, string(channel), address)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -160,11 +161,13 @@ func testReplay(t *testing.T, newStore NewStore) {
 		wantOutcomes(t, d, heraldtype.OutcomeDead, heraldtype.OutcomeReplayed)
 
 		_, err = f.s.ReplayDelivery(f.ctx, sent.ID, now)
-		wantCode(t, err, heraldtype.ECONFLICT)
+		wantMessage(t, err, heraldtype.ECONFLICT,
+			fmt.Sprintf("delivery %d is sent; only dead or unknown deliveries can be replayed", sent.ID))
 		_, err = f.s.ReplayDelivery(f.ctx, dead.ID, now) // pending now
-		wantCode(t, err, heraldtype.ECONFLICT)
+		wantMessage(t, err, heraldtype.ECONFLICT,
+			fmt.Sprintf("delivery %d is pending; only dead or unknown deliveries can be replayed", dead.ID))
 		_, err = f.s.ReplayDelivery(f.ctx, 987654321, now)
-		wantCode(t, err, heraldtype.ENOTFOUND)
+		wantMessage(t, err, heraldtype.ENOTFOUND, "delivery 987654321 not found")
 
 		jobs := f.claim("w", now, 10)
 		if len(jobs) != 1 || jobs[0].Delivery.ID != dead.ID || jobs[0].Delivery.Attempt != 1 {

@@ -59,6 +59,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Policy", func(t *testing.T) { testPolicy(t, newStore) })
 	t.Run("History", func(t *testing.T) { testHistory(t, newStore) })
 	t.Run("HistoryRules", func(t *testing.T) { testHistoryRules(t, newStore) })
+	t.Run("BadArguments", func(t *testing.T) { testBadArguments(t, newStore) })
 }
 
 // base is the suite's "now": a fixed instant with microseconds, so a store
@@ -237,6 +238,16 @@ func wantCode(t *testing.T, err error, code string) {
 	var he *heraldtype.Error
 	if !errors.As(err, &he) {
 		t.Fatalf("error %v is not a *heraldtype.Error", err)
+	}
+}
+
+// wantMessage fails unless err is a *heraldtype.Error with the code and
+// message (which the HTTP API shows).
+func wantMessage(t *testing.T, err error, code, message string) {
+	t.Helper()
+	wantCode(t, err, code)
+	if got := err.Error(); got != code+": "+message {
+		t.Fatalf("error = %q, want %q", got, code+": "+message)
 	}
 }
 
