@@ -177,6 +177,9 @@ func (v *UserTokens) Verify(token string) (UserClaims, error) {
 	var kid string
 	var claims jwt.RegisteredClaims
 	_, err := v.parser.ParseWithClaims(token, &claims, func(t *jwt.Token) (any, error) {
+		if err := checkCrit(t.Header); err != nil {
+			return nil, err
+		}
 		raw, present := t.Header["kid"]
 		if present {
 			s, ok := raw.(string)
@@ -200,6 +203,12 @@ func (v *UserTokens) Verify(token string) (UserClaims, error) {
 		return k.key, nil
 	})
 	if err != nil {
+		if errors.Is(err, jwt.ErrTokenRequiredClaimMissing) {
+			// The library reports every missing claim as this one error,
+			// naming the claim only in prose; name it from the claims,
+			// which are decoded by now (the signature verified).
+			return UserClaims{}, userTokenError("%s", v.missingClaims(&claims))
+		}
 		return UserClaims{}, translateJWTError(err)
 	}
 	now := v.cfg.Now()
@@ -220,6 +229,52 @@ func (v *UserTokens) Verify(token string) (UserClaims, error) {
 	return UserClaims{Subject: sub, ExpiresAt: exp, KeyID: kid}, nil
 }
 
+// missingClaims says which of the claims the parser requires c lacks:
+// exp always, iss and aud when configured.
+func (v *UserTokens) missingClaims(c *jwt.RegisteredClaims) string {
+	var missing []string
+	if c.ExpiresAt == nil {
+		missing = append(missing, "exp")
+	}
+	if v.cfg.Issuer != "" && c.Issuer == "" {
+		missing = append(missing, "iss")
+	}
+	if v.cfg.Audience != "" && (len(c.Audience) == 0 || len(c.Audience) == 1 && c.Audience[0] == "") {
+		missing = append(missing, "aud")
+	}
+	switch len(missing) {
+	case 0:
+		return "a required claim is missing"
+	case 1:
+		return missing[0] + " is required"
+	}
+	return strings.Join(missing[:len(missing)-1], ", ") + " and " + missing[len(missing)-1] + " are required"
+}
+
+// checkCrit refuses a token whose header has crit. RFC 7515 §4.1.11: crit
+// lists header extensions the recipient must understand or else reject
+// the token; Herald understands none, so any crit is refused — a
+// well-formed one because its extensions may change what the signature
+// means (b64, RFC 7797), a malformed one (not a non-empty array of
+// non-empty strings) because the RFC says so. The names are not echoed:
+// they are the caller's text.
+func checkCrit(h map[string]any) error {
+	raw, present := h["crit"]
+	if !present {
+		return nil
+	}
+	list, ok := raw.([]any)
+	if !ok || len(list) == 0 {
+		return userTokenError("crit must be a non-empty array of header parameter names (RFC 7515 §4.1.11)")
+	}
+	for _, x := range list {
+		if s, ok := x.(string); !ok || s == "" {
+			return userTokenError("crit must be a non-empty array of header parameter names (RFC 7515 §4.1.11)")
+		}
+	}
+	return userTokenError("crit lists %d critical header extension(s); Herald understands none, so it cannot verify the token", len(list))
+}
+
 // translateJWTError turns the jwt library's errors into stable messages.
 func translateJWTError(err error) error {
 	var he *heraldtype.Error
@@ -233,8 +288,6 @@ func translateJWTError(err error) error {
 		// Also what the library says for an algorithm outside the list
 		// (none, RS256, …).
 		return userTokenError("the signature does not verify, or the algorithm is not HS256 or ES256")
-	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
-		return userTokenError("exp is required")
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return userTokenError("expired")
 	case errors.Is(err, jwt.ErrTokenNotValidYet):

@@ -223,3 +223,83 @@ func TestUserTokenConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// Herald understands no JWS extension, so a token whose header has crit is
+// refused whatever it lists (RFC 7515 §4.1.11: a recipient must reject
+// critical extensions it does not understand); a malformed crit — not a
+// non-empty array of strings — is refused too, and the message names crit
+// (issue 18). The signature is valid in every case.
+func TestUserTokenCrit(t *testing.T) {
+	_, pub := ecKey(t)
+	v := newVerifier(t, pub, nil)
+	good := claims("alice", testNow.Add(time.Hour))
+	for name, crit := range map[string]any{
+		"unknown extension":  []any{"b64"},
+		"two extensions":     []any{"exp", "x-herald"},
+		"registered name":    []any{"alg"},
+		"empty array":        []any{},
+		"string, not array":  "b64",
+		"number in array":    []any{1},
+		"empty string":       []any{""},
+		"null":               nil,
+		"object":             map[string]any{"b64": true},
+		"listed and present": []any{"b64"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := map[string]any{"alg": "HS256", "kid": "h1", "crit": crit}
+			if name == "listed and present" {
+				h["b64"] = true
+			}
+			_, err := v.Verify(signHeader(t, h, good))
+			wantCode(t, err, heraldtype.EUNAUTHENTICATED)
+			if !strings.Contains(err.Error(), "crit") {
+				t.Errorf("the refusal %q does not name crit", err)
+			}
+		})
+	}
+	if _, err := v.Verify(signHeader(t, map[string]any{"alg": "HS256", "kid": "h1"}, good)); err != nil {
+		t.Fatalf("the same token without crit: %v", err)
+	}
+}
+
+// A missing iss or aud is named as such, not as a missing exp (the jwt
+// library reports every missing claim as one error kind) (issue 18).
+func TestUserTokenMissingClaimNamed(t *testing.T) {
+	_, pub := ecKey(t)
+	v := newVerifier(t, pub, func(c *auth.UserTokenConfig) { c.Issuer = "shop"; c.Audience = "herald" })
+	full := func(drop ...string) jwt.MapClaims {
+		c := claims("alice", testNow.Add(time.Hour))
+		c["iss"], c["aud"] = "shop", "herald"
+		for _, k := range drop {
+			delete(c, k)
+		}
+		return c
+	}
+	for name, tc := range map[string]struct {
+		c         jwt.MapClaims
+		want, not []string
+	}{
+		"no iss":         {full("iss"), []string{"iss is required"}, []string{"exp", "aud"}},
+		"no aud":         {full("aud"), []string{"aud is required"}, []string{"exp", "iss"}},
+		"empty aud":      {func() jwt.MapClaims { c := full(); c["aud"] = ""; return c }(), []string{"aud is required"}, []string{"exp"}},
+		"no exp":         {full("exp"), []string{"exp is required"}, []string{"iss", "aud"}},
+		"no iss, no aud": {full("iss", "aud"), []string{"iss", "aud", "required"}, []string{"exp"}},
+		"no iss, expired": {func() jwt.MapClaims { c := full("iss"); c["exp"] = testNow.Add(-time.Hour).Unix(); return c }(),
+			[]string{"iss is required"}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := v.Verify(sign(t, jwt.SigningMethodHS256, hmacSecret, "h1", tc.c))
+			wantCode(t, err, heraldtype.EUNAUTHENTICATED)
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%q does not say %q", err, w)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(err.Error(), n) {
+					t.Errorf("%q mentions %q", err, n)
+				}
+			}
+		})
+	}
+}

@@ -42,9 +42,12 @@ type access struct {
 	// userOnly routes are the app's own (the user is the token's sub); a
 	// server key is refused with a pointer to the server route.
 	userOnly bool
-	// queryToken also accepts the credentials as ?access_token=, for
+	// queryToken also accepts a user token as ?access_token=, for
 	// browsers' EventSource, which cannot send headers (RFC 6750 §2.3).
-	// The access log never records the query string.
+	// Only a user token: it is short-lived (MaxLifetime) and speaks for
+	// one user, while a URL is copied into proxy logs, browser history
+	// and Referer headers. A server API key there is refused. The access
+	// log never records the query string.
 	queryToken bool
 }
 
@@ -103,7 +106,7 @@ func unauthenticated(invalid bool, format string, args ...any) error {
 
 // authenticate finds the caller of r.
 func (s *Server) authenticate(r *http.Request, a access) (*principal, error) {
-	token, err := bearer(r, a.queryToken)
+	token, inQuery, err := bearer(r, a.queryToken)
 	if err != nil {
 		return nil, err
 	}
@@ -123,6 +126,11 @@ func (s *Server) authenticate(r *http.Request, a access) (*principal, error) {
 		}
 		return &principal{userID: c.Subject}, nil
 	}
+	if inQuery {
+		// Refused before any lookup, so a URL never tells whether a key
+		// is valid; the key is already exposed and should be rotated.
+		return nil, unauthenticated(true, "server API keys must be sent in the Authorization header, never in the URL; only a user token may be given as access_token")
+	}
 	if s.auth.Keys == nil {
 		return nil, unauthenticated(true, "API keys are not configured on this server")
 	}
@@ -137,32 +145,33 @@ func (s *Server) authenticate(r *http.Request, a access) (*principal, error) {
 	return &principal{keyID: k.ID, scopes: k.Scopes}, nil
 }
 
-// bearer extracts the bearer credential; "" when none was sent.
-func bearer(r *http.Request, query bool) (string, error) {
+// bearer extracts the bearer credential; "" when none was sent. inQuery
+// says it came from ?access_token= rather than the header.
+func bearer(r *http.Request, query bool) (token string, inQuery bool, err error) {
 	hs := r.Header.Values("Authorization")
 	if len(hs) > 1 {
-		return "", unauthenticated(false, "send one Authorization header, not %d", len(hs))
+		return "", false, unauthenticated(false, "send one Authorization header, not %d", len(hs))
 	}
 	if len(hs) == 1 {
 		scheme, token, ok := strings.Cut(strings.TrimSpace(hs[0]), " ")
 		if !ok || !strings.EqualFold(scheme, "Bearer") {
-			return "", unauthenticated(false, "the Authorization header must be: Bearer <API key or user token>")
+			return "", false, unauthenticated(false, "the Authorization header must be: Bearer <API key or user token>")
 		}
 		token = strings.TrimSpace(token)
 		if token == "" {
-			return "", unauthenticated(false, "the Authorization header has no token after Bearer")
+			return "", false, unauthenticated(false, "the Authorization header has no token after Bearer")
 		}
-		return token, nil
+		return token, false, nil
 	}
 	if query {
 		if vs := r.URL.Query()["access_token"]; len(vs) > 0 {
 			if len(vs) > 1 || vs[0] == "" {
-				return "", unauthenticated(false, "give access_token once, not empty")
+				return "", false, unauthenticated(false, "give access_token once, not empty")
 			}
-			return vs[0], nil
+			return vs[0], true, nil
 		}
 	}
-	return "", nil
+	return "", false, nil
 }
 
 // authorize decides whether p may call the route matched for r.

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -313,5 +314,40 @@ func TestInboxStreamAuth(t *testing.T) {
 		}
 		cancel()
 		resp.Body.Close()
+	}
+}
+
+// A server API key is long-lived and powerful; a URL ends up in proxy logs,
+// browser history and Referer headers. So only a short-lived user token may
+// travel in ?access_token=; a key there is refused before it is looked up,
+// even a valid admin key, and the refusal points to the header (issue 18).
+func TestStreamRefusesAPIKeyInQuery(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{userTokens: userTokens(t)})
+	e.seedUser("alice")
+	ts := httptest.NewServer(e.srv)
+	defer ts.Close()
+	for name, key := range map[string]string{"valid admin key": e.adminKey, "unknown key": "hk_aaaaaaaaaaaaaaaa_" + strings.Repeat("a", 52)} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/v1/users/alice/inbox/stream?access_token="+key, nil)
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		body := make([]byte, 4096)
+		n, _ := io.ReadFull(resp.Body, body)
+		resp.Body.Close()
+		cancel()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s in the query: %d, want 401", name, resp.StatusCode)
+			continue
+		}
+		if !strings.Contains(string(body[:n]), "Authorization header") {
+			t.Errorf("%s in the query: the refusal %s does not point to the Authorization header", name, body[:n])
+		}
+		if strings.Contains(string(body[:n]), key) {
+			t.Errorf("%s in the query: the refusal echoes the key", name)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/internal/redact"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -39,11 +40,11 @@ Scopes: ` + strings.Join(scopeNames(), ", ") + ` (admin grants all).`,
 		}
 		st, err := openStore(c.Context(), cfg)
 		if err != nil {
-			return fmt.Errorf("database %s: %w", redact(cfg.Database), err)
+			return fmt.Errorf("database %s: %w", redact.DSN(cfg.Database), err)
 		}
 		defer st.Close()
 		if err := st.Migrate(c.Context()); err != nil {
-			return fmt.Errorf("migrate %s: %w", redact(cfg.Database), err)
+			return fmt.Errorf("migrate %s: %w", redact.DSN(cfg.Database), err)
 		}
 		// The bootstrap key plays no part here: only database keys are
 		// created, listed and revoked.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald/internal/redact"
 )
 
 func newMigrateCmd(e *env) *cobra.Command {
@@ -22,13 +24,13 @@ func newMigrateCmd(e *env) *cobra.Command {
 			}
 			st, err := openStore(cmd.Context(), cfg)
 			if err != nil {
-				return fmt.Errorf("database %s: %w", redact(cfg.Database), err)
+				return fmt.Errorf("database %s: %w", redact.DSN(cfg.Database), err)
 			}
 			defer st.Close()
 			if err := st.Migrate(cmd.Context()); err != nil {
-				return fmt.Errorf("migrate %s: %w", redact(cfg.Database), err)
+				return fmt.Errorf("migrate %s: %w", redact.DSN(cfg.Database), err)
 			}
-			fmt.Fprintf(e.stdout, "%s is up to date\n", redact(cfg.Database))
+			fmt.Fprintf(e.stdout, "%s is up to date\n", redact.DSN(cfg.Database))
 			return nil
 		},
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/internal/policy/redis"
+	"github.com/heraldhq/herald/internal/redact"
 )
 
 // openPolicyStore opens the delivery policy's limiter named by
@@ -25,7 +26,7 @@ func openPolicyStore(ctx context.Context, cfg Config) (herald.PolicyLimiter, fun
 	defer cancel()
 	if err := l.Ping(pctx); err != nil {
 		closeFn()
-		return nil, nil, fmt.Errorf("policy_store %s: %w", redact(cfg.PolicyStore), err)
+		return nil, nil, fmt.Errorf("policy_store %s: %w", redact.DSN(cfg.PolicyStore), err)
 	}
 	return l, func() { _ = closeFn() }, nil
 }

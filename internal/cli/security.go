@@ -13,6 +13,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/httpapi"
+	"github.com/heraldhq/herald/internal/redact"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -184,7 +185,7 @@ func requireKey(ctx context.Context, keys *auth.Keys, cfg Config) error {
 	if ok {
 		return nil
 	}
-	db := redact(cfg.Database)
+	db := redact.DSN(cfg.Database)
 	return fmt.Errorf(`no API key is configured, so nobody could call the API. Create one (it talks to the database directly and prints the key once):
 
     herald keys create --name admin --scope admin --database %s

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/httpapi"
+	"github.com/heraldhq/herald/internal/redact"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/postgres"
 	"github.com/heraldhq/herald/store/sqlite"
@@ -100,11 +100,11 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 	}
 	st, err := openStore(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("database %s: %w", redact(cfg.Database), err)
+		return fmt.Errorf("database %s: %w", redact.DSN(cfg.Database), err)
 	}
 	defer st.Close()
 	if err := st.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrate %s: %w", redact(cfg.Database), err)
+		return fmt.Errorf("migrate %s: %w", redact.DSN(cfg.Database), err)
 	}
 
 	keys, err := cfg.Auth.keys(st)
@@ -187,7 +187,7 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 		log.Warn("dev mode: authentication is OFF — a request without credentials acts as admin; listening on loopback only",
 			"addr", ln.Addr().String())
 	}
-	log.Info("herald listening", "addr", scheme+ln.Addr().String(), "database", redact(cfg.Database), "dev", dev,
+	log.Info("herald listening", "addr", scheme+ln.Addr().String(), "database", redact.DSN(cfg.Database), "dev", dev,
 		"loopback_only", isLoopback(ln.Addr()), "tls", tlsCfg != nil, "auth", !dev, "user_tokens", userTokens != nil,
 		"bootstrap_key", keys.HasBootstrap())
 
@@ -227,18 +227,6 @@ func openStore(ctx context.Context, cfg Config) (store.Store, error) {
 		return nil, errors.New("database: empty path")
 	}
 	return sqlite.Open(ctx, path, sqlite.Options{})
-}
-
-// redact hides the password of a database URL for logs.
-func redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
-		return dsn
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
 }
 
 func isLoopback(a net.Addr) bool {

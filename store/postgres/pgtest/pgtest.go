@@ -10,11 +10,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/heraldhq/herald/internal/redact"
 )
 
 // EnvDSN names the environment variable that overrides DefaultDSN.
@@ -39,7 +40,7 @@ func DSN(t testing.TB) string {
 		conn.Close(ctx)
 	}
 	if err != nil {
-		msg := "PostgreSQL not reachable at " + redact(dsn) + " (" + err.Error() + "); start it or set " + EnvDSN
+		msg := "PostgreSQL not reachable at " + redact.DSN(dsn) + " (" + err.Error() + "); start it or set " + EnvDSN
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}
@@ -71,13 +72,4 @@ func NewSchema(t testing.TB) (dsn, schema string) {
 		}
 	})
 	return dsn, schema
-}
-
-// redact hides the password of a URL for a message.
-func redact(dsn string) string {
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		return "the configured URL"
-	}
-	return cfg.Host + ":" + strconv.Itoa(int(cfg.Port)) + "/" + cfg.Database
 }
