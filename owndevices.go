@@ -2,8 +2,10 @@ package herald
 
 import (
 	"context"
+	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
 )
 
 // The app-facing device calls (S0.2). An app calls Herald directly with a
@@ -11,28 +13,74 @@ import (
 // methods make sure one user can never take over or touch another user's
 // device.
 
-// RegisterOwnDevice is RegisterDevice for a user acting for itself (POST
-// /v1/tokens). A device id already registered to another user is taken
-// over only with the push token that device currently holds: that is the
-// same phone changing hands (log out, log in as someone else), whereas
-// someone who merely knows another user's device id gets a conflict.
+// RegisterOwnDevice is RegisterDevice for a user acting for itself (a
+// user token: POST /v1/tokens, POST /v1/users/{own}/devices). It creates
+// the user's new devices and refreshes its own, and never moves another
+// user's device, its id or its history (issue 18):
+//
+//   - A device id registered to another user is answered like a new id:
+//     the caller gets a device of its own, under an id Herald assigns (the
+//     caller's device already holding the same push token, else a fresh
+//     one). The answer is 200 with that device either way; no error tells
+//     the caller that another user's device exists. Apps must use the
+//     device_id of the answer.
+//   - A push token another user's device holds (the phone changed hands,
+//     S0.1) is detached from that device, which stays its user's, INVALID
+//     with reason "token_moved".
+//
+// The ownership check and the write are one store statement
+// (UpsertOwnDevice), so two users racing for one new id cannot both get
+// it (issue 23).
 func (c *Client) RegisterOwnDevice(ctx context.Context, userID string, in DeviceInput) (heraldtype.Device, error) {
-	if err := validID("user_id", userID); err != nil {
+	d, err := c.deviceFromInput(userID, in)
+	if err != nil {
 		return heraldtype.Device{}, err
 	}
-	if err := validID("device_id", in.DeviceID); err != nil {
+	now := c.now().UTC()
+	out, err := c.store.UpsertOwnDevice(ctx, d, now)
+	if store.IsDeviceTaken(err) {
+		if d.ID, err = c.ownDeviceID(ctx, userID, d.Token, now); err != nil {
+			return heraldtype.Device{}, err
+		}
+		out, err = c.store.UpsertOwnDevice(ctx, d, now)
+	}
+	if err != nil {
 		return heraldtype.Device{}, err
 	}
-	cur, err := c.store.GetDevice(ctx, in.DeviceID)
-	switch {
-	case isCode(err, heraldtype.ENOTFOUND):
-	case err != nil:
-		return heraldtype.Device{}, err
-	case cur.UserID != userID && cur.Token != in.Token:
-		return heraldtype.Device{}, &heraldtype.Error{Code: heraldtype.ECONFLICT, Field: "device_id",
-			Message: "device_id: is registered to another user; register it from that device with its current push token, or use another device id"}
+	return ownView(out), nil
+}
+
+// ownDeviceID is the id a user's registration takes when the id it asked
+// for is another user's: the id of its device that already holds token
+// (the same app registering again), else a fresh one.
+func (c *Client) ownDeviceID(ctx context.Context, userID, token string, now time.Time) (string, error) {
+	ds, err := c.store.ListDevices(ctx, userID)
+	if err != nil {
+		return "", err
 	}
-	return c.RegisterDevice(ctx, userID, in)
+	for _, d := range ds {
+		if d.Token == token {
+			return d.ID, nil
+		}
+	}
+	return newID(now), nil
+}
+
+// ListOwnDevices is ListDevices for a user acting for itself: a device a
+// server key moved to it shows when it moved, not whom it was taken from.
+func (c *Client) ListOwnDevices(ctx context.Context, userID string) ([]heraldtype.Device, error) {
+	ds, err := c.ListDevices(ctx, userID)
+	for i := range ds {
+		ds[i] = ownView(ds[i])
+	}
+	return ds, err
+}
+
+// ownView is a device as its user sees it: another user's id is never
+// shown to a user.
+func ownView(d heraldtype.Device) heraldtype.Device {
+	d.PreviousUserID = ""
+	return d
 }
 
 // OwnHeartbeat names the caller's device by its id or by its push token

@@ -76,10 +76,27 @@ type DeviceValidator interface {
 	ValidateDevice(d *heraldtype.Device) error
 }
 
-// RegisterDevice upserts a device of a user by device id (S0.1, S0.2). A
-// refreshed token replaces the old one; a token held by another device is
-// detached from it. The device becomes ACTIVE with its fail count reset.
+// RegisterDevice upserts a device of a user by device id (S0.1, S0.2) for
+// the app's backend (a server key). A refreshed token replaces the old
+// one; a token held by another device is detached from it. The device
+// becomes ACTIVE with its fail count reset. A device id registered to
+// another user is re-assigned to this one, and the move is recorded on the
+// device (PreviousUserID, ReassignedAt; issue 18). A user acting for itself
+// goes through RegisterOwnDevice instead, which never moves a device.
 func (c *Client) RegisterDevice(ctx context.Context, userID string, in DeviceInput) (heraldtype.Device, error) {
+	d, err := c.deviceFromInput(userID, in)
+	if err != nil {
+		return heraldtype.Device{}, err
+	}
+	out, err := c.store.UpsertDevice(ctx, d, c.now().UTC())
+	if err == nil && out.ReassignedAt != nil && out.ReassignedAt.Equal(out.UpdatedAt) {
+		c.log.Info("device reassigned", "device_id", out.ID, "user_id", out.UserID, "previous_user_id", out.PreviousUserID)
+	}
+	return out, err
+}
+
+// deviceFromInput checks a registration and returns the device it asks for.
+func (c *Client) deviceFromInput(userID string, in DeviceInput) (heraldtype.Device, error) {
 	if err := validID("user_id", userID); err != nil {
 		return heraldtype.Device{}, err
 	}
@@ -122,7 +139,7 @@ func (c *Client) RegisterDevice(ctx context.Context, userID string, in DeviceInp
 			return heraldtype.Device{}, err
 		}
 	}
-	return c.store.UpsertDevice(ctx, d, c.now().UTC())
+	return d, nil
 }
 
 // ListDevices returns a user's devices.

@@ -167,10 +167,16 @@ type Device struct {
 	// WebPushP256DH and WebPushAuth are a browser subscription's keys
 	// (RFC 8291) when the device is a web device delivered by Web Push
 	// directly; Token then holds the subscription endpoint URL.
-	WebPushP256DH string    `json:"p256dh,omitempty"`
-	WebPushAuth   string    `json:"auth,omitempty"`
-	CreatedAt     time.Time `json:"created_at"`
-	UpdatedAt     time.Time `json:"updated_at"`
+	WebPushP256DH string `json:"p256dh,omitempty"`
+	WebPushAuth   string `json:"auth,omitempty"`
+	// PreviousUserID and ReassignedAt record the device's last move from
+	// one user to another, which only a server key can make (issue 18):
+	// the user it was taken from and when. They stay until the next move.
+	// A user token is shown ReassignedAt but never PreviousUserID.
+	PreviousUserID string     `json:"previous_user_id,omitempty"`
+	ReassignedAt   *time.Time `json:"reassigned_at,omitempty"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
 }
 
 // Notification is one message for one user. A trigger naming several users

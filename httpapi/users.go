@@ -38,12 +38,19 @@ func (s *Server) getUser(w http.ResponseWriter, r *http.Request) error {
 
 // registerDevice: POST /v1/users/{id}/devices upserts a device by its
 // device_id (S0.1, S0.2), from the app or from the app's backend at login.
+// A user token (whose sub is {id}) registers as the user itself, with
+// RegisterOwnDevice's rules, exactly as POST /v1/tokens; only a server key
+// may move another user's device (issue 18).
 func (s *Server) registerDevice(w http.ResponseWriter, r *http.Request) error {
 	var in herald.DeviceInput
 	if err := s.decodeJSON(w, r, &in, bodySpec{}); err != nil {
 		return err
 	}
-	d, err := s.client.RegisterDevice(r.Context(), r.PathValue("id"), in)
+	register := s.client.RegisterDevice
+	if principalFrom(r.Context()).userID != "" {
+		register = s.client.RegisterOwnDevice
+	}
+	d, err := register(r.Context(), r.PathValue("id"), in)
 	if err != nil {
 		return err
 	}
@@ -56,9 +63,14 @@ type deviceList struct {
 	Devices []heraldtype.Device `json:"devices"`
 }
 
-// listDevices: GET /v1/users/{id}/devices.
+// listDevices: GET /v1/users/{id}/devices. A user token sees its devices
+// as ListOwnDevices shows them.
 func (s *Server) listDevices(w http.ResponseWriter, r *http.Request) error {
-	ds, err := s.client.ListDevices(r.Context(), r.PathValue("id"))
+	list := s.client.ListDevices
+	if principalFrom(r.Context()).userID != "" {
+		list = s.client.ListOwnDevices
+	}
+	ds, err := list(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}

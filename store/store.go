@@ -67,8 +67,19 @@ type Store interface {
 	// token is held by another device (of this or another user), that
 	// device is detached from it first: its token is cleared and it becomes
 	// INVALID with reason "token_moved", so a token is never held by two
-	// devices. A device id that belongs to another user moves to this user.
+	// devices. A device id that belongs to another user moves to this user
+	// (a server key's re-assignment, issue 18) and the move is recorded:
+	// PreviousUserID = the user it was taken from, ReassignedAt = now. The
+	// record stays through later refreshes until the next move.
 	UpsertDevice(ctx context.Context, d heraldtype.Device, now time.Time) (heraldtype.Device, error)
+	// UpsertOwnDevice is UpsertDevice for a user acting for itself (a user
+	// token, issue 18): a device id that belongs to another user is never
+	// moved. The call then fails with ErrDeviceTaken and writes nothing
+	// (not even the detach of the token). The ownership check and the
+	// write are one statement in one transaction, so of two users racing
+	// to register one new id exactly one gets it and the other gets
+	// ErrDeviceTaken (issue 23).
+	UpsertOwnDevice(ctx context.Context, d heraldtype.Device, now time.Time) (heraldtype.Device, error)
 	// GetDevice returns ENOTFOUND if the device does not exist.
 	GetDevice(ctx context.Context, id string) (heraldtype.Device, error)
 	// ListDevices returns the user's devices ordered by id; ENOTFOUND if the

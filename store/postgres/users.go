@@ -2,12 +2,14 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
 )
 
 const userColumns = `id, timezone, locale, email, phone, created_at, updated_at`
@@ -38,14 +40,16 @@ func (s *Store) GetUser(ctx context.Context, id string) (heraldtype.User, error)
 }
 
 const deviceColumns = `id, user_id, platform, token, app_version, push_opt_in, status, fail_count,
-	last_seen_at, invalidated_at, invalid_reason, created_at, updated_at, webpush_p256dh, webpush_auth`
+	last_seen_at, invalidated_at, invalid_reason, created_at, updated_at, webpush_p256dh, webpush_auth,
+	previous_user_id, reassigned_at`
 
 func scanDevice(row pgx.Row) (heraldtype.Device, error) {
 	var d heraldtype.Device
 	err := row.Scan(&d.ID, &d.UserID, &d.Platform, &d.Token, &d.AppVersion, &d.PushOptIn, &d.Status, &d.FailCount,
-		&d.LastSeenAt, &d.InvalidatedAt, &d.InvalidReason, &d.CreatedAt, &d.UpdatedAt, &d.WebPushP256DH, &d.WebPushAuth)
+		&d.LastSeenAt, &d.InvalidatedAt, &d.InvalidReason, &d.CreatedAt, &d.UpdatedAt, &d.WebPushP256DH, &d.WebPushAuth,
+		&d.PreviousUserID, &d.ReassignedAt)
 	d.LastSeenAt, d.CreatedAt, d.UpdatedAt = utc(d.LastSeenAt), utc(d.CreatedAt), utc(d.UpdatedAt)
-	d.InvalidatedAt = utcPtr(d.InvalidatedAt)
+	d.InvalidatedAt, d.ReassignedAt = utcPtr(d.InvalidatedAt), utcPtr(d.ReassignedAt)
 	return d, err
 }
 
@@ -55,6 +59,21 @@ func scanDevice(row pgx.Row) (heraldtype.Device, error) {
 // instances are serialised by that index: the later one fails with
 // ECONFLICT and may simply be retried.
 func (s *Store) UpsertDevice(ctx context.Context, d heraldtype.Device, now time.Time) (heraldtype.Device, error) {
+	return s.upsertDevice(ctx, d, now, false)
+}
+
+// UpsertOwnDevice implements store.Store: the upsert's ON CONFLICT does
+// nothing to another user's device and then returns no row, which rolls
+// the whole transaction back. The check is the conflict arm of the insert
+// itself: a registration racing for the same new id waits on the primary
+// key for the first to commit, then sees its row (READ COMMITTED re-checks
+// the conflicting row) and is refused.
+func (s *Store) UpsertOwnDevice(ctx context.Context, d heraldtype.Device, now time.Time) (heraldtype.Device, error) {
+	return s.upsertDevice(ctx, d, now, true)
+}
+
+// upsertDevice is UpsertDevice, or UpsertOwnDevice when own is set.
+func (s *Store) upsertDevice(ctx context.Context, d heraldtype.Device, now time.Time, own bool) (heraldtype.Device, error) {
 	if d.ID == "" {
 		return heraldtype.Device{}, heraldtype.FieldErrorf("device_id", "must not be empty")
 	}
@@ -73,15 +92,21 @@ WHERE token = $2 AND id <> $3`), now, d.Token, d.ID)
 				return formatError(err, "device token")
 			}
 		}
-		out, err = scanDevice(tx.QueryRow(ctx, s.q(`INSERT INTO {s}.devices (`+deviceColumns+`)
-VALUES ($1, $2, $3, $4, $5, $6, 'ACTIVE', 0, $7, NULL, '', $7, $7, $8, $9)
+		out, err = scanDevice(tx.QueryRow(ctx, s.q(`INSERT INTO {s}.devices AS devices (`+deviceColumns+`)
+VALUES ($1, $2, $3, $4, $5, $6, 'ACTIVE', 0, $7, NULL, '', $7, $7, $8, $9, '', NULL)
 ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, platform = excluded.platform,
 	token = excluded.token, app_version = excluded.app_version, push_opt_in = excluded.push_opt_in,
 	status = 'ACTIVE', fail_count = 0, last_seen_at = excluded.last_seen_at, invalidated_at = NULL,
 	invalid_reason = '', updated_at = excluded.updated_at, webpush_p256dh = excluded.webpush_p256dh,
-	webpush_auth = excluded.webpush_auth
+	webpush_auth = excluded.webpush_auth,
+	previous_user_id = CASE WHEN devices.user_id <> excluded.user_id THEN devices.user_id ELSE devices.previous_user_id END,
+	reassigned_at = CASE WHEN devices.user_id <> excluded.user_id THEN excluded.updated_at ELSE devices.reassigned_at END
+WHERE NOT $10::boolean OR devices.user_id = excluded.user_id
 RETURNING `+deviceColumns), d.ID, d.UserID, string(d.Platform), d.Token, d.AppVersion, d.PushOptIn, now,
-			d.WebPushP256DH, d.WebPushAuth))
+			d.WebPushP256DH, d.WebPushAuth, own))
+		if own && errors.Is(err, pgx.ErrNoRows) {
+			return store.ErrDeviceTaken(d.ID)
+		}
 		return formatError(err, "device "+quote(d.ID))
 	})
 	return out, err

@@ -3,10 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strconv"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
 )
 
 const userColumns = `id, timezone, locale, email, phone, created_at, updated_at`
@@ -46,16 +48,18 @@ func (s *Store) GetUser(ctx context.Context, id string) (heraldtype.User, error)
 }
 
 const deviceColumns = `id, user_id, platform, token, app_version, push_opt_in, status, fail_count,
-	last_seen_at, invalidated_at, invalid_reason, created_at, updated_at, webpush_p256dh, webpush_auth`
+	last_seen_at, invalidated_at, invalid_reason, created_at, updated_at, webpush_p256dh, webpush_auth,
+	previous_user_id, reassigned_at`
 
 func scanDevice(sc interface{ Scan(...any) error }) (heraldtype.Device, error) {
 	var d heraldtype.Device
 	var lastSeen, created, updated int64
-	var invalidated sql.NullInt64
+	var invalidated, reassigned sql.NullInt64
 	err := sc.Scan(&d.ID, &d.UserID, &d.Platform, &d.Token, &d.AppVersion, &d.PushOptIn, &d.Status, &d.FailCount,
-		&lastSeen, &invalidated, &d.InvalidReason, &created, &updated, &d.WebPushP256DH, &d.WebPushAuth)
+		&lastSeen, &invalidated, &d.InvalidReason, &created, &updated, &d.WebPushP256DH, &d.WebPushAuth,
+		&d.PreviousUserID, &reassigned)
 	d.LastSeenAt, d.CreatedAt, d.UpdatedAt = fromMicros(lastSeen), fromMicros(created), fromMicros(updated)
-	d.InvalidatedAt = fromNullMicros(invalidated)
+	d.InvalidatedAt, d.ReassignedAt = fromNullMicros(invalidated), fromNullMicros(reassigned)
 	return d, err
 }
 
@@ -63,6 +67,19 @@ func scanDevice(sc interface{ Scan(...any) error }) (heraldtype.Device, error) {
 // holder and the upsert are one transaction, so the unique token index
 // never sees two holders.
 func (s *Store) UpsertDevice(ctx context.Context, d heraldtype.Device, now time.Time) (heraldtype.Device, error) {
+	return s.upsertDevice(ctx, d, now, false)
+}
+
+// UpsertOwnDevice implements store.Store: the upsert's ON CONFLICT does
+// nothing to another user's device, and then returns no row, which rolls
+// the whole transaction back. Writes are serialised (one writer), so the
+// check and the write cannot interleave with another registration.
+func (s *Store) UpsertOwnDevice(ctx context.Context, d heraldtype.Device, now time.Time) (heraldtype.Device, error) {
+	return s.upsertDevice(ctx, d, now, true)
+}
+
+// upsertDevice is UpsertDevice, or UpsertOwnDevice when own is set.
+func (s *Store) upsertDevice(ctx context.Context, d heraldtype.Device, now time.Time, own bool) (heraldtype.Device, error) {
 	if d.ID == "" {
 		return heraldtype.Device{}, heraldtype.FieldErrorf("device_id", "must not be empty")
 	}
@@ -80,18 +97,24 @@ WHERE token = ? AND id <> ?`, micros(now), micros(now), d.Token, d.ID)
 			}
 		}
 		st, err := s.stmt(ctx, tx, `INSERT INTO devices (`+deviceColumns+`)
-VALUES (?, ?, ?, ?, ?, ?, 'ACTIVE', 0, ?, NULL, '', ?, ?, ?, ?)
+VALUES (?, ?, ?, ?, ?, ?, 'ACTIVE', 0, ?, NULL, '', ?, ?, ?, ?, '', NULL)
 ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, platform = excluded.platform,
 	token = excluded.token, app_version = excluded.app_version, push_opt_in = excluded.push_opt_in,
 	status = 'ACTIVE', fail_count = 0, last_seen_at = excluded.last_seen_at, invalidated_at = NULL,
 	invalid_reason = '', updated_at = excluded.updated_at, webpush_p256dh = excluded.webpush_p256dh,
-	webpush_auth = excluded.webpush_auth
+	webpush_auth = excluded.webpush_auth,
+	previous_user_id = CASE WHEN devices.user_id <> excluded.user_id THEN devices.user_id ELSE devices.previous_user_id END,
+	reassigned_at = CASE WHEN devices.user_id <> excluded.user_id THEN excluded.updated_at ELSE devices.reassigned_at END
+WHERE NOT ? OR devices.user_id = excluded.user_id
 RETURNING `+deviceColumns)
 		if err != nil {
 			return err
 		}
 		out, err = scanDevice(st.QueryRowContext(ctx, d.ID, d.UserID, string(d.Platform), d.Token, d.AppVersion,
-			d.PushOptIn, micros(now), micros(now), micros(now), d.WebPushP256DH, d.WebPushAuth))
+			d.PushOptIn, micros(now), micros(now), micros(now), d.WebPushP256DH, d.WebPushAuth, own))
+		if own && errors.Is(err, sql.ErrNoRows) {
+			return store.ErrDeviceTaken(d.ID)
+		}
 		return formatError(err, "device "+quote(d.ID))
 	})
 	return out, err

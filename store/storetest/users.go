@@ -184,4 +184,5 @@ func testDevices(t *testing.T, newStore NewStore) {
 		_, err = f.s.GetDevice(f.ctx, "dc")
 		wantCode(t, err, heraldtype.ENOTFOUND)
 	})
+	testOwnDevices(t, newStore)
 }
