@@ -93,6 +93,7 @@ type envOptions struct {
 	readTimeout  time.Duration
 	writeTimeout time.Duration
 	heartbeat    time.Duration
+	streams      httpapi.StreamConfig
 }
 
 // newEnv builds a Server over a real Client on a temp-file SQLite store.
@@ -147,7 +148,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	srv, err := httpapi.New(httpapi.Config{Client: c, Logger: logger, Metrics: o.metrics, MaxBodyBytes: o.maxBodyBytes,
 		Auth:      httpapi.AuthConfig{Keys: keys, UserTokens: o.userTokens, OpenMetrics: o.openMetrics},
-		RateLimit: o.rateLimit, ReadTimeout: o.readTimeout, WriteTimeout: o.writeTimeout})
+		RateLimit: o.rateLimit, ReadTimeout: o.readTimeout, WriteTimeout: o.writeTimeout, Streams: o.streams})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -162,11 +163,29 @@ func (s *Server) streamInbox(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.client.GetUser(r.Context(), r.PathValue("id")); err != nil {
 		return err
 	}
+	release, err := s.streams.open(r.PathValue("id"), principalFrom(r.Context()))
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := start(); err != nil {
 		return nil // the client went away
 	}
-	err := s.client.StreamInbox(r.Context(), r.PathValue("id"), last, send, heartbeat)
-	if err != nil && r.Context().Err() == nil {
+	// The stream ends with its credential or its lifetime, with a final
+	// "close" event saying why. It is written after StreamInbox returned,
+	// so never concurrently with an item.
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	watched := s.streams.watch(ctx, cancel, principalFrom(r.Context()))
+	err = s.client.StreamInbox(ctx, r.PathValue("id"), last, send, heartbeat)
+	cancel(nil)
+	<-watched
+	if end, ok := context.Cause(ctx).(*streamEnd); ok && r.Context().Err() == nil {
+		data, _ := json.Marshal(end)
+		_ = write(fmt.Appendf(nil, "event: close\ndata: %s\n\n", data))
+		return nil
+	}
+	if err != nil && ctx.Err() == nil {
 		s.log.Warn("inbox stream ended", "err", err, "request_id", r.Context().Value(requestIDKey{}))
 	}
 	return nil // the status line is gone: nothing more can be reported

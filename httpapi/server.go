@@ -108,6 +108,9 @@ type Config struct {
 	// instead (see StreamConfig). Default DefaultWriteTimeout; negative: no
 	// limit.
 	WriteTimeout time.Duration
+	// Streams bounds the inbox's SSE streams: lifetime, credential checks,
+	// and how many per user and per API key.
+	Streams StreamConfig
 }
 
 // Server is Herald's HTTP API as an http.Handler.
@@ -120,6 +123,7 @@ type Server struct {
 	limits  *limiters
 	// readTimeout and writeTimeout are the per-request deadlines (0: none).
 	readTimeout, writeTimeout time.Duration
+	streams                   *streams
 	// rules records every route's access rule, for the tests that check
 	// that no route is left open by accident.
 	rules map[string]access
@@ -151,7 +155,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{client: cfg.Client, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, mux: http.NewServeMux(),
 		auth: cfg.Auth, limits: limits, rules: map[string]access{},
 		readTimeout:  orDefault(cfg.ReadTimeout, DefaultReadTimeout),
-		writeTimeout: orDefault(cfg.WriteTimeout, DefaultWriteTimeout)}
+		writeTimeout: orDefault(cfg.WriteTimeout, DefaultWriteTimeout), streams: newStreams(cfg.Streams)}
 	s.routes(cfg.Metrics)
 	return s, nil
 }

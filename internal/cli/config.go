@@ -113,6 +113,17 @@ type HTTPConfig struct {
 	MaxHeaderBytes          int           `koanf:"max_header_bytes"`
 	MaxConnections          int           `koanf:"max_connections"`
 	MaxConnectionsPerClient int           `koanf:"max_connections_per_client"`
+	// The inbox's SSE streams: httpapi.StreamConfig.
+	StreamMaxLifetime     time.Duration `koanf:"stream_max_lifetime"`
+	StreamCredentialCheck time.Duration `koanf:"stream_credential_check"`
+	MaxStreamsPerUser     int           `koanf:"max_streams_per_user"`
+	MaxStreamsPerKey      int           `koanf:"max_streams_per_key"`
+}
+
+// streams is the httpapi.StreamConfig of c.
+func (c HTTPConfig) streams() httpapi.StreamConfig {
+	return httpapi.StreamConfig{MaxLifetime: off(c.StreamMaxLifetime), CheckInterval: off(c.StreamCredentialCheck),
+		MaxPerUser: offInt(c.MaxStreamsPerUser), MaxPerKey: offInt(c.MaxStreamsPerKey)}
 }
 
 // conn is the httpapi.ConnConfig of c.
@@ -212,7 +223,9 @@ func defaultConfig() Config {
 		HTTP: HTTPConfig{ReadHeaderTimeout: httpapi.DefaultReadHeaderTimeout, ReadTimeout: httpapi.DefaultReadTimeout,
 			WriteTimeout: httpapi.DefaultWriteTimeout, IdleTimeout: httpapi.DefaultIdleTimeout,
 			MaxHeaderBytes: httpapi.DefaultMaxHeaderBytes, MaxConnections: httpapi.DefaultMaxConns,
-			MaxConnectionsPerClient: httpapi.DefaultMaxConnsPerClient},
+			MaxConnectionsPerClient: httpapi.DefaultMaxConnsPerClient,
+			StreamMaxLifetime:       httpapi.DefaultStreamMaxLifetime, StreamCredentialCheck: httpapi.DefaultStreamCheckInterval,
+			MaxStreamsPerUser: httpapi.DefaultMaxStreamsPerUser, MaxStreamsPerKey: httpapi.DefaultMaxStreamsPerKey},
 		Worker: WorkerConfig{
 			BatchSize: 256, Concurrency: 256, LeaseDuration: 30 * time.Second,
 			SendTimeout: 10 * time.Second, PollInterval: time.Second, ReapInterval: 5 * time.Second,
