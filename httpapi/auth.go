@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/heraldtype"
@@ -71,6 +72,11 @@ type principal struct {
 	scopes []auth.Scope
 	// userID is a user token's sub.
 	userID string
+	// expires is a user token's exp (zero for a key), and recheck checks
+	// an API key again (nil for a user): a long-lived inbox stream ends
+	// when its credential does.
+	expires time.Time
+	recheck func(context.Context) error
 }
 
 // limitKey names the principal's rate-limit bucket.
@@ -124,7 +130,7 @@ func (s *Server) authenticate(r *http.Request, a access) (*principal, error) {
 		if err != nil {
 			return nil, &authError{err: err, invalid: true}
 		}
-		return &principal{userID: c.Subject}, nil
+		return &principal{userID: c.Subject, expires: c.ExpiresAt}, nil
 	}
 	if inQuery {
 		// Refused before any lookup, so a URL never tells whether a key
@@ -142,7 +148,11 @@ func (s *Server) authenticate(r *http.Request, a access) (*principal, error) {
 		}
 		return nil, err // the database: logged as internal, never the caller's fault
 	}
-	return &principal{keyID: k.ID, scopes: k.Scopes}, nil
+	recheck := func(ctx context.Context) error {
+		_, err := s.auth.Keys.Authenticate(ctx, token)
+		return err
+	}
+	return &principal{keyID: k.ID, scopes: k.Scopes, recheck: recheck}, nil
 }
 
 // bearer extracts the bearer credential; "" when none was sent. inQuery

@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"reflect"
 	"strings"
 	"time"
@@ -37,6 +38,9 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, dst any, spe
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			return heraldtype.Errorf(ERequestTooLarge, "the request body exceeds the limit of %d bytes", tooLarge.Limit)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return heraldtype.Errorf(ERequestTimeout, "the request body did not arrive within the read timeout of %s", s.readTimeout)
 		}
 		return heraldtype.Errorf(heraldtype.EINVALID, "the request body could not be read completely")
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // Error codes that only the HTTP transport produces. The domain codes
-// (invalid_argument, not_found, …) are defined in heraldtype; these three
+// (invalid_argument, not_found, …) are defined in heraldtype; these
 // describe the HTTP request itself, not what it asks for.
 const (
 	// ERequestTooLarge: the request body exceeds Config.MaxBodyBytes. It is
@@ -24,6 +24,9 @@ const (
 	// EMethodNotAllowed: the path exists, the method does not; the Allow
 	// header lists the methods that do.
 	EMethodNotAllowed = "method_not_allowed"
+	// ERequestTimeout: the request body did not arrive within
+	// Config.ReadTimeout.
+	ERequestTimeout = "request_timeout"
 )
 
 // statusByCode is the one map from an error code to its HTTP status. Every
@@ -37,6 +40,7 @@ const (
 //	permission_denied       403     the credentials may not do this
 //	not_found               404     no such user, device, notification, delivery or route
 //	method_not_allowed      405     the route exists with other methods (see Allow)
+//	request_timeout         408     the request body did not arrive within the read timeout
 //	conflict                409     idempotency key reused with another request; state forbids it
 //	request_too_large       413     the request body exceeds the server's limit
 //	unsupported_media_type  415     the body is not JSON
@@ -50,6 +54,7 @@ var statusByCode = map[string]int{
 	heraldtype.EPERMISSIONDENIED: http.StatusForbidden,
 	heraldtype.ENOTFOUND:         http.StatusNotFound,
 	EMethodNotAllowed:            http.StatusMethodNotAllowed,
+	ERequestTimeout:              http.StatusRequestTimeout,
 	heraldtype.ECONFLICT:         http.StatusConflict,
 	ERequestTooLarge:             http.StatusRequestEntityTooLarge,
 	EUnsupportedMediaType:        http.StatusUnsupportedMediaType,

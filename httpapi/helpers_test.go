@@ -90,6 +90,10 @@ type envOptions struct {
 	userTokens   *auth.UserTokens
 	rateLimit    httpapi.RateLimitConfig
 	openMetrics  bool
+	readTimeout  time.Duration
+	writeTimeout time.Duration
+	heartbeat    time.Duration
+	streams      httpapi.StreamConfig
 }
 
 // newEnv builds a Server over a real Client on a temp-file SQLite store.
@@ -117,6 +121,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		MaintenanceInterval: -1,
 		Worker:              herald.WorkerConfig{PollInterval: 20 * time.Millisecond, ReapInterval: time.Second},
 		Logger:              logger,
+		InboxHeartbeat:      o.heartbeat,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +148,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	srv, err := httpapi.New(httpapi.Config{Client: c, Logger: logger, Metrics: o.metrics, MaxBodyBytes: o.maxBodyBytes,
 		Auth:      httpapi.AuthConfig{Keys: keys, UserTokens: o.userTokens, OpenMetrics: o.openMetrics},
-		RateLimit: o.rateLimit})
+		RateLimit: o.rateLimit, ReadTimeout: o.readTimeout, WriteTimeout: o.writeTimeout, Streams: o.streams})
 	if err != nil {
 		t.Fatal(err)
 	}

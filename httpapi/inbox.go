@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/heraldtype"
@@ -108,6 +110,20 @@ func (s *Server) streamInbox(w http.ResponseWriter, r *http.Request) error {
 		break
 	}
 	rc := http.NewResponseController(w)
+	// The stream is exempt from the request's deadlines (setDeadlines): it
+	// has no body and stays open for as long as it lives. Each write is
+	// bounded instead, so a client that stops reading is dropped.
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
+	write := func(b []byte) error {
+		if s.writeTimeout > 0 {
+			_ = rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
 	started := false
 	start := func() error {
 		if started {
@@ -120,10 +136,7 @@ func (s *Server) streamInbox(w http.ResponseWriter, r *http.Request) error {
 		h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 		w.WriteHeader(http.StatusOK)
 		// retry: how long EventSource waits before reconnecting.
-		if _, err := fmt.Fprint(w, "retry: 2000\n\n"); err != nil {
-			return err
-		}
-		return rc.Flush()
+		return write([]byte("retry: 2000\n\n"))
 	}
 	var buf bytes.Buffer
 	send := func(it heraldtype.InboxItem) error {
@@ -136,19 +149,13 @@ func (s *Server) streamInbox(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		buf.WriteByte('\n')
-		if _, err := w.Write(buf.Bytes()); err != nil {
-			return err
-		}
-		return rc.Flush()
+		return write(buf.Bytes())
 	}
 	heartbeat := func() error {
 		if err := start(); err != nil {
 			return err
 		}
-		if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
-			return err
-		}
-		return rc.Flush()
+		return write([]byte(": heartbeat\n\n"))
 	}
 	// The stream starts (200 + headers) before the first event, so the
 	// client knows at once that it is connected; errors before that (an
@@ -156,11 +163,29 @@ func (s *Server) streamInbox(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.client.GetUser(r.Context(), r.PathValue("id")); err != nil {
 		return err
 	}
+	release, err := s.streams.open(r.PathValue("id"), principalFrom(r.Context()))
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := start(); err != nil {
 		return nil // the client went away
 	}
-	err := s.client.StreamInbox(r.Context(), r.PathValue("id"), last, send, heartbeat)
-	if err != nil && r.Context().Err() == nil {
+	// The stream ends with its credential or its lifetime, with a final
+	// "close" event saying why. It is written after StreamInbox returned,
+	// so never concurrently with an item.
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	watched := s.streams.watch(ctx, cancel, principalFrom(r.Context()))
+	err = s.client.StreamInbox(ctx, r.PathValue("id"), last, send, heartbeat)
+	cancel(nil)
+	<-watched
+	if end, ok := context.Cause(ctx).(*streamEnd); ok && r.Context().Err() == nil {
+		data, _ := json.Marshal(end)
+		_ = write(fmt.Appendf(nil, "event: close\ndata: %s\n\n", data))
+		return nil
+	}
+	if err != nil && ctx.Err() == nil {
 		s.log.Warn("inbox stream ended", "err", err, "request_id", r.Context().Value(requestIDKey{}))
 	}
 	return nil // the status line is gone: nothing more can be reported

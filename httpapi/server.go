@@ -63,6 +63,17 @@ import (
 // and 2000-character title and body fits well inside it.
 const DefaultMaxBodyBytes = 1 << 20
 
+// DefaultReadTimeout bounds how long a request body may take to arrive
+// unless Config.ReadTimeout says otherwise: a client on a slow mobile link
+// sends a 1 MiB body in a few seconds; one that takes longer than this is
+// holding the connection on purpose.
+const DefaultReadTimeout = 30 * time.Second
+
+// DefaultWriteTimeout bounds the handling and writing of a response unless
+// Config.WriteTimeout says otherwise. The longest handler, a trigger for
+// 1000 recipients, takes well under a second.
+const DefaultWriteTimeout = 60 * time.Second
+
 // readyTimeout bounds the store ping of /readyz, so a hung database makes
 // the probe fail instead of hang.
 const readyTimeout = 2 * time.Second
@@ -86,6 +97,20 @@ type Config struct {
 	// RateLimit limits requests per API key and per user; zero values do
 	// not limit.
 	RateLimit RateLimitConfig
+	// ReadTimeout bounds how long a request body may take to arrive,
+	// counted from the start of the request; a slower body is refused with
+	// 408 request_timeout. The inbox stream, which has no body, is exempt.
+	// Default DefaultReadTimeout; negative: no limit.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds the handling and writing of a response, counted
+	// from the start of the request; a connection that does not take its
+	// response in time is closed. The inbox stream bounds each write by it
+	// instead (see StreamConfig). Default DefaultWriteTimeout; negative: no
+	// limit.
+	WriteTimeout time.Duration
+	// Streams bounds the inbox's SSE streams: lifetime, credential checks,
+	// and how many per user and per API key.
+	Streams StreamConfig
 }
 
 // Server is Herald's HTTP API as an http.Handler.
@@ -96,6 +121,9 @@ type Server struct {
 	mux     *http.ServeMux
 	auth    AuthConfig
 	limits  *limiters
+	// readTimeout and writeTimeout are the per-request deadlines (0: none).
+	readTimeout, writeTimeout time.Duration
+	streams                   *streams
 	// rules records every route's access rule, for the tests that check
 	// that no route is left open by accident.
 	rules map[string]access
@@ -125,7 +153,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{client: cfg.Client, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, mux: http.NewServeMux(),
-		auth: cfg.Auth, limits: limits, rules: map[string]access{}}
+		auth: cfg.Auth, limits: limits, rules: map[string]access{},
+		readTimeout:  orDefault(cfg.ReadTimeout, DefaultReadTimeout),
+		writeTimeout: orDefault(cfg.WriteTimeout, DefaultWriteTimeout), streams: newStreams(cfg.Streams)}
 	s.routes(cfg.Metrics)
 	return s, nil
 }
@@ -143,7 +173,9 @@ func (s *Server) handle(pattern string, a access, h handlerFunc) {
 	s.rules[pattern] = a
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		r, err := s.guard(w, r, a)
-		if err == nil {
+		if err != nil {
+			refuseBody(w, r)
+		} else {
 			err = h(w, r)
 		}
 		if err != nil {
@@ -205,6 +237,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := requestID(r)
 	rw := &statusWriter{ResponseWriter: w}
 	rw.Header().Set("X-Request-Id", id)
+	s.setDeadlines(rw, start)
 	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 	h, pattern := s.mux.Handler(r)
 	defer func() {
@@ -262,6 +295,49 @@ func (s *Server) unmatched(w http.ResponseWriter, r *http.Request, h http.Handle
 		return
 	}
 	writeJSON(w, http.StatusNotFound, ErrorBody{Code: heraldtype.ENOTFOUND, Message: "no such endpoint"})
+}
+
+// orDefault reads a Config duration: zero is the default, negative is no
+// limit (returned as zero).
+func orDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// setDeadlines bounds the request's body and its response (Config's
+// ReadTimeout and WriteTimeout) on the connection. They are set here, per
+// request, rather than as the http.Server's ReadTimeout and WriteTimeout so
+// that the inbox stream can lift them (streamInbox): a server-wide read
+// timeout would cancel every stream after it, and a write timeout would
+// cut it. A writer without deadlines (a test recorder) is left alone.
+func (s *Server) setDeadlines(w http.ResponseWriter, start time.Time) {
+	rc := http.NewResponseController(w)
+	if s.readTimeout > 0 {
+		_ = rc.SetReadDeadline(start.Add(s.readTimeout))
+	}
+	if s.writeTimeout > 0 {
+		_ = rc.SetWriteDeadline(start.Add(s.writeTimeout))
+	}
+}
+
+// refuseBody makes a refused request's answer go out without waiting for
+// its body. net/http reads what is left of an unread body (up to 256 KiB)
+// before it writes the status line, to keep the connection for the next
+// request; a stranger trickling a body would hold the answer, and the
+// connection, for as long as it likes. Closing the connection instead
+// skips that read, and the expired read deadline ends the one net/http
+// makes after the handler. HTTP/2 resets the stream by itself.
+func refuseBody(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor != 1 || r.ContentLength == 0 {
+		return
+	}
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/httpapi"
 )
 
 // Config is everything `herald serve` can be told, from a YAML file
@@ -98,6 +99,47 @@ type Config struct {
 	RateLimit RateLimitConfig `koanf:"rate_limit"`
 	// TLS: serve HTTPS (--tls-cert, --tls-key).
 	TLS TLSConfig `koanf:"tls"`
+	// HTTP: timeouts and connection limits of the HTTP server.
+	HTTP HTTPConfig `koanf:"http"`
+}
+
+// HTTPConfig is `http:` in the configuration: httpapi.ConnConfig and the
+// Server's per-request deadlines. 0 turns a limit off.
+type HTTPConfig struct {
+	ReadHeaderTimeout       time.Duration `koanf:"read_header_timeout"`
+	ReadTimeout             time.Duration `koanf:"read_timeout"`
+	WriteTimeout            time.Duration `koanf:"write_timeout"`
+	IdleTimeout             time.Duration `koanf:"idle_timeout"`
+	MaxHeaderBytes          int           `koanf:"max_header_bytes"`
+	MaxConnections          int           `koanf:"max_connections"`
+	MaxConnectionsPerClient int           `koanf:"max_connections_per_client"`
+	// The inbox's SSE streams: httpapi.StreamConfig.
+	StreamMaxLifetime     time.Duration `koanf:"stream_max_lifetime"`
+	StreamCredentialCheck time.Duration `koanf:"stream_credential_check"`
+	MaxStreamsPerUser     int           `koanf:"max_streams_per_user"`
+	MaxStreamsPerKey      int           `koanf:"max_streams_per_key"`
+}
+
+// streams is the httpapi.StreamConfig of c.
+func (c HTTPConfig) streams() httpapi.StreamConfig {
+	return httpapi.StreamConfig{MaxLifetime: off(c.StreamMaxLifetime), CheckInterval: off(c.StreamCredentialCheck),
+		MaxPerUser: offInt(c.MaxStreamsPerUser), MaxPerKey: offInt(c.MaxStreamsPerKey)}
+}
+
+// conn is the httpapi.ConnConfig of c.
+func (c HTTPConfig) conn() httpapi.ConnConfig {
+	return httpapi.ConnConfig{ReadHeaderTimeout: off(c.ReadHeaderTimeout), IdleTimeout: off(c.IdleTimeout),
+		MaxHeaderBytes: offInt(c.MaxHeaderBytes), MaxConns: offInt(c.MaxConnections),
+		MaxConnsPerClient: offInt(c.MaxConnectionsPerClient)}
+}
+
+// offInt is off for a count: an explicit 0 is "no limit", negative to the
+// component.
+func offInt(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // LogConfig selects log level and format.
@@ -178,6 +220,12 @@ func defaultConfig() Config {
 		// cannot take the API down; one app user needs a few calls a
 		// minute.
 		RateLimit: RateLimitConfig{APIKey: RateConfig{PerSecond: 500, Burst: 1000}, User: RateConfig{PerSecond: 5, Burst: 20}},
+		HTTP: HTTPConfig{ReadHeaderTimeout: httpapi.DefaultReadHeaderTimeout, ReadTimeout: httpapi.DefaultReadTimeout,
+			WriteTimeout: httpapi.DefaultWriteTimeout, IdleTimeout: httpapi.DefaultIdleTimeout,
+			MaxHeaderBytes: httpapi.DefaultMaxHeaderBytes, MaxConnections: httpapi.DefaultMaxConns,
+			MaxConnectionsPerClient: httpapi.DefaultMaxConnsPerClient,
+			StreamMaxLifetime:       httpapi.DefaultStreamMaxLifetime, StreamCredentialCheck: httpapi.DefaultStreamCheckInterval,
+			MaxStreamsPerUser: httpapi.DefaultMaxStreamsPerUser, MaxStreamsPerKey: httpapi.DefaultMaxStreamsPerKey},
 		Worker: WorkerConfig{
 			BatchSize: 256, Concurrency: 256, LeaseDuration: 30 * time.Second,
 			SendTimeout: 10 * time.Second, PollInterval: time.Second, ReapInterval: 5 * time.Second,

@@ -174,3 +174,31 @@ func TestTuneGC(t *testing.T) {
 		t.Fatalf("GC percent = %d, want %d", got, defaultGCPercent)
 	}
 }
+
+// The http: limits have safe defaults, come from the environment, and an
+// explicit 0 turns one off (negative to httpapi, which reads 0 as default).
+func TestHTTPLimitsConfig(t *testing.T) {
+	t.Parallel()
+	cfg, err := loadConfig("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cfg.HTTP; c.ReadHeaderTimeout <= 0 || c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 ||
+		c.MaxHeaderBytes <= 0 || c.MaxConnections <= 0 || c.MaxConnectionsPerClient <= 0 ||
+		c.StreamMaxLifetime <= 0 || c.StreamCredentialCheck <= 0 || c.MaxStreamsPerUser <= 0 || c.MaxStreamsPerKey <= 0 {
+		t.Fatalf("a default http limit is off: %+v", c)
+	}
+	cfg, err = loadConfig("", []string{"HERALD_HTTP__READ_TIMEOUT=5s", "HERALD_HTTP__MAX_CONNECTIONS_PER_CLIENT=0", "HERALD_HTTP__MAX_STREAMS_PER_USER=2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.HTTP.ReadTimeout != 5*time.Second {
+		t.Errorf("read_timeout %s", cfg.HTTP.ReadTimeout)
+	}
+	if sc := cfg.HTTP.streams(); sc.MaxPerUser != 2 {
+		t.Errorf("streams %+v", sc)
+	}
+	if cc := cfg.HTTP.conn(); cc.MaxConnsPerClient >= 0 || cc.MaxConns <= 0 {
+		t.Errorf("conn %+v: 0 must turn the per-client cap off and keep the total", cc)
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -164,21 +163,29 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 		Auth: httpapi.AuthConfig{Keys: keys, UserTokens: userTokens, Disabled: dev,
 			OpenMetrics: !cfg.Auth.MetricsAuth},
-		RateLimit: cfg.RateLimit.httpapi(),
+		RateLimit:   cfg.RateLimit.httpapi(),
+		ReadTimeout: off(cfg.HTTP.ReadTimeout), WriteTimeout: off(cfg.HTTP.WriteTimeout),
+		Streams: cfg.HTTP.streams(),
 	})
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	connCfg := cfg.HTTP.conn()
+	connCfg.TLS = tlsCfg
+	tcp, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err
 	}
+	srv, ln, err := httpapi.NewHTTPServer(api, tcp, connCfg)
+	if err != nil {
+		tcp.Close()
+		return err
+	}
+	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	if err := client.Start(ctx); err != nil {
 		ln.Close()
 		return err
 	}
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		TLSConfig: tlsCfg}
 	scheme := "http://"
 	if tlsCfg != nil {
 		scheme = "https://"
