@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -69,6 +70,8 @@ func TestHostileRequests(t *testing.T) {
 		{"huge user token", "GET", "/v1/users/alice/inbox", "", []string{"Authorization", "Bearer " + strings.Repeat("a.", 10000)}, 401, "unauthenticated"},
 		{"other user's inbox", "GET", "/v1/users/alice/inbox", "", []string{"Authorization", "Bearer " + userToken(t, "mallory")}, 403, "permission_denied"},
 		{"user token on admin route", "POST", "/v1/deliveries/replay", "{}", []string{"Authorization", "Bearer " + userToken(t, "alice")}, 403, "permission_denied"},
+		{"in-app data over max_data_bytes", "POST", "/v1/notifications", trigger(`,"channels":["in_app"],"data":{"k":"` + strings.Repeat("d", 5000) + `"}`), nil, 400, "invalid_argument"},
+		{"too many preference types", "PUT", "/v1/users/alice/preferences", `{"types":{` + manyPreferenceTypes(201) + `}}`, nil, 400, "invalid_argument"},
 		{"send_at far future", "POST", "/v1/notifications", trigger(`,"send_at":"9999-12-31T23:59:59Z"`), nil, 400, "invalid_argument"},
 		{"send_at garbage", "POST", "/v1/notifications", trigger(`,"send_at":"tomorrow"`), nil, 400, "invalid_argument"},
 	}
@@ -87,4 +90,12 @@ func TestHostileRequests(t *testing.T) {
 			}
 		})
 	}
+}
+
+func manyPreferenceTypes(n int) string {
+	types := make([]string, n)
+	for i := range types {
+		types[i] = `"type` + strconv.Itoa(i) + `":{"disabled":true}`
+	}
+	return strings.Join(types, ",")
 }

@@ -1,0 +1,81 @@
+package herald
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// The limits of issue 18, item 4 and 8: each over-limit call is refused
+// with invalid_argument naming the field and the limit, and writes
+// nothing.
+func TestLimits(t *testing.T) {
+	t.Parallel()
+	p := newPipeline(t, func(c *Config) { c.Limits = Limits{MaxTriggerBytes: 10_000, MaxPreferenceTypes: 3} })
+	users := make([]string, 20)
+	for i := range users {
+		users[i] = "u" + strconv.Itoa(i)
+		if _, err := p.client.PutUser(p.ctx, users[i], UserInput{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inApp := []heraldtype.Channel{heraldtype.ChannelInApp}
+	prefs := func(n int) Preferences {
+		pr := Preferences{Types: map[string]TypePreference{}}
+		for i := range n {
+			pr.Types["t"+strconv.Itoa(i)] = TypePreference{Disabled: true}
+		}
+		return pr
+	}
+	cases := []struct {
+		name, field, limit string
+		call               func() error
+	}{
+		{"in-app data over max_data_bytes", "data", "max_data_bytes (4096)", func() error {
+			_, err := p.client.Enqueue(p.ctx, Request{UserID: "u0", Type: "t", Title: "x", Channels: inApp,
+				Data: map[string]string{"blob": strings.Repeat("a", 4093)}})
+			return err
+		}},
+		{"recipients × payload over max_trigger_bytes", "user_ids", "max_trigger_bytes (10000)", func() error {
+			_, err := p.client.Enqueue(p.ctx, Request{UserIDs: users, Type: "t", Title: "x", Body: strings.Repeat("b", 500), Channels: inApp})
+			return err
+		}},
+		{"preference types over max_preference_types", "types", "max_preference_types (3)", func() error {
+			_, err := p.client.PutPreferences(p.ctx, "u0", prefs(4))
+			return err
+		}},
+	}
+	for _, c := range cases {
+		err := c.call()
+		var he *heraldtype.Error
+		if !errors.As(err, &he) || he.Code != heraldtype.EINVALID || he.Field != c.field || !strings.Contains(he.Message, c.limit) {
+			t.Errorf("%s: got %v, want invalid_argument on %s naming %s", c.name, err, c.field, c.limit)
+		}
+	}
+	// At the limits, everything is accepted.
+	if _, err := p.client.Enqueue(p.ctx, Request{UserID: "u0", Type: "t", Title: "x", Channels: inApp,
+		Data: map[string]string{"blob": strings.Repeat("a", 4092)}}); err != nil {
+		t.Errorf("data at max_data_bytes: %v", err)
+	}
+	if _, err := p.client.Enqueue(p.ctx, Request{UserIDs: users, Type: "t", Body: strings.Repeat("b", 500), Channels: inApp}); err != nil {
+		t.Errorf("trigger at max_trigger_bytes: %v", err)
+	}
+	if _, err := p.client.PutPreferences(p.ctx, "u0", prefs(3)); err != nil {
+		t.Errorf("preferences at max_preference_types: %v", err)
+	}
+	if items, err := p.client.ListInbox(p.ctx, "u1", InboxFilter{}); err != nil || len(items.Items) != 1 {
+		t.Errorf("inbox of u1 = %+v, %v; want only the accepted trigger", items, err)
+	}
+}
+
+func TestLimitsValidated(t *testing.T) {
+	t.Parallel()
+	p := newPipeline(t, nil)
+	_, err := NewClient(Config{Store: p.store, Limits: Limits{MaxPreferenceTypes: -1}})
+	if err == nil || !strings.Contains(err.Error(), "MaxPreferenceTypes") {
+		t.Fatalf("NewClient with a negative limit = %v", err)
+	}
+}
