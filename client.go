@@ -145,6 +145,12 @@ type Limits struct {
 	// data) of one trigger: the notification and inbox rows it writes.
 	// Default 8 MiB (1000 recipients × 8 KiB).
 	MaxTriggerBytes int
+	// MaxDevicesPerUser bounds a user's devices, and so the sends of one
+	// push notification. Registering one more evicts the user's device
+	// seen longest ago (refusing it would lock out a user whose stale
+	// devices linger until device_max_age), in the registration's own
+	// transaction. Default 20.
+	MaxDevicesPerUser int
 	// MaxPreferenceTypes bounds the types listed in one user's
 	// preferences. Default 200.
 	MaxPreferenceTypes int
@@ -154,6 +160,7 @@ type Limits struct {
 const (
 	DefaultMaxDataBytes       = 4096
 	DefaultMaxTriggerBytes    = 8 << 20
+	DefaultMaxDevicesPerUser  = 20
 	DefaultMaxPreferenceTypes = 200
 )
 
@@ -166,6 +173,7 @@ func (l Limits) withDefaults() (Limits, error) {
 	}{
 		{"MaxDataBytes", &l.MaxDataBytes, DefaultMaxDataBytes},
 		{"MaxTriggerBytes", &l.MaxTriggerBytes, DefaultMaxTriggerBytes},
+		{"MaxDevicesPerUser", &l.MaxDevicesPerUser, DefaultMaxDevicesPerUser},
 		{"MaxPreferenceTypes", &l.MaxPreferenceTypes, DefaultMaxPreferenceTypes},
 	} {
 		if *f.v == 0 {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 )
@@ -77,5 +78,34 @@ func TestLimitsValidated(t *testing.T) {
 	_, err := NewClient(Config{Store: p.store, Limits: Limits{MaxPreferenceTypes: -1}})
 	if err == nil || !strings.Contains(err.Error(), "MaxPreferenceTypes") {
 		t.Fatalf("NewClient with a negative limit = %v", err)
+	}
+}
+
+// A user keeps at most max_devices_per_user devices (default 20): one more
+// evicts the device seen longest ago, so one push fans out to at most that
+// many sends (issue 18, item 4).
+func TestDevicesPerUserCap(t *testing.T) {
+	t.Parallel()
+	p := newPipeline(t, nil)
+	start := p.clock.Now()
+	for i := range DefaultMaxDevicesPerUser + 1 {
+		p.setClock(start.Add(time.Duration(i) * time.Minute))
+		p.device("u1", "d"+strconv.Itoa(i), "tok-"+strconv.Itoa(i))
+	}
+	devices, err := p.client.ListDevices(p.ctx, "u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(devices) != DefaultMaxDevicesPerUser {
+		t.Fatalf("%d devices after %d registrations, want %d", len(devices), DefaultMaxDevicesPerUser+1, DefaultMaxDevicesPerUser)
+	}
+	for _, d := range devices {
+		if d.ID == "d0" {
+			t.Fatal("d0, the device seen longest ago, was kept")
+		}
+	}
+	res := p.enqueue(Request{UserID: "u1", Title: "x"})
+	if n := res.Notifications[0].Deliveries; n != DefaultMaxDevicesPerUser {
+		t.Fatalf("one push made %d deliveries, want %d", n, DefaultMaxDevicesPerUser)
 	}
 }

@@ -122,7 +122,7 @@ func (c *Client) RegisterDevice(ctx context.Context, userID string, in DeviceInp
 			return heraldtype.Device{}, err
 		}
 	}
-	return c.store.UpsertDevice(ctx, d, c.now().UTC())
+	return c.store.UpsertDevice(ctx, d, c.now().UTC(), c.cfg.Limits.MaxDevicesPerUser)
 }
 
 // ListDevices returns a user's devices.

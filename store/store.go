@@ -68,7 +68,10 @@ type Store interface {
 	// device is detached from it first: its token is cleared and it becomes
 	// INVALID with reason "token_moved", so a token is never held by two
 	// devices. A device id that belongs to another user moves to this user.
-	UpsertDevice(ctx context.Context, d heraldtype.Device, now time.Time) (heraldtype.Device, error)
+	// When maxPerUser > 0 the user keeps at most that many devices: the
+	// same transaction deletes those seen longest ago (never d itself),
+	// so concurrent registrations cannot leave more (issue 18).
+	UpsertDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int) (heraldtype.Device, error)
 	// GetDevice returns ENOTFOUND if the device does not exist.
 	GetDevice(ctx context.Context, id string) (heraldtype.Device, error)
 	// ListDevices returns the user's devices ordered by id; ENOTFOUND if the

@@ -62,10 +62,11 @@ type Config struct {
 	LeaderTTL time.Duration `koanf:"leader_ttl"`
 	// MaxBodyBytes bounds an HTTP request body.
 	MaxBodyBytes int64 `koanf:"max_body_bytes"`
-	// MaxDataBytes, MaxTriggerBytes and MaxPreferenceTypes are
-	// herald.Limits (issue 18).
+	// MaxDataBytes, MaxTriggerBytes, MaxDevicesPerUser and
+	// MaxPreferenceTypes are herald.Limits (issue 18).
 	MaxDataBytes       int `koanf:"max_data_bytes"`
 	MaxTriggerBytes    int `koanf:"max_trigger_bytes"`
+	MaxDevicesPerUser  int `koanf:"max_devices_per_user"`
 	MaxPreferenceTypes int `koanf:"max_preference_types"`
 	// ShutdownTimeout bounds a graceful stop.
 	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
@@ -175,6 +176,7 @@ func defaultConfig() Config {
 		MaxBodyBytes:         1 << 20,
 		MaxDataBytes:         herald.DefaultMaxDataBytes,
 		MaxTriggerBytes:      herald.DefaultMaxTriggerBytes,
+		MaxDevicesPerUser:    herald.DefaultMaxDevicesPerUser,
 		MaxPreferenceTypes:   herald.DefaultMaxPreferenceTypes,
 		ShutdownTimeout:      30 * time.Second,
 		Log:                  LogConfig{Level: "info", Format: "json"},
@@ -264,7 +266,7 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		MaintenanceInterval:  off(c.MaintenanceInterval),
 		LeaderTTL:            c.LeaderTTL,
 		Limits: herald.Limits{MaxDataBytes: c.MaxDataBytes, MaxTriggerBytes: c.MaxTriggerBytes,
-			MaxPreferenceTypes: c.MaxPreferenceTypes},
+			MaxDevicesPerUser: c.MaxDevicesPerUser, MaxPreferenceTypes: c.MaxPreferenceTypes},
 	}
 	if len(c.Types) > 0 {
 		hc.Types = make(map[string]herald.TypeConfig, len(c.Types))

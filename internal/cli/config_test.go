@@ -64,7 +64,7 @@ fcm:
 		t.Fatal(err)
 	}
 	if want := (herald.Limits{MaxDataBytes: 1024, MaxTriggerBytes: herald.DefaultMaxTriggerBytes,
-		MaxPreferenceTypes: 5}); hc.Limits != want {
+		MaxDevicesPerUser: herald.DefaultMaxDevicesPerUser, MaxPreferenceTypes: 5}); hc.Limits != want {
 		t.Errorf("limits = %+v, want %+v", hc.Limits, want)
 	}
 }

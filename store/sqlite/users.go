@@ -62,7 +62,7 @@ func scanDevice(sc interface{ Scan(...any) error }) (heraldtype.Device, error) {
 // UpsertDevice implements store.Store. The detach of a previous token
 // holder and the upsert are one transaction, so the unique token index
 // never sees two holders.
-func (s *Store) UpsertDevice(ctx context.Context, d heraldtype.Device, now time.Time) (heraldtype.Device, error) {
+func (s *Store) UpsertDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int) (heraldtype.Device, error) {
 	if d.ID == "" {
 		return heraldtype.Device{}, heraldtype.FieldErrorf("device_id", "must not be empty")
 	}
@@ -92,9 +92,26 @@ RETURNING `+deviceColumns)
 		}
 		out, err = scanDevice(st.QueryRowContext(ctx, d.ID, d.UserID, string(d.Platform), d.Token, d.AppVersion,
 			d.PushOptIn, micros(now), micros(now), micros(now), d.WebPushP256DH, d.WebPushAuth))
-		return formatError(err, "device "+quote(d.ID))
+		if err != nil {
+			return formatError(err, "device "+quote(d.ID))
+		}
+		return s.evictDevices(ctx, tx, d, maxPerUser)
 	})
 	return out, err
+}
+
+// evictDevices keeps the user's maxPerUser devices seen most recently, d
+// first, and deletes the others (issue 18: a user's devices bound the
+// sends of one push). SQLite has one writer, so inside UpsertDevice's
+// transaction the count cannot change underneath.
+func (s *Store) evictDevices(ctx context.Context, tx *writeTx, d heraldtype.Device, maxPerUser int) error {
+	if maxPerUser <= 0 {
+		return nil
+	}
+	_, err := s.exec(ctx, tx, `DELETE FROM devices WHERE user_id = ? AND id NOT IN (
+	SELECT id FROM devices WHERE user_id = ? ORDER BY id = ? DESC, last_seen_at DESC, id LIMIT ?)`,
+		d.UserID, d.UserID, d.ID, maxPerUser)
+	return formatError(err, "devices")
 }
 
 // userExists returns ENOTFOUND naming the user if it does not exist.
