@@ -109,3 +109,15 @@ func TestDevicesPerUserCap(t *testing.T) {
 		t.Fatalf("one push made %d deliveries, want %d", n, DefaultMaxDevicesPerUser)
 	}
 }
+
+// An over-long suppression address is refused with a message naming the
+// limit, not "is required" (issue 18, item 8).
+func TestDeleteSuppressionAddressLimit(t *testing.T) {
+	t.Parallel()
+	p := newPipeline(t, nil)
+	err := p.client.DeleteSuppression(p.ctx, heraldtype.ChannelEmail, strings.Repeat("a", 321))
+	var he *heraldtype.Error
+	if !errors.As(err, &he) || he.Field != "address" || !strings.Contains(he.Message, "320") {
+		t.Fatalf("over-long address: %v, want the limit 320 named", err)
+	}
+}

@@ -72,6 +72,12 @@ func TestHostileRequests(t *testing.T) {
 		{"user token on admin route", "POST", "/v1/deliveries/replay", "{}", []string{"Authorization", "Bearer " + userToken(t, "alice")}, 403, "permission_denied"},
 		{"in-app data over max_data_bytes", "POST", "/v1/notifications", trigger(`,"channels":["in_app"],"data":{"k":"` + strings.Repeat("d", 5000) + `"}`), nil, 400, "invalid_argument"},
 		{"too many preference types", "PUT", "/v1/users/alice/preferences", `{"types":{` + manyPreferenceTypes(201) + `}}`, nil, 400, "invalid_argument"},
+		{"dot-dot path", "GET", "/v1/users/alice/../alice", "", nil, 404, "not_found"},
+		{"double-slash path", "GET", "/v1//users/alice", "", nil, 404, "not_found"},
+		{"encoded dot-dot segment path", "GET", "/v1/users/./alice", "", nil, 404, "not_found"},
+		{"over-long suppression address", "DELETE", "/v1/suppressions/email/" + strings.Repeat("a", 321), "", nil, 400, "invalid_argument"},
+		{"unknown SSE parameter", "GET", "/v1/users/alice/inbox/stream?afterr=3", "", nil, 400, "invalid_argument"},
+		{"repeated SSE parameter", "GET", "/v1/users/alice/inbox/stream?after=1&after=2", "", nil, 400, "invalid_argument"},
 		{"send_at far future", "POST", "/v1/notifications", trigger(`,"send_at":"9999-12-31T23:59:59Z"`), nil, 400, "invalid_argument"},
 		{"send_at garbage", "POST", "/v1/notifications", trigger(`,"send_at":"tomorrow"`), nil, 400, "invalid_argument"},
 	}
