@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,6 +29,17 @@ func BenchmarkDecodeTrigger(b *testing.B) {
 			for b.Loop() {
 				var req herald.Request
 				if err := decodeBody(c.body, &req, bodySpec{timeField: "send_at"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		// The strict step alone: its share of the decode above.
+		b.Run(c.name+"/strict_only", func(b *testing.B) {
+			b.SetBytes(int64(len(c.body)))
+			b.ReportAllocs()
+			t := reflect.TypeFor[*herald.Request]()
+			for b.Loop() {
+				if err := checkStrict(c.body, t); err != nil {
 					b.Fatal(err)
 				}
 			}
