@@ -120,6 +120,10 @@ type Config struct {
 	// services: lease reaper, pruning, queue vacuum) lasts without renewal;
 	// a crashed leader is replaced after at most this. Default 15 s.
 	LeaderTTL time.Duration
+	// Limits bounds what one call may make Herald store and send (issue
+	// 18): the request body limit of the HTTP API bounds the bytes of one
+	// request, these bound what those bytes multiply into.
+	Limits Limits
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// Logger; default slog.Default().
@@ -127,6 +131,59 @@ type Config struct {
 	// Registerer receives Herald's Prometheus collectors; nil registers
 	// nowhere.
 	Registerer prometheus.Registerer
+}
+
+// Limits bounds the storage and the sends one call can cause. A request
+// over a limit is refused with invalid_argument naming the field and the
+// limit. Zero values take the defaults; negative values are refused.
+type Limits struct {
+	// MaxDataBytes bounds a trigger's data (the bytes of every key and
+	// value), on every channel: in_app included, which has no provider to
+	// refuse a large payload. Default 4096, what FCM and APNs carry.
+	MaxDataBytes int
+	// MaxTriggerBytes bounds recipients × content bytes (title, body and
+	// data) of one trigger: the notification and inbox rows it writes.
+	// Default 8 MiB (1000 recipients × 8 KiB).
+	MaxTriggerBytes int
+	// MaxDevicesPerUser bounds a user's devices, and so the sends of one
+	// push notification. Registering one more evicts the user's device
+	// seen longest ago (refusing it would lock out a user whose stale
+	// devices linger until device_max_age), in the registration's own
+	// transaction. Default 20.
+	MaxDevicesPerUser int
+	// MaxPreferenceTypes bounds the types listed in one user's
+	// preferences. Default 200.
+	MaxPreferenceTypes int
+}
+
+// Default limits (Limits documents each).
+const (
+	DefaultMaxDataBytes       = 4096
+	DefaultMaxTriggerBytes    = 8 << 20
+	DefaultMaxDevicesPerUser  = 20
+	DefaultMaxPreferenceTypes = 200
+)
+
+// withDefaults fills the zero limits and refuses negative ones.
+func (l Limits) withDefaults() (Limits, error) {
+	for _, f := range []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"MaxDataBytes", &l.MaxDataBytes, DefaultMaxDataBytes},
+		{"MaxTriggerBytes", &l.MaxTriggerBytes, DefaultMaxTriggerBytes},
+		{"MaxDevicesPerUser", &l.MaxDevicesPerUser, DefaultMaxDevicesPerUser},
+		{"MaxPreferenceTypes", &l.MaxPreferenceTypes, DefaultMaxPreferenceTypes},
+	} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+		if *f.v < 0 {
+			return l, fmt.Errorf("herald: Limits.%s %d must be positive", f.name, *f.v)
+		}
+	}
+	return l, nil
 }
 
 // WorkerConfig tunes the delivery workers; zero values take the defaults
@@ -223,6 +280,11 @@ func NewClient(cfg Config) (*Client, error) {
 			return nil, fmt.Errorf("herald: ChannelRouting: channel %s routes to provider %q, which is not configured", ch, name)
 		}
 	}
+	limits, err := cfg.Limits.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Limits = limits
 	if cfg.InboxHeartbeat <= 0 {
 		cfg.InboxHeartbeat = 15 * time.Second
 	}

@@ -162,6 +162,11 @@ func (c *Client) prepare(ctx context.Context, r *Request) (store.EnqueueParams, 
 	if err := c.validatePayload(&p.Notifications[0], r.Channels); err != nil {
 		return store.EnqueueParams{}, err
 	}
+	// After the providers' own limits, so a push payload FCM cannot carry
+	// stays payload_too_large.
+	if err := c.checkSize(r, len(users)); err != nil {
+		return store.EnqueueParams{}, err
+	}
 	return p, nil
 }
 
@@ -303,6 +308,29 @@ func validData(data map[string]string, dataOnly bool) error {
 		if err := validText("data", k+v, 1<<20); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkSize bounds what one trigger writes (Limits): its data on every
+// channel, and its content multiplied by its recipients. Validated text is
+// measured in bytes, as it is stored.
+func (c *Client) checkSize(r *Request, recipients int) error {
+	data := 0
+	for k, v := range r.Data {
+		data += len(k) + len(v)
+	}
+	if max := c.cfg.Limits.MaxDataBytes; data > max {
+		return heraldtype.FieldErrorf("data", "is %d bytes; it exceeds max_data_bytes (%d)", data, max)
+	}
+	content := len(r.Title) + len(r.Body) + data
+	if max := c.cfg.Limits.MaxTriggerBytes; content > 0 && recipients > max/content {
+		field := "user_ids"
+		if r.UserID != "" {
+			field = "user_id"
+		}
+		return heraldtype.FieldErrorf(field, "%d recipients × %d bytes of title, body and data exceeds max_trigger_bytes (%d); send fewer recipients per trigger",
+			recipients, content, max)
 	}
 	return nil
 }

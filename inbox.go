@@ -182,14 +182,22 @@ func (c *Client) ListSuppressions(ctx context.Context, channel heraldtype.Channe
 	return out, err
 }
 
+// maxAddressLength bounds a suppressed address in characters: an e-mail
+// address's longest form (64 + 1 + 255, RFC 3696 erratum); a phone number
+// is far shorter.
+const maxAddressLength = 320
+
 // DeleteSuppression lifts a suppression when the address opted in again
 // (for SMS: the number replied START).
 func (c *Client) DeleteSuppression(ctx context.Context, channel heraldtype.Channel, address string) error {
 	if channel != heraldtype.ChannelSMS && channel != heraldtype.ChannelEmail {
 		return heraldtype.FieldErrorf("channel", "must be sms or email")
 	}
-	if err := validText("address", address, 320); err != nil || address == "" {
+	if address == "" {
 		return heraldtype.FieldErrorf("address", "is required")
+	}
+	if err := validText("address", address, maxAddressLength); err != nil {
+		return err
 	}
 	return c.store.DeleteSuppression(ctx, channel, address)
 }

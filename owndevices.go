@@ -37,12 +37,12 @@ func (c *Client) RegisterOwnDevice(ctx context.Context, userID string, in Device
 		return heraldtype.Device{}, err
 	}
 	now := c.now().UTC()
-	out, err := c.store.UpsertOwnDevice(ctx, d, now)
+	out, err := c.store.UpsertOwnDevice(ctx, d, now, c.cfg.Limits.MaxDevicesPerUser)
 	if store.IsDeviceTaken(err) {
 		if d.ID, err = c.ownDeviceID(ctx, userID, d.Token, now); err != nil {
 			return heraldtype.Device{}, err
 		}
-		out, err = c.store.UpsertOwnDevice(ctx, d, now)
+		out, err = c.store.UpsertOwnDevice(ctx, d, now, c.cfg.Limits.MaxDevicesPerUser)
 	}
 	if err != nil {
 		return heraldtype.Device{}, err

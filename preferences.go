@@ -35,6 +35,9 @@ func (c *Client) PutPreferences(ctx context.Context, userID string, p Preference
 		return Preferences{}, err
 	}
 	p.UserID = userID
+	if max := c.cfg.Limits.MaxPreferenceTypes; len(p.Types) > max {
+		return Preferences{}, heraldtype.FieldErrorf("types", "lists %d types; it exceeds max_preference_types (%d)", len(p.Types), max)
+	}
 	for name := range p.Types {
 		if err := validTypeName(name); err != nil {
 			return Preferences{}, err

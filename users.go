@@ -88,7 +88,7 @@ func (c *Client) RegisterDevice(ctx context.Context, userID string, in DeviceInp
 	if err != nil {
 		return heraldtype.Device{}, err
 	}
-	out, err := c.store.UpsertDevice(ctx, d, c.now().UTC())
+	out, err := c.store.UpsertDevice(ctx, d, c.now().UTC(), c.cfg.Limits.MaxDevicesPerUser)
 	if err == nil && out.ReassignedAt != nil && out.ReassignedAt.Equal(out.UpdatedAt) {
 		c.log.Info("device reassigned", "device_id", out.ID, "user_id", out.UserID, "previous_user_id", out.PreviousUserID)
 	}

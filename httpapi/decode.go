@@ -31,7 +31,8 @@ type bodySpec struct {
 // struct). Everything wrong with the body is the caller's fault and comes
 // back as a 4xx *heraldtype.Error: a body over the size limit (413), a
 // non-JSON Content-Type (415), invalid UTF-8, invalid JSON, a value of the
-// wrong type, an unknown field, or anything after the object (400).
+// wrong type, an unknown field, a key given twice or in another case than
+// the field's (strict.go), or anything after the object (400).
 func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, dst any, spec bodySpec) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
 	if err != nil {
@@ -80,7 +81,9 @@ func decodeBody(body []byte, dst any, spec bodySpec) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return heraldtype.Errorf(heraldtype.EINVALID, "the request body must hold exactly one JSON object; there is data after it")
 	}
-	return nil
+	// A duplicate or case-variant key, which encoding/json accepts
+	// (strict.go).
+	return checkStrict(body, reflect.TypeOf(dst))
 }
 
 // checkContentType accepts a missing Content-Type, JSON, and the two types

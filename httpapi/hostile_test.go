@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -55,6 +56,9 @@ func TestHostileRequests(t *testing.T) {
 		{"too many recipients", "POST", "/v1/notifications", `{"user_ids":[` + strings.Repeat(`"u",`, 1000) + `"u"],"type":"t","title":"x"}`, nil, 400, "invalid_argument"},
 		{"token too long", "POST", "/v1/users/alice/devices", `{"device_id":"d","platform":"ios","token":"` + strings.Repeat("t", 5000) + `"}`, nil, 400, "invalid_argument"},
 		{"unknown field", "PUT", "/v1/users/alice", `{"is_admin":true}`, nil, 400, "invalid_argument"},
+		{"duplicate key", "POST", "/v1/notifications", `{"user_id":"alice","user_id":"nobody","type":"t","title":"x"}`, nil, 400, "invalid_argument"},
+		{"case-variant key", "POST", "/v1/notifications", `{"User_Id":"alice","type":"t","title":"x"}`, nil, 400, "invalid_argument"},
+		{"nested duplicate key", "PUT", "/v1/users/alice/preferences", `{"types":{"t":{"disabled":true,"disabled":false}}}`, nil, 400, "invalid_argument"},
 		{"two idempotency keys", "POST", "/v1/notifications", trigger(""), []string{"Idempotency-Key", "a", "Idempotency-Key", "b"}, 400, "invalid_argument"},
 		{"no credentials", "GET", "/v1/users/alice", "", []string{"Authorization", ""}, 401, "unauthenticated"},
 		{"bad API key", "GET", "/v1/users/alice", "", []string{"Authorization", "Bearer hk_aaaaaaaaaaaaaaaa_" + strings.Repeat("a", 52)}, 401, "unauthenticated"},
@@ -66,6 +70,14 @@ func TestHostileRequests(t *testing.T) {
 		{"huge user token", "GET", "/v1/users/alice/inbox", "", []string{"Authorization", "Bearer " + strings.Repeat("a.", 10000)}, 401, "unauthenticated"},
 		{"other user's inbox", "GET", "/v1/users/alice/inbox", "", []string{"Authorization", "Bearer " + userToken(t, "mallory")}, 403, "permission_denied"},
 		{"user token on admin route", "POST", "/v1/deliveries/replay", "{}", []string{"Authorization", "Bearer " + userToken(t, "alice")}, 403, "permission_denied"},
+		{"in-app data over max_data_bytes", "POST", "/v1/notifications", trigger(`,"channels":["in_app"],"data":{"k":"` + strings.Repeat("d", 5000) + `"}`), nil, 400, "invalid_argument"},
+		{"too many preference types", "PUT", "/v1/users/alice/preferences", `{"types":{` + manyPreferenceTypes(201) + `}}`, nil, 400, "invalid_argument"},
+		{"dot-dot path", "GET", "/v1/users/alice/../alice", "", nil, 404, "not_found"},
+		{"double-slash path", "GET", "/v1//users/alice", "", nil, 404, "not_found"},
+		{"encoded dot-dot segment path", "GET", "/v1/users/./alice", "", nil, 404, "not_found"},
+		{"over-long suppression address", "DELETE", "/v1/suppressions/email/" + strings.Repeat("a", 321), "", nil, 400, "invalid_argument"},
+		{"unknown SSE parameter", "GET", "/v1/users/alice/inbox/stream?afterr=3", "", nil, 400, "invalid_argument"},
+		{"repeated SSE parameter", "GET", "/v1/users/alice/inbox/stream?after=1&after=2", "", nil, 400, "invalid_argument"},
 		{"send_at far future", "POST", "/v1/notifications", trigger(`,"send_at":"9999-12-31T23:59:59Z"`), nil, 400, "invalid_argument"},
 		{"send_at garbage", "POST", "/v1/notifications", trigger(`,"send_at":"tomorrow"`), nil, 400, "invalid_argument"},
 	}
@@ -84,4 +96,12 @@ func TestHostileRequests(t *testing.T) {
 			}
 		})
 	}
+}
+
+func manyPreferenceTypes(n int) string {
+	types := make([]string, n)
+	for i := range types {
+		types[i] = `"type` + strconv.Itoa(i) + `":{"disabled":true}`
+	}
+	return strings.Join(types, ",")
 }

@@ -98,7 +98,16 @@ func (s *Server) archiveInboxItem(w http.ResponseWriter, r *http.Request) error 
 // item. Comment lines (": heartbeat") keep idle connections open.
 func (s *Server) streamInbox(w http.ResponseWriter, r *http.Request) error {
 	last := int64(-1)
-	for _, v := range []string{r.Header.Get("Last-Event-ID"), r.URL.Query().Get("after")} {
+	var after string
+	// access_token is the EventSource's credentials (auth.go), read there.
+	err := parseQuery(r.URL.RawQuery, map[string]func(string) error{
+		"after":        func(v string) error { after = v; return nil },
+		"access_token": func(string) error { return nil },
+	})
+	if err != nil {
+		return err
+	}
+	for _, v := range []string{r.Header.Get("Last-Event-ID"), after} {
 		if v == "" {
 			continue
 		}

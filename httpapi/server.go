@@ -50,6 +50,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"runtime/debug"
 	"time"
 
@@ -272,7 +273,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}()
-	if pattern == "" {
+	if pattern == "" || !cleanPath(r.URL.EscapedPath()) {
+		pattern = ""
 		s.unmatched(rw, r, h)
 		return
 	}
@@ -284,6 +286,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // ServeMux knows which; its own handler is run against a scratch writer
 // only to learn the status and the Allow header.
 func (s *Server) unmatched(w http.ResponseWriter, r *http.Request, h http.Handler) {
+	if !cleanPath(r.URL.EscapedPath()) {
+		// ServeMux would redirect to the cleaned path with an HTML body; an
+		// API client asked for a path that does not exist.
+		writeJSON(w, http.StatusNotFound, ErrorBody{Code: heraldtype.ENOTFOUND, Message: "no such endpoint"})
+		return
+	}
 	probe := &headerProbe{header: http.Header{}}
 	h.ServeHTTP(probe, r)
 	if probe.status == http.StatusMethodNotAllowed {
@@ -338,6 +346,16 @@ func refuseBody(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Connection", "close")
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+}
+
+// cleanPath reports whether p is what ServeMux routes without a redirect:
+// rooted, no "." or ".." segment, no empty segment ("//").
+func cleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	return c == p || c+"/" == p && p != "//"
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {

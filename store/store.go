@@ -70,8 +70,11 @@ type Store interface {
 	// devices. A device id that belongs to another user moves to this user
 	// (a server key's re-assignment, issue 18) and the move is recorded:
 	// PreviousUserID = the user it was taken from, ReassignedAt = now. The
-	// record stays through later refreshes until the next move.
-	UpsertDevice(ctx context.Context, d heraldtype.Device, now time.Time) (heraldtype.Device, error)
+	// record stays through later refreshes until the next move. When
+	// maxPerUser > 0 the user keeps at most that many devices: the same
+	// transaction deletes those seen longest ago (never d itself), so
+	// concurrent registrations cannot leave more (issue 18).
+	UpsertDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int) (heraldtype.Device, error)
 	// UpsertOwnDevice is UpsertDevice for a user acting for itself (a user
 	// token, issue 18): a device id that belongs to another user is never
 	// moved. The call then fails with ErrDeviceTaken and writes nothing
@@ -79,7 +82,7 @@ type Store interface {
 	// write are one statement in one transaction, so of two users racing
 	// to register one new id exactly one gets it and the other gets
 	// ErrDeviceTaken (issue 23).
-	UpsertOwnDevice(ctx context.Context, d heraldtype.Device, now time.Time) (heraldtype.Device, error)
+	UpsertOwnDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int) (heraldtype.Device, error)
 	// GetDevice returns ENOTFOUND if the device does not exist.
 	GetDevice(ctx context.Context, id string) (heraldtype.Device, error)
 	// ListDevices returns the user's devices ordered by id; ENOTFOUND if the

@@ -63,6 +63,12 @@ type Config struct {
 	LeaderTTL time.Duration `koanf:"leader_ttl"`
 	// MaxBodyBytes bounds an HTTP request body.
 	MaxBodyBytes int64 `koanf:"max_body_bytes"`
+	// MaxDataBytes, MaxTriggerBytes, MaxDevicesPerUser and
+	// MaxPreferenceTypes are herald.Limits (issue 18).
+	MaxDataBytes       int `koanf:"max_data_bytes"`
+	MaxTriggerBytes    int `koanf:"max_trigger_bytes"`
+	MaxDevicesPerUser  int `koanf:"max_devices_per_user"`
+	MaxPreferenceTypes int `koanf:"max_preference_types"`
 	// ShutdownTimeout bounds a graceful stop.
 	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
 	Log             LogConfig     `koanf:"log"`
@@ -210,6 +216,10 @@ func defaultConfig() Config {
 		MaintenanceInterval:  time.Hour,
 		LeaderTTL:            15 * time.Second,
 		MaxBodyBytes:         1 << 20,
+		MaxDataBytes:         herald.DefaultMaxDataBytes,
+		MaxTriggerBytes:      herald.DefaultMaxTriggerBytes,
+		MaxDevicesPerUser:    herald.DefaultMaxDevicesPerUser,
+		MaxPreferenceTypes:   herald.DefaultMaxPreferenceTypes,
 		ShutdownTimeout:      30 * time.Second,
 		Log:                  LogConfig{Level: "info", Format: "json"},
 		Dev: DevConfig{FCMAddr: "127.0.0.1:8081", APNsAddr: "127.0.0.1:8443", WebPushAddr: "127.0.0.1:8082",
@@ -303,6 +313,8 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		Retention:            off(c.Retention),
 		MaintenanceInterval:  off(c.MaintenanceInterval),
 		LeaderTTL:            c.LeaderTTL,
+		Limits: herald.Limits{MaxDataBytes: c.MaxDataBytes, MaxTriggerBytes: c.MaxTriggerBytes,
+			MaxDevicesPerUser: c.MaxDevicesPerUser, MaxPreferenceTypes: c.MaxPreferenceTypes},
 	}
 	if len(c.Types) > 0 {
 		hc.Types = make(map[string]herald.TypeConfig, len(c.Types))

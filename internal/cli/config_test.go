@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -52,6 +53,19 @@ fcm:
 	}
 	if p := hc.Retry[heraldtype.ClassTemporary]; p.Base != time.Second || p.Max != time.Minute || !p.Jitter {
 		t.Errorf("retry = %+v", p)
+	}
+	// The limits of issue 18: documented keys with the library's defaults.
+	limits, err := loadConfig("", []string{"HERALD_MAX_PREFERENCE_TYPES=5", "HERALD_MAX_DATA_BYTES=1024"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err = limits.clientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (herald.Limits{MaxDataBytes: 1024, MaxTriggerBytes: herald.DefaultMaxTriggerBytes,
+		MaxDevicesPerUser: herald.DefaultMaxDevicesPerUser, MaxPreferenceTypes: 5}); hc.Limits != want {
+		t.Errorf("limits = %+v, want %+v", hc.Limits, want)
 	}
 }
 

@@ -27,7 +27,7 @@ func seed(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	d := heraldtype.Device{ID: "d1", UserID: "u1", Platform: heraldtype.PlatformAndroid, Token: "tok", PushOptIn: true}
-	if _, err := s.UpsertDevice(t.Context(), d, now); err != nil {
+	if _, err := s.UpsertDevice(t.Context(), d, now, 0); err != nil {
 		t.Fatal(err)
 	}
 }

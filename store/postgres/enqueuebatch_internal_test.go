@@ -38,7 +38,7 @@ func batchStore(t *testing.T, concurrency, users int) *Store {
 			t.Fatal(err)
 		}
 		d := heraldtype.Device{ID: u + "-d", UserID: u, Platform: heraldtype.PlatformAndroid, Token: "tok-" + u, PushOptIn: true}
-		if _, err := s.UpsertDevice(t.Context(), d, batchNow); err != nil {
+		if _, err := s.UpsertDevice(t.Context(), d, batchNow, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

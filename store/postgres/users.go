@@ -58,8 +58,8 @@ func scanDevice(row pgx.Row) (heraldtype.Device, error) {
 // never sees two holders. Two registrations of one token racing from two
 // instances are serialised by that index: the later one fails with
 // ECONFLICT and may simply be retried.
-func (s *Store) UpsertDevice(ctx context.Context, d heraldtype.Device, now time.Time) (heraldtype.Device, error) {
-	return s.upsertDevice(ctx, d, now, false)
+func (s *Store) UpsertDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int) (heraldtype.Device, error) {
+	return s.upsertDevice(ctx, d, now, maxPerUser, false)
 }
 
 // UpsertOwnDevice implements store.Store: the upsert's ON CONFLICT does
@@ -68,12 +68,12 @@ func (s *Store) UpsertDevice(ctx context.Context, d heraldtype.Device, now time.
 // itself: a registration racing for the same new id waits on the primary
 // key for the first to commit, then sees its row (READ COMMITTED re-checks
 // the conflicting row) and is refused.
-func (s *Store) UpsertOwnDevice(ctx context.Context, d heraldtype.Device, now time.Time) (heraldtype.Device, error) {
-	return s.upsertDevice(ctx, d, now, true)
+func (s *Store) UpsertOwnDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int) (heraldtype.Device, error) {
+	return s.upsertDevice(ctx, d, now, maxPerUser, true)
 }
 
 // upsertDevice is UpsertDevice, or UpsertOwnDevice when own is set.
-func (s *Store) upsertDevice(ctx context.Context, d heraldtype.Device, now time.Time, own bool) (heraldtype.Device, error) {
+func (s *Store) upsertDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int, own bool) (heraldtype.Device, error) {
 	if d.ID == "" {
 		return heraldtype.Device{}, heraldtype.FieldErrorf("device_id", "must not be empty")
 	}
@@ -107,9 +107,32 @@ RETURNING `+deviceColumns), d.ID, d.UserID, string(d.Platform), d.Token, d.AppVe
 		if own && errors.Is(err, pgx.ErrNoRows) {
 			return store.ErrDeviceTaken(d.ID)
 		}
-		return formatError(err, "device "+quote(d.ID))
+		if err != nil {
+			return formatError(err, "device "+quote(d.ID))
+		}
+		return s.evictDevices(ctx, tx, d, maxPerUser)
 	})
 	return out, err
+}
+
+// evictDevices keeps the user's maxPerUser devices seen most recently, d
+// first, and deletes the others (issue 18: a user's devices bound the
+// sends of one push). Two registrations for one user at once would each
+// miss the other's uncommitted row, so the user row is locked first (FOR
+// NO KEY UPDATE: it does not conflict with the KEY SHARE lock the devices
+// foreign key takes); the DELETE's snapshot, taken after the lock under
+// READ COMMITTED, then sees every device committed before it.
+func (s *Store) evictDevices(ctx context.Context, tx pgx.Tx, d heraldtype.Device, maxPerUser int) error {
+	if maxPerUser <= 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, s.q(`SELECT 1 FROM {s}.users WHERE id = $1 FOR NO KEY UPDATE`), d.UserID); err != nil {
+		return formatError(err, "user "+quote(d.UserID))
+	}
+	_, err := tx.Exec(ctx, s.q(`DELETE FROM {s}.devices WHERE user_id = $1 AND id NOT IN (
+	SELECT id FROM {s}.devices WHERE user_id = $1 ORDER BY id = $2 DESC, last_seen_at DESC, id LIMIT $3)`),
+		d.UserID, d.ID, maxPerUser)
+	return formatError(err, "devices")
 }
 
 // GetDevice implements store.Store.

@@ -104,7 +104,7 @@ func fillQueue(t *testing.T, s *postgres.Store, triggers int, send bool) {
 	for i := range devices {
 		d := heraldtype.Device{ID: fmt.Sprint("d", i), UserID: "u", Platform: heraldtype.PlatformAndroid,
 			Token: fmt.Sprint("tok", i), PushOptIn: true}
-		if _, err := s.UpsertDevice(ctx, d, now); err != nil {
+		if _, err := s.UpsertDevice(ctx, d, now, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

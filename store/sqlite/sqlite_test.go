@@ -87,7 +87,7 @@ func TestTwoStoresOneFile(t *testing.T) {
 	}
 	for i := range 3 {
 		d := heraldtype.Device{ID: fmt.Sprint("d", i), UserID: "u", Platform: "android", Token: fmt.Sprint("t", i), PushOptIn: true}
-		if _, err := s.UpsertDevice(ctx, d, now); err != nil {
+		if _, err := s.UpsertDevice(ctx, d, now, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -66,20 +66,20 @@ func scanDevice(sc interface{ Scan(...any) error }) (heraldtype.Device, error) {
 // UpsertDevice implements store.Store. The detach of a previous token
 // holder and the upsert are one transaction, so the unique token index
 // never sees two holders.
-func (s *Store) UpsertDevice(ctx context.Context, d heraldtype.Device, now time.Time) (heraldtype.Device, error) {
-	return s.upsertDevice(ctx, d, now, false)
+func (s *Store) UpsertDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int) (heraldtype.Device, error) {
+	return s.upsertDevice(ctx, d, now, maxPerUser, false)
 }
 
 // UpsertOwnDevice implements store.Store: the upsert's ON CONFLICT does
 // nothing to another user's device, and then returns no row, which rolls
 // the whole transaction back. Writes are serialised (one writer), so the
 // check and the write cannot interleave with another registration.
-func (s *Store) UpsertOwnDevice(ctx context.Context, d heraldtype.Device, now time.Time) (heraldtype.Device, error) {
-	return s.upsertDevice(ctx, d, now, true)
+func (s *Store) UpsertOwnDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int) (heraldtype.Device, error) {
+	return s.upsertDevice(ctx, d, now, maxPerUser, true)
 }
 
 // upsertDevice is UpsertDevice, or UpsertOwnDevice when own is set.
-func (s *Store) upsertDevice(ctx context.Context, d heraldtype.Device, now time.Time, own bool) (heraldtype.Device, error) {
+func (s *Store) upsertDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int, own bool) (heraldtype.Device, error) {
 	if d.ID == "" {
 		return heraldtype.Device{}, heraldtype.FieldErrorf("device_id", "must not be empty")
 	}
@@ -115,9 +115,26 @@ RETURNING `+deviceColumns)
 		if own && errors.Is(err, sql.ErrNoRows) {
 			return store.ErrDeviceTaken(d.ID)
 		}
-		return formatError(err, "device "+quote(d.ID))
+		if err != nil {
+			return formatError(err, "device "+quote(d.ID))
+		}
+		return s.evictDevices(ctx, tx, d, maxPerUser)
 	})
 	return out, err
+}
+
+// evictDevices keeps the user's maxPerUser devices seen most recently, d
+// first, and deletes the others (issue 18: a user's devices bound the
+// sends of one push). SQLite has one writer, so inside UpsertDevice's
+// transaction the count cannot change underneath.
+func (s *Store) evictDevices(ctx context.Context, tx *writeTx, d heraldtype.Device, maxPerUser int) error {
+	if maxPerUser <= 0 {
+		return nil
+	}
+	_, err := s.exec(ctx, tx, `DELETE FROM devices WHERE user_id = ? AND id NOT IN (
+	SELECT id FROM devices WHERE user_id = ? ORDER BY id = ? DESC, last_seen_at DESC, id LIMIT ?)`,
+		d.UserID, d.UserID, d.ID, maxPerUser)
+	return formatError(err, "devices")
 }
 
 // userExists returns ENOTFOUND naming the user if it does not exist.

@@ -25,7 +25,7 @@ func benchUsers(b *testing.B, s store.Store, users, devices int) []string {
 		for j := range devices {
 			d := heraldtype.Device{ID: fmt.Sprintf("%s-d%d", ids[i], j), UserID: ids[i], Platform: heraldtype.PlatformAndroid,
 				Token: fmt.Sprintf("tok-%s-%d", ids[i], j), PushOptIn: true}
-			if _, err := s.UpsertDevice(ctx, d, base()); err != nil {
+			if _, err := s.UpsertDevice(ctx, d, base(), 0); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -22,7 +22,7 @@ func testOwnDevices(t *testing.T, newStore NewStore) {
 		f.device("u1", "d1", "android") // token tok-d1
 		// u2 names u1's device, even with the token it holds: nothing
 		// is written, not even the detach of the token.
-		_, err := f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d1", UserID: "u2", Platform: "android", Token: "tok-d1", PushOptIn: true}, at(time.Minute))
+		_, err := f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d1", UserID: "u2", Platform: "android", Token: "tok-d1", PushOptIn: true}, at(time.Minute), 0)
 		if !store.IsDeviceTaken(err) {
 			t.Fatalf("UpsertOwnDevice of another user's device: %v, want the device_id conflict", err)
 		}
@@ -30,19 +30,19 @@ func testOwnDevices(t *testing.T, newStore NewStore) {
 			t.Fatalf("d1 after u2's attempt = %+v", d)
 		}
 		// A new device of u2 with that token detaches it from d1.
-		d2, err := f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d2", UserID: "u2", Platform: "android", Token: "tok-d1", PushOptIn: true}, at(2*time.Minute))
+		d2, err := f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d2", UserID: "u2", Platform: "android", Token: "tok-d1", PushOptIn: true}, at(2*time.Minute), 0)
 		if err != nil || d2.UserID != "u2" || d2.Token != "tok-d1" {
-			t.Fatalf("UpsertOwnDevice(d2) = %+v, %v", d2, err)
+			t.Fatalf("UpsertOwnDevice(d2, 0) = %+v, %v", d2, err)
 		}
 		if d := f.getDevice("d1"); d.UserID != "u1" || d.Token != "" || d.InvalidReason != "token_moved" {
 			t.Fatalf("d1 after its token moved = %+v", d)
 		}
 		// Its own device is refreshed as UpsertDevice would.
-		d1, err := f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d1", UserID: "u1", Platform: "android", Token: "fresh", PushOptIn: true}, at(time.Hour))
+		d1, err := f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d1", UserID: "u1", Platform: "android", Token: "fresh", PushOptIn: true}, at(time.Hour), 0)
 		if err != nil || d1.Token != "fresh" || d1.Status != heraldtype.DeviceActive || d1.PreviousUserID != "" || d1.ReassignedAt != nil {
-			t.Fatalf("UpsertOwnDevice(own d1) = %+v, %v", d1, err)
+			t.Fatalf("UpsertOwnDevice(own d1, 0) = %+v, %v", d1, err)
 		}
-		_, err = f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d9", UserID: "nobody", Platform: "android", Token: "t9"}, base())
+		_, err = f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d9", UserID: "nobody", Platform: "android", Token: "t9"}, base(), 0)
 		wantCode(t, err, heraldtype.ENOTFOUND)
 	})
 	t.Run("ReassignRecorded", func(t *testing.T) {
@@ -83,7 +83,7 @@ func testOwnDevices(t *testing.T, newStore NewStore) {
 				go func() {
 					defer wg.Done()
 					_, err := f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: id, UserID: u, Platform: "android",
-						Token: "tok-" + id + "-" + u, PushOptIn: true}, base())
+						Token: "tok-" + id + "-" + u, PushOptIn: true}, base(), 0)
 					mu.Lock()
 					errs[u] = err
 					mu.Unlock()

@@ -42,6 +42,7 @@ func Run(t *testing.T, h Harness) {
 	newStore := h.New
 	t.Run("Users", func(t *testing.T) { testUsers(t, newStore) })
 	t.Run("Devices", func(t *testing.T) { testDevices(t, newStore) })
+	t.Run("DeviceCap", func(t *testing.T) { testDeviceCap(t, newStore) })
 	t.Run("Enqueue", func(t *testing.T) { testEnqueue(t, newStore) })
 	t.Run("EnqueueTx", func(t *testing.T) { testEnqueueTx(t, h) })
 	t.Run("Claim", func(t *testing.T) { testClaim(t, newStore) })
@@ -105,7 +106,7 @@ func (f *fixture) device(userID, id string, platform heraldtype.Platform) herald
 
 func (f *fixture) upsertDevice(d heraldtype.Device, now time.Time) heraldtype.Device {
 	f.t.Helper()
-	out, err := f.s.UpsertDevice(f.ctx, d, now)
+	out, err := f.s.UpsertDevice(f.ctx, d, now, 0)
 	if err != nil {
 		f.t.Fatalf("UpsertDevice(%s): %v", d.ID, err)
 	}

@@ -55,7 +55,7 @@ func testDevices(t *testing.T, newStore NewStore) {
 	t.Run("Upsert", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, newStore)
-		_, err := f.s.UpsertDevice(f.ctx, heraldtype.Device{ID: "d1", UserID: "nobody", Platform: "android", Token: "t"}, base())
+		_, err := f.s.UpsertDevice(f.ctx, heraldtype.Device{ID: "d1", UserID: "nobody", Platform: "android", Token: "t"}, base(), 0)
 		wantCode(t, err, heraldtype.ENOTFOUND)
 		f.user("u1")
 		d := f.upsertDevice(heraldtype.Device{ID: "d1", UserID: "u1", Platform: "android", Token: "t1", AppVersion: "1.0", PushOptIn: true}, base())
@@ -69,7 +69,7 @@ func testDevices(t *testing.T, newStore NewStore) {
 		}
 		_, err = f.s.GetDevice(f.ctx, "nope")
 		wantCode(t, err, heraldtype.ENOTFOUND)
-		_, err = f.s.UpsertDevice(f.ctx, heraldtype.Device{UserID: "u1", Platform: "android", Token: "x"}, base())
+		_, err = f.s.UpsertDevice(f.ctx, heraldtype.Device{UserID: "u1", Platform: "android", Token: "x"}, base(), 0)
 		if err == nil {
 			t.Fatal("UpsertDevice with an empty id succeeded")
 		}
