@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -229,12 +230,22 @@ func openStore(ctx context.Context, cfg Config) (store.Store, error) {
 		return postgres.Open(ctx, dsn, postgres.Options{Schema: cfg.DatabaseSchema, MaxConns: int32(cfg.DatabaseMaxConns),
 			EnqueueConcurrency: cfg.DatabaseEnqueueConcurrency})
 	}
+	if keywordDSN.MatchString(dsn) {
+		// Taken for a file name, it would create a SQLite database named
+		// after the connection string, password included (issue 18).
+		return nil, fmt.Errorf("database: %s is a PostgreSQL keyword/value connection string; give a postgres:// URL "+
+			"(a SQLite path that starts so takes the sqlite: prefix)", redact.DSN(dsn))
+	}
 	path := strings.TrimPrefix(dsn, "sqlite:")
 	if path == "" {
 		return nil, errors.New("database: empty path")
 	}
 	return sqlite.Open(ctx, path, sqlite.Options{})
 }
+
+// keywordDSN matches a libpq keyword/value connection string
+// ("host=db user=herald password=…").
+var keywordDSN = regexp.MustCompile(`^\s*(host|hostaddr|port|dbname|user|password|passfile|sslmode|service|connect_timeout|options)\s*=`)
 
 func isLoopback(a net.Addr) bool {
 	if t, ok := a.(*net.TCPAddr); ok {
