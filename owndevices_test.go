@@ -1,11 +1,16 @@
 package herald
 
 import (
+	"crypto/ecdh"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/provider/webpush"
 )
 
 // Two users registering one new device id at once through the Client's
@@ -42,5 +47,43 @@ func TestRegisterOwnDeviceRace(t *testing.T) {
 				t.Fatalf("%s: %s was answered %+v; the store holds %+v (%v)", id, u, d, cur, err)
 			}
 		}
+	}
+}
+
+// An app user cannot register a web device whose endpoint is an internal
+// address in any of its IPv6 disguises: the registration is refused with
+// invalid_argument on token (a 400), nothing is stored, and no delivery
+// ever dials it (issue 23 item 1).
+func TestRegisterOwnDeviceInternalWebEndpoint(t *testing.T) {
+	t.Parallel()
+	pub, priv, err := webpush.GenerateVAPIDKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wp, err := webpush.New(webpush.Config{VAPIDPublicKey: pub, VAPIDPrivateKey: priv, Subject: "mailto:ops@herald.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPipeline(t, func(c *Config) {
+		c.Providers["webpush"] = wp
+		c.PushRouting = map[heraldtype.Platform]string{heraldtype.PlatformAndroid: "fcm", heraldtype.PlatformWeb: "webpush"}
+	})
+	p.user("u1", "UTC", "tok-u1")
+	key, err := ecdh.P256().GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p256dh := base64.RawURLEncoding.EncodeToString(key.PublicKey().Bytes())
+	auth := base64.RawURLEncoding.EncodeToString(make([]byte, 16))
+	for _, host := range []string{"[64:ff9b::a9fe:a9fe]", "[64:ff9b:1::a9fe:a9fe]", "[2002:7f00:1::]", "[::127.0.0.1]", "198.18.0.1", "240.0.0.1", "192.0.0.1"} {
+		_, err := p.client.RegisterOwnDevice(p.ctx, "u1", DeviceInput{DeviceID: "b1", Platform: "web",
+			Token: "https://" + host + "/push/x", P256DH: p256dh, Auth: auth})
+		var he *heraldtype.Error
+		if !errors.As(err, &he) || he.Code != heraldtype.EINVALID || he.Field != "token" {
+			t.Errorf("%s: %v, want invalid_argument on token", host, err)
+		}
+	}
+	if ds, err := p.client.ListDevices(p.ctx, "u1"); err != nil || len(ds) != 1 {
+		t.Errorf("devices after refused registrations: %v, %v (want only the android one)", ds, err)
 	}
 }

@@ -53,7 +53,10 @@ type Config struct {
 	// HTTP needs this.
 	AllowInsecureEndpoints bool
 	// AllowPrivateEndpoints lets Herald post to endpoints on loopback,
-	// private, link-local and other non-public addresses.
+	// private, link-local and other non-public addresses: every range of
+	// the IANA special-purpose registries that is not globally reachable,
+	// with NAT64, 6to4 and IPv4-compatible IPv6 judged as the IPv4 address
+	// inside them (address.go).
 	//
 	// Subscription endpoints come from browsers, that is from anyone who
 	// can register a web device, and Herald POSTs to them: without this

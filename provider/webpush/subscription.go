@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -111,39 +110,15 @@ func checkEndpoint(raw string, allowHTTP, allowPrivate bool) (*url.URL, error) {
 		if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 			return nil, fmt.Errorf("endpoint %q is on localhost (set AllowPrivateEndpoints for a local emulator)", raw)
 		}
-		if ip, err := netip.ParseAddr(host); err == nil && !publicAddr(ip) {
+		ip, err := netip.ParseAddr(host)
+		switch {
+		case err == nil && !publicAddr(ip):
 			return nil, fmt.Errorf("endpoint %q is on a non-public address (set AllowPrivateEndpoints for a local emulator)", raw)
+		case err != nil && numericHost(host):
+			return nil, fmt.Errorf("endpoint %q has a numeric host that is not a plain IP address", raw)
 		}
 	}
 	return u, nil
-}
-
-// publicAddr reports whether ip is a globally routable unicast address.
-// 100.64.0.0/10 (carrier-grade NAT) is excluded too: clouds use it for
-// internal services.
-func publicAddr(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	cgnat := netip.PrefixFrom(netip.AddrFrom4([4]byte{100, 64, 0, 0}), 10)
-	return ip.IsGlobalUnicast() && !ip.IsPrivate() && !cgnat.Contains(ip)
-}
-
-// errForbiddenAddress is returned by the dial guard. Send reports it as a
-// permanent endpoint_forbidden error without invalidating the device: a
-// DNS answer can be wrong for a moment, the subscription is not malformed.
-var errForbiddenAddress = errors.New("the endpoint resolves to a non-public address")
-
-// guardDial refuses connections to non-public addresses. It runs on the
-// address actually dialled, after DNS resolution, so a name that resolves
-// (or rebinds) to an internal address is caught as well.
-func guardDial(_, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return fmt.Errorf("%w: %s", errForbiddenAddress, address)
-	}
-	if !publicAddr(ap.Addr()) {
-		return fmt.Errorf("%w: %s", errForbiddenAddress, ap.Addr())
-	}
-	return nil
 }
 
 // defaultHTTPClient is the HTTPClient used when Config has none.
