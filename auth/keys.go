@@ -47,7 +47,23 @@ const (
 	// without asking the database, and so how long a revocation takes to
 	// reach every instance.
 	DefaultKeyCacheTTL = 10 * time.Second
+	// DefaultNegativeCacheTTL is how long an id the database does not
+	// know is answered "not valid" without asking it again (issue 23
+	// item 8): a flood of one guessed key costs one query per TTL. Short,
+	// because the only cost of a stale entry is that a key created on
+	// another instance under that very id — 80 random bits — waits this
+	// long.
+	DefaultNegativeCacheTTL = 5 * time.Second
+	// DefaultNegativeCacheSize bounds the unknown ids remembered, so a
+	// flood of random ids cannot grow memory without bound; when full, an
+	// arbitrary entry makes room (about 100 bytes each: ~1 MB).
+	DefaultNegativeCacheSize = 10000
 )
+
+// dummyHash stands in for the stored hash of an id the database does not
+// know, so an unknown id costs the same hashing and comparing as a known
+// one and the answer's timing does not tell them apart.
+const dummyHash = "0000000000000000000000000000000000000000000000000000000000000000"
 
 var keyEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
 
@@ -74,6 +90,12 @@ type KeysConfig struct {
 	// CacheTTL: see DefaultKeyCacheTTL (the default); negative disables
 	// the cache.
 	CacheTTL time.Duration
+	// NegativeCacheTTL: see DefaultNegativeCacheTTL (the default);
+	// negative disables the negative cache.
+	NegativeCacheTTL time.Duration
+	// NegativeCacheSize: see DefaultNegativeCacheSize (the default);
+	// must not be negative.
+	NegativeCacheSize int
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -87,8 +109,14 @@ type Keys struct {
 	ttl       time.Duration
 	now       func() time.Time
 
+	negTTL time.Duration
+	negMax int
+
 	mu    sync.Mutex
 	cache map[string]cachedKey
+	// unknown holds ids the store did not find, until when to believe it.
+	unknown      map[string]time.Time
+	unknownSwept time.Time
 }
 
 type cachedKey struct {
@@ -101,9 +129,19 @@ func NewKeys(cfg KeysConfig) (*Keys, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("auth: KeysConfig.Store is required")
 	}
-	k := &Keys{store: cfg.Store, ttl: cfg.CacheTTL, now: cfg.Now, cache: map[string]cachedKey{}}
+	if cfg.NegativeCacheSize < 0 {
+		return nil, errors.New("auth: KeysConfig.NegativeCacheSize must not be negative")
+	}
+	k := &Keys{store: cfg.Store, ttl: cfg.CacheTTL, negTTL: cfg.NegativeCacheTTL, negMax: cfg.NegativeCacheSize,
+		now: cfg.Now, cache: map[string]cachedKey{}, unknown: map[string]time.Time{}}
 	if k.ttl == 0 {
 		k.ttl = DefaultKeyCacheTTL
+	}
+	if k.negTTL == 0 {
+		k.negTTL = DefaultNegativeCacheTTL
+	}
+	if k.negMax == 0 {
+		k.negMax = DefaultNegativeCacheSize
 	}
 	if k.now == nil {
 		k.now = time.Now
@@ -171,6 +209,9 @@ func (k *Keys) Create(ctx context.Context, name string, scopes []Scope) (Key, st
 	if err := k.store.CreateAPIKey(ctx, row); err != nil {
 		return Key{}, "", err
 	}
+	k.mu.Lock()
+	delete(k.unknown, id)
+	k.mu.Unlock()
 	return toKey(row), secret, nil
 }
 
@@ -235,16 +276,16 @@ func (k *Keys) Authenticate(ctx context.Context, token string) (Key, error) {
 		return Key{}, errBadKey
 	}
 	row, err := k.lookup(ctx, id)
-	if err != nil {
-		var he *heraldtype.Error
-		if errors.As(err, &he) && he.Code == heraldtype.ENOTFOUND {
-			return Key{}, errBadKey
-		}
+	found := err == nil
+	if err != nil && !isNotFound(err) {
 		return Key{}, fmt.Errorf("auth: look up API key %s: %w", id, err)
+	}
+	if !found {
+		row.Hash = dummyHash // hash and compare all the same: see dummyHash
 	}
 	want, err := hex.DecodeString(row.Hash)
 	got := sha256.Sum256([]byte(token))
-	if err != nil || subtle.ConstantTimeCompare(got[:], want) != 1 {
+	if match := err == nil && subtle.ConstantTimeCompare(got[:], want) == 1; !match || !found {
 		return Key{}, errBadKey
 	}
 	if row.RevokedAt != nil {
@@ -253,19 +294,33 @@ func (k *Keys) Authenticate(ctx context.Context, token string) (Key, error) {
 	return toKey(row), nil
 }
 
-// lookup reads a key's row, from the cache while it is fresh. Only rows
-// that exist are cached, so garbage ids cannot grow the cache.
+func isNotFound(err error) bool {
+	var he *heraldtype.Error
+	return errors.As(err, &he) && he.Code == heraldtype.ENOTFOUND
+}
+
+// errUnknownKey is what lookup answers for an id remembered as unknown.
+var errUnknownKey = heraldtype.Errorf(heraldtype.ENOTFOUND, "API key not found")
+
+// lookup reads a key's row, from the cache while it is fresh. Rows that
+// exist are cached for the TTL; ids that do not for the negative TTL, in
+// a map of bounded size, so garbage ids cannot grow memory.
 func (k *Keys) lookup(ctx context.Context, id string) (store.APIKey, error) {
 	now := k.now()
-	if k.ttl > 0 {
-		k.mu.Lock()
-		c, ok := k.cache[id]
-		k.mu.Unlock()
-		if ok && now.Before(c.until) {
-			return c.row, nil
-		}
+	k.mu.Lock()
+	c, ok := k.cache[id]
+	until, unknown := k.unknown[id]
+	k.mu.Unlock()
+	if k.ttl > 0 && ok && now.Before(c.until) {
+		return c.row, nil
+	}
+	if k.negTTL > 0 && unknown && now.Before(until) {
+		return store.APIKey{}, errUnknownKey
 	}
 	row, err := k.store.GetAPIKey(ctx, id)
+	if isNotFound(err) && k.negTTL > 0 {
+		k.rememberUnknown(id, now)
+	}
 	if err != nil {
 		return store.APIKey{}, err
 	}
@@ -275,6 +330,31 @@ func (k *Keys) lookup(ctx context.Context, id string) (store.APIKey, error) {
 		k.mu.Unlock()
 	}
 	return row, nil
+}
+
+// rememberUnknown notes that the store does not know id. When the map is
+// full, expired entries go first (a scan at most once per negative TTL,
+// so a flood does not pay it on every id), then one arbitrary entry (Go's
+// map order): under a flood of random ids every entry is as good as
+// another.
+func (k *Keys) rememberUnknown(id string, now time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.unknown) >= k.negMax && now.Sub(k.unknownSwept) >= k.negTTL {
+		for other, until := range k.unknown {
+			if !now.Before(until) {
+				delete(k.unknown, other)
+			}
+		}
+		k.unknownSwept = now
+	}
+	if len(k.unknown) >= k.negMax {
+		for other := range k.unknown {
+			delete(k.unknown, other)
+			break
+		}
+	}
+	k.unknown[id] = now.Add(k.negTTL)
 }
 
 // parseKey returns the id of a well-formed key string.

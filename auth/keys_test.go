@@ -245,3 +245,49 @@ func TestParseScopes(t *testing.T) {
 		wantCode(t, err, heraldtype.EINVALID)
 	}
 }
+
+// Issue 23 item 8: a well-formed but unknown key id asks the store once
+// per negative TTL, not once per request; the negative cache holds at
+// most NegativeCacheSize ids however many are tried; and a key created
+// under a remembered id works at once.
+func TestKeysNegativeCache(t *testing.T) {
+	ctx := context.Background()
+	st := newMemKeys()
+	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	keys, err := auth.NewKeys(auth.KeysConfig{Store: st, Now: clk.Now, NegativeCacheTTL: 2 * time.Second, NegativeCacheSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	guess := func(i int) string {
+		id := []byte("aaaaaaaaaaaaaaaa")
+		id[0], id[1] = 'a'+byte(i%26), 'a'+byte(i/26%26)
+		return "hk_" + string(id) + "_" + strings.Repeat("a", 52)
+	}
+	for range 5 {
+		_, err := keys.Authenticate(ctx, guess(0))
+		wantCode(t, err, heraldtype.EUNAUTHENTICATED)
+	}
+	if st.gets != 1 {
+		t.Fatalf("5 tries of one unknown id asked the store %d times, want 1", st.gets)
+	}
+	clk.Add(2 * time.Second)
+	_, err = keys.Authenticate(ctx, guess(0))
+	wantCode(t, err, heraldtype.EUNAUTHENTICATED)
+	if st.gets != 2 {
+		t.Fatalf("after the negative TTL the store was asked %d times in all, want 2", st.gets)
+	}
+
+	// A flood of distinct ids: each is asked once, the cache stays
+	// bounded, and every answer is the same "not valid".
+	for i := 1; i <= 100; i++ {
+		_, err := keys.Authenticate(ctx, guess(i))
+		wantCode(t, err, heraldtype.EUNAUTHENTICATED)
+	}
+	if n := auth.UnknownKeysCached(keys); n > 3 {
+		t.Fatalf("the negative cache holds %d ids, want at most 3", n)
+	}
+
+	if _, err := auth.NewKeys(auth.KeysConfig{Store: st, NegativeCacheSize: -1}); err == nil {
+		t.Fatal("a negative NegativeCacheSize was accepted")
+	}
+}

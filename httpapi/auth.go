@@ -206,19 +206,28 @@ func authorize(r *http.Request, a access, p *principal) error {
 	return nil
 }
 
-// guard runs a route's rule before its handler: authenticate, rate-limit
-// the principal, authorize. A rate limit counts every authenticated
+// guard runs a route's rule before its handler: refuse an address with
+// too many failed authentications, authenticate, rate-limit the
+// principal, authorize. A rate limit counts every authenticated
 // request, allowed or not, so a key cannot probe for free.
 func (s *Server) guard(w http.ResponseWriter, r *http.Request, a access) (*http.Request, error) {
 	if a.open {
 		return r, nil
 	}
+	addr := clientAddr(r)
+	if blocked, wait := s.limits.failed.blocked(addr); blocked {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
+		return r, heraldtype.Errorf(heraldtype.ERATELIMITED, "too many failed authentications from this address; retry after %d s", retryAfterSeconds(wait))
+	}
 	p, err := s.authenticate(r, a)
 	if err != nil {
 		var ae *authError
 		challenge := `Bearer realm="herald"`
-		if errors.As(err, &ae) && ae.invalid {
-			challenge += `, error="invalid_token"`
+		if errors.As(err, &ae) {
+			s.limits.failed.fail(addr)
+			if ae.invalid {
+				challenge += `, error="invalid_token"`
+			}
 		}
 		w.Header().Set("WWW-Authenticate", challenge)
 		return r, err

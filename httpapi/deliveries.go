@@ -29,6 +29,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	visibilityFor(principalFrom(r.Context())).deliveries(page.Deliveries)
 	writeJSON(w, http.StatusOK, page)
 	return nil
 }
@@ -114,6 +115,7 @@ func (s *Server) replayDelivery(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	visibilityFor(principalFrom(r.Context())).delivery(&d)
 	writeJSON(w, http.StatusOK, d)
 	return nil
 }

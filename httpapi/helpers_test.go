@@ -94,6 +94,9 @@ type envOptions struct {
 	writeTimeout time.Duration
 	heartbeat    time.Duration
 	streams      httpapi.StreamConfig
+	// addresses also routes sms and email to the fake provider, so a
+	// trigger records deliveries with an address.
+	addresses bool
 }
 
 // newEnv builds a Server over a real Client on a temp-file SQLite store.
@@ -112,11 +115,15 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.provider == nil {
 		o.provider = &fakeProvider{}
 	}
+	providers := map[string]herald.Provider{"fcm": o.provider}
+	if o.addresses {
+		providers["twilio"], providers["smtp"] = o.provider, o.provider
+	}
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c, err := herald.NewClient(herald.Config{
 		Store:               s,
-		Providers:           map[string]herald.Provider{"fcm": o.provider},
+		Providers:           providers,
 		DisableWorkers:      !o.workers,
 		MaintenanceInterval: -1,
 		Worker:              herald.WorkerConfig{PollInterval: 20 * time.Millisecond, ReapInterval: time.Second},

@@ -147,3 +147,24 @@ func TestCheckContentType(t *testing.T) {
 		}
 	}
 }
+
+// maskAddress never shows a whole address, however short.
+func TestMaskAddress(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		ch         heraldtype.Channel
+		addr, want string
+	}{
+		{heraldtype.ChannelEmail, "alice@example.com", "a***@example.com"},
+		{heraldtype.ChannelEmail, "a@b.c", "a***@b.c"},
+		{heraldtype.ChannelEmail, "no-at-sign", "no***gn"},
+		{heraldtype.ChannelSMS, "+15550000001", "+1555***0001"},
+		{heraldtype.ChannelSMS, "+4930123456", "+4***56"},
+		{heraldtype.ChannelSMS, "123", "***"},
+		{heraldtype.ChannelSMS, "", ""},
+	} {
+		if got := maskAddress(c.ch, c.addr); got != c.want {
+			t.Errorf("maskAddress(%s, %q) = %q, want %q", c.ch, c.addr, got, c.want)
+		}
+	}
+}

@@ -97,6 +97,7 @@ func (s *Server) getNotification(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	visibilityFor(principalFrom(r.Context())).notification(&n)
 	writeJSON(w, http.StatusOK, n)
 	return nil
 }

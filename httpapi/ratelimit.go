@@ -23,6 +23,15 @@ type RateLimit struct {
 type RateLimitConfig struct {
 	APIKey RateLimit
 	User   RateLimit
+	// FailedAuth limits failed authentications per client address (an
+	// IPv4 address or an IPv6 /64): each refused credential takes a
+	// token, and an address without one is answered 429 rate_limited
+	// with Retry-After before its credential is looked up. Zero: no
+	// limit.
+	FailedAuth RateLimit
+	// FailedAuthClients bounds the addresses counted at once; default
+	// DefaultMaxFailedAuthClients.
+	FailedAuthClients int
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -43,6 +52,7 @@ func (l RateLimit) validate(name string) error {
 type limiters struct {
 	key, user RateLimit
 	now       func() time.Time
+	failed    *authFailures
 
 	mu        sync.Mutex
 	buckets   map[string]*bucket
@@ -65,10 +75,17 @@ func newLimiters(c RateLimitConfig) (*limiters, error) {
 	if err := c.User.validate("User"); err != nil {
 		return nil, err
 	}
+	if err := c.FailedAuth.validate("FailedAuth"); err != nil {
+		return nil, err
+	}
+	if c.FailedAuthClients < 0 {
+		return nil, errors.New("httpapi: RateLimitConfig.FailedAuthClients must not be negative")
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	return &limiters{key: c.APIKey, user: c.User, now: c.Now, buckets: map[string]*bucket{}}, nil
+	return &limiters{key: c.APIKey, user: c.User, now: c.Now, buckets: map[string]*bucket{},
+		failed: newAuthFailures(c.FailedAuth, c.FailedAuthClients, c.Now)}, nil
 }
 
 // allow takes one token from p's bucket, or says how long until one is

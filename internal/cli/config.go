@@ -13,6 +13,7 @@ import (
 	"github.com/knadh/koanf/v2"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/httpapi"
 )
@@ -225,11 +226,16 @@ func defaultConfig() Config {
 		Dev: DevConfig{FCMAddr: "127.0.0.1:8081", APNsAddr: "127.0.0.1:8443", WebPushAddr: "127.0.0.1:8082",
 			TwilioAddr: "127.0.0.1:8083", SMTPAddr: "127.0.0.1:2525", SMTPHTTP: "127.0.0.1:8084"},
 		SMTP: SMTPConfig{Port: 587, TLS: "starttls"},
-		Auth: AuthConfig{MetricsAuth: true, KeyCacheTTL: 10 * time.Second},
+		Auth: AuthConfig{MetricsAuth: true, KeyCacheTTL: auth.DefaultKeyCacheTTL,
+			NegativeCacheTTL: auth.DefaultNegativeCacheTTL, NegativeCacheSize: auth.DefaultNegativeCacheSize},
 		// Generous for a backend, tight enough that one runaway client
 		// cannot take the API down; one app user needs a few calls a
 		// minute.
-		RateLimit: RateLimitConfig{APIKey: RateConfig{PerSecond: 500, Burst: 1000}, User: RateConfig{PerSecond: 5, Burst: 20}},
+		// A client with a working credential never fails; 30 failures in a
+		// row, then one a second, is room for a typo or a rotation and
+		// nothing for a guesser.
+		RateLimit: RateLimitConfig{APIKey: RateConfig{PerSecond: 500, Burst: 1000}, User: RateConfig{PerSecond: 5, Burst: 20},
+			FailedAuth: RateConfig{PerSecond: 1, Burst: 30}, FailedAuthClients: httpapi.DefaultMaxFailedAuthClients},
 		HTTP: HTTPConfig{ReadHeaderTimeout: httpapi.DefaultReadHeaderTimeout, ReadTimeout: httpapi.DefaultReadTimeout,
 			WriteTimeout: httpapi.DefaultWriteTimeout, IdleTimeout: httpapi.DefaultIdleTimeout,
 			MaxHeaderBytes: httpapi.DefaultMaxHeaderBytes, MaxConnections: httpapi.DefaultMaxConns,

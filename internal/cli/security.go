@@ -32,8 +32,13 @@ type AuthConfig struct {
 	MetricsAuth bool `koanf:"metrics_auth"`
 	// KeyCacheTTL: how long an API key is trusted without asking the
 	// database, i.e. how long a revocation takes to reach every instance.
-	KeyCacheTTL time.Duration    `koanf:"key_cache_ttl"`
-	UserTokens  UserTokensConfig `koanf:"user_tokens"`
+	KeyCacheTTL time.Duration `koanf:"key_cache_ttl"`
+	// NegativeCacheTTL: how long an unknown key id is answered without
+	// asking the database again; NegativeCacheSize: how many such ids
+	// are remembered at most (issue 23 item 8).
+	NegativeCacheTTL  time.Duration    `koanf:"negative_cache_ttl"`
+	NegativeCacheSize int              `koanf:"negative_cache_size"`
+	UserTokens        UserTokensConfig `koanf:"user_tokens"`
 }
 
 // UserTokensConfig configures the user tokens apps present (JWT).
@@ -61,6 +66,12 @@ type UserTokenKeyConfig struct {
 type RateLimitConfig struct {
 	APIKey RateConfig `koanf:"api_key"`
 	User   RateConfig `koanf:"user"`
+	// FailedAuth: failed authentications per client address (an IPv4
+	// address or an IPv6 /64); over it the address is refused 429 before
+	// its credential is looked up. FailedAuthClients bounds the addresses
+	// counted at once (issue 23 item 8).
+	FailedAuth        RateConfig `koanf:"failed_auth"`
+	FailedAuthClients int        `koanf:"failed_auth_clients"`
 }
 
 // RateConfig is one token bucket; per_second 0 disables it.
@@ -97,7 +108,8 @@ func (c *AuthConfig) keys(st store.APIKeys) (*auth.Keys, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := auth.NewKeys(auth.KeysConfig{Store: st, Bootstrap: boot, CacheTTL: c.KeyCacheTTL})
+	k, err := auth.NewKeys(auth.KeysConfig{Store: st, Bootstrap: boot, CacheTTL: c.KeyCacheTTL,
+		NegativeCacheTTL: c.NegativeCacheTTL, NegativeCacheSize: c.NegativeCacheSize})
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -140,6 +152,9 @@ func (c RateLimitConfig) httpapi() httpapi.RateLimitConfig {
 	return httpapi.RateLimitConfig{
 		APIKey: httpapi.RateLimit{PerSecond: c.APIKey.PerSecond, Burst: c.APIKey.Burst},
 		User:   httpapi.RateLimit{PerSecond: c.User.PerSecond, Burst: c.User.Burst},
+
+		FailedAuth:        httpapi.RateLimit{PerSecond: c.FailedAuth.PerSecond, Burst: c.FailedAuth.Burst},
+		FailedAuthClients: c.FailedAuthClients,
 	}
 }
 

@@ -329,6 +329,12 @@ func TestAuthConfig(t *testing.T) {
 	if cfg.Auth.MetricsAuth || cfg.Auth.BootstrapKey != strings.Repeat("k", 32) || cfg.RateLimit.User.Burst != 2 || cfg.RateLimit.APIKey.PerSecond != 500 {
 		t.Fatalf("config = %+v %+v", cfg.Auth, cfg.RateLimit)
 	}
+	// Issue 23 item 8: the negative key cache and the failed-auth limit
+	// are on by default.
+	if cfg.Auth.NegativeCacheTTL != 5*time.Second || cfg.Auth.NegativeCacheSize != 10000 ||
+		cfg.RateLimit.FailedAuth != (RateConfig{PerSecond: 1, Burst: 30}) || cfg.RateLimit.FailedAuthClients != 10000 {
+		t.Fatalf("defaults: %+v %+v", cfg.Auth, cfg.RateLimit)
+	}
 	v, err := cfg.Auth.UserTokens.userTokens()
 	if err != nil || v == nil {
 		t.Fatalf("user tokens: %v", err)
