@@ -21,15 +21,23 @@ type Request struct {
 	// same request returns the original notifications; the same key with a
 	// different request is a conflict. The HTTP API also takes it from the
 	// Idempotency-Key header.
-	IdempotencyKey string               `json:"idempotency_key,omitempty"`
-	UserID         string               `json:"user_id,omitempty"`
-	UserIDs        []string             `json:"user_ids,omitempty"`
-	Type           string               `json:"type"`
-	Title          string               `json:"title,omitempty"`
-	Body           string               `json:"body,omitempty"`
-	Data           map[string]string    `json:"data,omitempty"`
-	Channels       []heraldtype.Channel `json:"channels,omitempty"`
-	Priority       heraldtype.Priority  `json:"priority,omitempty"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// IdempotencyNamespace scopes IdempotencyKey to its caller (issue 23):
+	// a key is looked up, replayed and taken only among triggers of the
+	// same namespace, so callers sharing one Herald cannot learn of,
+	// replay or block each other's keys. The HTTP API sets it to the
+	// calling API key's id and never reads it from the body. Empty (the
+	// default) is one namespace, also that of records written before
+	// namespaces existed; a program with one caller leaves it empty.
+	IdempotencyNamespace string               `json:"-"`
+	UserID               string               `json:"user_id,omitempty"`
+	UserIDs              []string             `json:"user_ids,omitempty"`
+	Type                 string               `json:"type"`
+	Title                string               `json:"title,omitempty"`
+	Body                 string               `json:"body,omitempty"`
+	Data                 map[string]string    `json:"data,omitempty"`
+	Channels             []heraldtype.Channel `json:"channels,omitempty"`
+	Priority             heraldtype.Priority  `json:"priority,omitempty"`
 	// SendAt delays the first attempt; nil or past means now.
 	SendAt *time.Time `json:"send_at,omitempty"`
 	// DataOnly sends a data-only message the app renders itself (S1.4):
@@ -143,13 +151,14 @@ func (c *Client) prepare(ctx context.Context, r *Request) (store.EnqueueParams, 
 		sendAt = r.SendAt.UTC()
 	}
 	p := store.EnqueueParams{
-		IdempotencyKey:   r.IdempotencyKey,
-		RequestHash:      hash,
-		MaxAttempts:      c.cfg.MaxAttempts,
-		PushProviders:    c.cfg.PushRouting,
-		ChannelProviders: c.cfg.ChannelRouting,
-		Now:              now,
-		Notifications:    make([]heraldtype.Notification, len(users)),
+		IdempotencyKey:       r.IdempotencyKey,
+		IdempotencyNamespace: r.IdempotencyNamespace,
+		RequestHash:          hash,
+		MaxAttempts:          c.cfg.MaxAttempts,
+		PushProviders:        c.cfg.PushRouting,
+		ChannelProviders:     c.cfg.ChannelRouting,
+		Now:                  now,
+		Notifications:        make([]heraldtype.Notification, len(users)),
 	}
 	for i, u := range users {
 		p.Notifications[i] = heraldtype.Notification{
@@ -199,6 +208,12 @@ func (c *Client) normalize(r *Request, now time.Time) ([]string, error) {
 		return nil, heraldtype.FieldErrorf("idempotency_key", "must be at most %d bytes", MaxKeyLength)
 	}
 	if err := validText("idempotency_key", r.IdempotencyKey, MaxKeyLength); err != nil {
+		return nil, err
+	}
+	if len(r.IdempotencyNamespace) > MaxKeyLength {
+		return nil, heraldtype.FieldErrorf("idempotency_namespace", "must be at most %d bytes", MaxKeyLength)
+	}
+	if err := validText("idempotency_namespace", r.IdempotencyNamespace, MaxKeyLength); err != nil {
 		return nil, err
 	}
 	users, err := recipients(r)
@@ -366,7 +381,7 @@ func (c *Client) validatePayload(n *heraldtype.Notification, channels []heraldty
 // keys, so the encoding is canonical.
 func requestHash(r *Request) (string, error) {
 	cp := *r
-	cp.IdempotencyKey = ""
+	cp.IdempotencyKey, cp.IdempotencyNamespace = "", ""
 	b, err := json.Marshal(&cp)
 	if err != nil {
 		return "", heraldtype.Errorf(heraldtype.EINVALID, "request cannot be encoded: %v", err)

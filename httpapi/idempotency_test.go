@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -140,5 +141,54 @@ func TestConcurrentTriggersWithOneKey(t *testing.T) {
 	e.do("GET", "/v1/deliveries?user_id=alice", nil).expect(t, 200, &page)
 	if len(page.Deliveries) != 1 {
 		t.Fatalf("%d deliveries for alice, want 1", len(page.Deliveries))
+	}
+}
+
+// Idempotency keys belong to their caller (issue 23): two API keys using
+// the same Idempotency-Key each get their own notification, whatever the
+// body. Neither learns of the other's key (no 409), reads its notification
+// back (no replay), or blocks its trigger by claiming the key first; each
+// key still replays its own.
+func TestIdempotencyKeysPerAPIKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{})
+	e.seedUser("alice")
+	e.seedUser("bob")
+	backendA := "Bearer " + e.key(auth.ScopeNotificationsWrite)
+	backendB := "Bearer " + e.key(auth.ScopeNotificationsWrite)
+	bodyA := map[string]any{"user_id": "alice", "type": "order_shipped", "title": "Shipped"}
+	bodyB := map[string]any{"user_id": "bob", "type": "order_shipped", "title": "Refunded"}
+
+	var a, b, bSame, aAgain triggerAnswer
+	e.do("POST", "/v1/notifications", bodyA, "Idempotency-Key", "order-1001", "Authorization", backendA).
+		expect(t, http.StatusAccepted, &a)
+	// Another body under B's key: not a 409 telling B that A used the key.
+	e.do("POST", "/v1/notifications", bodyB, "Idempotency-Key", "order-1001", "Authorization", backendB).
+		expect(t, http.StatusAccepted, &b)
+	// A's very body under B's key: not A's notification replayed to B.
+	var third triggerAnswer
+	e.do("POST", "/v1/notifications", bodyA, "Idempotency-Key", "order-1002", "Authorization", backendA).
+		expect(t, http.StatusAccepted, &third)
+	e.do("POST", "/v1/notifications", bodyA, "Idempotency-Key", "order-1002", "Authorization", backendB).
+		expect(t, http.StatusAccepted, &bSame)
+	if b.Replayed || bSame.Replayed || b.ID == a.ID || bSame.ID == third.ID {
+		t.Fatalf("B's triggers %+v and %+v crossed A's %+v and %+v", b, bSame, a, third)
+	}
+	// Each key still replays its own trigger.
+	r := e.do("POST", "/v1/notifications", bodyA, "Idempotency-Key", "order-1001", "Authorization", backendA)
+	r.expect(t, http.StatusOK, &aAgain)
+	if !aAgain.Replayed || aAgain.ID != a.ID {
+		t.Fatalf("A's retry = %+v, want %s replayed", aAgain, a.ID)
+	}
+	var bAgain triggerAnswer
+	e.do("POST", "/v1/notifications", bodyB, "Idempotency-Key", "order-1001", "Authorization", backendB).
+		expect(t, http.StatusOK, &bAgain)
+	if !bAgain.Replayed || bAgain.ID != b.ID {
+		t.Fatalf("B's retry = %+v, want %s replayed", bAgain, b.ID)
+	}
+	// Within one key, another body is still a conflict.
+	r = e.do("POST", "/v1/notifications", bodyB, "Idempotency-Key", "order-1001", "Authorization", backendA)
+	if r.status != http.StatusConflict {
+		t.Fatalf("A's key with another body: %d %s", r.status, r.body)
 	}
 }

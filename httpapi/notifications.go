@@ -23,10 +23,18 @@ type triggerResponse struct {
 // delivery happens later. An idempotent replay of an earlier trigger
 // answers 200 with the original body, "replayed": true and the header
 // Idempotent-Replayed: true; the same key with another request is 409.
+// Keys are the calling API key's own (issue 23): another key's trigger
+// with the same Idempotency-Key is a trigger of its own, never a replay
+// or a conflict, so one backend can neither read nor block another's.
 func (s *Server) trigger(w http.ResponseWriter, r *http.Request) error {
 	req, err := s.decodeTrigger(w, r)
 	if err != nil {
 		return err
+	}
+	// Only API keys reach here (the route needs a scope a user token
+	// lacks); the key's id, not its secret, names the namespace.
+	if p := principalFrom(r.Context()); p != nil {
+		req.IdempotencyNamespace = p.keyID
 	}
 	res, err := s.client.Enqueue(r.Context(), req)
 	if err != nil {

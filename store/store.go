@@ -195,6 +195,12 @@ type EnqueueParams struct {
 	// the hash differs it returns ECONFLICT.
 	IdempotencyKey string
 	RequestHash    string
+	// IdempotencyNamespace scopes IdempotencyKey (issue 23): a key is
+	// looked up, replayed and taken only among triggers of the same
+	// namespace. The HTTP API sets it to the calling API key's id; the
+	// default, '', is the namespace of records written before namespaces
+	// existed.
+	IdempotencyNamespace string
 	// Notifications have their ID, UserID, CreatedAt and all content set.
 	// Every user must exist, or Enqueue returns ENOTFOUND naming the first
 	// unknown user and writes nothing.

@@ -286,9 +286,9 @@ func (s *Store) triggerStep(p store.EnqueueParams, inserted *bool) step {
 		ids[i] = n.ID
 	}
 	st := step{what: "trigger " + quote(p.IdempotencyKey),
-		sql: s.q(`INSERT INTO {s}.triggers (idempotency_key, request_hash, notification_ids, created_at)
-VALUES ($1, $2, $3, $4)`),
-		args: []any{p.IdempotencyKey, p.RequestHash, ids, p.Now}}
+		sql: s.q(`INSERT INTO {s}.triggers (namespace, idempotency_key, request_hash, notification_ids, created_at)
+VALUES ($1, $2, $3, $4, $5)`),
+		args: []any{p.IdempotencyNamespace, p.IdempotencyKey, p.RequestHash, ids, p.Now}}
 	if inserted != nil {
 		st.sql += ` ON CONFLICT DO NOTHING RETURNING 1`
 		st.read = func(rows txRows) error {
@@ -314,7 +314,7 @@ func (s *Store) readTrigger(ctx context.Context, q txQuerier, p store.EnqueuePar
 	(SELECT count(*) FROM {s}.deliveries d WHERE d.notification_id = x.id)
 FROM {s}.triggers t CROSS JOIN LATERAL unnest(t.notification_ids) WITH ORDINALITY AS x (id, ord)
 LEFT JOIN {s}.notifications n ON n.id = x.id
-WHERE t.idempotency_key = $1 ORDER BY x.ord`), p.IdempotencyKey)
+WHERE t.namespace = $1 AND t.idempotency_key = $2 ORDER BY x.ord`), p.IdempotencyNamespace, p.IdempotencyKey)
 	if err != nil {
 		return res, false, formatError(err, "trigger "+quote(p.IdempotencyKey))
 	}

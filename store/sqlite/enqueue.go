@@ -120,12 +120,12 @@ func (s *Store) enqueue(ctx context.Context, tx *writeTx, p store.EnqueueParams)
 // replayTrigger looks the idempotency key up. ok is true when the trigger
 // exists and the request matches: res holds the original notifications.
 func (s *Store) replayTrigger(ctx context.Context, tx *writeTx, p store.EnqueueParams) (res store.EnqueueResult, ok bool, err error) {
-	st, err := s.stmt(ctx, tx, `SELECT request_hash, notification_ids FROM triggers WHERE idempotency_key = ?`)
+	st, err := s.stmt(ctx, tx, `SELECT request_hash, notification_ids FROM triggers WHERE namespace = ? AND idempotency_key = ?`)
 	if err != nil {
 		return res, false, err
 	}
 	var hash, idsJSON string
-	err = st.QueryRowContext(ctx, p.IdempotencyKey).Scan(&hash, &idsJSON)
+	err = st.QueryRowContext(ctx, p.IdempotencyNamespace, p.IdempotencyKey).Scan(&hash, &idsJSON)
 	if errors.Is(err, sql.ErrNoRows) {
 		return res, false, nil
 	}
@@ -317,8 +317,8 @@ func (s *Store) insertTrigger(ctx context.Context, tx *writeTx, p store.EnqueueP
 	if err != nil {
 		return fmt.Errorf("sqlite: trigger: %w", err)
 	}
-	_, err = s.exec(ctx, tx, `INSERT INTO triggers (idempotency_key, request_hash, notification_ids, created_at)
-VALUES (?, ?, ?, ?)`, p.IdempotencyKey, p.RequestHash, string(b), micros(p.Now))
+	_, err = s.exec(ctx, tx, `INSERT INTO triggers (namespace, idempotency_key, request_hash, notification_ids, created_at)
+VALUES (?, ?, ?, ?, ?)`, p.IdempotencyNamespace, p.IdempotencyKey, p.RequestHash, string(b), micros(p.Now))
 	return formatError(err, "trigger "+quote(p.IdempotencyKey))
 }
 

@@ -142,6 +142,44 @@ func testEnqueue(t *testing.T, newStore NewStore) {
 		_, err = f.s.Enqueue(f.ctx, retry)
 		wantCode(t, err, heraldtype.ECONFLICT)
 	})
+	t.Run("IdempotencyNamespaces", func(t *testing.T) {
+		// Issue 23: one key in two namespaces is two triggers. Neither
+		// caller learns of, replays or blocks the other's; within a
+		// namespace, and in the default namespace '' that records written
+		// before namespaces existed are in, the key replays as before.
+		t.Parallel()
+		f := newFixture(t, newStore)
+		f.user("u1")
+		f.device("u1", "d1", "android")
+		first := map[string]store.EnqueueResult{}
+		for _, ns := range []string{"", "key-a", "key-b"} {
+			p := params(f.notification("u1"))
+			p.IdempotencyNamespace, p.IdempotencyKey, p.RequestHash = ns, "order-1001", "hash-"+ns
+			res := f.enqueue(p)
+			if res.Replayed || res.Notifications[0].Deliveries != 1 {
+				t.Fatalf("namespace %q: first trigger = %+v, want a new notification", ns, res)
+			}
+			first[ns] = res
+		}
+		if st := f.stats(); st[heraldtype.StatePending] != 3 {
+			t.Fatalf("pending = %d, want 3: one per namespace", st[heraldtype.StatePending])
+		}
+		for _, ns := range []string{"", "key-a", "key-b"} {
+			retry := params(f.notification("u1"))
+			retry.IdempotencyNamespace, retry.IdempotencyKey, retry.RequestHash = ns, "order-1001", "hash-"+ns
+			again := f.enqueue(retry)
+			if !again.Replayed || !slices.Equal(again.Notifications, first[ns].Notifications) {
+				t.Fatalf("namespace %q: replay = %+v, want %+v Replayed", ns, again, first[ns])
+			}
+			retry.RequestHash = "other"
+			_, err := f.s.Enqueue(f.ctx, retry)
+			wantCode(t, err, heraldtype.ECONFLICT)
+		}
+		// Pruning removes every namespace's records alike.
+		if n, err := f.s.PruneTriggers(f.ctx, at(time.Hour)); err != nil || n != 3 {
+			t.Fatalf("PruneTriggers = %d, %v; want 3", n, err)
+		}
+	})
 	t.Run("DuplicateNotificationID", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, newStore)

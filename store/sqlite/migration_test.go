@@ -1,0 +1,70 @@
+package sqlite_test
+
+import (
+	"io/fs"
+	"path/filepath"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/migrate"
+	"github.com/heraldhq/herald/store/sqlite"
+)
+
+// TestMigrationKeepsIdempotencyRecords: an idempotency record written
+// before keys had namespaces (issue 23) still replays, in the default
+// empty namespace, and its key is free in any other namespace.
+func TestMigrationKeepsIdempotencyRecords(t *testing.T) {
+	ctx := t.Context()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	before := fstest.MapFS{}
+	err = fs.WalkDir(sqlite.Migrations(), ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path >= "0007" {
+			return err
+		}
+		b, err := fs.ReadFile(sqlite.Migrations(), path)
+		before[path] = &fstest.MapFile{Data: b}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrate.Run(ctx, s.DB(), before, migrate.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO users (id, timezone, created_at, updated_at) VALUES ('u1', 'UTC', 0, 0)`,
+		`INSERT INTO notifications (id, user_id, type, channels, priority, payload_mode, guarantee, idempotency_key, created_at)
+			VALUES ('n1', 'u1', 't', '["push"]', 'NORMAL', 'alert', 'at_least_once', 'order-1001', 0)`,
+		`INSERT INTO triggers (idempotency_key, request_hash, notification_ids, created_at)
+			VALUES ('order-1001', 'h', '["n1"]', 0)`,
+	} {
+		if _, err := s.DB().ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(60, 0).UTC()
+	trigger := func(namespace, id string) store.EnqueueParams {
+		return store.EnqueueParams{IdempotencyNamespace: namespace, IdempotencyKey: "order-1001", RequestHash: "h",
+			MaxAttempts: 3, Now: now, Notifications: []heraldtype.Notification{{ID: id, UserID: "u1", Type: "t",
+				Channels: []heraldtype.Channel{heraldtype.ChannelPush}, Priority: heraldtype.PriorityNormal,
+				PayloadMode: heraldtype.PayloadAlert, Guarantee: heraldtype.AtLeastOnce, CreatedAt: now}}}
+	}
+	res, err := s.Enqueue(ctx, trigger("", "n2"))
+	if err != nil || !res.Replayed || len(res.Notifications) != 1 || res.Notifications[0].ID != "n1" {
+		t.Fatalf("replay of a record from before the migration = %+v, %v; want n1 replayed", res, err)
+	}
+	res, err = s.Enqueue(ctx, trigger("key-b", "n3"))
+	if err != nil || res.Replayed || len(res.Notifications) != 1 || res.Notifications[0].ID != "n3" {
+		t.Fatalf("the same key in another namespace = %+v, %v; want n3 written", res, err)
+	}
+}
