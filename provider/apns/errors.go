@@ -243,3 +243,17 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	}
 	return 0
 }
+
+// Codes lists every code a send can fail with: APNs' documented reasons and
+// Herald's own. Herald's metrics label any other code "other".
+func (c *Client) Codes() []string {
+	return []string{ReasonBadCollapseID, ReasonBadDeviceToken, ReasonBadExpirationDate, ReasonBadMessageID,
+		ReasonBadPriority, ReasonBadTopic, ReasonDeviceTokenNotForTopic, ReasonDuplicateHeaders, ReasonIdleTimeout,
+		ReasonInvalidPushType, ReasonMissingDeviceToken, ReasonMissingTopic, ReasonPayloadEmpty, ReasonTopicDisallowed,
+		ReasonBadCertificate, ReasonBadCertificateEnvironment, ReasonExpiredProviderToken, ReasonForbidden,
+		ReasonInvalidProviderToken, ReasonMissingProviderToken, ReasonUnrelatedKeyIDInToken,
+		ReasonBadEnvironmentKeyIDInToken, ReasonBadPath, ReasonMethodNotAllowed, ReasonExpiredToken,
+		ReasonUnregistered, ReasonPayloadTooLarge, ReasonTooManyProviderTokenUpdates, ReasonTooManyRequests,
+		ReasonInternalServerError, ReasonServiceUnavailable, ReasonShutdown,
+		codeNetwork, codeInvalidMessage, codeProviderToken}
+}

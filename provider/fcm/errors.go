@@ -183,3 +183,11 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	}
 	return 0
 }
+
+// Codes lists every code a send can fail with: FCM's error codes and
+// Herald's own. Herald's metrics label any other code "other".
+func (c *Client) Codes() []string {
+	return []string{CodeInvalidArgument, CodeUnregistered, CodeSenderIDMismatch, CodeQuotaExceeded, CodeUnavailable,
+		CodeInternal, CodeThirdPartyAuthError, CodeAPNSAuthError, CodeUnauthenticated,
+		codeNetwork, codeAuthToken, codeAuthConfig, codeInvalidMessage}
+}
