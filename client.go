@@ -43,6 +43,14 @@ type NotificationValidator interface {
 	ValidateNotification(n *heraldtype.Notification) error
 }
 
+// CodeLister is an optional Provider capability: the error codes its sends
+// can fail with (heraldtype.SendError.Code). Each listed code gets its own
+// value of the metrics' code label; any other code is counted as "other",
+// so a provider's answers cannot grow /metrics without bound.
+type CodeLister interface {
+	Codes() []string
+}
+
 // RetryPolicy is the exponential backoff for one error class:
 // min(Max, Base·Factor^(attempt-1)), with jitter.
 type RetryPolicy = heraldtype.RetryPolicy
@@ -312,6 +320,10 @@ func NewClient(cfg Config) (*Client, error) {
 		log:     cfg.Logger,
 		now:     cfg.Now,
 	}
+	// Declared types get their own type label from the moment the catalog
+	// sees them (configuration now, PUT /v1/types when first resolved);
+	// any other type is "other".
+	types.OnDeclared(func(name string) { c.metrics.DeclareTypes(name) })
 	if !cfg.DisableWorkers {
 		senders := make(map[string]dispatch.Sender, len(cfg.Providers))
 		for name, p := range cfg.Providers {

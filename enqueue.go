@@ -189,7 +189,7 @@ func (c *Client) enqueued(typ string, res store.EnqueueResult, committed bool) R
 		deliveries += n.Deliveries
 	}
 	if !res.Replayed {
-		c.metrics.Accepted.WithLabelValues(typ).Add(float64(len(res.Notifications)))
+		c.metrics.Accepted.WithLabelValues(c.metrics.Type(typ)).Add(float64(len(res.Notifications)))
 		if committed && deliveries > 0 && c.worker != nil {
 			c.worker.Notify()
 		}

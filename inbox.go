@@ -196,7 +196,7 @@ func (c *Client) DeleteSuppression(ctx context.Context, channel heraldtype.Chann
 	if address == "" {
 		return heraldtype.FieldErrorf("address", "is required")
 	}
-	if err := validText("address", address, maxAddressLength); err != nil {
+	if err := validIdentifierText("address", address, maxAddressLength); err != nil {
 		return err
 	}
 	return c.store.DeleteSuppression(ctx, channel, address)

@@ -107,6 +107,7 @@ func (c *Client) PutType(ctx context.Context, name string, tc TypeConfig) (Notif
 		return NotificationType{}, err
 	}
 	c.types.Forget(name)
+	c.metrics.DeclareTypes(name)
 	return typeView(t, TypeSourceAPI), nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -33,8 +34,9 @@ var (
 	localePattern = regexp.MustCompile(`^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$`)
 )
 
-// validID checks an id chosen by the caller (user, device): printable,
-// no slash or whitespace (ids appear in URL paths), bounded length.
+// validID checks an id chosen by the caller (user, device): printable
+// (no control, format or bidi character: heraldtype.Unprintable), no slash
+// or whitespace (ids appear in URL paths), bounded length.
 func validID(field, id string) error {
 	if id == "" {
 		return heraldtype.FieldErrorf(field, "is required")
@@ -46,12 +48,25 @@ func validID(field, id string) error {
 		return heraldtype.FieldErrorf(field, "must be valid UTF-8")
 	}
 	for _, r := range id {
-		if r <= ' ' || r == '/' || r == '\\' || r == '?' || r == '#' || r == '%' || r == 0x7f {
-			return heraldtype.FieldErrorf(field, "must not contain whitespace, control characters or any of / \\ ? # %%")
+		if r <= ' ' || r == '/' || r == '\\' || r == '?' || r == '#' || r == '%' || heraldtype.Unprintable(r) || unicode.IsSpace(r) {
+			return heraldtype.FieldErrorf(field, "must not contain whitespace, control, format or bidi characters or any of / \\ ? # %%")
 		}
 	}
 	if id == "." || id == ".." {
 		return heraldtype.FieldErrorf(field, "must not be . or ..")
+	}
+	return nil
+}
+
+// validIdentifierText checks a free identifier that may hold spaces (a
+// suppressed address): validText, and no control, format or bidi
+// character (heraldtype.Unprintable).
+func validIdentifierText(field, s string, max int) error {
+	if err := validText(field, s, max); err != nil {
+		return err
+	}
+	if strings.IndexFunc(s, heraldtype.Unprintable) >= 0 {
+		return heraldtype.FieldErrorf(field, "must not contain control, format or bidi characters")
 	}
 	return nil
 }
@@ -109,8 +124,8 @@ func validDedupeKey(k string) error {
 		return heraldtype.FieldErrorf("dedupe_key", "must be valid UTF-8")
 	}
 	for _, r := range k {
-		if r < ' ' || r == 0x7f {
-			return heraldtype.FieldErrorf("dedupe_key", "must not contain control characters")
+		if heraldtype.Unprintable(r) {
+			return heraldtype.FieldErrorf("dedupe_key", "must not contain control, format or bidi characters")
 		}
 	}
 	return nil

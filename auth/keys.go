@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -223,8 +222,8 @@ func validName(name string) error {
 		return heraldtype.FieldErrorf("name", "must be valid UTF-8 of at most %d bytes", maxNameLen)
 	}
 	for _, r := range name {
-		if unicode.IsControl(r) {
-			return heraldtype.FieldErrorf("name", "must not contain control characters")
+		if heraldtype.Unprintable(r) {
+			return heraldtype.FieldErrorf("name", "must not contain control, format or bidi characters")
 		}
 	}
 	return nil

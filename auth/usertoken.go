@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -222,8 +223,8 @@ func (v *UserTokens) Verify(token string) (UserClaims, error) {
 		return UserClaims{}, userTokenError("sub must be a user id (1 to %d bytes, no / \\ ? # %%)", maxSubjectLen)
 	}
 	for _, r := range sub {
-		if r <= ' ' || r == 0x7f {
-			return UserClaims{}, userTokenError("sub must not contain whitespace or control characters")
+		if r <= ' ' || heraldtype.Unprintable(r) || unicode.IsSpace(r) {
+			return UserClaims{}, userTokenError("sub must not contain whitespace, control, format or bidi characters")
 		}
 	}
 	return UserClaims{Subject: sub, ExpiresAt: exp, KeyID: kid}, nil

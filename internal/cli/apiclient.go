@@ -94,7 +94,11 @@ func (c *apiClient) do(ctx context.Context, method, path string, header http.Hea
 }
 
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return escapeJSON(w, buf.Bytes())
 }

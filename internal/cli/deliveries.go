@@ -74,8 +74,9 @@ func newDeliveriesListCmd(e *env) *cobra.Command {
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tNOTIFICATION\tUSER\tTYPE\tDEVICE\tSTATE\tATTEMPT\tERROR\tREPLAYS\tCREATED")
 			for _, d := range page.Deliveries {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%d\t%s\n", d.ID, d.NotificationID, d.UserID, d.Type,
-					d.DeviceID, d.State, d.Attempt, d.MaxAttempts, d.LastErrorCode, d.ReplayCount, d.CreatedAt.Format(time.RFC3339))
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%d\t%s\n", d.ID, printable(d.NotificationID),
+					printable(d.UserID), printable(d.Type), printable(d.DeviceID), d.State, d.Attempt, d.MaxAttempts,
+					printable(d.LastErrorCode), d.ReplayCount, d.CreatedAt.Format(time.RFC3339))
 			}
 			if err := tw.Flush(); err != nil {
 				return err

@@ -72,7 +72,7 @@ Scopes: ` + strings.Join(scopeNames(), ", ") + ` (admin grants all).`,
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stdout, "id:     %s\nname:   %s\nscopes: %s\nkey:    %s\n", k.ID, k.Name, joinScopes(k.Scopes), secret)
+				fmt.Fprintf(e.stdout, "id:     %s\nname:   %s\nscopes: %s\nkey:    %s\n", printable(k.ID), printable(k.Name), joinScopes(k.Scopes), secret)
 				fmt.Fprintln(e.stderr, "Store the key now: Herald keeps only its hash and cannot show it again.")
 				return nil
 			})
@@ -100,7 +100,7 @@ Scopes: ` + strings.Join(scopeNames(), ", ") + ` (admin grants all).`,
 					if k.RevokedAt != nil {
 						revoked = k.RevokedAt.Format(time.RFC3339)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, joinScopes(k.Scopes), k.CreatedAt.Format(time.RFC3339), revoked)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable(k.ID), printable(k.Name), joinScopes(k.Scopes), k.CreatedAt.Format(time.RFC3339), revoked)
 				}
 				return tw.Flush()
 			})

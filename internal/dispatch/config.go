@@ -36,6 +36,14 @@ type Sender interface {
 	Send(ctx context.Context, m *heraldtype.Message) (providerMessageID string, err error)
 }
 
+// CodeLister is a Sender that lists the error codes it can return
+// (heraldtype.SendError.Code). Only listed codes get their own value of a
+// metric's code label; any other code counts as "other", so a provider
+// cannot grow /metrics without bound (issue 23).
+type CodeLister interface {
+	Codes() []string
+}
+
 // Defaults. The retry schedules come from the seeds and the provider
 // documentation: 5 s ×2 capped at 15 min for temporary failures (seed 000,
 // S0.3) and a 60 s minimum for quota answers (PROTOCOLS.md, QUOTA_EXCEEDED).

@@ -26,6 +26,12 @@ const (
 	CodeTimeout = "timeout"
 )
 
+// heraldCodes are the codes Herald itself records (the worker's and the
+// policy's), declared to the metrics' code label next to the providers'.
+var heraldCodes = []string{CodeDeviceRemoved, CodeTokenInvalid, CodeOptedOut, CodeNoProvider, CodeInvalidJob,
+	CodeTimeout, policy.CodeTypeDisabled, policy.CodeChannelDisabled, policy.CodeChannelOptedOut,
+	policy.CodeDuplicate, policy.CodeDailyCap, policy.CodePolicyError, heraldtype.CodeQuietHours}
+
 // run processes one claimed delivery and buffers its outcome. It owns one
 // send slot and releases it when done. ctx bounds the send; claimCtx ends
 // when the worker stops claiming, which cuts a throttle wait short.
@@ -131,7 +137,8 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre 
 // only the worker decides (S0.3).
 func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID string, err error, timedOut bool) store.Outcome {
 	d := &job.Delivery
-	m, p := w.cfg.Metrics, d.Provider
+	m := w.cfg.Metrics
+	p := m.Provider(d.Provider) // the provider label; d.Provider picks the sender
 	latency := end.Sub(start)
 	m.SendLatency.WithLabelValues(p).Observe(latency.Seconds())
 	if err == nil {
@@ -156,7 +163,8 @@ func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID st
 	if f.Error == "" {
 		f.Error = se.Error()
 	}
-	m.Failed.WithLabelValues(p, se.Code).Inc()
+	code := m.Code(se.Code) // the code label, bounded (metrics.Labels)
+	m.Failed.WithLabelValues(p, code).Inc()
 
 	// An at_most_once delivery whose send failed ambiguously (a timeout or
 	// a transport error, after which the provider may hold the message) is
@@ -171,26 +179,26 @@ func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID st
 	// class the provider gave it; no other failure touches the device
 	// (S0.3 note: an auth or configuration error is the sender's fault).
 	if se.TokenInvalid && job.Device != nil {
-		m.Dead.WithLabelValues(p, se.Code).Inc()
-		m.InvalidatedTokens.WithLabelValues(p, se.Code).Inc()
+		m.Dead.WithLabelValues(p, code).Inc()
+		m.InvalidatedTokens.WithLabelValues(p, code).Inc()
 		return w.outcome(d, end, store.Dead{Failure: f, InvalidReason: se.Code})
 	}
 	// An address that asked not to be contacted (Twilio 21610 STOP) ends
 	// the delivery and is suppressed on the channel until it opts in again.
 	if se.Suppress && d.Address != "" {
-		m.Dead.WithLabelValues(p, se.Code).Inc()
+		m.Dead.WithLabelValues(p, code).Inc()
 		return w.outcome(d, end, store.Dead{Failure: f, SuppressAddress: true, SuppressReason: se.Code})
 	}
 	class := se.Class
 	switch class {
 	case heraldtype.ClassPermanent:
-		m.Dead.WithLabelValues(p, se.Code).Inc()
+		m.Dead.WithLabelValues(p, code).Inc()
 		return w.outcome(d, end, store.Dead{Failure: f})
 	case heraldtype.ClassThrottled:
 		m.Throttled.WithLabelValues(p).Inc()
-		if w.throttles[p].quota(end) {
-			w.log.Warn("dispatch: provider over quota; slowing it down", "provider", p,
-				"limit_per_second", w.throttles[p].currentLimit(end))
+		if w.throttles[d.Provider].quota(end) {
+			w.log.Warn("dispatch: provider over quota; slowing it down", "provider", d.Provider,
+				"limit_per_second", w.throttles[d.Provider].currentLimit(end))
 		}
 	default:
 		// An unknown class is retried like a temporary failure: attempts
@@ -198,13 +206,13 @@ func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID st
 		class = heraldtype.ClassTemporary
 	}
 	if d.Attempt >= d.MaxAttempts {
-		m.Dead.WithLabelValues(p, se.Code).Inc()
+		m.Dead.WithLabelValues(p, code).Inc()
 		w.log.Error("dispatch: delivery dead after its last attempt", "delivery_id", d.ID,
-			"provider", p, "attempts", d.Attempt, "code", se.Code, "err", f.Error)
+			"provider", d.Provider, "attempts", d.Attempt, "code", se.Code, "err", f.Error)
 		return w.outcome(d, end, store.Dead{Failure: f})
 	}
 	delay := max(w.cfg.Retry[class].Delay(d.Attempt, w.cfg.Rand()), se.RetryAfter)
-	m.Retried.WithLabelValues(p, se.Code).Inc()
+	m.Retried.WithLabelValues(p, code).Inc()
 	return w.outcome(d, end, store.Retry{RunAt: end.Add(delay), Failure: f})
 }
 
@@ -220,12 +228,13 @@ func (w *Worker) outcome(d *heraldtype.Delivery, at time.Time, to store.Transiti
 }
 
 func (w *Worker) skip(d *heraldtype.Delivery, now time.Time, code, msg string) store.Outcome {
-	w.cfg.Metrics.Skipped.WithLabelValues(code).Inc()
+	w.cfg.Metrics.Skipped.WithLabelValues(w.cfg.Metrics.Code(code)).Inc()
 	return w.outcome(d, now, store.Skipped{ErrorCode: code, Error: msg})
 }
 
 func (w *Worker) dead(d *heraldtype.Delivery, now time.Time, code, msg string) store.Outcome {
-	w.cfg.Metrics.Dead.WithLabelValues(d.Provider, code).Inc()
+	m := w.cfg.Metrics
+	m.Dead.WithLabelValues(m.Provider(d.Provider), m.Code(code)).Inc()
 	return w.outcome(d, now, store.Dead{Failure: store.Failure{ErrorCode: code, Error: msg}})
 }
 

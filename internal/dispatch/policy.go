@@ -32,7 +32,8 @@ var _ Policy = (*policy.Engine)(nil)
 // an opted-out or rate-limited one ends in its final state.
 func (w *Worker) checkPolicy(ctx context.Context, job *heraldtype.Job, pre policy.Prefetched, now time.Time) (o store.Outcome, record, done bool) {
 	d := &job.Delivery
-	m := w.cfg.Metrics.PolicyDecisions
+	mt := w.cfg.Metrics
+	m := mt.PolicyDecisions
 	pctx, cancel := w.storeCtx(ctx)
 	dec, err := w.cfg.Policy.Check(pctx, job, now, pre)
 	cancel()
@@ -58,11 +59,11 @@ func (w *Worker) checkPolicy(ctx context.Context, job *heraldtype.Job, pre polic
 	}
 	switch dec.Verdict {
 	case policy.Defer:
-		m.WithLabelValues(string(heraldtype.OutcomeDeferred), dec.Code).Inc()
+		m.WithLabelValues(string(heraldtype.OutcomeDeferred), mt.Code(dec.Code)).Inc()
 		return w.outcome(d, now, store.ReleasedWithReason{Outcome: heraldtype.OutcomeDeferred, RunAt: dec.Until,
 			ErrorCode: dec.Code, Error: dec.Reason}), true, true
 	case policy.Block:
-		m.WithLabelValues(string(dec.State), dec.Code).Inc()
+		m.WithLabelValues(mt.Code(string(dec.State)), mt.Code(dec.Code)).Inc()
 		// A block ends the delivery opted_out or rate_limited (policy.Decision).
 		if dec.State == heraldtype.StateOptedOut {
 			return w.outcome(d, now, store.OptedOut{ErrorCode: dec.Code, Error: dec.Reason}), true, true

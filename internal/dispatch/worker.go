@@ -87,9 +87,14 @@ func New(cfg Config) (*Worker, error) {
 		sleep:      sleepCtx,
 		missing:    make(map[string]bool),
 	}
-	for name := range cfg.Senders {
+	for name, s := range cfg.Senders {
 		w.throttles[name] = newThrottle()
+		cfg.Metrics.DeclareProviders(name)
+		if cl, ok := s.(CodeLister); ok {
+			cfg.Metrics.DeclareCodes(cl.Codes()...)
+		}
 	}
+	cfg.Metrics.DeclareCodes(heraldCodes...)
 	return w, nil
 }
 

@@ -40,6 +40,11 @@ type Metrics struct {
 	// reason the code (duplicate, daily_cap, quiet_hours, type_disabled, …;
 	// "none" when allowed).
 	PolicyDecisions *prometheus.CounterVec // labels: outcome, reason
+
+	// Every label value goes through one of these sets (Type, Provider,
+	// Code), so the number of series stays bounded whatever triggers and
+	// providers send.
+	types, providers, codes labelSet
 }
 
 // New creates the collectors and registers them on reg (if not nil).
@@ -90,6 +95,8 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "herald_policy_decisions_total", Help: "Delivery policy decisions by outcome and reason.",
 		}, []string{"outcome", "reason"}),
 	}
+	// Herald's own outcome and reason values: always declared.
+	m.codes.add("none", "allowed", "deferred", "opted_out", "rate_limited", "policy_error")
 	if reg != nil {
 		reg.MustRegister(m.Accepted, m.Sent, m.Failed, m.Retried, m.Dead, m.Skipped, m.Unknown,
 			m.Requeued, m.InvalidatedTokens, m.Throttled, m.QueueDepth, m.SendLatency, m.EndToEndLatency,

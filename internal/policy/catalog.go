@@ -34,6 +34,10 @@ type Catalog struct {
 	// and on others within the TTL.
 	mu    sync.Mutex
 	cache map[string]cachedType
+
+	// onDeclared, if set, learns every declared type the catalog resolves
+	// (OnDeclared).
+	onDeclared func(name string)
 }
 
 type cachedType struct {
@@ -137,6 +141,18 @@ func (c *Catalog) Type(ctx context.Context, name string) (heraldtype.Notificatio
 	return t, nil
 }
 
+// OnDeclared registers f to learn the name of every declared type: the
+// configured ones at once, and each type stored through the API when the
+// catalog first resolves it (a trigger of that type). Herald's metrics
+// use it to give declared types, and only those, their own label value.
+// Call it before the catalog is used.
+func (c *Catalog) OnDeclared(f func(name string)) {
+	c.onDeclared = f
+	for name := range c.static {
+		f(name)
+	}
+}
+
 // Forget drops a type from the cache after it changed.
 func (c *Catalog) Forget(name string) {
 	c.mu.Lock()
@@ -147,6 +163,9 @@ func (c *Catalog) Forget(name string) {
 func (c *Catalog) resolve(ctx context.Context, name string) (heraldtype.NotificationType, error) {
 	t, err := c.store.GetType(ctx, name)
 	if err == nil {
+		if c.onDeclared != nil {
+			c.onDeclared(name)
+		}
 		return t, nil
 	}
 	if heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {

@@ -243,3 +243,24 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	}
 	return 0
 }
+
+// Codes lists every code a send can fail with: APNs' documented reasons,
+// http_<status> for an answer without one, and Herald's own. Herald's
+// metrics label any other code "other".
+func (c *Client) Codes() []string {
+	out := []string{ReasonBadCollapseID, ReasonBadDeviceToken, ReasonBadExpirationDate, ReasonBadMessageID,
+		ReasonBadPriority, ReasonBadTopic, ReasonDeviceTokenNotForTopic, ReasonDuplicateHeaders, ReasonIdleTimeout,
+		ReasonInvalidPushType, ReasonMissingDeviceToken, ReasonMissingTopic, ReasonPayloadEmpty, ReasonTopicDisallowed,
+		ReasonBadCertificate, ReasonBadCertificateEnvironment, ReasonExpiredProviderToken, ReasonForbidden,
+		ReasonInvalidProviderToken, ReasonMissingProviderToken, ReasonUnrelatedKeyIDInToken,
+		ReasonBadEnvironmentKeyIDInToken, ReasonBadPath, ReasonMethodNotAllowed, ReasonExpiredToken,
+		ReasonUnregistered, ReasonPayloadTooLarge, ReasonTooManyProviderTokenUpdates, ReasonTooManyRequests,
+		ReasonInternalServerError, ReasonServiceUnavailable, ReasonShutdown,
+		codeNetwork, codeInvalidMessage, codeProviderToken}
+	for s := 400; s < 600; s++ {
+		if http.StatusText(s) != "" {
+			out = append(out, "http_"+strconv.Itoa(s))
+		}
+	}
+	return out
+}

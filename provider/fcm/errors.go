@@ -183,3 +183,25 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	}
 	return 0
 }
+
+// googleStatuses are the canonical google.rpc.Code names, the code of an
+// answer without an FcmError.
+var googleStatuses = []string{"CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+	"UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"}
+
+// Codes lists every code a send can fail with: FCM's error codes, Google's
+// statuses and http_<status> for an answer without either, and Herald's
+// own. Herald's metrics label any other code "other".
+func (c *Client) Codes() []string {
+	out := []string{CodeInvalidArgument, CodeUnregistered, CodeSenderIDMismatch, CodeQuotaExceeded, CodeUnavailable,
+		CodeInternal, CodeThirdPartyAuthError, CodeAPNSAuthError, CodeUnauthenticated,
+		codeNetwork, codeAuthToken, codeAuthConfig, codeInvalidMessage}
+	out = append(out, googleStatuses...)
+	for s := 400; s < 600; s++ {
+		if http.StatusText(s) != "" {
+			out = append(out, "http_"+strconv.Itoa(s))
+		}
+	}
+	return out
+}

@@ -151,3 +151,18 @@ func digits(s string, n int) bool {
 	}
 	return true
 }
+
+// replyCodes are the failure replies of RFC 5321 (section 4.2.3) and its
+// extensions (RFC 3207 454, RFC 4954 530/534/535/538, RFC 6531 553).
+var replyCodes = []int{421, 432, 450, 451, 452, 454, 455, 500, 501, 502, 503, 504, 521, 530, 534, 535, 538, 550, 551,
+	552, 553, 554, 555, 556}
+
+// Codes lists every code a send can fail with: the SMTP replies servers
+// send and Herald's own. Herald's metrics label any other code "other".
+func (c *Client) Codes() []string {
+	out := []string{CodeBadAddress, codeNetwork, codeTLS, codeConfig, codeInvalidMessage}
+	for _, r := range replyCodes {
+		out = append(out, Code(r))
+	}
+	return out
+}

@@ -132,3 +132,22 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	}
 	return 0
 }
+
+// Codes lists every code a send can fail with: the Twilio codes Herald
+// classifies, http_<status> for an answer without a Twilio body, and
+// Herald's own. Herald's metrics label any other code "other".
+func (c *Client) Codes() []string {
+	out := []string{codeNetwork, codeInvalidMessage}
+	for _, n := range []int{ErrAuthenticate, ErrNotFound, ErrTooManyRequests, ErrInternal, ErrServiceUnavailable,
+		ErrInvalidTo, ErrRegionNotEnabled, ErrBodyRequired, ErrFromRequired, ErrToRequired, ErrFromNotCapable,
+		ErrUnverifiedTo, ErrStatusCallback, ErrUnsubscribed, ErrUnreachable, ErrNotMobile, ErrBodyTooLong,
+		ErrLandline, ErrMessagingServiceSID} {
+		out = append(out, Code(n))
+	}
+	for s := 400; s < 600; s++ {
+		if http.StatusText(s) != "" {
+			out = append(out, "http_"+strconv.Itoa(s))
+		}
+	}
+	return out
+}

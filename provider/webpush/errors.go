@@ -140,3 +140,18 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	}
 	return 0
 }
+
+// Codes lists every code a send can fail with: the RFC 8030 outcomes,
+// http_<status> for other statuses, and Herald's own. Herald's metrics
+// label any other code "other".
+func (c *Client) Codes() []string {
+	out := []string{CodeNotFound, CodeGone, CodeInvalidSubscription, CodePayloadTooLarge, CodeVAPIDRejected,
+		CodeBadRequest, CodeRateLimited, CodeEndpointForbidden, codeNetwork, codeInvalidMessage, codeEncrypt,
+		codeVAPIDSign}
+	for s := 400; s < 600; s++ {
+		if http.StatusText(s) != "" {
+			out = append(out, "http_"+strconv.Itoa(s))
+		}
+	}
+	return out
+}
