@@ -112,6 +112,13 @@ type Config struct {
 	// (FCM expires inactive Android tokens after 270 days); negative never
 	// prunes devices.
 	DeviceMaxAge time.Duration
+	// DeviceTokenTakeoverAfter is how long another user's device must have
+	// been idle (not seen) before a user token's registration may take its
+	// push token (the phone changed hands, S0.1); until then the
+	// registration is refused, ECONFLICT (issue 23). A server key may
+	// always move a token. Default 24 h; negative: a user token never takes
+	// an ACTIVE device's token.
+	DeviceTokenTakeoverAfter time.Duration
 	// Retention deletes notifications (with their deliveries and
 	// attempts) whose deliveries all finished this long ago. Default 30
 	// days; negative keeps them forever.
@@ -254,6 +261,9 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	if cfg.DeviceMaxAge == 0 {
 		cfg.DeviceMaxAge = 270 * 24 * time.Hour
+	}
+	if cfg.DeviceTokenTakeoverAfter == 0 {
+		cfg.DeviceTokenTakeoverAfter = 24 * time.Hour
 	}
 	if cfg.MaintenanceInterval == 0 {
 		cfg.MaintenanceInterval = time.Hour

@@ -24,9 +24,17 @@ import (
 //     one). The answer is 200 with that device either way; no error tells
 //     the caller that another user's device exists. Apps must use the
 //     device_id of the answer.
-//   - A push token another user's device holds (the phone changed hands,
-//     S0.1) is detached from that device, which stays its user's, INVALID
-//     with reason "token_moved".
+//   - A push token another user's device holds moves only if that device
+//     is idle: INVALID, or not seen (registered or heartbeat) for
+//     Config.DeviceTokenTakeoverAfter (24 h). It is then detached from that
+//     device, which stays its user's, INVALID with reason "token_moved"
+//     (the phone changed hands, S0.1). A holder still in use keeps it and
+//     the call is ECONFLICT on "token", naming no one (issue 23: a token
+//     someone learned, e.g. from a leak, must not take over that phone's
+//     pushes). A legitimate app holds only its own install's token, so
+//     the new user of a handed-over phone gets it once the old user signed
+//     out there (DELETE of its own device) or stopped using it; a server
+//     key (RegisterDevice) may always move it.
 //
 // The ownership check and the write are one store statement
 // (UpsertOwnDevice), so two users racing for one new id cannot both get
@@ -37,12 +45,16 @@ func (c *Client) RegisterOwnDevice(ctx context.Context, userID string, in Device
 		return heraldtype.Device{}, err
 	}
 	now := c.now().UTC()
-	out, err := c.store.UpsertOwnDevice(ctx, d, now, c.cfg.Limits.MaxDevicesPerUser)
+	var takeoverBefore time.Time // never: a negative DeviceTokenTakeoverAfter
+	if c.cfg.DeviceTokenTakeoverAfter > 0 {
+		takeoverBefore = now.Add(-c.cfg.DeviceTokenTakeoverAfter)
+	}
+	out, err := c.store.UpsertOwnDevice(ctx, d, now, c.cfg.Limits.MaxDevicesPerUser, takeoverBefore)
 	if store.IsDeviceTaken(err) {
 		if d.ID, err = c.ownDeviceID(ctx, userID, d.Token, now); err != nil {
 			return heraldtype.Device{}, err
 		}
-		out, err = c.store.UpsertOwnDevice(ctx, d, now, c.cfg.Limits.MaxDevicesPerUser)
+		out, err = c.store.UpsertOwnDevice(ctx, d, now, c.cfg.Limits.MaxDevicesPerUser, takeoverBefore)
 	}
 	if err != nil {
 		return heraldtype.Device{}, err

@@ -21,3 +21,11 @@ func IsDeviceTaken(err error) bool {
 	var he *heraldtype.Error
 	return errors.As(err, &he) && he.Code == heraldtype.ECONFLICT && he.Field == "device_id"
 }
+
+// ErrTokenHeld returns the error UpsertOwnDevice answers when the push
+// token is held by another user's device still in use. The message names
+// neither the user nor the device.
+func ErrTokenHeld() error {
+	return &heraldtype.Error{Code: heraldtype.ECONFLICT, Field: "token",
+		Message: "push token is registered to another device in use; sign out there first (which removes that device), or register it with a server key"}
+}

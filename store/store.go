@@ -81,8 +81,13 @@ type Store interface {
 	// (not even the detach of the token). The ownership check and the
 	// write are one statement in one transaction, so of two users racing
 	// to register one new id exactly one gets it and the other gets
-	// ErrDeviceTaken (issue 23).
-	UpsertOwnDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int) (heraldtype.Device, error)
+	// ErrDeviceTaken (issue 23). A push token held by another user's ACTIVE
+	// device last seen at or after takeoverBefore is not moved either: the
+	// call fails with ErrTokenHeld and writes nothing (issue 23: a token
+	// someone learned is not a key to another user's phone). An older,
+	// idle holder is detached as UpsertDevice does (the phone changed
+	// hands, S0.1).
+	UpsertOwnDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int, takeoverBefore time.Time) (heraldtype.Device, error)
 	// GetDevice returns ENOTFOUND if the device does not exist.
 	GetDevice(ctx context.Context, id string) (heraldtype.Device, error)
 	// ListDevices returns the user's devices ordered by id; ENOTFOUND if the

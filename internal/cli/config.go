@@ -53,6 +53,10 @@ type Config struct {
 	// DeviceMaxAge: devices not seen for this long are pruned (270 days;
 	// 0: never).
 	DeviceMaxAge time.Duration `koanf:"device_max_age"`
+	// DeviceTokenTakeoverAfter: a user token takes a push token from
+	// another user's device only once that device was not seen for this
+	// long (24 h; 0: never, only a server key moves it).
+	DeviceTokenTakeoverAfter time.Duration `koanf:"device_token_takeover_after"`
 	// Retention: notifications whose deliveries all finished this long ago
 	// are deleted with their timeline (0: kept forever).
 	Retention time.Duration `koanf:"retention"`
@@ -205,24 +209,25 @@ type FCMConfig struct {
 // directory, loopback only.
 func defaultConfig() Config {
 	return Config{
-		Listen:               "127.0.0.1:8080",
-		Database:             "herald.db",
-		DatabaseSchema:       "herald",
-		DatabaseMaxConns:     20,
-		Retention:            30 * 24 * time.Hour,
-		DefaultTimezone:      "Asia/Seoul",
-		MaxAttempts:          4,
-		IdempotencyRetention: 24 * time.Hour,
-		DeviceMaxAge:         270 * 24 * time.Hour,
-		MaintenanceInterval:  time.Hour,
-		LeaderTTL:            15 * time.Second,
-		MaxBodyBytes:         1 << 20,
-		MaxDataBytes:         herald.DefaultMaxDataBytes,
-		MaxTriggerBytes:      herald.DefaultMaxTriggerBytes,
-		MaxDevicesPerUser:    herald.DefaultMaxDevicesPerUser,
-		MaxPreferenceTypes:   herald.DefaultMaxPreferenceTypes,
-		ShutdownTimeout:      30 * time.Second,
-		Log:                  LogConfig{Level: "info", Format: "json"},
+		Listen:                   "127.0.0.1:8080",
+		Database:                 "herald.db",
+		DatabaseSchema:           "herald",
+		DatabaseMaxConns:         20,
+		Retention:                30 * 24 * time.Hour,
+		DefaultTimezone:          "Asia/Seoul",
+		MaxAttempts:              4,
+		IdempotencyRetention:     24 * time.Hour,
+		DeviceMaxAge:             270 * 24 * time.Hour,
+		DeviceTokenTakeoverAfter: 24 * time.Hour,
+		MaintenanceInterval:      time.Hour,
+		LeaderTTL:                15 * time.Second,
+		MaxBodyBytes:             1 << 20,
+		MaxDataBytes:             herald.DefaultMaxDataBytes,
+		MaxTriggerBytes:          herald.DefaultMaxTriggerBytes,
+		MaxDevicesPerUser:        herald.DefaultMaxDevicesPerUser,
+		MaxPreferenceTypes:       herald.DefaultMaxPreferenceTypes,
+		ShutdownTimeout:          30 * time.Second,
+		Log:                      LogConfig{Level: "info", Format: "json"},
 		Dev: DevConfig{FCMAddr: "127.0.0.1:8081", APNsAddr: "127.0.0.1:8443", WebPushAddr: "127.0.0.1:8082",
 			TwilioAddr: "127.0.0.1:8083", SMTPAddr: "127.0.0.1:2525", SMTPHTTP: "127.0.0.1:8084"},
 		SMTP: SMTPConfig{Port: 587, TLS: "starttls"},
@@ -310,15 +315,16 @@ func off(d time.Duration) time.Duration {
 // clientConfig turns the file/env config into the library's typed Config.
 func (c *Config) clientConfig() (herald.Config, error) {
 	hc := herald.Config{
-		DefaultTimezone:      c.DefaultTimezone,
-		MaxAttempts:          c.MaxAttempts,
-		DailyCap:             c.DailyCap,
-		Worker:               herald.WorkerConfig(c.Worker),
-		IdempotencyRetention: off(c.IdempotencyRetention),
-		DeviceMaxAge:         off(c.DeviceMaxAge),
-		Retention:            off(c.Retention),
-		MaintenanceInterval:  off(c.MaintenanceInterval),
-		LeaderTTL:            c.LeaderTTL,
+		DefaultTimezone:          c.DefaultTimezone,
+		MaxAttempts:              c.MaxAttempts,
+		DailyCap:                 c.DailyCap,
+		Worker:                   herald.WorkerConfig(c.Worker),
+		IdempotencyRetention:     off(c.IdempotencyRetention),
+		DeviceMaxAge:             off(c.DeviceMaxAge),
+		DeviceTokenTakeoverAfter: off(c.DeviceTokenTakeoverAfter),
+		Retention:                off(c.Retention),
+		MaintenanceInterval:      off(c.MaintenanceInterval),
+		LeaderTTL:                c.LeaderTTL,
 		Limits: herald.Limits{MaxDataBytes: c.MaxDataBytes, MaxTriggerBytes: c.MaxTriggerBytes,
 			MaxDevicesPerUser: c.MaxDevicesPerUser, MaxPreferenceTypes: c.MaxPreferenceTypes},
 	}

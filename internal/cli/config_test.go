@@ -87,8 +87,11 @@ func TestExplicitZeroDisablesPruning(t *testing.T) {
 		t.Errorf("defaults: interval %v, retention %v, device max age %v, idempotency %v", hc.MaintenanceInterval,
 			hc.Retention, hc.DeviceMaxAge, hc.IdempotencyRetention)
 	}
+	if hc.DeviceTokenTakeoverAfter != day {
+		t.Errorf("default device_token_takeover_after %v, want 24h", hc.DeviceTokenTakeoverAfter)
+	}
 	cfg, err = loadConfig("", []string{"HERALD_MAINTENANCE_INTERVAL=0", "HERALD_RETENTION=0s", "HERALD_DEVICE_MAX_AGE=0",
-		"HERALD_IDEMPOTENCY_RETENTION=-1h"})
+		"HERALD_IDEMPOTENCY_RETENTION=-1h", "HERALD_DEVICE_TOKEN_TAKEOVER_AFTER=0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +101,9 @@ func TestExplicitZeroDisablesPruning(t *testing.T) {
 	if hc.MaintenanceInterval >= 0 || hc.Retention >= 0 || hc.DeviceMaxAge >= 0 || hc.IdempotencyRetention >= 0 {
 		t.Errorf("explicit zeros: interval %v, retention %v, device max age %v, idempotency %v; want all off (negative)",
 			hc.MaintenanceInterval, hc.Retention, hc.DeviceMaxAge, hc.IdempotencyRetention)
+	}
+	if hc.DeviceTokenTakeoverAfter >= 0 {
+		t.Errorf("device_token_takeover_after 0: %v, want never (negative)", hc.DeviceTokenTakeoverAfter)
 	}
 }
 

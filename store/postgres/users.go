@@ -59,7 +59,7 @@ func scanDevice(row pgx.Row) (heraldtype.Device, error) {
 // instances are serialised by that index: the later one fails with
 // ECONFLICT and may simply be retried.
 func (s *Store) UpsertDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int) (heraldtype.Device, error) {
-	return s.upsertDevice(ctx, d, now, maxPerUser, false)
+	return s.upsertDevice(ctx, d, now, maxPerUser, false, time.Time{})
 }
 
 // UpsertOwnDevice implements store.Store: the upsert's ON CONFLICT does
@@ -68,12 +68,12 @@ func (s *Store) UpsertDevice(ctx context.Context, d heraldtype.Device, now time.
 // itself: a registration racing for the same new id waits on the primary
 // key for the first to commit, then sees its row (READ COMMITTED re-checks
 // the conflicting row) and is refused.
-func (s *Store) UpsertOwnDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int) (heraldtype.Device, error) {
-	return s.upsertDevice(ctx, d, now, maxPerUser, true)
+func (s *Store) UpsertOwnDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int, takeoverBefore time.Time) (heraldtype.Device, error) {
+	return s.upsertDevice(ctx, d, now, maxPerUser, true, takeoverBefore)
 }
 
 // upsertDevice is UpsertDevice, or UpsertOwnDevice when own is set.
-func (s *Store) upsertDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int, own bool) (heraldtype.Device, error) {
+func (s *Store) upsertDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int, own bool, takeoverBefore time.Time) (heraldtype.Device, error) {
 	if d.ID == "" {
 		return heraldtype.Device{}, heraldtype.FieldErrorf("device_id", "must not be empty")
 	}
@@ -83,6 +83,19 @@ func (s *Store) upsertDevice(ctx context.Context, d heraldtype.Device, now time.
 		err := tx.QueryRow(ctx, s.q(`SELECT 1 FROM {s}.users WHERE id = $1`), d.UserID).Scan(&one)
 		if err != nil {
 			return formatError(err, "user "+quote(d.UserID))
+		}
+		if own && d.Token != "" {
+			// The holder's row is locked (FOR UPDATE) until commit, so a
+			// heartbeat or another registration cannot change it between
+			// the check and the detach.
+			err := tx.QueryRow(ctx, s.q(`SELECT 1 FROM {s}.devices WHERE token = $1 AND id <> $2 AND user_id <> $3
+	AND status = 'ACTIVE' AND last_seen_at >= $4 LIMIT 1 FOR UPDATE`), d.Token, d.ID, d.UserID, takeoverBefore).Scan(&one)
+			switch {
+			case err == nil:
+				return store.ErrTokenHeld()
+			case !errors.Is(err, pgx.ErrNoRows):
+				return formatError(err, "device token")
+			}
 		}
 		if d.Token != "" {
 			_, err := tx.Exec(ctx, s.q(`UPDATE {s}.devices SET token = '', status = 'INVALID', invalidated_at = $1,

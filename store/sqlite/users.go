@@ -67,19 +67,19 @@ func scanDevice(sc interface{ Scan(...any) error }) (heraldtype.Device, error) {
 // holder and the upsert are one transaction, so the unique token index
 // never sees two holders.
 func (s *Store) UpsertDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int) (heraldtype.Device, error) {
-	return s.upsertDevice(ctx, d, now, maxPerUser, false)
+	return s.upsertDevice(ctx, d, now, maxPerUser, false, time.Time{})
 }
 
 // UpsertOwnDevice implements store.Store: the upsert's ON CONFLICT does
 // nothing to another user's device, and then returns no row, which rolls
 // the whole transaction back. Writes are serialised (one writer), so the
 // check and the write cannot interleave with another registration.
-func (s *Store) UpsertOwnDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int) (heraldtype.Device, error) {
-	return s.upsertDevice(ctx, d, now, maxPerUser, true)
+func (s *Store) UpsertOwnDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int, takeoverBefore time.Time) (heraldtype.Device, error) {
+	return s.upsertDevice(ctx, d, now, maxPerUser, true, takeoverBefore)
 }
 
 // upsertDevice is UpsertDevice, or UpsertOwnDevice when own is set.
-func (s *Store) upsertDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int, own bool) (heraldtype.Device, error) {
+func (s *Store) upsertDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int, own bool, takeoverBefore time.Time) (heraldtype.Device, error) {
 	if d.ID == "" {
 		return heraldtype.Device{}, heraldtype.FieldErrorf("device_id", "must not be empty")
 	}
@@ -87,6 +87,11 @@ func (s *Store) upsertDevice(ctx context.Context, d heraldtype.Device, now time.
 	err := s.inTx(ctx, func(tx *writeTx) error {
 		if err := s.userExists(ctx, tx, d.UserID); err != nil {
 			return err
+		}
+		if own && d.Token != "" {
+			if err := s.tokenFree(ctx, tx, d, takeoverBefore); err != nil {
+				return err
+			}
 		}
 		if d.Token != "" {
 			_, err := s.exec(ctx, tx, `UPDATE devices SET token = '', status = 'INVALID', invalidated_at = ?,
@@ -121,6 +126,26 @@ RETURNING `+deviceColumns)
 		return s.evictDevices(ctx, tx, d, maxPerUser)
 	})
 	return out, err
+}
+
+// tokenFree returns ErrTokenHeld if another user's ACTIVE device seen at
+// or after takeoverBefore holds d's token. One writer: nothing can change
+// between the check and the write.
+func (s *Store) tokenFree(ctx context.Context, tx *writeTx, d heraldtype.Device, takeoverBefore time.Time) error {
+	st, err := s.stmt(ctx, tx, `SELECT 1 FROM devices WHERE token = ? AND id <> ? AND user_id <> ?
+	AND status = 'ACTIVE' AND last_seen_at >= ? LIMIT 1`)
+	if err != nil {
+		return err
+	}
+	var one int
+	err = st.QueryRowContext(ctx, d.Token, d.ID, d.UserID, micros(takeoverBefore)).Scan(&one)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return formatError(err, "device token")
+	}
+	return store.ErrTokenHeld()
 }
 
 // evictDevices keeps the user's maxPerUser devices seen most recently, d

@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,15 +24,16 @@ func testOwnDevices(t *testing.T, newStore NewStore) {
 		f.device("u1", "d1", "android") // token tok-d1
 		// u2 names u1's device, even with the token it holds: nothing
 		// is written, not even the detach of the token.
-		_, err := f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d1", UserID: "u2", Platform: "android", Token: "tok-d1", PushOptIn: true}, at(time.Minute), 0)
+		_, err := f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d1", UserID: "u2", Platform: "android", Token: "tok-d1", PushOptIn: true}, at(time.Minute), 0, time.Time{})
 		if !store.IsDeviceTaken(err) {
 			t.Fatalf("UpsertOwnDevice of another user's device: %v, want the device_id conflict", err)
 		}
 		if d := f.getDevice("d1"); d.UserID != "u1" || d.Token != "tok-d1" || d.Status != heraldtype.DeviceActive {
 			t.Fatalf("d1 after u2's attempt = %+v", d)
 		}
-		// A new device of u2 with that token detaches it from d1.
-		d2, err := f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d2", UserID: "u2", Platform: "android", Token: "tok-d1", PushOptIn: true}, at(2*time.Minute), 0)
+		// A new device of u2 with that token detaches it from d1 once d1
+		// is idle (last seen before the takeover cutoff, issue 23).
+		d2, err := f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d2", UserID: "u2", Platform: "android", Token: "tok-d1", PushOptIn: true}, at(2*time.Minute), 0, at(time.Second))
 		if err != nil || d2.UserID != "u2" || d2.Token != "tok-d1" {
 			t.Fatalf("UpsertOwnDevice(d2, 0) = %+v, %v", d2, err)
 		}
@@ -38,12 +41,59 @@ func testOwnDevices(t *testing.T, newStore NewStore) {
 			t.Fatalf("d1 after its token moved = %+v", d)
 		}
 		// Its own device is refreshed as UpsertDevice would.
-		d1, err := f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d1", UserID: "u1", Platform: "android", Token: "fresh", PushOptIn: true}, at(time.Hour), 0)
+		d1, err := f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d1", UserID: "u1", Platform: "android", Token: "fresh", PushOptIn: true}, at(time.Hour), 0, time.Time{})
 		if err != nil || d1.Token != "fresh" || d1.Status != heraldtype.DeviceActive || d1.PreviousUserID != "" || d1.ReassignedAt != nil {
 			t.Fatalf("UpsertOwnDevice(own d1, 0) = %+v, %v", d1, err)
 		}
-		_, err = f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d9", UserID: "nobody", Platform: "android", Token: "t9"}, base(), 0)
+		_, err = f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d9", UserID: "nobody", Platform: "android", Token: "t9"}, base(), 0, time.Time{})
 		wantCode(t, err, heraldtype.ENOTFOUND)
+	})
+	t.Run("OwnTokenTakeover", func(t *testing.T) {
+		// Issue 23, S0.1: a user token takes another user's push token
+		// only from a device idle since takeoverBefore (the phone changed
+		// hands), never from one in use (a leaked token is no key).
+		t.Parallel()
+		f := newFixture(t, newStore)
+		f.user("u1")
+		f.user("u2")
+		f.device("u1", "d1", "android") // token tok-d1, seen at base()
+		f.upsertDevice(heraldtype.Device{ID: "d3", UserID: "u2", Platform: "android", Token: "tok-d3", PushOptIn: true}, base())
+		if err := f.s.TouchDevice(f.ctx, "d1", at(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		// Abuse: d1 was seen at base()+1h, after the cutoff. Refused,
+		// nothing written: not the new device, not the detach.
+		_, err := f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d2", UserID: "u2", Platform: "android", Token: "tok-d1", PushOptIn: true}, at(2*time.Hour), 0, at(time.Hour))
+		wantCode(t, err, heraldtype.ECONFLICT)
+		var he *heraldtype.Error
+		if !errors.As(err, &he) || he.Field != "token" || strings.Contains(he.Message, "u1") || strings.Contains(he.Message, "d1") {
+			t.Fatalf("refusal = %v, want the token conflict naming no one", err)
+		}
+		if d := f.getDevice("d1"); d.UserID != "u1" || d.Token != "tok-d1" || d.Status != heraldtype.DeviceActive {
+			t.Fatalf("d1 after the refused takeover = %+v", d)
+		}
+		if _, err := f.s.GetDevice(f.ctx, "d2"); heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
+			t.Fatalf("d2 after the refused takeover: %v, want not found", err)
+		}
+		// An existing device of u2 refreshing with that token: refused too.
+		_, err = f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d3", UserID: "u2", Platform: "android", Token: "tok-d1", PushOptIn: true}, at(2*time.Hour), 0, at(time.Hour))
+		wantCode(t, err, heraldtype.ECONFLICT)
+		if d := f.getDevice("d3"); d.Token != "tok-d3" {
+			t.Fatalf("d3 after the refused takeover = %+v", d)
+		}
+		// The phone changed hands: d1 not seen since the cutoff. Moves.
+		d2, err := f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d2", UserID: "u2", Platform: "android", Token: "tok-d1", PushOptIn: true}, at(26*time.Hour), 0, at(2*time.Hour))
+		if err != nil || d2.UserID != "u2" || d2.Token != "tok-d1" {
+			t.Fatalf("takeover from an idle device = %+v, %v", d2, err)
+		}
+		if d := f.getDevice("d1"); d.UserID != "u1" || d.Token != "" || d.InvalidReason != "token_moved" {
+			t.Fatalf("d1 after its token moved = %+v", d)
+		}
+		// The user's own other device never blocks it, however recent.
+		d3, err := f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: "d3", UserID: "u2", Platform: "android", Token: "tok-d1", PushOptIn: true}, at(27*time.Hour), 0, time.Time{})
+		if err != nil || d3.Token != "tok-d1" {
+			t.Fatalf("own device taking its user's token = %+v, %v", d3, err)
+		}
 	})
 	t.Run("ReassignRecorded", func(t *testing.T) {
 		t.Parallel()
@@ -83,7 +133,7 @@ func testOwnDevices(t *testing.T, newStore NewStore) {
 				go func() {
 					defer wg.Done()
 					_, err := f.s.UpsertOwnDevice(f.ctx, heraldtype.Device{ID: id, UserID: u, Platform: "android",
-						Token: "tok-" + id + "-" + u, PushOptIn: true}, base(), 0)
+						Token: "tok-" + id + "-" + u, PushOptIn: true}, base(), 0, time.Time{})
 					mu.Lock()
 					errs[u] = err
 					mu.Unlock()
