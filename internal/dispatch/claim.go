@@ -109,7 +109,9 @@ func (w *Worker) claimBatch(ctx, sendCtx context.Context, capacity int, withNext
 
 // throttledProviders are the providers so slowed down that a delivery
 // claimed now could not start its send within its lease: claiming them
-// would only release them again.
+// would only release them again. Only provider-wide throttles count: a
+// slowed scope (one Web Push host, ThrottleScoper) must not hold back the
+// provider's other scopes, so its deliveries are claimed and released.
 func (w *Worker) throttledProviders(now time.Time) []string {
 	margin := w.cfg.LeaseDuration - w.cfg.SendTimeout
 	var names []string

@@ -44,6 +44,17 @@ type CodeLister interface {
 	Codes() []string
 }
 
+// ThrottleScoper is a Sender whose quota answers concern only part of its
+// traffic. ThrottleScope names that part for a claimed job (Web Push: the
+// host of the subscription endpoint, one push service each); the worker
+// keeps one throttle per (provider, scope), so one push service answering
+// 429 slows only the deliveries to it (issue 23). "" is the provider-wide
+// throttle, the only one of a Sender without this method (FCM: one client
+// is one project; APNs: one topic and team).
+type ThrottleScoper interface {
+	ThrottleScope(job *heraldtype.Job) string
+}
+
 // Defaults. The retry schedules come from the seeds and the provider
 // documentation: 5 s ×2 capped at 15 min for temporary failures (seed 000,
 // S0.3) and a 60 s minimum for quota answers (PROTOCOLS.md, QUOTA_EXCEEDED).

@@ -82,7 +82,7 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre 
 	// Wait for the provider's throttle, but never past the point where the
 	// send could still finish inside the lease: such a delivery goes back
 	// to the queue unattempted, due when the throttle would let it go.
-	th := w.throttles[d.Provider]
+	th := w.throttleFor(sender, &job)
 	wait, cancel := th.reserve(now)
 	lease, lost := w.flights.lease(d.ID)
 	if lost {
@@ -130,12 +130,12 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre 
 		return store.Outcome{}, false
 	}
 	th.observe(end)
-	return w.decide(&job, start, end, id, err, timedOut), true
+	return w.decide(&job, th, start, end, id, err, timedOut), true
 }
 
-// decide turns a provider's answer into an outcome. Providers classify;
-// only the worker decides (S0.3).
-func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID string, err error, timedOut bool) store.Outcome {
+// decide turns a provider's answer into an outcome; th is the throttle the
+// send went through. Providers classify; only the worker decides (S0.3).
+func (w *Worker) decide(job *heraldtype.Job, th *throttle, start, end time.Time, providerID string, err error, timedOut bool) store.Outcome {
 	d := &job.Delivery
 	m := w.cfg.Metrics
 	p := m.Provider(d.Provider) // the provider label; d.Provider picks the sender
@@ -196,9 +196,9 @@ func (w *Worker) decide(job *heraldtype.Job, start, end time.Time, providerID st
 		return w.outcome(d, end, store.Dead{Failure: f})
 	case heraldtype.ClassThrottled:
 		m.Throttled.WithLabelValues(p).Inc()
-		if w.throttles[d.Provider].quota(end) {
+		if th.quota(end) {
 			w.log.Warn("dispatch: provider over quota; slowing it down", "provider", d.Provider,
-				"limit_per_second", w.throttles[d.Provider].currentLimit(end))
+				"scope", th.scope, "limit_per_second", th.currentLimit(end))
 		}
 	default:
 		// An unknown class is retried like a temporary failure: attempts

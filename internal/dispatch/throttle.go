@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/heraldhq/herald/heraldtype"
 )
 
 // Throttle tuning. A provider answering "over quota" (FCM QUOTA_EXCEEDED,
@@ -56,13 +58,80 @@ const (
 	// 10–1,000 answers/s, and a project a third of whose sends fail is
 	// still slowed within seconds (TestThrottleCatchesOverQuota).
 	throttleSignificance = 3.0
+	// maxThrottleScopes bounds the scoped throttles (ThrottleScoper) a
+	// worker tracks. A scope is a push service chosen by whoever
+	// registered the device, so a hostile user can name any number of
+	// them; the real ones are a handful (FCM, Mozilla, Apple, Microsoft).
+	// When full, an unthrottled scope is evicted first, else any: an
+	// evicted scope starts unlimited again and must be measured over
+	// quota again (throttleMinQuotas) before it is slowed. About 500 bytes
+	// each, so at most about 0.5 MB; not an operator setting.
+	maxThrottleScopes = 1024
 )
 
-// throttle limits the send rate of one provider. All its methods take the
+// throttleKey names a scoped throttle: a provider and a ThrottleScope.
+type throttleKey struct{ provider, scope string }
+
+// scopedThrottles are a worker's throttles of ThrottleScoper senders, made
+// on first use and bounded by maxThrottleScopes.
+type scopedThrottles struct {
+	mu sync.Mutex
+	m  map[throttleKey]*throttle
+}
+
+// get returns the throttle of k, making it (and evicting another if the
+// map is full) on first use.
+func (s *scopedThrottles) get(k throttleKey) *throttle {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if th, ok := s.m[k]; ok {
+		return th
+	}
+	if len(s.m) >= maxThrottleScopes {
+		s.evict()
+	}
+	th := newThrottle()
+	th.scope = k.scope
+	s.m[k] = th
+	return th
+}
+
+// evict removes one unthrottled scope, or any scope if all are throttled.
+func (s *scopedThrottles) evict() {
+	var last throttleKey
+	for k, th := range s.m {
+		last = k
+		th.mu.Lock()
+		free := th.lim == nil
+		th.mu.Unlock()
+		if free {
+			delete(s.m, k)
+			return
+		}
+	}
+	delete(s.m, last)
+}
+
+// throttleFor is the throttle a send of job through sender goes through:
+// its scope's if sender is a ThrottleScoper naming one, else the
+// provider's.
+func (w *Worker) throttleFor(sender Sender, job *heraldtype.Job) *throttle {
+	if sc, ok := sender.(ThrottleScoper); ok {
+		if scope := sc.ThrottleScope(job); scope != "" {
+			return w.scoped.get(throttleKey{job.Delivery.Provider, scope})
+		}
+	}
+	return w.throttles[job.Delivery.Provider]
+}
+
+// throttle limits the send rate of one provider, or of one scope of a
+// ThrottleScoper provider (a Web Push host). All its methods take the
 // time from the caller (the worker's injected clock), so its behaviour is
 // tested without waiting.
 type throttle struct {
-	mu sync.Mutex
+	// scope is the ThrottleScope the throttle is for, "" for a provider's.
+	scope string
+	mu    sync.Mutex
 	// lim is nil while the provider is unlimited.
 	lim *rate.Limiter
 	// limit is lim's rate in sends per second (0 while unlimited).

@@ -31,7 +31,8 @@ type Worker struct {
 	log       *slog.Logger
 	completer *completer
 	flights   *flights
-	throttles map[string]*throttle // per provider; fixed at New
+	throttles map[string]*throttle // per provider (scope ""); fixed at New
+	scoped    scopedThrottles      // per (provider, scope) of a ThrottleScoper
 
 	// slots holds one token per send in flight (Concurrency).
 	slots chan struct{}
@@ -86,6 +87,7 @@ func New(cfg Config) (*Worker, error) {
 		maxBacklog: 4*cfg.FlushSize + cfg.Concurrency,
 		sleep:      sleepCtx,
 		missing:    make(map[string]bool),
+		scoped:     scopedThrottles{m: make(map[throttleKey]*throttle)},
 	}
 	for name, s := range cfg.Senders {
 		w.throttles[name] = newThrottle()

@@ -17,6 +17,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -178,3 +179,33 @@ func (c *Client) String() string {
 // Format makes every fmt verb print String, so the private key the Client
 // holds never reaches a log.
 func (c *Client) Format(f fmt.State, _ rune) { fmt.Fprint(f, c.String()) }
+
+// ThrottleScope names the push service of job's subscription — the host
+// (and port) of its endpoint — so the dispatcher throttles each push
+// service on its own 429s (dispatch.ThrottleScoper): an endpoint that
+// always answers 429 slows the deliveries to its own host, never the
+// other push services' (issue 23). It reads the host without a full URL
+// parse (it runs per send); an endpoint without one gives "", the
+// provider-wide throttle, and fails at Send anyway.
+func (c *Client) ThrottleScope(job *heraldtype.Job) string {
+	if job.Device == nil {
+		return ""
+	}
+	return endpointHost(job.Device.Token)
+}
+
+// endpointHost is the lower-cased host[:port] of an endpoint URL, "" if it
+// has none.
+func endpointHost(endpoint string) string {
+	_, rest, ok := strings.Cut(endpoint, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	return strings.ToLower(rest)
+}
