@@ -97,7 +97,7 @@ func (e *Emulator) handlePush(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	plain, err := decrypt(body, sub.key, sub.auth)
+	plain, err := Decrypt(body, sub.key, sub.auth)
 	if err != nil {
 		// A real push service cannot see this; the browser would drop
 		// the message silently. The emulator plays both and says so.

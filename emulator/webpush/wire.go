@@ -51,9 +51,9 @@ func validTopic(t string) bool {
 	return strings.Trim(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == ""
 }
 
-// decrypt opens an aes128gcm body (RFC 8188, one record) with the
+// Decrypt opens an aes128gcm body (RFC 8188, one record) with the
 // subscription's private key and auth secret, as the browser does.
-func decrypt(body []byte, ua *ecdh.PrivateKey, auth []byte) ([]byte, error) {
+func Decrypt(body []byte, ua *ecdh.PrivateKey, auth []byte) ([]byte, error) {
 	const saltLen, tagLen = 16, 16
 	const headerLen = saltLen + 4 + 1 + publicKeyLen
 	if len(body) < headerLen+tagLen+1 {

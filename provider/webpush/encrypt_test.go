@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"crypto/ecdh"
 	"crypto/rand"
-	"encoding/binary"
-	"errors"
-	"fmt"
 	"strings"
 	"testing"
+
+	webpushemu "github.com/heraldhq/herald/emulator/webpush"
 )
 
 // rfc8291 is the example of RFC 8291 §5 (appendix A gives the intermediate
@@ -62,7 +61,7 @@ func TestRFC8291Vector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := decrypt(mustB64(t, v.body), ua, auth)
+	plain, err := webpushemu.Decrypt(mustB64(t, v.body), ua, auth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +87,7 @@ func TestEncryptRoundTripAndLimits(t *testing.T) {
 	if len(body) != MaxBodyBytes {
 		t.Errorf("a %d-byte payload encrypts to %d bytes, want exactly %d", len(full), len(body), MaxBodyBytes)
 	}
-	got, err := decrypt(body, ua, auth)
+	got, err := webpushemu.Decrypt(body, ua, auth)
 	if err != nil || !bytes.Equal(got, full) {
 		t.Fatalf("round trip: %v", err)
 	}
@@ -103,7 +102,8 @@ func TestEncryptRoundTripAndLimits(t *testing.T) {
 		t.Error("salt and sender key were reused")
 	}
 
-	// Decryption failures the emulator reports.
+	// Decryption failures the emulator reports (webpushemu.Decrypt is the
+	// browser's side, written apart from this client).
 	wrongAuth := bytes.Clone(auth)
 	wrongAuth[0] ^= 1
 	tampered := bytes.Clone(a)
@@ -120,53 +120,8 @@ func TestEncryptRoundTripAndLimits(t *testing.T) {
 		"short":      {a[:headerLen], auth, "shorter"},
 		"keyid":      {badIDLen, auth, "keyid"},
 	} {
-		if _, err := decrypt(tc.body, ua, tc.auth); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := webpushemu.Decrypt(tc.body, ua, tc.auth); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
 		}
 	}
-}
-
-// decrypt opens an aes128gcm body with the user agent's private key and
-// auth secret: what a browser does, and what the tests do to check
-// encrypt. It accepts only single-record bodies, as Web Push uses.
-func decrypt(body []byte, ua *ecdh.PrivateKey, auth []byte) ([]byte, error) {
-	if len(body) < headerLen+tagLen+1 {
-		return nil, errors.New("body is shorter than an aes128gcm header and one record")
-	}
-	salt := body[:saltLen]
-	rs := binary.BigEndian.Uint32(body[saltLen:])
-	if idlen := body[saltLen+4]; idlen != publicKeyLen {
-		return nil, fmt.Errorf("keyid is %d bytes, want the 65-byte sender public key", idlen)
-	}
-	asPublic := body[saltLen+5 : headerLen]
-	ciphertext := body[headerLen:]
-	if rs < tagLen+2 || uint64(len(ciphertext)) > uint64(rs) {
-		return nil, fmt.Errorf("record size %d does not hold the %d-byte record (more than one record?)", rs, len(ciphertext))
-	}
-	asKey, err := ecdh.P256().NewPublicKey(asPublic)
-	if err != nil {
-		return nil, errors.New("keyid is not a P-256 public key")
-	}
-	secret, err := ua.ECDH(asKey)
-	if err != nil {
-		return nil, fmt.Errorf("ECDH: %w", err)
-	}
-	aead, nonce, err := contentKey(secret, auth, ua.PublicKey().Bytes(), asPublic, salt)
-	if err != nil {
-		return nil, err
-	}
-	record, err := aead.Open(nil, nonce, ciphertext, nil)
-	if err != nil {
-		return nil, errors.New("authentication failed: wrong keys or corrupted body")
-	}
-	// Strip the padding: zeros after the delimiter, which must mark the
-	// last record.
-	i := len(record) - 1
-	for i >= 0 && record[i] == 0 {
-		i--
-	}
-	if i < 0 || record[i] != lastRecord {
-		return nil, errors.New("record does not end with the last-record delimiter 0x02")
-	}
-	return record[:i], nil
 }
