@@ -149,11 +149,11 @@ func TestEveryChannelReachesItsEmulatorOnce(t *testing.T) {
 	}
 	r.work()
 	st := r.status(res.Notifications[0].ID)
-	if st.Status != StatusSent {
+	if st.Status != heraldtype.HistorySent {
 		for _, d := range st.Deliveries {
 			t.Logf("%s %s %s %s", d.Channel, d.Provider, d.State, d.LastErrorCode)
 		}
-		t.Fatalf("status %s, want sent", st.Status)
+		t.Fatalf("status %s, want SENT", st.Status)
 	}
 	for name, n := range map[string]int{
 		"fcm (android)":    len(r.em.MessagesTo("tok-android")),

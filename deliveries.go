@@ -5,27 +5,31 @@ import (
 	"strconv"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store/rules"
 )
 
-// Notification status values, derived from its deliveries.
-const (
-	StatusQueued       = "queued"         // no delivery has finished yet
-	StatusInProgress   = "in_progress"    // some finished, some still queued
-	StatusSent         = "sent"           // every delivery was sent
-	StatusPartial      = "partially_sent" // all finished, some sent, some not
-	StatusFailed       = "failed"         // all finished, none sent
-	StatusNoRecipients = "no_deliveries"  // the user had no eligible device
-)
-
-// NotificationStatus is a notification with its timeline: every delivery
-// and every attempt of each (GET /v1/notifications/{id}).
+// NotificationStatus is a notification with its status and its timeline:
+// every delivery and every attempt of each (GET /v1/notifications/{id}).
+// Status, Reason and ChannelStatus are those of the history (S3.9) — one
+// vocabulary, one rule (store/rules.StatusRules), so the detail and the
+// lists never disagree (issue 22).
 type NotificationStatus struct {
 	heraldtype.Notification
-	Status     string                `json:"status"`
-	Deliveries []heraldtype.Delivery `json:"deliveries"`
+	// Status sums up all the notification's deliveries: PENDING,
+	// DEFERRED, SENT, PARTIALLY_SENT, RATE_LIMITED, USER_OPTED_OUT or
+	// FAILED.
+	Status heraldtype.HistoryStatus `json:"status"`
+	// Reason is the error code that decided Status (quiet_hours,
+	// duplicate, type_disabled, no_deliveries, a provider's code, …).
+	Reason string `json:"reason,omitempty"`
+	// ChannelStatus is the same rule per channel the notification asked
+	// for: {"in_app":"SENT","push":"DEFERRED"}.
+	ChannelStatus map[heraldtype.Channel]heraldtype.HistoryStatus `json:"channel_status"`
+	Deliveries    []heraldtype.Delivery                           `json:"deliveries"`
 }
 
-// GetNotification returns a notification with its deliveries and attempts.
+// GetNotification returns a notification with its status, deliveries and
+// attempts.
 func (c *Client) GetNotification(ctx context.Context, id string) (NotificationStatus, error) {
 	if err := validID("id", id); err != nil {
 		return NotificationStatus{}, err
@@ -41,33 +45,8 @@ func (c *Client) GetNotification(ctx context.Context, id string) (NotificationSt
 	if ds == nil {
 		ds = []heraldtype.Delivery{}
 	}
-	return NotificationStatus{Notification: n, Status: summarize(ds), Deliveries: ds}, nil
-}
-
-func summarize(ds []heraldtype.Delivery) string {
-	if len(ds) == 0 {
-		return StatusNoRecipients
-	}
-	var final, sent int
-	for _, d := range ds {
-		if d.State.Final() {
-			final++
-		}
-		if d.State == heraldtype.StateSent {
-			sent++
-		}
-	}
-	switch {
-	case final == 0:
-		return StatusQueued
-	case final < len(ds):
-		return StatusInProgress
-	case sent == len(ds):
-		return StatusSent
-	case sent > 0:
-		return StatusPartial
-	}
-	return StatusFailed
+	st, reason, perChannel := rules.DeliveriesStatus(n.Channels, ds)
+	return NotificationStatus{Notification: n, Status: st, Reason: reason, ChannelStatus: perChannel, Deliveries: ds}, nil
 }
 
 // DeliveryFilter selects deliveries (GET /v1/deliveries).

@@ -12,11 +12,12 @@ import (
 // GET /v1/users/{id}/notifications.
 type HistoryFilter = heraldtype.HistoryFilter
 
-// HistoryEntry is one notification with its outcome — SENT, FAILED,
-// RATE_LIMITED, USER_OPTED_OUT, DEFERRED or PENDING — and the reason (an
-// error code such as duplicate, daily_cap, type_disabled, quiet_hours).
-// A notification with any delivery sent is SENT (an in_app delivery is
-// sent when it is written); Deliveries counts its deliveries per state.
+// HistoryEntry is one notification with its status — PENDING, DEFERRED,
+// SENT, PARTIALLY_SENT, RATE_LIMITED, USER_OPTED_OUT or FAILED — its
+// reason (an error code such as quiet_hours, duplicate, daily_cap,
+// type_disabled), the status of each channel, and its deliveries counted
+// per state. The status is the one of GET /v1/notifications/{id}: one
+// rule, store/rules.StatusRules (issue 22).
 type HistoryEntry = heraldtype.HistoryEntry
 
 // HistoryPage is one page of the history.
@@ -40,7 +41,8 @@ func (c *Client) ListHistory(ctx context.Context, f HistoryFilter) (HistoryPage,
 	}
 	f.Status = heraldtype.HistoryStatus(strings.ToUpper(string(f.Status)))
 	if f.Status != "" && !f.Status.Valid() {
-		return HistoryPage{}, heraldtype.FieldErrorf("status", "%q is not SENT, FAILED, RATE_LIMITED, USER_OPTED_OUT, DEFERRED or PENDING", f.Status)
+		return HistoryPage{}, heraldtype.FieldErrorf("status",
+			"%q is not PENDING, DEFERRED, SENT, PARTIALLY_SENT, RATE_LIMITED, USER_OPTED_OUT or FAILED", f.Status)
 	}
 	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
 		return HistoryPage{}, heraldtype.FieldErrorf("from", "must be before to")

@@ -167,15 +167,15 @@ func TestPipelineDeliversThroughFCMEmulator(t *testing.T) {
 		t.Fatalf("result = %+v, want one notification with 2 deliveries (the opted-out device gets none)", res)
 	}
 	id := res.Notifications[0].ID
-	if st := p.status(id); st.Status != StatusQueued {
+	if st := p.status(id); st.Status != heraldtype.HistoryPending {
 		t.Fatalf("status before work = %s", st.Status)
 	}
 	if n := p.work(); n != 2 {
 		t.Fatalf("claimed %d, want 2", n)
 	}
 	st := p.status(id)
-	if st.Status != StatusSent {
-		t.Fatalf("status = %s, want sent", st.Status)
+	if st.Status != heraldtype.HistorySent || st.ChannelStatus[heraldtype.ChannelPush] != heraldtype.HistorySent {
+		t.Fatalf("status = %s %v, want SENT", st.Status, st.ChannelStatus)
 	}
 	for _, d := range st.Deliveries {
 		msgs := p.em.MessagesTo(map[string]string{"d1": "tok-1", "d2": "tok-2"}[d.DeviceID])
@@ -307,8 +307,8 @@ func TestPipelineUnregisteredInvalidatesTokenAndLaterSkips(t *testing.T) {
 	}
 	first := p.enqueue(Request{UserID: "u1"}).Notifications[0].ID
 	p.work()
-	if st := p.status(first); st.Status != StatusPartial {
-		t.Fatalf("status = %s, want partially_sent", st.Status)
+	if st := p.status(first); st.Status != heraldtype.HistoryPartiallySent || st.Reason != "UNREGISTERED" {
+		t.Fatalf("status = %s %q, want PARTIALLY_SENT UNREGISTERED", st.Status, st.Reason)
 	}
 	dev, err := p.store.GetDevice(p.ctx, "d1")
 	if err != nil {

@@ -60,33 +60,6 @@ func TestLoadTimezone(t *testing.T) {
 	}
 }
 
-func TestSummarize(t *testing.T) {
-	t.Parallel()
-	d := func(states ...heraldtype.DeliveryState) []heraldtype.Delivery {
-		var out []heraldtype.Delivery
-		for _, s := range states {
-			out = append(out, heraldtype.Delivery{State: s})
-		}
-		return out
-	}
-	cases := []struct {
-		ds   []heraldtype.Delivery
-		want string
-	}{
-		{nil, StatusNoRecipients},
-		{d(heraldtype.StatePending, heraldtype.StateLeased), StatusQueued},
-		{d(heraldtype.StateSent, heraldtype.StatePending), StatusInProgress},
-		{d(heraldtype.StateSent, heraldtype.StateSent), StatusSent},
-		{d(heraldtype.StateSent, heraldtype.StateDead), StatusPartial},
-		{d(heraldtype.StateDead, heraldtype.StateSkipped), StatusFailed},
-	}
-	for _, c := range cases {
-		if got := summarize(c.ds); got != c.want {
-			t.Errorf("summarize(%v) = %s, want %s", c.ds, got, c.want)
-		}
-	}
-}
-
 func TestRequestHashIgnoresKeyButNotContent(t *testing.T) {
 	t.Parallel()
 	a := Request{IdempotencyKey: "k1", UserID: "u1", Type: "t", Title: "x", Data: map[string]string{"a": "1", "b": "2"}}

@@ -97,6 +97,8 @@ type envOptions struct {
 	// addresses also routes sms and email to the fake provider, so a
 	// trigger records deliveries with an address.
 	addresses bool
+	// now is the Client's clock (time.Now if nil).
+	now func() time.Time
 }
 
 // newEnv builds a Server over a real Client on a temp-file SQLite store.
@@ -129,6 +131,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		Worker:              herald.WorkerConfig{PollInterval: 20 * time.Millisecond, ReapInterval: time.Second},
 		Logger:              logger,
 		InboxHeartbeat:      o.heartbeat,
+		Now:                 o.now,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -11,9 +11,11 @@ import (
 )
 
 // listHistory: GET /v1/notifications?type=&status=&from=&to=&cursor=&limit=
-// lists notifications newest first with their outcome (S3.9): SENT,
-// FAILED, RATE_LIMITED, USER_OPTED_OUT, DEFERRED or PENDING, and the
-// reason. The answer is {"notifications":[…],"next_cursor":"…"}.
+// lists notifications newest first with their status (S3.9): PENDING,
+// DEFERRED, SENT, PARTIALLY_SENT, RATE_LIMITED, USER_OPTED_OUT or FAILED
+// (status= in any case), the reason and each channel's status — those of
+// GET /v1/notifications/{id} (issue 22). The answer is
+// {"notifications":[…],"next_cursor":"…"}.
 func (s *Server) listHistory(w http.ResponseWriter, r *http.Request) error {
 	return s.history(w, r, "")
 }

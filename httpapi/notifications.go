@@ -98,8 +98,9 @@ func unquoteKey(v string) string {
 }
 
 // getNotification: GET /v1/notifications/{id} returns the notification,
-// its status, and every delivery with every attempt: time, outcome and the
-// provider's message id or error code.
+// its status, reason and channel_status (the history's, issue 22), and
+// every delivery with every attempt: time, outcome and the provider's
+// message id or error code.
 func (s *Server) getNotification(w http.ResponseWriter, r *http.Request) error {
 	n, err := s.client.GetNotification(r.Context(), r.PathValue("id"))
 	if err != nil {

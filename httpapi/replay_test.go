@@ -54,7 +54,7 @@ func TestDeadLettersListAndReplay(t *testing.T) {
 	// The timeline shows the attempt with its outcome and error code.
 	var st herald.NotificationStatus
 	e.do("GET", "/v1/notifications/"+trig.ID, nil).expect(t, 200, &st)
-	if st.Status != herald.StatusFailed || len(st.Deliveries) != 1 || len(st.Deliveries[0].Attempts) == 0 {
+	if st.Status != heraldtype.HistoryFailed || st.Reason != "THIRD_PARTY_AUTH_ERROR" || len(st.Deliveries) != 1 || len(st.Deliveries[0].Attempts) == 0 {
 		t.Fatalf("status = %+v", st)
 	}
 	if a := st.Deliveries[0].Attempts[0]; a.Outcome != heraldtype.OutcomeDead || a.ErrorCode != "THIRD_PARTY_AUTH_ERROR" || a.At.IsZero() {
@@ -96,7 +96,7 @@ func TestReplayOfSentDeliveryConflicts(t *testing.T) {
 	var st herald.NotificationStatus
 	waitFor(t, "the delivery to be sent", func() bool {
 		e.do("GET", "/v1/notifications/"+trig.ID, nil).expect(t, 200, &st)
-		return st.Status == herald.StatusSent
+		return st.Status == heraldtype.HistorySent
 	})
 	if a := st.Deliveries[0].Attempts; len(a) == 0 || a[len(a)-1].ProviderMessageID == "" {
 		t.Fatalf("sent delivery without a provider message id: %+v", st.Deliveries[0])

@@ -104,7 +104,7 @@ func TestTriggerAndStatus(t *testing.T) {
 
 	var st herald.NotificationStatus
 	e.do("GET", "/v1/notifications/"+one.ID, nil).expect(t, 200, &st)
-	if st.ID != one.ID || st.UserID != "alice" || st.Status != herald.StatusQueued || len(st.Deliveries) != 1 {
+	if st.ID != one.ID || st.UserID != "alice" || st.Status != heraldtype.HistoryPending || len(st.Deliveries) != 1 {
 		t.Fatalf("status = %+v", st)
 	}
 	if d := st.Deliveries[0]; d.State != heraldtype.StatePending || d.DeviceID != "alice-phone" {

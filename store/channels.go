@@ -25,8 +25,9 @@ import (
 // skipped ones included. Inbox items are deleted with their notification
 // by PruneFinished.
 //
-// These rules, the push delivery rules (store.go) and the history status
-// (HistoryStatus) are implemented once, for every store, in store/rules.
+// These rules, the push delivery rules (store.go) and the notification
+// status (rules.StatusRules) are implemented once, for every store, in
+// store/rules.
 
 // InboxProvider is the provider name of in-app deliveries.
 const InboxProvider = "inbox"

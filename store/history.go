@@ -14,7 +14,7 @@ import (
 // the same filters.
 func CheckHistoryFilter(f *heraldtype.HistoryFilter) (int, error) {
 	if f.Status != "" && !f.Status.Valid() {
-		return 0, heraldtype.FieldErrorf("status", "unknown status %q (SENT, FAILED, RATE_LIMITED, USER_OPTED_OUT, DEFERRED, PENDING)", f.Status)
+		return 0, heraldtype.FieldErrorf("status", "unknown status %q (PENDING, DEFERRED, SENT, PARTIALLY_SENT, RATE_LIMITED, USER_OPTED_OUT, FAILED)", f.Status)
 	}
 	return pageSize(f.Limit, 50, 200)
 }
@@ -53,27 +53,4 @@ type Rows interface {
 	Next() bool
 	Scan(dest ...any) error
 	Err() error
-}
-
-// ScanHistoryCounts fills the delivery counts of es from rows of
-// (notification_id, state, count): every entry gets a map, empty if no
-// row names it.
-func ScanHistoryCounts(rows Rows, es []heraldtype.HistoryEntry) error {
-	index := make(map[string]*heraldtype.HistoryEntry, len(es))
-	for i := range es {
-		es[i].Deliveries = map[heraldtype.DeliveryState]int{}
-		index[es[i].NotificationID] = &es[i]
-	}
-	for rows.Next() {
-		var id string
-		var st heraldtype.DeliveryState
-		var n int
-		if err := rows.Scan(&id, &st, &n); err != nil {
-			return err
-		}
-		if e := index[id]; e != nil {
-			e.Deliveries[st] = n
-		}
-	}
-	return rows.Err()
 }

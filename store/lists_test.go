@@ -91,32 +91,3 @@ func TestHistoryPage(t *testing.T) {
 		t.Fatalf("a short page has next %q", next)
 	}
 }
-
-// countRows is a result set of (notification_id, state, count).
-type countRows struct {
-	rows [][3]any
-	i    int
-}
-
-func (r *countRows) Next() bool { r.i++; return r.i <= len(r.rows) }
-func (r *countRows) Err() error { return nil }
-func (r *countRows) Scan(dest ...any) error {
-	row := r.rows[r.i-1]
-	*dest[0].(*string) = row[0].(string)
-	*dest[1].(*heraldtype.DeliveryState) = row[1].(heraldtype.DeliveryState)
-	*dest[2].(*int) = row[2].(int)
-	return nil
-}
-
-func TestScanHistoryCounts(t *testing.T) {
-	t.Parallel()
-	es := []heraldtype.HistoryEntry{{NotificationID: "a"}, {NotificationID: "b"}}
-	rows := &countRows{rows: [][3]any{{"a", heraldtype.StateSent, 2}, {"a", heraldtype.StateDead, 1}}}
-	if err := store.ScanHistoryCounts(rows, es); err != nil {
-		t.Fatal(err)
-	}
-	if es[0].Deliveries[heraldtype.StateSent] != 2 || es[0].Deliveries[heraldtype.StateDead] != 1 ||
-		es[1].Deliveries == nil || len(es[1].Deliveries) != 0 {
-		t.Fatalf("counts = %v, %v", es[0].Deliveries, es[1].Deliveries)
-	}
-}

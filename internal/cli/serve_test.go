@@ -156,7 +156,7 @@ func TestServeDevQuickStart(t *testing.T) {
 	var status map[string]any
 	waitFor(t, "the notification to be sent", func() bool {
 		_, status = call(t, "GET", s.api+"/v1/notifications/"+id, "")
-		return status["status"] == "sent"
+		return status["status"] == "SENT"
 	})
 	ds := status["deliveries"].([]any)
 	attempts := ds[0].(map[string]any)["attempts"].([]any)

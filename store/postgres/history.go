@@ -10,6 +10,10 @@ import (
 	"github.com/heraldhq/herald/store/rules"
 )
 
+// historySQL is the history summary shared with SQLite (the status rule
+// is store/rules.StatusRules), its reasons compared in byte order.
+var historySQL = strings.ReplaceAll(rules.HistorySQL, rules.ByteOrder, rules.ByteOrderPostgres)
+
 // ListHistory implements store.Store.
 func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]heraldtype.HistoryEntry, string, error) {
 	limit, err := store.CheckHistoryFilter(&f)
@@ -41,7 +45,7 @@ func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]
 		}
 		where = append(where, "(n.created_at, n.id) < ("+arg(at)+"::timestamptz, "+arg(id)+")")
 	}
-	q := rules.HistorySQL
+	q := historySQL
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -58,8 +62,13 @@ func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]
 	var out []heraldtype.HistoryEntry
 	for rows.Next() {
 		var e heraldtype.HistoryEntry
-		if err := rows.Scan(&e.NotificationID, &e.UserID, &e.Type, &e.Title, &e.CreatedAt, &e.Status, &e.Reason); err != nil {
+		var channels []string
+		if err := rows.Scan(&e.NotificationID, &e.UserID, &e.Type, &e.Title, &channels, &e.CreatedAt, &e.Status, &e.Reason); err != nil {
 			return nil, "", formatError(err, "history")
+		}
+		e.Channels = make([]heraldtype.Channel, len(channels))
+		for i, ch := range channels {
+			e.Channels[i] = heraldtype.Channel(ch)
 		}
 		e.CreatedAt = e.CreatedAt.UTC()
 		out = append(out, e)
@@ -71,7 +80,8 @@ func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]
 	return out, next, s.historyCounts(ctx, out)
 }
 
-// historyCounts fills each entry's delivery counts by state.
+// historyCounts fills each entry's delivery counts by state and its
+// channel status, in one query for the page.
 func (s *Store) historyCounts(ctx context.Context, es []heraldtype.HistoryEntry) error {
 	if len(es) == 0 {
 		return nil
@@ -80,11 +90,10 @@ func (s *Store) historyCounts(ctx context.Context, es []heraldtype.HistoryEntry)
 	for i, e := range es {
 		ids[i] = e.NotificationID
 	}
-	rows, err := s.pool.Query(ctx, s.q(`SELECT notification_id, state, count(*) FROM {s}.deliveries
-WHERE notification_id = ANY ($1::text[]) GROUP BY notification_id, state`), ids)
+	rows, err := s.pool.Query(ctx, s.q(rules.HistoryCountsSQL+`notification_id = ANY ($1::text[])`+rules.HistoryCountsGroupSQL), ids)
 	if err != nil {
 		return formatError(err, "history")
 	}
 	defer rows.Close()
-	return formatError(store.ScanHistoryCounts(rows, es), "history")
+	return formatError(rules.HistoryCounts(rows, es), "history")
 }

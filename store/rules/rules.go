@@ -1,8 +1,8 @@
 // Package rules holds the product rules both stores apply, each written
 // once: which deliveries a trigger makes (channel routing, which devices
 // qualify for push, the sms / email address and its skip reasons, the
-// in-app inbox write) and how the history sums a notification's
-// deliveries up (store/channels.go and heraldtype.HistoryStatus state them).
+// in-app inbox write; store/channels.go states them) and a notification's
+// status, summed up from its deliveries (StatusRules, status.go).
 // Neither store decides these questions in SQL of its own any more, so
 // the two cannot drift (issue 17).
 //

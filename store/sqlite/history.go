@@ -2,15 +2,21 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/rules"
 )
 
-// historySQL is the history summary shared with PostgreSQL (the rules
-// of heraldtype.HistoryStatus are in store/rules), on SQLite's tables.
-var historySQL = rules.Unqualified(rules.HistorySQL)
+// historySQL is the history summary shared with PostgreSQL (the status
+// rule is store/rules.StatusRules), on SQLite's tables.
+var historySQL = strings.ReplaceAll(rules.Unqualified(rules.HistorySQL), rules.ByteOrder, rules.ByteOrderSQLite)
+
+// historyCountsSQL reads the channel and state counts of a page.
+var historyCountsSQL = rules.Unqualified(rules.HistoryCountsSQL)
 
 // ListHistory implements store.Store.
 func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]heraldtype.HistoryEntry, string, error) {
@@ -57,8 +63,12 @@ func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]
 	for rows.Next() {
 		var e heraldtype.HistoryEntry
 		var at int64
-		if err := rows.Scan(&e.NotificationID, &e.UserID, &e.Type, &e.Title, &at, &e.Status, &e.Reason); err != nil {
+		var channels string
+		if err := rows.Scan(&e.NotificationID, &e.UserID, &e.Type, &e.Title, &channels, &at, &e.Status, &e.Reason); err != nil {
 			return nil, "", formatError(err, "history")
+		}
+		if err := json.Unmarshal([]byte(channels), &e.Channels); err != nil {
+			return nil, "", fmt.Errorf("sqlite: notification %q: channels: %w", e.NotificationID, err)
 		}
 		e.CreatedAt = fromMicros(at)
 		out = append(out, e)
@@ -70,7 +80,8 @@ func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]
 	return out, next, s.historyCounts(ctx, out)
 }
 
-// historyCounts fills each entry's delivery counts by state.
+// historyCounts fills each entry's delivery counts by state and its
+// channel status, in one query for the page.
 func (s *Store) historyCounts(ctx context.Context, es []heraldtype.HistoryEntry) error {
 	if len(es) == 0 {
 		return nil
@@ -79,11 +90,11 @@ func (s *Store) historyCounts(ctx context.Context, es []heraldtype.HistoryEntry)
 	for i, e := range es {
 		args[i] = e.NotificationID
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT notification_id, state, count(*) FROM deliveries
-WHERE notification_id IN (`+marks(len(args))+`) GROUP BY notification_id, state`, args...)
+	rows, err := s.read.QueryContext(ctx, historyCountsSQL+`notification_id IN (`+marks(len(args))+`)`+
+		rules.HistoryCountsGroupSQL, args...)
 	if err != nil {
 		return formatError(err, "history")
 	}
 	defer rows.Close()
-	return formatError(store.ScanHistoryCounts(rows, es), "history")
+	return formatError(rules.HistoryCounts(rows, es), "history")
 }

@@ -1,12 +1,14 @@
 package storetest
 
 import (
+	"maps"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // testHistory covers ListHistory (S3.9): each notification's outcome and
@@ -125,9 +127,12 @@ func testHistory(t *testing.T, newStore NewStore) {
 	wantCode(t, err, heraldtype.EINVALID)
 }
 
-// testHistoryRules covers the precedence of the history statuses when a
-// notification's deliveries disagree, and the deliveries that are final
-// at enqueue (skipped, in_app): the rules of store/rules.HistorySQL.
+// testHistoryRules covers the precedence of the statuses when a
+// notification's deliveries disagree, the deliveries that are final at
+// enqueue (skipped, in_app), and each channel's status: the rule of
+// store/rules.StatusRules (issue 22 item 1, S3.9). An in_app delivery is
+// sent when written, so a notification whose push waits for quiet hours
+// is DEFERRED, found by the DEFERRED filter, its in_app channel SENT.
 func testHistoryRules(t *testing.T, newStore NewStore) {
 	t.Parallel()
 	f := newFixture(t, newStore)
@@ -140,17 +145,20 @@ func testHistoryRules(t *testing.T, newStore NewStore) {
 	limitedAndOpted := f.on("u1", heraldtype.ChannelPush)
 	pendingAndLimited := f.on("u1", heraldtype.ChannelPush)
 	deadAndSkipped := f.on("u1", heraldtype.ChannelPush, heraldtype.ChannelEmail)
-	for i, n := range []*heraldtype.Notification{&noEmail, &inApp, &sentAndDead, &limitedAndOpted, &pendingAndLimited, &deadAndSkipped} {
+	inAppDeferred := f.on("u1", heraldtype.ChannelPush, heraldtype.ChannelInApp)
+	for i, n := range []*heraldtype.Notification{&noEmail, &inApp, &sentAndDead, &limitedAndOpted, &pendingAndLimited, &deadAndSkipped, &inAppDeferred} {
 		n.CreatedAt = at(time.Duration(i) * time.Minute)
 	}
-	f.enqueue(channelParams(noEmail, inApp, sentAndDead, limitedAndOpted, pendingAndLimited, deadAndSkipped))
+	f.enqueue(channelParams(noEmail, inApp, sentAndDead, limitedAndOpted, pendingAndLimited, deadAndSkipped, inAppDeferred))
 	jobs := map[string][]heraldtype.Job{}
 	for _, j := range f.claim("w", base(), 20) {
 		jobs[j.Delivery.NotificationID] = append(jobs[j.Delivery.NotificationID], j)
 	}
 	now := at(10 * time.Minute)
 	dead := store.Dead{Failure: store.Failure{ErrorCode: "UNREGISTERED", Error: "UNREGISTERED"}}
-	f.complete(8,
+	quiet := store.ReleasedWithReason{Outcome: heraldtype.OutcomeDeferred, RunAt: at(8 * time.Hour),
+		ErrorCode: heraldtype.CodeQuietHours, Error: "quiet hours"}
+	f.complete(10,
 		outcome(jobs[sentAndDead.ID][0], store.Sent{}, now),
 		outcome(jobs[sentAndDead.ID][1], dead, now),
 		outcome(jobs[limitedAndOpted.ID][0], store.OptedOut{ErrorCode: "channel_disabled", Error: "channel_disabled"}, now),
@@ -159,34 +167,63 @@ func testHistoryRules(t *testing.T, newStore NewStore) {
 		outcome(jobs[pendingAndLimited.ID][1], store.RateLimited{ErrorCode: "duplicate", Error: "duplicate"}, now),
 		outcome(jobs[deadAndSkipped.ID][0], dead, now),
 		outcome(jobs[deadAndSkipped.ID][1], dead, now),
+		outcome(jobs[inAppDeferred.ID][0], quiet, now),
+		outcome(jobs[inAppDeferred.ID][1], quiet, now),
 	)
 	es, _, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	type chs = map[heraldtype.Channel]heraldtype.HistoryStatus
+	const (
+		push, email, inAppCh = heraldtype.ChannelPush, heraldtype.ChannelEmail, heraldtype.ChannelInApp
+	)
 	want := []struct {
 		id     string
 		status heraldtype.HistoryStatus
 		reason string
+		perCh  chs
 	}{
+		{inAppDeferred.ID, heraldtype.HistoryDeferred, heraldtype.CodeQuietHours, chs{push: heraldtype.HistoryDeferred, inAppCh: heraldtype.HistorySent}},
 		// The greatest code of the failed deliveries: no_address sorts
 		// after UNREGISTERED.
-		{deadAndSkipped.ID, heraldtype.HistoryFailed, store.CodeNoAddress},
-		{pendingAndLimited.ID, heraldtype.HistoryPending, ""},
-		{limitedAndOpted.ID, heraldtype.HistoryRateLimited, "daily_cap"},
-		{sentAndDead.ID, heraldtype.HistorySent, ""},
-		{inApp.ID, heraldtype.HistorySent, ""},
-		{noEmail.ID, heraldtype.HistoryFailed, store.CodeNoAddress},
+		{deadAndSkipped.ID, heraldtype.HistoryFailed, store.CodeNoAddress, chs{push: heraldtype.HistoryFailed, email: heraldtype.HistoryFailed}},
+		{pendingAndLimited.ID, heraldtype.HistoryPending, "", chs{push: heraldtype.HistoryPending}},
+		{limitedAndOpted.ID, heraldtype.HistoryRateLimited, "daily_cap", chs{push: heraldtype.HistoryRateLimited}},
+		{sentAndDead.ID, heraldtype.HistoryPartiallySent, "UNREGISTERED", chs{push: heraldtype.HistoryPartiallySent}},
+		// A skipped sibling is a decision, not a failure of the send.
+		{inApp.ID, heraldtype.HistorySent, "", chs{inAppCh: heraldtype.HistorySent, email: heraldtype.HistoryFailed}},
+		{noEmail.ID, heraldtype.HistoryFailed, store.CodeNoAddress, chs{email: heraldtype.HistoryFailed}},
 	}
 	if len(es) != len(want) {
 		t.Fatalf("history has %d entries, want %d: %+v", len(es), len(want), es)
 	}
 	for i, w := range want {
-		if e := es[i]; e.NotificationID != w.id || e.Status != w.status || e.Reason != w.reason {
-			t.Errorf("entry %d = %s %s %q, want %s %s %q", i, e.NotificationID, e.Status, e.Reason, w.id, w.status, w.reason)
+		e := es[i]
+		if e.NotificationID != w.id || e.Status != w.status || e.Reason != w.reason || !maps.Equal(e.ChannelStatus, w.perCh) {
+			t.Errorf("entry %d = %s %s %q %v, want %s %s %q %v", i, e.NotificationID, e.Status, e.Reason, e.ChannelStatus,
+				w.id, w.status, w.reason, w.perCh)
+		}
+		// The list and the rule over the deliveries agree.
+		n, err := f.s.GetNotification(f.ctx, e.NotificationID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, reason, perCh := rules.DeliveriesStatus(n.Channels, f.deliveries(e.NotificationID))
+		if st != e.Status || reason != e.Reason || !maps.Equal(perCh, e.ChannelStatus) || !slices.Equal(n.Channels, e.Channels) {
+			t.Errorf("entry %d: the list says %s %q %v, the rule over its deliveries %s %q %v", i, e.Status, e.Reason,
+				e.ChannelStatus, st, reason, perCh)
 		}
 	}
-	if d := es[4].Deliveries; d[heraldtype.StateSent] != 1 || d[heraldtype.StateSkipped] != 1 {
+	if d := es[5].Deliveries; d[heraldtype.StateSent] != 1 || d[heraldtype.StateSkipped] != 1 {
 		t.Errorf("in-app entry's deliveries = %v, want one sent and one skipped", d)
+	}
+	deferred, _, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{Status: heraldtype.HistoryDeferred})
+	if err != nil || len(deferred) != 1 || deferred[0].NotificationID != inAppDeferred.ID {
+		t.Fatalf("DEFERRED = %+v, %v; want the in-app notification whose push waits for quiet hours", deferred, err)
+	}
+	partial, _, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{Status: heraldtype.HistoryPartiallySent})
+	if err != nil || len(partial) != 1 || partial[0].NotificationID != sentAndDead.ID {
+		t.Fatalf("PARTIALLY_SENT = %+v, %v", partial, err)
 	}
 }
