@@ -228,8 +228,8 @@ func (s *Store) ReplayDeliveries(ctx context.Context, f heraldtype.DeliveryFilte
 // replay moves the replayable deliveries among those pick selects (a
 // query whose $1 is now) back to pending, writes their "replayed" attempt
 // rows with the attempt each had, and returns how many it moved. The
-// previous error is kept until the next outcome. A replay that moved any
-// wakes the other instances.
+// previous error is kept until the next outcome replaces or (sent) clears
+// it. A replay that moved any wakes the other instances.
 func (s *Store) replay(ctx context.Context, tx pgx.Tx, pick string, args ...any) (int, error) {
 	var n int
 	err := tx.QueryRow(ctx, s.q(`WITH old AS (

@@ -244,7 +244,8 @@ func (s *Store) ReplayDeliveries(ctx context.Context, f heraldtype.DeliveryFilte
 // replay moves the replayable deliveries among ids back to pending and
 // writes their "replayed" attempt rows; it returns how many it moved. The
 // attempt rows are written first, while the state still says which rows
-// qualify. The previous error is kept until the next outcome.
+// qualify. The previous error is kept until the next outcome replaces or (sent)
+// clears it.
 func (s *Store) replay(ctx context.Context, tx *writeTx, ids []any, now time.Time) (int, error) {
 	at := micros(now)
 	attemptArgs := append([]any{at}, ids...)

@@ -178,8 +178,16 @@ func testReplay(t *testing.T, newStore NewStore) {
 		if err != nil || len(ds) != 1 {
 			t.Fatalf("ListDeliveries = %v, %v", ds, err)
 		}
-		if got := ds[0]; got.State != heraldtype.StateSent || got.LastReplayResult != heraldtype.StateSent || got.ReplayCount != 1 {
+		// The replay kept the dead error while pending; the send clears it
+		// (issue 22 item 3), and the timeline keeps it.
+		got := ds[0]
+		if got.State != heraldtype.StateSent || got.LastReplayResult != heraldtype.StateSent || got.ReplayCount != 1 ||
+			got.LastErrorCode != "" || got.LastError != "" {
 			t.Fatalf("delivery after the replayed send = %+v", got)
+		}
+		wantOutcomes(t, got, heraldtype.OutcomeDead, heraldtype.OutcomeReplayed, heraldtype.OutcomeSent)
+		if got.Attempts[0].ErrorCode != "UNREGISTERED" {
+			t.Fatalf("dead attempt = %+v, want its error kept on the timeline", got.Attempts[0])
 		}
 	})
 	t.Run("Unknown", func(t *testing.T) {
