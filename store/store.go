@@ -155,6 +155,10 @@ type Store interface {
 	// ListDeliveries lists deliveries matching f, newest first, with each
 	// delivery's attempts, and the cursor of the next page ("" at the end).
 	ListDeliveries(ctx context.Context, f heraldtype.DeliveryFilter) ([]heraldtype.Delivery, string, error)
+	// GetDelivery returns one delivery with its attempts, oldest first
+	// (GET /v1/deliveries/{id}); ENOTFOUND if absent, EINVALID on id if
+	// it is not positive (CheckGetDelivery).
+	GetDelivery(ctx context.Context, id int64) (heraldtype.Delivery, error)
 	// ReplayDelivery sends a dead or unknown delivery again (S0.4, S4.6):
 	// state pending, run_at = now, attempt 0, replay_count+1, last_replay_at
 	// = now, last error kept until the next outcome replaces it (a

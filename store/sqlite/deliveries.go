@@ -109,6 +109,30 @@ WHERE notification_id = ? ORDER BY id`, notificationID)
 	return ds, loadAttempts(ctx, tx, ds)
 }
 
+// GetDelivery implements store.Store: the delivery and its attempts from
+// one read transaction.
+func (s *Store) GetDelivery(ctx context.Context, id int64) (heraldtype.Delivery, error) {
+	if err := store.CheckGetDelivery(id); err != nil {
+		return heraldtype.Delivery{}, err
+	}
+	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return heraldtype.Delivery{}, formatError(err, "transaction")
+	}
+	defer tx.Rollback()
+	ds, err := queryDeliveries(ctx, tx, `SELECT `+deliveryColumns+` FROM deliveries WHERE id = ?`, id)
+	if err != nil {
+		return heraldtype.Delivery{}, err
+	}
+	if len(ds) == 0 {
+		return heraldtype.Delivery{}, store.DeliveryNotFound(id)
+	}
+	if err := loadAttempts(ctx, tx, ds); err != nil {
+		return heraldtype.Delivery{}, err
+	}
+	return ds[0], nil
+}
+
 // ListDeliveries implements store.Store. Pages are keyed by id (newest
 // first), so rows inserted while paging never shift a page; the filter
 // checks, page sizes and cursor are store.CheckDeliveryFilter's.
