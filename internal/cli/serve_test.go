@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -224,12 +225,20 @@ func TestOperatorCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"replayed": false`) {
 		t.Fatalf("send: %d %s", code, out)
 	}
-	waitFor(t, "a dead letter", func() bool {
+	if out, code := run("send", "--user", "u1", "--type", "promo", "--title", "Sale", "--idempotency-key", "p43"); code != 0 {
+		t.Fatalf("second send: %d %s", code, out)
+	}
+	waitFor(t, "two dead letters", func() bool {
 		out, _ = run("deliveries", "list", "--error-code", "SENDER_ID_MISMATCH")
-		return strings.Contains(out, "SENDER_ID_MISMATCH")
+		return strings.Count(out, "SENDER_ID_MISMATCH") == 2
 	})
+	// Issue 22 item 9: the list shows the channel.
+	lines := strings.Split(out, "\n")
+	if f := strings.Fields(lines[0]); len(f) < 5 || f[4] != "CHANNEL" || strings.Fields(lines[1])[4] != "push" {
+		t.Fatalf("deliveries list without a channel column:\n%s", out)
+	}
 	var id int64
-	for _, line := range strings.Split(out, "\n")[1:] {
+	for _, line := range lines[1:] {
 		if _, err := fmt.Sscan(line, &id); err == nil {
 			break
 		}
@@ -237,15 +246,38 @@ func TestOperatorCommands(t *testing.T) {
 	if id == 0 {
 		t.Fatalf("no delivery id in %s", out)
 	}
+	// Issue 22 item 4: one delivery with its timeline.
+	out, code = run("deliveries", "get", fmt.Sprint(id))
+	if code != 0 || !regexp.MustCompile(`(?m)^state: +dead$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^last error: +SENDER_ID_MISMATCH`).MatchString(out) || !strings.Contains(out, "1 attempt:") {
+		t.Fatalf("deliveries get of a dead letter: %d\n%s", code, out)
+	}
+	if out, code := run("deliveries", "get", "999999"); code == 0 || !strings.Contains(out, "not_found") {
+		t.Fatalf("deliveries get of an unknown id: %d %s", code, out)
+	}
 	call(t, "DELETE", s.emulator+"/emulator/faults", "")
 	if out, code := run("deliveries", "replay", fmt.Sprint(id)); code != 0 {
 		t.Fatalf("replay: %d %s", code, out)
 	}
-	waitFor(t, "the replayed delivery to be sent", func() bool {
+	// Issue 22 item 9: counts are pluralised right.
+	if out, code := run("deliveries", "replay", "--all", "--error-code", "SENDER_ID_MISMATCH"); code != 0 || !strings.Contains(out, "replayed 1 delivery\n") {
+		t.Fatalf("bulk replay of one: %d %s", code, out)
+	}
+	waitFor(t, "the replayed deliveries to be sent", func() bool {
 		out, _ = run("deliveries", "list", "--state", "sent", "--json")
-		return strings.Contains(out, `"last_replay_result": "sent"`)
+		return strings.Count(out, `"last_replay_result": "sent"`) == 2
 	})
-	if out, code := run("deliveries", "replay", "--all", "--error-code", "SENDER_ID_MISMATCH"); code != 0 || !strings.Contains(out, "replayed 0") {
+	// Issue 22 item 3: a sent delivery carries no stale error; its
+	// timeline keeps it.
+	if strings.Contains(out, "last_error") {
+		t.Fatalf("sent deliveries still carry their old error:\n%s", out)
+	}
+	out, code = run("deliveries", "get", fmt.Sprint(id))
+	if code != 0 || !regexp.MustCompile(`(?m)^state: +sent$`).MatchString(out) || strings.Contains(out, "last error:") ||
+		!strings.Contains(out, "3 attempts:") || !strings.Contains(out, "SENDER_ID_MISMATCH") {
+		t.Fatalf("deliveries get after a replayed send: %d\n%s", code, out)
+	}
+	if out, code := run("deliveries", "replay", "--all", "--error-code", "SENDER_ID_MISMATCH"); code != 0 || !strings.Contains(out, "replayed 0 deliveries\n") {
 		t.Fatalf("bulk replay: %d %s", code, out)
 	}
 	if out, code := run("send", "--user", "nobody", "--type", "promo", "--title", "x"); code == 0 || !strings.Contains(out, "not_found") {
