@@ -36,8 +36,10 @@ func newServeCmd(e *env) *cobra.Command {
 
 --dev also starts the built-in provider emulators (FCM on --emulator-addr, APNs, Web Push,
 Twilio and SMTP on the dev.* addresses) and wires every provider to them, so everything
-works on a laptop with no credentials. Every message an emulator accepts is logged;
-GET /emulator/messages on each emulator lists them.
+works on a laptop with no credentials. The start-up log names every emulator with the URLs of
+its received messages (GET /emulator/messages; DELETE clears them), its fault injection
+(PUT /emulator/faults) and its counters (GET /emulator/stats); README: Testing with the
+emulators. Every message an emulator accepts is also logged.
 
 Without --dev every API call needs a key (herald keys create, or HERALD_BOOTSTRAP_API_KEY), and
 serve refuses to start until one exists. --dev binds to loopback only and turns authentication
@@ -70,7 +72,7 @@ off. --tls-cert and --tls-key serve HTTPS.`,
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&dev, "dev", false, "development mode: start the FCM emulator and send to it")
+	f.BoolVar(&dev, "dev", false, "development mode: start every provider emulator and send to them")
 	f.StringVar(&listen, "listen", "127.0.0.1:8080", "HTTP API address (config listen, env HERALD_LISTEN)")
 	f.StringVar(&database, "database", "herald.db", "SQLite file or postgres:// URL (config database, env HERALD_DATABASE_URL)")
 	f.StringVar(&policyStore, "policy-store", "", "where the delivery policy keeps dedupe locks and daily counts: empty for the database, or redis://host:6379/0 (config policy_store)")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -37,11 +38,32 @@ func (s *syncBuffer) String() string {
 // logValue returns attribute attr of the first JSON log line whose msg is
 // msg, or "".
 func (s *syncBuffer) logValue(msg, attr string) string {
+	if lines := s.logLines(msg); len(lines) > 0 {
+		v, _ := lines[0][attr].(string)
+		return v
+	}
+	return ""
+}
+
+// logLines returns the JSON log lines whose msg is msg, in order.
+func (s *syncBuffer) logLines(msg string) []map[string]any {
+	var out []map[string]any
 	sc := bufio.NewScanner(strings.NewReader(s.String()))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		var line map[string]any
 		if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == msg {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// emulatorURL returns attribute attr of the dev-mode start-up line of the
+// named emulator, or "".
+func (s *syncBuffer) emulatorURL(name, attr string) string {
+	for _, line := range s.logLines("dev mode: emulator started") {
+		if line["emulator"] == name {
 			v, _ := line[attr].(string)
 			return v
 		}
@@ -99,7 +121,7 @@ func startDev(t *testing.T, extra ...string) *devServer {
 		default:
 		}
 		s.api = logs.logValue("herald listening", "addr")
-		s.emulator = logs.logValue("dev mode: FCM emulator started", "url")
+		s.emulator = logs.emulatorURL("fcm", "url")
 		return s.api != "" && s.emulator != ""
 	})
 	return s
@@ -282,5 +304,36 @@ func TestOperatorCommands(t *testing.T) {
 	}
 	if out, code := run("send", "--user", "nobody", "--type", "promo", "--title", "x"); code == 0 || !strings.Contains(out, "not_found") {
 		t.Fatalf("send to an unknown user: %d %s", code, out)
+	}
+}
+
+// Issue 22 item 6: serve --dev names every emulator in its start-up log,
+// with where its received messages, its fault controls and its stats are;
+// each of those URLs answers.
+func TestDevModeNamesEveryEmulator(t *testing.T) {
+	s := startDev(t)
+	// The emulators announce themselves before the API listens.
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	for _, name := range []string{"fcm", "apns", "webpush", "twilio", "smtp"} {
+		if s.logs.emulatorURL(name, "url") == "" {
+			t.Errorf("no start-up line names the %s emulator:\n%s", name, s.logs.String())
+			continue
+		}
+		for _, attr := range []string{"messages", "faults", "stats"} {
+			u := s.logs.emulatorURL(name, attr)
+			if !strings.HasSuffix(u, "/emulator/"+attr) {
+				t.Errorf("%s emulator: %s = %q", name, attr, u)
+				continue
+			}
+			resp, err := insecure.Get(u)
+			if err != nil {
+				t.Errorf("%s emulator: GET %s: %v", name, u, err)
+				continue
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("%s emulator: GET %s: %d", name, u, resp.StatusCode)
+			}
+		}
 	}
 }
