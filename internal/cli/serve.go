@@ -213,7 +213,11 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 	case err = <-errc:
 	case <-ctx.Done():
 	}
-	log.Info("herald stopping")
+	// A stop says what it did (issue 22 item 7): the worker logs how many
+	// sends in flight finished, how many deliveries went back to the queue
+	// and how many are left to the lease reaper; "herald stopped" is the
+	// last line.
+	log.Info("herald stopping", "shutdown_timeout", cfg.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
 	shutErr := srv.Shutdown(sctx)
@@ -221,7 +225,12 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
-	return errors.Join(err, shutErr, stopErr)
+	if err = errors.Join(err, shutErr, stopErr); err != nil {
+		log.Error("herald stopped", "err", err)
+		return err
+	}
+	log.Info("herald stopped")
+	return nil
 }
 
 // openStore opens the database named by dsn: a PostgreSQL URL, or a

@@ -337,3 +337,32 @@ func TestDevModeNamesEveryEmulator(t *testing.T) {
 		}
 	}
 }
+
+// Issue 22 item 7: on SIGINT/SIGTERM (the context Main cancels) serve says
+// what the stop did with the sends in flight and ends with "herald
+// stopped".
+func TestServeStopSaysWhatItDid(t *testing.T) {
+	s := startDev(t)
+	call(t, "PUT", s.api+"/v1/users/u1", `{}`)
+	call(t, "POST", s.api+"/v1/users/u1/devices", `{"device_id":"d1","token":"tok-1","platform":"android"}`)
+	if code, _ := call(t, "POST", s.api+"/v1/notifications", `{"user_id":"u1","type":"promo","title":"x"}`); code != 202 {
+		t.Fatalf("trigger: %d", code)
+	}
+	if code := s.stop(); code != 0 {
+		t.Fatalf("serve exited with %d:\n%s", code, s.logs.String())
+	}
+	stopped := s.logs.logLines("dispatch: stopped")
+	if len(stopped) != 1 {
+		t.Fatalf("no dispatch: stopped line:\n%s", s.logs.String())
+	}
+	for _, attr := range []string{"sends_finished", "returned_to_queue", "left_to_lease_reaper"} {
+		if _, ok := stopped[0][attr].(float64); !ok {
+			t.Errorf("dispatch: stopped has no count %s: %v", attr, stopped[0])
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(s.logs.String()), "\n")
+	var last map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last["msg"] != "herald stopped" {
+		t.Fatalf("last log line = %s, want herald stopped", lines[len(lines)-1])
+	}
+}
