@@ -16,6 +16,11 @@ import (
 // Request is a trigger: one notification for one user (UserID) or the same
 // notification for up to MaxRecipients users (UserIDs). It is also the JSON
 // body of POST /v1/notifications.
+//
+// Channels nil or empty means not given — Go does not tell the two apart —
+// so both get the type's channels, push by default. Over JSON, where an
+// absent field and [] differ, an explicit "channels": [] is refused with a
+// 400 on channels instead of becoming push (httpapi; issue 22 item 5).
 type Request struct {
 	// IdempotencyKey makes the trigger safe to retry: the same key with the
 	// same request returns the original notifications; the same key with a

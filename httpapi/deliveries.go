@@ -34,6 +34,24 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// getDelivery: GET /v1/deliveries/{id} is one delivery with its attempts,
+// oldest first (its timeline), under the scope of the list; the address
+// is masked as in the list. 404 for an unknown id, 400 naming id for one
+// that is not a delivery id.
+func (s *Server) getDelivery(w http.ResponseWriter, r *http.Request) error {
+	id, err := herald.ParseDeliveryID(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	d, err := s.client.GetDelivery(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	visibilityFor(principalFrom(r.Context())).delivery(&d)
+	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
 // parseDeliveryQuery turns the query string into a filter. An unknown or
 // repeated parameter is an error rather than ignored: a typo such as
 // ?sate=dead would otherwise list every delivery.

@@ -67,6 +67,9 @@ func (s *Server) decodeTrigger(w http.ResponseWriter, r *http.Request) (herald.R
 	if err := s.decodeJSON(w, r, &req, bodySpec{timeField: "send_at"}); err != nil {
 		return herald.Request{}, err
 	}
+	if err := checkTriggerLists(&req); err != nil {
+		return herald.Request{}, err
+	}
 	keys := r.Header.Values("Idempotency-Key")
 	switch len(keys) {
 	case 0:

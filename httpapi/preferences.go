@@ -25,6 +25,9 @@ func (s *Server) putPreferences(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decodeJSON(w, r, &in, bodySpec{}); err != nil {
 		return err
 	}
+	if err := checkPreferenceLists(&in); err != nil {
+		return err
+	}
 	p, err := s.client.PutPreferences(r.Context(), r.PathValue("id"), in)
 	if err != nil {
 		return err

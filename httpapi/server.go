@@ -28,6 +28,7 @@
 //	POST   /v1/notifications                      trigger notifications (Idempotency-Key)
 //	GET    /v1/notifications/{id}                 a notification's deliveries and attempts
 //	GET    /v1/deliveries                         list deliveries, e.g. dead letters (S0.4)
+//	GET    /v1/deliveries/{id}                    one delivery with its attempts (its timeline)
 //	POST   /v1/deliveries/{id}/replay             replay one dead or unknown delivery (S4.6)
 //	POST   /v1/deliveries/replay                  replay every dead delivery matching a filter
 //	GET    /healthz                               the process is alive
@@ -213,6 +214,7 @@ func (s *Server) routes(metrics http.Handler) {
 	s.handle("POST /v1/notifications", needScope(auth.ScopeNotificationsWrite), s.trigger)
 	s.handle("GET /v1/notifications/{id}", needScope(auth.ScopeNotificationsRead), s.getNotification)
 	s.handle("GET /v1/deliveries", needScope(auth.ScopeDeliveriesRead), s.listDeliveries)
+	s.handle("GET /v1/deliveries/{id}", needScope(auth.ScopeDeliveriesRead), s.getDelivery)
 	s.handle("POST /v1/deliveries/{id}/replay", needScope(auth.ScopeDeliveriesAdmin), s.replayDelivery)
 	s.handle("POST /v1/deliveries/replay", needScope(auth.ScopeDeliveriesAdmin), s.replayDeliveries)
 	s.handle("GET /v1/suppressions", needScope(auth.ScopeSuppressionsRead), s.listSuppressions)

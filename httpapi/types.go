@@ -14,6 +14,9 @@ func (s *Server) putType(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decodeJSON(w, r, &in, bodySpec{optional: true}); err != nil {
 		return err
 	}
+	if err := checkTypeLists(&in); err != nil {
+		return err
+	}
 	t, err := s.client.PutType(r.Context(), r.PathValue("type"), in)
 	if err != nil {
 		return err

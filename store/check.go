@@ -78,9 +78,24 @@ var ReplayableSQL = func() string {
 // ECONFLICT naming its state when that state cannot be replayed.
 func ReplayRefusal(id int64, d *heraldtype.Delivery) error {
 	if d == nil {
-		return heraldtype.Errorf(heraldtype.ENOTFOUND, "delivery %d not found", id)
+		return DeliveryNotFound(id)
 	}
 	return heraldtype.Errorf(heraldtype.ECONFLICT, "delivery %d is %s; only dead or unknown deliveries can be replayed", id, d.State)
+}
+
+// CheckGetDelivery validates the argument of GetDelivery: a delivery id is
+// positive.
+func CheckGetDelivery(id int64) error {
+	if id <= 0 {
+		return heraldtype.FieldErrorf("id", "must be a positive delivery id")
+	}
+	return nil
+}
+
+// DeliveryNotFound is the ENOTFOUND of a delivery id no delivery has, the
+// same message from every store and method.
+func DeliveryNotFound(id int64) error {
+	return heraldtype.Errorf(heraldtype.ENOTFOUND, "delivery %d not found", id)
 }
 
 func atLeastOne(field string, n int) error {

@@ -137,26 +137,26 @@ func TestCheckOutcomeAndRow(t *testing.T) {
 		want store.OutcomeRow
 	}{
 		{store.Sent{ProviderMessageID: "m", Latency: time.Millisecond}, store.OutcomeRow{State: heraldtype.StateSent,
-			Timeline: heraldtype.OutcomeSent, ProviderMessageID: "m", Latency: time.Millisecond, ResetFailCount: true}},
-		{store.Sent{DeviceClean: true}, store.OutcomeRow{State: heraldtype.StateSent, Timeline: heraldtype.OutcomeSent}},
+			Timeline: heraldtype.OutcomeSent, ProviderMessageID: "m", Latency: time.Millisecond, ResetFailCount: true, SetError: true}},
+		{store.Sent{DeviceClean: true}, store.OutcomeRow{State: heraldtype.StateSent, Timeline: heraldtype.OutcomeSent, SetError: true}},
 		{store.Retry{RunAt: later, Failure: fail}, store.OutcomeRow{State: heraldtype.StatePending, RunAt: later,
-			Timeline: heraldtype.OutcomeRetry, Failed: true, ErrorCode: "c", Error: "e", RetryAfter: time.Second, Latency: time.Millisecond}},
+			Timeline: heraldtype.OutcomeRetry, SetError: true, ErrorCode: "c", Error: "e", RetryAfter: time.Second, Latency: time.Millisecond}},
 		{store.Retry{}, store.OutcomeRow{State: heraldtype.StatePending, RunAt: at, Timeline: heraldtype.OutcomeRetry}},
 		{store.Dead{Failure: store.Failure{ErrorCode: "UNREGISTERED"}, InvalidReason: "UNREGISTERED"}, store.OutcomeRow{
-			State: heraldtype.StateDead, Timeline: heraldtype.OutcomeDead, Failed: true, ErrorCode: "UNREGISTERED", InvalidReason: "UNREGISTERED"}},
+			State: heraldtype.StateDead, Timeline: heraldtype.OutcomeDead, SetError: true, ErrorCode: "UNREGISTERED", InvalidReason: "UNREGISTERED"}},
 		{store.Dead{Failure: store.Failure{ErrorCode: "21610"}, SuppressAddress: true}, store.OutcomeRow{State: heraldtype.StateDead,
-			Timeline: heraldtype.OutcomeDead, Failed: true, ErrorCode: "21610", Suppress: true, SuppressReason: "21610"}},
+			Timeline: heraldtype.OutcomeDead, SetError: true, ErrorCode: "21610", Suppress: true, SuppressReason: "21610"}},
 		{store.Unknown{Failure: fail}, store.OutcomeRow{State: heraldtype.StateUnknown, Timeline: heraldtype.OutcomeUnknown,
-			Failed: true, ErrorCode: "c", Error: "e", RetryAfter: time.Second, Latency: time.Millisecond}},
+			SetError: true, ErrorCode: "c", Error: "e", RetryAfter: time.Second, Latency: time.Millisecond}},
 		{store.Skipped{ErrorCode: "device_removed"}, store.OutcomeRow{State: heraldtype.StateSkipped, Timeline: heraldtype.OutcomeSkipped,
-			Failed: true, ErrorCode: "device_removed"}},
+			SetError: true, ErrorCode: "device_removed"}},
 		{store.OptedOut{Error: "off"}, store.OutcomeRow{State: heraldtype.StateOptedOut, Timeline: heraldtype.OutcomeOptedOut,
-			Failed: true, Error: "off"}},
+			SetError: true, Error: "off"}},
 		{store.RateLimited{}, store.OutcomeRow{State: heraldtype.StateRateLimited, Timeline: heraldtype.OutcomeRateLimited}},
 		{store.Released{}, store.OutcomeRow{State: heraldtype.StatePending, RunAt: at, Release: true}},
 		{store.ReleasedWithReason{Outcome: heraldtype.OutcomeDeferred, RunAt: later, ErrorCode: "quiet_hours", Error: "q"},
 			store.OutcomeRow{State: heraldtype.StatePending, RunAt: later, Release: true, Timeline: heraldtype.OutcomeDeferred,
-				Failed: true, ErrorCode: "quiet_hours", Error: "q"}},
+				SetError: true, ErrorCode: "quiet_hours", Error: "q"}},
 	} {
 		oc := o(tc.to)
 		if err := store.CheckOutcome(&oc); err != nil {

@@ -219,8 +219,11 @@ type OutcomeRow struct {
 	SuppressReason string
 	// Release gives the attempt back (attempt-1).
 	Release bool
-	// Failed replaces the last error with ErrorCode and Error.
-	Failed bool
+	// SetError replaces the delivery's last error with ErrorCode and
+	// Error: a failure's, or none for a sent outcome, so a sent delivery
+	// carries no stale error of an earlier attempt (issue 22 item 3); the
+	// attempt rows keep every earlier error.
+	SetError bool
 	// ResetFailCount sets the device's fail_count to 0 (a send that did
 	// not see a clean device at its claim).
 	ResetFailCount bool
@@ -235,8 +238,10 @@ func flatten(t Transition) (kind, OutcomeRow) {
 	var k kind
 	switch t := t.(type) {
 	case Sent:
+		// SetError with no code: the delivery's own fields describe its
+		// current state, and a sent delivery has no error.
 		k, r = kindSent, OutcomeRow{Timeline: heraldtype.OutcomeSent, ProviderMessageID: t.ProviderMessageID, Latency: t.Latency,
-			ResetFailCount: !t.DeviceClean}
+			ResetFailCount: !t.DeviceClean, SetError: true}
 	case Retry:
 		k, r = kindRetry, failedRow(heraldtype.OutcomeRetry, t.Failure)
 		r.RunAt = t.RunAt
@@ -268,7 +273,7 @@ func flatten(t Transition) (kind, OutcomeRow) {
 }
 
 func failedRow(timeline heraldtype.AttemptOutcome, f Failure) OutcomeRow {
-	return OutcomeRow{Timeline: timeline, Failed: f.ErrorCode != "" || f.Error != "", ErrorCode: f.ErrorCode,
+	return OutcomeRow{Timeline: timeline, SetError: f.ErrorCode != "" || f.Error != "", ErrorCode: f.ErrorCode,
 		Error: f.Error, RetryAfter: f.RetryAfter, Latency: f.Latency}
 }
 

@@ -155,10 +155,15 @@ type Store interface {
 	// ListDeliveries lists deliveries matching f, newest first, with each
 	// delivery's attempts, and the cursor of the next page ("" at the end).
 	ListDeliveries(ctx context.Context, f heraldtype.DeliveryFilter) ([]heraldtype.Delivery, string, error)
+	// GetDelivery returns one delivery with its attempts, oldest first
+	// (GET /v1/deliveries/{id}); ENOTFOUND if absent, EINVALID on id if
+	// it is not positive (CheckGetDelivery).
+	GetDelivery(ctx context.Context, id int64) (heraldtype.Delivery, error)
 	// ReplayDelivery sends a dead or unknown delivery again (S0.4, S4.6):
 	// state pending, run_at = now, attempt 0, replay_count+1, last_replay_at
-	// = now, last error kept until the next outcome, a "replayed" attempt
-	// row. ENOTFOUND if absent; ECONFLICT if its state cannot be replayed.
+	// = now, last error kept until the next outcome replaces it (a
+	// failure) or clears it (sent; OutcomeRow.SetError), a "replayed"
+	// attempt row. ENOTFOUND if absent; ECONFLICT if its state cannot be replayed.
 	ReplayDelivery(ctx context.Context, id int64, now time.Time) (heraldtype.Delivery, error)
 	// EnqueueTx is Enqueue inside the caller's open transaction (S4.1):
 	// the trigger exists if and only if the caller commits. tx is the

@@ -93,7 +93,7 @@ func summarizeGoroutines(lines []string) string {
 	for _, g := range order {
 		total += g.count
 	}
-	fmt.Fprintf(&b, "%d goroutines in %d groups\n", total, len(order))
+	fmt.Fprintf(&b, "%s in %s\n", count(total, "goroutine", "goroutines"), count(len(order), "group", "groups"))
 	for _, g := range order {
 		wait := ""
 		if g.minutes != "" {
@@ -102,7 +102,7 @@ func summarizeGoroutines(lines []string) string {
 		fmt.Fprintf(&b, "\n%d × [%s%s]\n", g.count, g.state, wait)
 		for i, l := range g.stack {
 			if i == maxFrames {
-				fmt.Fprintf(&b, "\t… %d more lines\n", len(g.stack)-i)
+				fmt.Fprintf(&b, "\t… %s more\n", count(len(g.stack)-i, "line", "lines"))
 				break
 			}
 			b.WriteString(l + "\n")
@@ -164,7 +164,7 @@ ORDER BY xact_start NULLS LAST, pid`)
 	}
 	slices.Sort(apps)
 	for _, app := range apps {
-		fmt.Fprintf(&b, "%d idle backends of %q\n", idle[app], app)
+		fmt.Fprintf(&b, "%s of %q\n", count(idle[app], "idle backend", "idle backends"), app)
 	}
 	return b.String()
 }

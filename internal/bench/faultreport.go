@@ -138,7 +138,7 @@ func (r *FaultReport) classify(d *heraldtype.Delivery, n uint32, deadDevice map[
 // verdict fails the run if any must-be-zero count is not.
 func (r *FaultReport) verdict() error {
 	if r.EarlyRetries > 0 {
-		r.Problems = append(r.Problems, fmt.Sprintf("%d sends came before the Retry-After the emulator asked for", r.EarlyRetries))
+		r.Problems = append(r.Problems, count(int(r.EarlyRetries), "send", "sends")+" came before the Retry-After the emulator asked for")
 	}
 	if r.Lost+r.WrongDead+r.WrongSkipped+r.DuplicatesAtMostOnce+r.SentNeverReceived > 0 || r.EarlyRetries > 0 {
 		return fmt.Errorf("fault run failed: %s", strings.Join(r.Problems, "; "))

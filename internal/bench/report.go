@@ -5,9 +5,20 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
+
+// count renders n with the noun in the number it takes: "1 trigger",
+// "2 triggers" (the CLI's own count, internal/cli, for this tool's
+// output).
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
 
 // WriteJSON writes r as indented JSON.
 func (r *Result) WriteJSON(w io.Writer) error {

@@ -123,7 +123,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.Latency = Latency{WarmupSeconds: cfg.Warmup.Seconds(), Count: h.count(), P50: ms(h.quantile(0.50)), P95: ms(h.quantile(0.95)),
 		P99: ms(h.quantile(0.99)), Max: ms(h.maxValue())}
 	if drainErr == nil && res.TriggerErrors > 0 {
-		drainErr = fmt.Errorf("%d triggers failed; last error: %v", res.TriggerErrors, st.lastErr.Load())
+		drainErr = fmt.Errorf("%s failed; last error: %v", count(res.TriggerErrors, "trigger", "triggers"), st.lastErr.Load())
 	}
 	return res, drainErr
 }

@@ -2,14 +2,17 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldtype"
 )
 
 // deliveryFlags are the filters shared by list and bulk replay.
@@ -42,7 +45,7 @@ func newDeliveriesCmd(e *env) *cobra.Command {
 		Use:   "deliveries",
 		Short: "Inspect and replay deliveries (dead letters) of a running Herald",
 	}
-	cmd.AddCommand(newDeliveriesListCmd(e), newDeliveriesReplayCmd(e))
+	cmd.AddCommand(newDeliveriesListCmd(e), newDeliveriesGetCmd(e), newDeliveriesReplayCmd(e))
 	return cmd
 }
 
@@ -72,11 +75,11 @@ func newDeliveriesListCmd(e *env) *cobra.Command {
 				return printJSON(e.stdout, page)
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNOTIFICATION\tUSER\tTYPE\tDEVICE\tSTATE\tATTEMPT\tERROR\tREPLAYS\tCREATED")
+			fmt.Fprintln(tw, "ID\tNOTIFICATION\tUSER\tTYPE\tCHANNEL\tDEVICE\tSTATE\tATTEMPT\tERROR\tREPLAYS\tCREATED")
 			for _, d := range page.Deliveries {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%d\t%s\n", d.ID, printable(d.NotificationID),
-					printable(d.UserID), printable(d.Type), printable(d.DeviceID), d.State, d.Attempt, d.MaxAttempts,
-					printable(d.LastErrorCode), d.ReplayCount, d.CreatedAt.Format(time.RFC3339))
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%d\t%s\n", d.ID, printable(d.NotificationID),
+					printable(d.UserID), printable(d.Type), printable(string(d.Channel)), printable(d.DeviceID), d.State,
+					d.Attempt, d.MaxAttempts, printable(d.LastErrorCode), d.ReplayCount, d.CreatedAt.Format(time.RFC3339))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -93,6 +96,86 @@ func newDeliveriesListCmd(e *env) *cobra.Command {
 	cmd.Flags().IntVar(&limit, "limit", 50, "page size (max 1000)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+func newDeliveriesGetCmd(e *env) *cobra.Command {
+	var server string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "get ID",
+		Short:   "Show one delivery with its attempts (its timeline)",
+		Example: "  herald deliveries get 42",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := herald.ParseDeliveryID(args[0])
+			if err != nil {
+				return err
+			}
+			var d heraldtype.Delivery
+			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, fmt.Sprintf("/v1/deliveries/%d", id), nil, nil, &d); err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(e.stdout, d)
+			}
+			return printDelivery(e.stdout, &d)
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// printDelivery writes a delivery's fields, then its attempts oldest
+// first. Empty fields are left out.
+func printDelivery(w io.Writer, d *heraldtype.Delivery) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	field := func(name, value string) {
+		if value != "" {
+			fmt.Fprintf(tw, "%s:\t%s\n", name, value)
+		}
+	}
+	at := func(t *time.Time) string {
+		if t == nil {
+			return ""
+		}
+		return t.Format(time.RFC3339)
+	}
+	field("id", fmt.Sprint(d.ID))
+	field("notification", printable(d.NotificationID))
+	field("user", printable(d.UserID))
+	field("type", printable(d.Type))
+	field("channel", printable(string(d.Channel))+" ("+printable(d.Provider)+")")
+	field("device", printable(d.DeviceID))
+	field("address", printable(d.Address))
+	field("state", string(d.State))
+	field("attempt", fmt.Sprintf("%d/%d", d.Attempt, d.MaxAttempts))
+	field("run at", d.RunAt.Format(time.RFC3339))
+	if d.LastErrorCode != "" || d.LastError != "" {
+		field("last error", strings.TrimSuffix(printable(d.LastErrorCode)+": "+printable(d.LastError), ": "))
+	}
+	field("provider id", printable(d.ProviderMessageID))
+	if d.ReplayCount > 0 {
+		field("replays", fmt.Sprintf("%d, last at %s (%s)", d.ReplayCount, at(d.LastReplayAt), d.LastReplayResult))
+	}
+	field("created", d.CreatedAt.Format(time.RFC3339))
+	field("finished", at(d.FinishedAt))
+	fmt.Fprintf(tw, "\n%s\n", count(len(d.Attempts), "attempt", "attempts")+":")
+	if len(d.Attempts) > 0 {
+		fmt.Fprintln(tw, "ATTEMPT\tAT\tOUTCOME\tERROR\tRETRY-AFTER\tLATENCY")
+		for _, a := range d.Attempts {
+			retry, latency := "", ""
+			if a.RetryAfter > 0 {
+				retry = a.RetryAfter.String()
+			}
+			if a.Latency > 0 {
+				latency = a.Latency.Round(time.Microsecond).String()
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.Attempt, a.At.Format(time.RFC3339Nano), a.Outcome,
+				strings.TrimSuffix(printable(a.ErrorCode)+" "+printable(a.Error), " "), retry, latency)
+		}
+	}
+	return tw.Flush()
 }
 
 func newDeliveriesReplayCmd(e *env) *cobra.Command {
@@ -122,7 +205,7 @@ recorded as the last replay result.`,
 				if err := c.do(cmd.Context(), http.MethodPost, "/v1/deliveries/replay", nil, body, &out); err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stdout, "replayed %d deliveries\n", out.Replayed)
+				fmt.Fprintf(e.stdout, "replayed %s\n", count(out.Replayed, "delivery", "deliveries"))
 				return nil
 			}
 			for _, id := range args {

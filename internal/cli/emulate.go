@@ -65,6 +65,16 @@ func startDevEmulator(addr string, log *slog.Logger) (*fcmemu.Emulator, error) {
 	if _, err := em.Start(addr); err != nil {
 		return nil, fmt.Errorf("dev: start FCM emulator on %s: %w", addr, err)
 	}
-	log.Info("dev mode: FCM emulator started", "url", em.URL(), "messages", em.URL()+"/emulator/messages")
 	return em, nil
+}
+
+// announceEmulator logs, for serve --dev, where an emulator listens (url)
+// and where its control routes are (control, the base URL they share):
+// the messages it received (GET; DELETE clears them), its fault injection
+// (GET, PUT, DELETE) and its counters — so every emulator can be found
+// from the start-up log alone (issue 22 item 6).
+func announceEmulator(log *slog.Logger, name, url, control string, extra ...any) {
+	args := append([]any{"emulator", name, "url", url, "messages", control + "/emulator/messages",
+		"faults", control + "/emulator/faults", "stats", control + "/emulator/stats"}, extra...)
+	log.Info("dev mode: emulator started", args...)
 }

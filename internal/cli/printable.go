@@ -23,6 +23,15 @@ func printable(s string) string {
 	return strconv.Quote(s)
 }
 
+// count renders n with the noun in the number it takes in English:
+// "1 delivery", "0 deliveries", "2 deliveries".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
 // escapeJSON rewrites every non-printable character of encoded JSON as a
 // \u escape. Outside strings, JSON from encoding/json holds only printable
 // ASCII, spaces and newlines, so the result is the same JSON value.

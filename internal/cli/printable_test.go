@@ -41,3 +41,12 @@ func TestPrintJSONEscapesUnprintables(t *testing.T) {
 		t.Fatalf("printJSON output %s decodes to %v (%v), want %v", s, back, err, v)
 	}
 }
+
+// Issue 22 item 9: counts in the CLI's output are pluralised right.
+func TestCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0 deliveries", 1: "1 delivery", 2: "2 deliveries", 1000: "1000 deliveries"} {
+		if got := count(n, "delivery", "deliveries"); got != want {
+			t.Errorf("count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -261,8 +261,10 @@ func (c *Config) devProviders(ps map[string]herald.Provider, log *slog.Logger) (
 	if ps["smtp"], err = smtp.New(smtp.Config{Host: host, Port: port, TLS: smtp.TLSNone, From: "Herald <herald@localhost>"}); err != nil {
 		return closers, err
 	}
-	log.Info("dev mode: provider emulators started",
-		"fcm", fe.URL(), "apns", ae.URL(), "webpush", we.URL()+"/emulator/subscriptions",
-		"twilio", te.URL(), "smtp", se.Addr(), "smtp_messages", se.HTTPURL()+"/emulator/messages")
+	announceEmulator(log, "fcm", fe.URL(), fe.URL(), "project", devProject)
+	announceEmulator(log, "apns", ae.URL(), ae.URL(), "tls", "self-signed certificate (curl -k)", "topic", devTopic)
+	announceEmulator(log, "webpush", we.URL(), we.URL(), "subscriptions", we.URL()+"/emulator/subscriptions")
+	announceEmulator(log, "twilio", te.URL(), te.URL())
+	announceEmulator(log, "smtp", "smtp://"+se.Addr(), se.HTTPURL())
 	return closers, nil
 }

@@ -36,8 +36,10 @@ func newServeCmd(e *env) *cobra.Command {
 
 --dev also starts the built-in provider emulators (FCM on --emulator-addr, APNs, Web Push,
 Twilio and SMTP on the dev.* addresses) and wires every provider to them, so everything
-works on a laptop with no credentials. Every message an emulator accepts is logged;
-GET /emulator/messages on each emulator lists them.
+works on a laptop with no credentials. The start-up log names every emulator with the URLs of
+its received messages (GET /emulator/messages; DELETE clears them), its fault injection
+(PUT /emulator/faults) and its counters (GET /emulator/stats); README: Testing with the
+emulators. Every message an emulator accepts is also logged.
 
 Without --dev every API call needs a key (herald keys create, or HERALD_BOOTSTRAP_API_KEY), and
 serve refuses to start until one exists. --dev binds to loopback only and turns authentication
@@ -70,7 +72,7 @@ off. --tls-cert and --tls-key serve HTTPS.`,
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&dev, "dev", false, "development mode: start the FCM emulator and send to it")
+	f.BoolVar(&dev, "dev", false, "development mode: start every provider emulator and send to them")
 	f.StringVar(&listen, "listen", "127.0.0.1:8080", "HTTP API address (config listen, env HERALD_LISTEN)")
 	f.StringVar(&database, "database", "herald.db", "SQLite file or postgres:// URL (config database, env HERALD_DATABASE_URL)")
 	f.StringVar(&policyStore, "policy-store", "", "where the delivery policy keeps dedupe locks and daily counts: empty for the database, or redis://host:6379/0 (config policy_store)")
@@ -211,7 +213,11 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 	case err = <-errc:
 	case <-ctx.Done():
 	}
-	log.Info("herald stopping")
+	// A stop says what it did (issue 22 item 7): the worker logs how many
+	// sends in flight finished, how many deliveries went back to the queue
+	// and how many are left to the lease reaper; "herald stopped" is the
+	// last line.
+	log.Info("herald stopping", "shutdown_timeout", cfg.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
 	shutErr := srv.Shutdown(sctx)
@@ -219,7 +225,12 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
-	return errors.Join(err, shutErr, stopErr)
+	if err = errors.Join(err, shutErr, stopErr); err != nil {
+		log.Error("herald stopped", "err", err)
+		return err
+	}
+	log.Info("herald stopped")
+	return nil
 }
 
 // openStore opens the database named by dsn: a PostgreSQL URL, or a

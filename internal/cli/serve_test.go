@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -36,11 +38,32 @@ func (s *syncBuffer) String() string {
 // logValue returns attribute attr of the first JSON log line whose msg is
 // msg, or "".
 func (s *syncBuffer) logValue(msg, attr string) string {
+	if lines := s.logLines(msg); len(lines) > 0 {
+		v, _ := lines[0][attr].(string)
+		return v
+	}
+	return ""
+}
+
+// logLines returns the JSON log lines whose msg is msg, in order.
+func (s *syncBuffer) logLines(msg string) []map[string]any {
+	var out []map[string]any
 	sc := bufio.NewScanner(strings.NewReader(s.String()))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		var line map[string]any
 		if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == msg {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// emulatorURL returns attribute attr of the dev-mode start-up line of the
+// named emulator, or "".
+func (s *syncBuffer) emulatorURL(name, attr string) string {
+	for _, line := range s.logLines("dev mode: emulator started") {
+		if line["emulator"] == name {
 			v, _ := line[attr].(string)
 			return v
 		}
@@ -98,7 +121,7 @@ func startDev(t *testing.T, extra ...string) *devServer {
 		default:
 		}
 		s.api = logs.logValue("herald listening", "addr")
-		s.emulator = logs.logValue("dev mode: FCM emulator started", "url")
+		s.emulator = logs.emulatorURL("fcm", "url")
 		return s.api != "" && s.emulator != ""
 	})
 	return s
@@ -224,12 +247,20 @@ func TestOperatorCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"replayed": false`) {
 		t.Fatalf("send: %d %s", code, out)
 	}
-	waitFor(t, "a dead letter", func() bool {
+	if out, code := run("send", "--user", "u1", "--type", "promo", "--title", "Sale", "--idempotency-key", "p43"); code != 0 {
+		t.Fatalf("second send: %d %s", code, out)
+	}
+	waitFor(t, "two dead letters", func() bool {
 		out, _ = run("deliveries", "list", "--error-code", "SENDER_ID_MISMATCH")
-		return strings.Contains(out, "SENDER_ID_MISMATCH")
+		return strings.Count(out, "SENDER_ID_MISMATCH") == 2
 	})
+	// Issue 22 item 9: the list shows the channel.
+	lines := strings.Split(out, "\n")
+	if f := strings.Fields(lines[0]); len(f) < 5 || f[4] != "CHANNEL" || strings.Fields(lines[1])[4] != "push" {
+		t.Fatalf("deliveries list without a channel column:\n%s", out)
+	}
 	var id int64
-	for _, line := range strings.Split(out, "\n")[1:] {
+	for _, line := range lines[1:] {
 		if _, err := fmt.Sscan(line, &id); err == nil {
 			break
 		}
@@ -237,18 +268,101 @@ func TestOperatorCommands(t *testing.T) {
 	if id == 0 {
 		t.Fatalf("no delivery id in %s", out)
 	}
+	// Issue 22 item 4: one delivery with its timeline.
+	out, code = run("deliveries", "get", fmt.Sprint(id))
+	if code != 0 || !regexp.MustCompile(`(?m)^state: +dead$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^last error: +SENDER_ID_MISMATCH`).MatchString(out) || !strings.Contains(out, "1 attempt:") {
+		t.Fatalf("deliveries get of a dead letter: %d\n%s", code, out)
+	}
+	if out, code := run("deliveries", "get", "999999"); code == 0 || !strings.Contains(out, "not_found") {
+		t.Fatalf("deliveries get of an unknown id: %d %s", code, out)
+	}
 	call(t, "DELETE", s.emulator+"/emulator/faults", "")
 	if out, code := run("deliveries", "replay", fmt.Sprint(id)); code != 0 {
 		t.Fatalf("replay: %d %s", code, out)
 	}
-	waitFor(t, "the replayed delivery to be sent", func() bool {
+	// Issue 22 item 9: counts are pluralised right.
+	if out, code := run("deliveries", "replay", "--all", "--error-code", "SENDER_ID_MISMATCH"); code != 0 || !strings.Contains(out, "replayed 1 delivery\n") {
+		t.Fatalf("bulk replay of one: %d %s", code, out)
+	}
+	waitFor(t, "the replayed deliveries to be sent", func() bool {
 		out, _ = run("deliveries", "list", "--state", "sent", "--json")
-		return strings.Contains(out, `"last_replay_result": "sent"`)
+		return strings.Count(out, `"last_replay_result": "sent"`) == 2
 	})
-	if out, code := run("deliveries", "replay", "--all", "--error-code", "SENDER_ID_MISMATCH"); code != 0 || !strings.Contains(out, "replayed 0") {
+	// Issue 22 item 3: a sent delivery carries no stale error; its
+	// timeline keeps it.
+	if strings.Contains(out, "last_error") {
+		t.Fatalf("sent deliveries still carry their old error:\n%s", out)
+	}
+	out, code = run("deliveries", "get", fmt.Sprint(id))
+	if code != 0 || !regexp.MustCompile(`(?m)^state: +sent$`).MatchString(out) || strings.Contains(out, "last error:") ||
+		!strings.Contains(out, "3 attempts:") || !strings.Contains(out, "SENDER_ID_MISMATCH") {
+		t.Fatalf("deliveries get after a replayed send: %d\n%s", code, out)
+	}
+	if out, code := run("deliveries", "replay", "--all", "--error-code", "SENDER_ID_MISMATCH"); code != 0 || !strings.Contains(out, "replayed 0 deliveries\n") {
 		t.Fatalf("bulk replay: %d %s", code, out)
 	}
 	if out, code := run("send", "--user", "nobody", "--type", "promo", "--title", "x"); code == 0 || !strings.Contains(out, "not_found") {
 		t.Fatalf("send to an unknown user: %d %s", code, out)
+	}
+}
+
+// Issue 22 item 6: serve --dev names every emulator in its start-up log,
+// with where its received messages, its fault controls and its stats are;
+// each of those URLs answers.
+func TestDevModeNamesEveryEmulator(t *testing.T) {
+	s := startDev(t)
+	// The emulators announce themselves before the API listens.
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	for _, name := range []string{"fcm", "apns", "webpush", "twilio", "smtp"} {
+		if s.logs.emulatorURL(name, "url") == "" {
+			t.Errorf("no start-up line names the %s emulator:\n%s", name, s.logs.String())
+			continue
+		}
+		for _, attr := range []string{"messages", "faults", "stats"} {
+			u := s.logs.emulatorURL(name, attr)
+			if !strings.HasSuffix(u, "/emulator/"+attr) {
+				t.Errorf("%s emulator: %s = %q", name, attr, u)
+				continue
+			}
+			resp, err := insecure.Get(u)
+			if err != nil {
+				t.Errorf("%s emulator: GET %s: %v", name, u, err)
+				continue
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("%s emulator: GET %s: %d", name, u, resp.StatusCode)
+			}
+		}
+	}
+}
+
+// Issue 22 item 7: on SIGINT/SIGTERM (the context Main cancels) serve says
+// what the stop did with the sends in flight and ends with "herald
+// stopped".
+func TestServeStopSaysWhatItDid(t *testing.T) {
+	s := startDev(t)
+	call(t, "PUT", s.api+"/v1/users/u1", `{}`)
+	call(t, "POST", s.api+"/v1/users/u1/devices", `{"device_id":"d1","token":"tok-1","platform":"android"}`)
+	if code, _ := call(t, "POST", s.api+"/v1/notifications", `{"user_id":"u1","type":"promo","title":"x"}`); code != 202 {
+		t.Fatalf("trigger: %d", code)
+	}
+	if code := s.stop(); code != 0 {
+		t.Fatalf("serve exited with %d:\n%s", code, s.logs.String())
+	}
+	stopped := s.logs.logLines("dispatch: stopped")
+	if len(stopped) != 1 {
+		t.Fatalf("no dispatch: stopped line:\n%s", s.logs.String())
+	}
+	for _, attr := range []string{"sends_finished", "returned_to_queue", "left_to_lease_reaper"} {
+		if _, ok := stopped[0][attr].(float64); !ok {
+			t.Errorf("dispatch: stopped has no count %s: %v", attr, stopped[0])
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(s.logs.String()), "\n")
+	var last map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last["msg"] != "herald stopped" {
+		t.Fatalf("last log line = %s, want herald stopped", lines[len(lines)-1])
 	}
 }

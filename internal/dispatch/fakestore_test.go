@@ -249,7 +249,7 @@ func (s *fakeStore) apply(d *heraldtype.Delivery, o store.Outcome) {
 	} else {
 		d.RunAt = r.RunAt
 	}
-	if r.Failed {
+	if r.SetError {
 		d.LastErrorCode, d.LastError = r.ErrorCode, r.Error
 	}
 	if r.ProviderMessageID != "" {

@@ -42,6 +42,7 @@ func (w *Worker) run(ctx, claimCtx context.Context, job heraldtype.Job, pre poli
 	if ok {
 		w.completer.add(o)
 	}
+	w.stop.count(&o, ok)
 }
 
 // attempt decides the outcome of one claimed delivery, sending it if it may

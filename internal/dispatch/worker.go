@@ -49,6 +49,8 @@ type Worker struct {
 	sleep func(ctx context.Context, d time.Duration) bool
 
 	sends sync.WaitGroup // sends started by the claim loop
+	// stop counts what the stop did with the sends in flight.
+	stop stopCounts
 
 	mu      sync.Mutex
 	session *session // set by Start
@@ -174,6 +176,10 @@ func (w *Worker) supervise(ctx context.Context, s *session) {
 	case <-s.stopReq:
 		stopCtx = s.stopCtx
 	}
+	// From here on every send that ends is counted (stopCounts): the
+	// stop says what it did with them (issue 22 item 7).
+	w.stop.draining.Store(true)
+	w.log.Info("dispatch: stopping: no new claims; waiting for the sends in flight", "in_flight", len(w.slots))
 	s.cancelRun()
 	s.loops.Wait()
 
@@ -192,6 +198,7 @@ func (w *Worker) supervise(ctx context.Context, s *session) {
 	s.cancelTail()
 	s.tail.Wait()
 	s.err = w.completer.drain(stopCtx)
+	w.stop.log(w.log, s.err)
 	close(s.done)
 }
 

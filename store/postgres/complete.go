@@ -30,7 +30,9 @@ const completeRetries = 3
 // applied nothing, or — when only the COMMIT's answer was lost —
 // everything, and a retry of the same batch applies nothing twice.
 //
-// The device rules are SQLite's: a sent outcome resets fail_count to 0
+// The last-error rule is OutcomeRow.SetError's (a failed outcome replaces
+// the last error, a sent one clears it, a plain release keeps it), and the
+// device rules are SQLite's: a sent outcome resets fail_count to 0
 // (unless Sent.DeviceClean says there is nothing to reset); a device
 // invalidation (Dead.InvalidReason) changes a device only if it was not
 // updated after the claim (a token refreshed since is not killed by an
@@ -96,7 +98,7 @@ func (s *Store) completeBatch(os []store.Outcome) (*pgx.Batch, int) {
 		make([]string, k), make([]string, k), make([]string, k)
 	runAt, at := make([]*time.Time, k), make([]time.Time, k)
 	var due []time.Time // run_ats of the moves back to pending, allocated at the first one
-	release, failed, policy := make([]bool, k), make([]bool, k), make([]bool, k)
+	release, setError, policy := make([]bool, k), make([]bool, k), make([]bool, k)
 	retryAfter, latency := make([]int64, k), make([]int64, k)
 	notify := false
 	for i := range os {
@@ -115,7 +117,7 @@ func (s *Store) completeBatch(os []store.Outcome) (*pgx.Batch, int) {
 		// A policy release (deferred, policy_error) records its attempt
 		// row and says why in the last error, which the history reads.
 		policy[i] = r.Release && r.Timeline != ""
-		failed[i] = r.Failed
+		setError[i] = r.SetError
 		codes[i], errs[i], pmids[i] = r.ErrorCode, r.Error, r.ProviderMessageID
 		retryAfter[i], latency[i] = int64(r.RetryAfter), int64(r.Latency)
 		reasons[i] = string(r.Timeline)
@@ -125,7 +127,7 @@ func (s *Store) completeBatch(os []store.Outcome) (*pgx.Batch, int) {
 	SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::timestamptz[], $6::timestamptz[],
 		$7::bool[], $8::bool[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::text[],
 		$15::bool[])
-		WITH ORDINALITY AS o (id, owner, attempt, state, run_at, at, release, failed, code, error, pmid,
+		WITH ORDINALITY AS o (id, owner, attempt, state, run_at, at, release, set_error, code, error, pmid,
 			retry_after, latency, outcome, policy, ord)
 ), u AS (
 	UPDATE {s}.deliveries d SET
@@ -133,8 +135,8 @@ func (s *Store) completeBatch(os []store.Outcome) (*pgx.Batch, int) {
 		attempt = CASE WHEN o.release THEN d.attempt - 1 ELSE d.attempt END,
 		run_at = coalesce(o.run_at, d.run_at),
 		lease_owner = '', lease_until = NULL,
-		last_error_code = CASE WHEN o.failed AND (NOT o.release OR o.policy) THEN o.code ELSE d.last_error_code END,
-		last_error = CASE WHEN o.failed AND (NOT o.release OR o.policy) THEN o.error ELSE d.last_error END,
+		last_error_code = CASE WHEN o.set_error AND (NOT o.release OR o.policy) THEN o.code ELSE d.last_error_code END,
+		last_error = CASE WHEN o.set_error AND (NOT o.release OR o.policy) THEN o.error ELSE d.last_error END,
 		provider_message_id = CASE WHEN o.pmid <> '' AND NOT o.release THEN o.pmid ELSE d.provider_message_id END,
 		finished_at = CASE WHEN o.run_at IS NULL THEN o.at END,
 		updated_at = o.at,
@@ -148,7 +150,7 @@ func (s *Store) completeBatch(os []store.Outcome) (*pgx.Batch, int) {
 	SELECT u.id, u.attempt, u.at, u.outcome, u.code, u.error, u.retry_after, u.pmid, u.latency
 	FROM u WHERE NOT u.release OR u.policy ORDER BY u.ord
 )
-SELECT count(*) FROM u`), ids, owners, attempts, states, runAt, at, release, failed, codes, errs, pmids,
+SELECT count(*) FROM u`), ids, owners, attempts, states, runAt, at, release, setError, codes, errs, pmids,
 		retryAfter, latency, reasons, policy)
 	if notify {
 		b.Queue(s.notifySQL())

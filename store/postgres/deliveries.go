@@ -95,6 +95,30 @@ WHERE notification_id = $1 ORDER BY id`), notificationID)
 	return ds, err
 }
 
+// GetDelivery implements store.Store: the delivery and its attempts from
+// one snapshot.
+func (s *Store) GetDelivery(ctx context.Context, id int64) (heraldtype.Delivery, error) {
+	if err := store.CheckGetDelivery(id); err != nil {
+		return heraldtype.Delivery{}, err
+	}
+	var d heraldtype.Delivery
+	err := s.readTx(ctx, func(tx pgx.Tx) error {
+		ds, err := queryDeliveries(ctx, tx, s.q(`SELECT `+deliveryColumns+` FROM {s}.deliveries WHERE id = $1`), id)
+		if err != nil {
+			return err
+		}
+		if len(ds) == 0 {
+			return store.DeliveryNotFound(id)
+		}
+		if err := s.loadAttempts(ctx, tx, ds); err != nil {
+			return err
+		}
+		d = ds[0]
+		return nil
+	})
+	return d, err
+}
+
 // ListDeliveries implements store.Store. Pages are keyed by id (newest
 // first), with the filter checks, page sizes and cursor of
 // store.CheckDeliveryFilter.
@@ -228,8 +252,8 @@ func (s *Store) ReplayDeliveries(ctx context.Context, f heraldtype.DeliveryFilte
 // replay moves the replayable deliveries among those pick selects (a
 // query whose $1 is now) back to pending, writes their "replayed" attempt
 // rows with the attempt each had, and returns how many it moved. The
-// previous error is kept until the next outcome. A replay that moved any
-// wakes the other instances.
+// previous error is kept until the next outcome replaces or (sent) clears
+// it. A replay that moved any wakes the other instances.
 func (s *Store) replay(ctx context.Context, tx pgx.Tx, pick string, args ...any) (int, error) {
 	var n int
 	err := tx.QueryRow(ctx, s.q(`WITH old AS (

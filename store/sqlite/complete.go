@@ -21,9 +21,10 @@ const leasedBy = `id = ?1 AND state = 'leased' AND lease_owner = ?2 AND attempt 
 //   - A sent outcome resets the device's fail_count to 0: the count is of
 //     consecutive failures, and a send the provider accepted proves the
 //     token works.
-//   - last_error_code and last_error are replaced by a failed outcome's
-//     and kept otherwise (a sent delivery keeps the error of an earlier
-//     attempt): they are history, and the attempt rows say which came last.
+//   - last_error_code and last_error are what OutcomeRow.SetError says:
+//     replaced by a failed outcome's, cleared by a sent one (the delivery's
+//     own fields describe its current state; the attempt rows keep every
+//     earlier error), kept by a plain release.
 //   - A device invalidation (store.Dead.InvalidReason) changes the device
 //     only if it was not updated after the claim (devices.updated_at <=
 //     the delivery's claim time), so a dead-token answer for the token
@@ -115,7 +116,7 @@ WHERE `+leasedBy, append(guard, micros(r.RunAt), at, policy, r.ErrorCode, r.Erro
 	provider_message_id = CASE WHEN ?9 <> '' THEN ?9 ELSE provider_message_id END,
 	finished_at = ?10, updated_at = ?11,
 	last_replay_result = CASE WHEN ?12 AND replay_count > 0 THEN ?4 ELSE last_replay_result END
-WHERE `+leasedBy, append(guard, string(r.State), runAt, r.Failed, r.ErrorCode, r.Error, r.ProviderMessageID,
+WHERE `+leasedBy, append(guard, string(r.State), runAt, r.SetError, r.ErrorCode, r.Error, r.ProviderMessageID,
 		finished, at, final)...)
 	n, err := affected(res, err, "delivery")
 	return n == 1, err

@@ -109,6 +109,30 @@ WHERE notification_id = ? ORDER BY id`, notificationID)
 	return ds, loadAttempts(ctx, tx, ds)
 }
 
+// GetDelivery implements store.Store: the delivery and its attempts from
+// one read transaction.
+func (s *Store) GetDelivery(ctx context.Context, id int64) (heraldtype.Delivery, error) {
+	if err := store.CheckGetDelivery(id); err != nil {
+		return heraldtype.Delivery{}, err
+	}
+	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return heraldtype.Delivery{}, formatError(err, "transaction")
+	}
+	defer tx.Rollback()
+	ds, err := queryDeliveries(ctx, tx, `SELECT `+deliveryColumns+` FROM deliveries WHERE id = ?`, id)
+	if err != nil {
+		return heraldtype.Delivery{}, err
+	}
+	if len(ds) == 0 {
+		return heraldtype.Delivery{}, store.DeliveryNotFound(id)
+	}
+	if err := loadAttempts(ctx, tx, ds); err != nil {
+		return heraldtype.Delivery{}, err
+	}
+	return ds[0], nil
+}
+
 // ListDeliveries implements store.Store. Pages are keyed by id (newest
 // first), so rows inserted while paging never shift a page; the filter
 // checks, page sizes and cursor are store.CheckDeliveryFilter's.
@@ -244,7 +268,8 @@ func (s *Store) ReplayDeliveries(ctx context.Context, f heraldtype.DeliveryFilte
 // replay moves the replayable deliveries among ids back to pending and
 // writes their "replayed" attempt rows; it returns how many it moved. The
 // attempt rows are written first, while the state still says which rows
-// qualify. The previous error is kept until the next outcome.
+// qualify. The previous error is kept until the next outcome replaces or (sent)
+// clears it.
 func (s *Store) replay(ctx context.Context, tx *writeTx, ids []any, now time.Time) (int, error) {
 	at := micros(now)
 	attemptArgs := append([]any{at}, ids...)

@@ -59,6 +59,7 @@ func testBadArguments(t *testing.T, newStore NewStore) {
 		{"ReplayDeliveries unknown state", "state", `state: only dead or unknown deliveries can be replayed, not "lost"`,
 			replay(heraldtype.DeliveryFilter{State: "lost"}, 10)},
 		{"ReplayDeliveries max", "max", "max: must be at least 1", replay(heraldtype.DeliveryFilter{}, 0)},
+		{"GetDelivery id", "id", "id: must be a positive delivery id", second(f.s.GetDelivery(f.ctx, 0))},
 		{"PruneFinished limit", "limit", "limit: must be at least 1", second(f.s.PruneFinished(f.ctx, base(), 0))},
 		{"TryLock name", "name", "name: must not be empty", second(f.s.TryLock(f.ctx, "", "a", base(), at(time.Minute)))},
 		{"TryLock owner", "owner", "owner: must not be empty", second(f.s.TryLock(f.ctx, "x", "", base(), at(time.Minute)))},

@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -141,6 +142,39 @@ func testListDeliveries(t *testing.T, newStore NewStore) {
 	})
 }
 
+// testGetDelivery: one delivery by id with its timeline, the same as the
+// list shows it (issue 22 item 4, S0.4).
+func testGetDelivery(t *testing.T, newStore NewStore) {
+	t.Parallel()
+	f := newFixture(t, newStore)
+	known := deadLetters(t, f)
+	for _, k := range []heraldtype.Delivery{known[0], known[1], known[2]} {
+		d, err := f.s.GetDelivery(f.ctx, k.ID)
+		if err != nil {
+			t.Fatalf("GetDelivery(%d): %v", k.ID, err)
+		}
+		listed, _, err := f.s.ListDeliveries(f.ctx, heraldtype.DeliveryFilter{NotificationID: k.NotificationID})
+		if err != nil || len(listed) != 1 {
+			t.Fatalf("ListDeliveries(%s) = %v, %v", k.NotificationID, listed, err)
+		}
+		if !reflect.DeepEqual(d, listed[0]) {
+			t.Fatalf("GetDelivery(%d) =\n%+v\nlisted as\n%+v", k.ID, d, listed[0])
+		}
+		if d.State != k.State || d.LastErrorCode != k.LastErrorCode || len(d.Attempts) != 1 {
+			t.Fatalf("GetDelivery(%d) = %+v, want %s %q with one attempt", k.ID, d, k.State, k.LastErrorCode)
+		}
+	}
+	// A pending delivery has no attempt yet.
+	n := f.push("u1")[0]
+	pending := f.delivery(n.ID)
+	d, err := f.s.GetDelivery(f.ctx, pending.ID)
+	if err != nil || d.State != heraldtype.StatePending || len(d.Attempts) != 0 || d.NotificationID != n.ID {
+		t.Fatalf("GetDelivery of a pending delivery = %+v, %v", d, err)
+	}
+	_, err = f.s.GetDelivery(f.ctx, 987654321)
+	wantMessage(t, err, heraldtype.ENOTFOUND, "delivery 987654321 not found")
+}
+
 func testReplay(t *testing.T, newStore NewStore) {
 	t.Run("Single", func(t *testing.T) {
 		t.Parallel()
@@ -178,8 +212,16 @@ func testReplay(t *testing.T, newStore NewStore) {
 		if err != nil || len(ds) != 1 {
 			t.Fatalf("ListDeliveries = %v, %v", ds, err)
 		}
-		if got := ds[0]; got.State != heraldtype.StateSent || got.LastReplayResult != heraldtype.StateSent || got.ReplayCount != 1 {
+		// The replay kept the dead error while pending; the send clears it
+		// (issue 22 item 3), and the timeline keeps it.
+		got := ds[0]
+		if got.State != heraldtype.StateSent || got.LastReplayResult != heraldtype.StateSent || got.ReplayCount != 1 ||
+			got.LastErrorCode != "" || got.LastError != "" {
 			t.Fatalf("delivery after the replayed send = %+v", got)
+		}
+		wantOutcomes(t, got, heraldtype.OutcomeDead, heraldtype.OutcomeReplayed, heraldtype.OutcomeSent)
+		if got.Attempts[0].ErrorCode != "UNREGISTERED" {
+			t.Fatalf("dead attempt = %+v, want its error kept on the timeline", got.Attempts[0])
 		}
 	})
 	t.Run("Unknown", func(t *testing.T) {

@@ -309,14 +309,22 @@ func testComplete(t *testing.T, newStore NewStore) {
 			t.Fatalf("device refreshed after the claim = %+v", dev)
 		}
 	})
-	t.Run("SentKeepsEarlierError", func(t *testing.T) {
+	t.Run("SentClearsEarlierError", func(t *testing.T) {
+		// Issue 22 item 3: a sent delivery's own fields describe its
+		// current state, so a retry that succeeds leaves no stale error on
+		// the delivery; the attempt timeline keeps the earlier one.
 		t.Parallel()
 		f, j := setup(t)
-		f.complete(1, outcome(j, store.Retry{Failure: store.Failure{ErrorCode: "INTERNAL"}}, at(2*time.Second)))
+		f.complete(1, outcome(j, store.Retry{Failure: store.Failure{ErrorCode: "UNAVAILABLE", Error: "try later"}}, at(2*time.Second)))
 		jobs := f.claim("w1", at(3*time.Second), 1)
-		f.complete(1, outcome(jobs[0], store.Sent{}, at(4*time.Second)))
-		if d := f.delivery(j.Delivery.NotificationID); d.LastErrorCode != "INTERNAL" || d.State != heraldtype.StateSent {
-			t.Fatalf("sent delivery = %+v, want the earlier error kept", d)
+		f.complete(1, outcome(jobs[0], store.Sent{ProviderMessageID: "m1"}, at(4*time.Second)))
+		d := f.delivery(j.Delivery.NotificationID)
+		if d.State != heraldtype.StateSent || d.LastErrorCode != "" || d.LastError != "" || d.ProviderMessageID != "m1" {
+			t.Fatalf("sent delivery = %+v, want no last error", d)
+		}
+		wantOutcomes(t, d, heraldtype.OutcomeRetry, heraldtype.OutcomeSent)
+		if a := d.Attempts[0]; a.ErrorCode != "UNAVAILABLE" || a.Error != "try later" {
+			t.Fatalf("retry attempt = %+v, want its error kept on the timeline", a)
 		}
 		if dev := f.getDevice("d1"); dev.FailCount != 0 || dev.Status != heraldtype.DeviceActive {
 			t.Fatalf("device after a retried send = %+v; a failure that is not a dead token leaves it alone", dev)
