@@ -52,8 +52,11 @@ var Moves = []Move{
 	{From: "", To: heraldtype.StatePending, By: ByEnqueue},
 	// A channel with no address, or an address suppressed on it.
 	{From: "", To: heraldtype.StateSkipped, By: ByEnqueue},
-	// In-app deliveries: the inbox row is the delivery.
+	// In-app deliveries due now: the inbox row is the delivery.
 	{From: "", To: heraldtype.StateSent, By: ByEnqueue},
+	// In-app deliveries due now that the user's preferences refuse
+	// (issue 22): no inbox row.
+	{From: "", To: heraldtype.StateOptedOut, By: ByEnqueue},
 	{From: heraldtype.StatePending, To: heraldtype.StateLeased, By: ByClaim},
 	{From: heraldtype.StateLeased, To: heraldtype.StateLeased, By: ByExtendLeases},
 	{From: heraldtype.StateLeased, To: heraldtype.StateSent, By: ByComplete, Transition: Sent{}},

@@ -22,7 +22,9 @@ type Plan struct {
 	// or skipped (SkipSQL). A channel without a provider gets none.
 	Addressed []Route
 	// InApp are the notifications with the in_app channel: one inbox item
-	// and one delivery already sent each (InboxItemSQL, InboxDeliverySQL).
+	// and one delivery already sent each (InboxItemSQL, InboxDeliverySQL),
+	// or, when the user's preferences refuse it, one opted_out delivery
+	// and no item (InboxRefusalSQL, InboxRefusedSQL).
 	InApp []Route
 }
 
