@@ -2,12 +2,13 @@ package herald
 
 import (
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 )
 
 // Issue 22 through the Client: the user's preferences cover the in-app
-// inbox.
+// inbox, and a scheduled in-app notification appears when it is due.
 
 // inboxOf lists the user's inbox item ids, newest first.
 func (p *pipeline) inboxOf(userID string) []int64 {
@@ -89,5 +90,66 @@ func TestInboxFollowsPreferences(t *testing.T) {
 	// The phone: order (push allowed for it) and the critical one.
 	if n := len(p.em.MessagesTo("tok-1")); n != 2 {
 		t.Fatalf("the phone got %d messages, want 2", n)
+	}
+}
+
+// Item 8: a scheduled in-app notification is not in the inbox (nor on
+// its stream) before send_at; at send_at it appears exactly once and the
+// stream is signalled; one the user opted out of meanwhile never appears.
+func TestInboxScheduledAppearsWhenDue(t *testing.T) {
+	p := newPolicyPipeline(t, nil)
+	p.user("u1", "Asia/Seoul", "tok-1")
+	p.user("u2", "Asia/Seoul", "tok-2")
+	sendAt := p.clock.Now().Add(24 * time.Hour)
+	inApp := []heraldtype.Channel{heraldtype.ChannelInApp}
+	r1 := p.enqueue(Request{UserID: "u1", Type: "reminder", Title: "Tomorrow", Channels: inApp, SendAt: &sendAt})
+	r2 := p.enqueue(Request{UserID: "u2", Type: "reminder", Title: "Tomorrow", Channels: inApp, SendAt: &sendAt})
+	sub := p.client.hub.Subscribe("u1")
+	defer p.client.hub.Unsubscribe(sub)
+
+	p.work()
+	p.clock.Advance(24*time.Hour - time.Second)
+	p.work()
+	if ids := p.inboxOf("u1"); len(ids) != 0 {
+		t.Fatalf("inbox before send_at = %v, want empty", ids)
+	}
+	if d := p.inAppOf(r1.Notifications[0].ID); d.State != heraldtype.StatePending {
+		t.Fatalf("in_app before send_at = %s, want pending", d.State)
+	}
+	select {
+	case <-sub.C:
+		t.Fatal("the stream was signalled before send_at")
+	default:
+	}
+	if _, err := p.client.PutPreferences(p.ctx, "u2", Preferences{
+		OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelInApp}}); err != nil {
+		t.Fatal(err)
+	}
+
+	p.clock.Advance(time.Second)
+	p.work()
+	ids := p.inboxOf("u1")
+	if len(ids) != 1 {
+		t.Fatalf("inbox at send_at = %v, want exactly one item", ids)
+	}
+	select {
+	case <-sub.C:
+	default:
+		t.Fatal("the stream was not signalled when the item was written")
+	}
+	d := p.inAppOf(r1.Notifications[0].ID)
+	if d.State != heraldtype.StateSent || d.ProviderMessageID == "" {
+		t.Fatalf("in_app at send_at = %+v, want sent", d)
+	}
+	if d := p.inAppOf(r2.Notifications[0].ID); d.State != heraldtype.StateOptedOut || d.LastErrorCode != "channel_opted_out" {
+		t.Fatalf("opted out before send_at: %s/%s, want opted_out/channel_opted_out", d.State, d.LastErrorCode)
+	}
+	p.clock.Advance(time.Hour)
+	p.work()
+	if again := p.inboxOf("u1"); len(again) != 1 || again[0] != ids[0] {
+		t.Fatalf("inbox later = %v, want the one item %v", again, ids)
+	}
+	if ids := p.inboxOf("u2"); len(ids) != 0 {
+		t.Fatalf("u2's inbox = %v, want empty", ids)
 	}
 }

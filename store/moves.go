@@ -49,6 +49,8 @@ type Move struct {
 // leaves the states it does not move from alone; docs/ARCHITECTURE.md's
 // table is tested against it.
 var Moves = []Move{
+	// Push, sms and email deliveries; an in_app one scheduled for later
+	// (its inbox item is written when it is due: InboxSent, issue 22).
 	{From: "", To: heraldtype.StatePending, By: ByEnqueue},
 	// A channel with no address, or an address suppressed on it.
 	{From: "", To: heraldtype.StateSkipped, By: ByEnqueue},
@@ -60,6 +62,7 @@ var Moves = []Move{
 	{From: heraldtype.StatePending, To: heraldtype.StateLeased, By: ByClaim},
 	{From: heraldtype.StateLeased, To: heraldtype.StateLeased, By: ByExtendLeases},
 	{From: heraldtype.StateLeased, To: heraldtype.StateSent, By: ByComplete, Transition: Sent{}},
+	{From: heraldtype.StateLeased, To: heraldtype.StateSent, By: ByComplete, Transition: InboxSent{}},
 	{From: heraldtype.StateLeased, To: heraldtype.StatePending, By: ByComplete, Transition: Retry{}},
 	{From: heraldtype.StateLeased, To: heraldtype.StatePending, By: ByComplete, Transition: Released{}},
 	{From: heraldtype.StateLeased, To: heraldtype.StatePending, By: ByComplete, Transition: ReleasedWithReason{}},

@@ -28,6 +28,9 @@ func (s *Store) insertChannels(p store.EnqueueParams, plan rules.Plan, st *enque
 	if len(plan.InApp) > 0 {
 		steps = append(steps, s.insertInbox(p, plan.InApp, st))
 	}
+	if len(plan.InAppLater) > 0 {
+		steps = append(steps, s.insertInboxLater(p, plan.InAppLater, st))
+	}
 	return steps
 }
 
@@ -47,7 +50,7 @@ func (s *Store) insertAddressed(p store.EnqueueParams, routes []rules.Route, st 
 		read: st.readCounts}
 }
 
-// insertInbox writes, for each in-app notification, in
+// insertInbox writes, for each in-app notification due now and in
 // trigger order, the inbox item and its delivery, already sent
 // (rules.InboxItemSQL, rules.InboxDeliverySQL), with its sent attempt row
 // — or, when the user's preferences in this transaction refuse it
@@ -108,6 +111,25 @@ var addressedSQL = `WITH n AS (
 	SELECT id, attempt, $9, 'skipped', last_error_code, last_error FROM d WHERE state = 'skipped' ORDER BY id
 )
 SELECT notification_id, state = 'pending' AND run_at <= $9 FROM d`
+
+// insertInboxLater writes a pending delivery, due at its SendAt, for each
+// in-app notification scheduled for later (rules.InboxPendingSQL): its
+// item is written when it is due (store.InboxSent, issue 22).
+func (s *Store) insertInboxLater(p store.EnqueueParams, routes []rules.Route, st *enqueueState) step {
+	k := len(routes)
+	nid, uid, typ, runAt := make([]string, k), make([]string, k), make([]string, k), make([]time.Time, k)
+	for i, r := range routes {
+		nid[i], uid[i], typ[i], runAt[i] = r.N.ID, r.N.UserID, r.N.Type, r.RunAt
+	}
+	return step{what: "deliveries", sql: s.q(`INSERT INTO {s}.deliveries (` + rules.InboxPendingColumns + `)
+SELECT ` + rules.InboxPendingSQL("n.id", "n.user_id", "n.type", "n.run_at", "$5", "$6") + `
+FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) WITH ORDINALITY
+	AS n (id, user_id, type, run_at, ord)
+ORDER BY n.ord
+RETURNING notification_id, run_at <= $6`),
+		args: []any{nid, uid, typ, runAt, p.MaxAttempts, p.Now},
+		read: st.readCounts}
+}
 
 // inboxRefusal is the in-app preference rule over the user_preferences
 // row p of the notification row x of the trigger's row n.

@@ -7,7 +7,7 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// The in-app rule (S4.5, issue 22). An in_app notification is
+// The in-app rule (S4.5, issue 22). An in_app notification due now is
 // decided in the trigger's own transaction by the user's preferences, as
 // they are when it commits (InboxRefusalSQL):
 //
@@ -20,7 +20,11 @@ import (
 //     the policy's code and reason and an opted_out attempt row, so the
 //     history and the timeline say why.
 //
-// A notification of a critical type is never refused.
+// A notification of a critical type is never refused. An in_app
+// notification scheduled for later (SendAt after now) gets a pending
+// delivery due at SendAt and no item yet: the dispatcher writes the item
+// when it is due, after the policy's preference check at that time
+// (store.InboxSent).
 
 // InboxItemColumns are the columns of inbox_items the enqueue writes;
 // InboxItemSQL gives their values.
@@ -60,6 +64,24 @@ func InboxRefusedSQL(refusal, maxAttempts, now string) string {
 	return `x.id, x.user_id, x.type, 'in_app', '` + store.InboxProvider + `', 'opted_out', x.guarantee, 0, ` +
 		maxAttempts + `, ` + now + `, ` + refusal + `, ` + refusalReasonSQL(refusal, "x.type") + `, ` +
 		now + `, ` + now + `, ` + now
+}
+
+// InboxPendingColumns are the columns of deliveries a scheduled in-app
+// delivery sets; InboxPendingSQL gives their values.
+const InboxPendingColumns = `notification_id, user_id, type, channel, provider, state, guarantee, attempt,
+	max_attempts, run_at, created_at, updated_at`
+
+// InboxPendingSQL is the values of InboxPendingColumns from the SQL
+// expressions of the notification's id, user, type and due time and the
+// parameter markers of the trigger's max attempts and time: pending,
+// attempt 0, no item yet. It is at_least_once whatever the type's
+// guarantee: the item and the delivery's move to sent are one
+// transaction, so a lease lost before it (a crashed worker) wrote nothing
+// and the reaper's retry cannot show the item twice — whereas unknown
+// would never show it at all.
+func InboxPendingSQL(id, user, typ, runAt, maxAttempts, now string) string {
+	return id + `, ` + user + `, ` + typ + `, 'in_app', '` + store.InboxProvider + `', 'pending', '` +
+		string(heraldtype.AtLeastOnce) + `', 0, ` + maxAttempts + `, ` + runAt + `, ` + now + `, ` + now
 }
 
 // JSON is how a store's SQL reads a stored JSON document (the users'

@@ -20,7 +20,7 @@ import (
 // plan, adds them to counts, and returns the inbox items it wrote.
 func (s *Store) insertChannels(ctx context.Context, tx *writeTx, p store.EnqueueParams, plan rules.Plan,
 	counts map[string]int) ([]heraldtype.InboxItem, error) {
-	if len(plan.Addressed) == 0 && len(plan.InApp) == 0 {
+	if len(plan.Addressed) == 0 && len(plan.InApp) == 0 && len(plan.InAppLater) == 0 {
 		return nil, nil
 	}
 	// Notifications that got a delivery which is final at once (skipped,
@@ -32,6 +32,9 @@ func (s *Store) insertChannels(ctx context.Context, tx *writeTx, p store.Enqueue
 	}
 	items, err := s.insertInbox(ctx, tx, p, plan.InApp, counts)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.insertInboxLater(ctx, tx, p, plan.InAppLater, counts); err != nil {
 		return nil, err
 	}
 	for _, r := range plan.InApp {
@@ -89,7 +92,7 @@ func (s *Store) insertAddressed(ctx context.Context, tx *writeTx, p store.Enqueu
 	})
 }
 
-// insertInbox writes, for each in-app notification, in
+// insertInbox writes, for each in-app notification due now and in
 // trigger order, the inbox item and its delivery, already sent
 // (rules.InboxItemSQL, rules.InboxDeliverySQL) — or, when the user's
 // preferences in this transaction refuse it (rules.InboxRefusalSQL), an
@@ -149,6 +152,34 @@ func (s *Store) insertInbox(ctx context.Context, tx *writeTx, p store.EnqueuePar
 	return items, nil
 }
 
+// insertInboxLater writes a pending delivery, due at its SendAt, for each
+// in-app notification scheduled for later (rules.InboxPendingSQL): its
+// item is written when it is due (store.InboxSent, issue 22).
+func (s *Store) insertInboxLater(ctx context.Context, tx *writeTx, p store.EnqueueParams, routes []rules.Route,
+	counts map[string]int) error {
+	now := micros(p.Now)
+	return insertBatches(routes, func(rs []rules.Route) error {
+		args := make([]any, 0, len(rs)*5+3)
+		for i, r := range rs {
+			args = append(args, i, r.N.ID, r.N.UserID, r.N.Type, micros(r.RunAt))
+		}
+		rows, err := s.query(ctx, tx, `WITH n (ord, nid, uid, type, run_at) AS (VALUES `+rowMarks(len(rs), 5)+`)
+`+inboxPendingSQL, append(args, p.MaxAttempts, now, now)...)
+		if err != nil {
+			return formatError(err, "deliveries")
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return formatError(err, "deliveries")
+			}
+			counts[id]++
+		}
+		return formatError(rows.Err(), "deliveries")
+	})
+}
+
 // inboxRefusal is the in-app preference rule over the user_preferences
 // row p of the notification x joined to the VALUES row n.
 var inboxRefusal = rules.InboxRefusalSQL(prefsJSON{}, "p.prefs", "x.type", "n.critical")
@@ -180,6 +211,10 @@ r AS (SELECT n.ord, x.*, ` + inboxRefusal + ` AS refusal FROM n JOIN notificatio
 	LEFT JOIN user_preferences p ON p.user_id = x.user_id)
 INSERT INTO deliveries (` + rules.InboxRefusedColumns + `)
 SELECT ` + rules.InboxRefusedSQL("x.refusal", "?", "?") + ` FROM r x WHERE x.refusal <> '' ORDER BY x.ord
+RETURNING notification_id`
+	inboxPendingSQL = `INSERT INTO deliveries (` + rules.InboxPendingColumns + `)
+SELECT ` + rules.InboxPendingSQL("n.nid", "n.uid", "n.type", "n.run_at", "?", "?") + `
+FROM n ORDER BY n.ord
 RETURNING notification_id`
 	inboxDeliverySQL = `INSERT INTO deliveries (` + rules.InboxDeliveryColumns + `)
 SELECT ` + rules.InboxDeliverySQL("?", "?") + `
