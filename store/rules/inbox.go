@@ -111,11 +111,11 @@ const (
 // InboxRefusalSQL is heraldtype.Preferences.Refusal for channel in_app
 // over the stored preferences document prefs (an SQL expression, NULL
 // for a user without preferences) and the notification's type typ: the
-// empty string when the inbox may be written, else the code of the refusal, in the
-// same order of precedence. critical (an SQL boolean) bypasses it
-// (issue 22). j reads the document in the store's dialect. storetest
-// ("InboxPreferences") holds it to the Go rule case by case on every
-// store.
+// empty string when the inbox may be written, else the code of the
+// refusal, in the same order of precedence. critical (an SQL boolean)
+// bypasses it (issue 22). j reads the document in the store's dialect.
+// storetest ("InboxPreferences") holds it to the Go rule case by case on
+// every store.
 func InboxRefusalSQL(j JSON, prefs, typ, critical string) string {
 	inApp := `CAST('` + string(heraldtype.ChannelInApp) + `' AS TEXT)`
 	return `CASE WHEN ` + critical + ` THEN ''
