@@ -356,6 +356,13 @@ func NewClient(cfg Config) (*Client, error) {
 			Policy:         engine,
 			PolicyRetry:    cfg.PolicyRetry,
 			PolicyMaxDelay: cfg.PolicyMaxDelay,
+			// An in-app item written when its notification fell due
+			// reaches this instance's open streams at once.
+			InboxWritten: func(users []string) {
+				for _, u := range users {
+					c.hub.Publish(u)
+				}
+			},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("herald: %w", err)

@@ -125,7 +125,7 @@ func (c *Client) prepare(ctx context.Context, r *Request) (store.EnqueueParams, 
 	if err := validDedupeKey(r.DedupeKey); err != nil {
 		return store.EnqueueParams{}, err
 	}
-	guarantee := heraldtype.AtLeastOnce
+	guarantee, critical := heraldtype.AtLeastOnce, false
 	if validTypeName(r.Type) == nil {
 		t, err := c.types.Type(ctx, r.Type)
 		if err != nil {
@@ -137,7 +137,7 @@ func (c *Client) prepare(ctx context.Context, r *Request) (store.EnqueueParams, 
 		if r.Priority == "" {
 			r.Priority = t.Priority
 		}
-		guarantee = t.Guarantee
+		guarantee, critical = t.Guarantee, t.Critical
 	}
 	users, err := c.normalize(r, now)
 	if err != nil {
@@ -170,7 +170,7 @@ func (c *Client) prepare(ctx context.Context, r *Request) (store.EnqueueParams, 
 			ID: newID(now), UserID: u, Type: r.Type, Title: r.Title, Body: r.Body,
 			Data: r.Data, Channels: r.Channels, Priority: r.Priority, PayloadMode: mode,
 			Guarantee: guarantee, IdempotencyKey: r.IdempotencyKey, SendAt: sendAt, CreatedAt: now,
-			DedupeKey: r.DedupeKey,
+			DedupeKey: r.DedupeKey, Critical: critical,
 		}
 	}
 	if err := c.validatePayload(&p.Notifications[0], r.Channels); err != nil {

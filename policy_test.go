@@ -246,8 +246,8 @@ func TestPolicyQuietHoursDeferAcrossDST(t *testing.T) {
 	}
 }
 
-// An opt-out is recorded as USER_OPTED_OUT with its reason; not even a
-// critical type overrides an explicit opt-out.
+// An opt-out is recorded as USER_OPTED_OUT with its reason; a critical
+// type bypasses the user's opt-outs (issue 22).
 func TestPolicyOptOutIsRecorded(t *testing.T) {
 	p := newPolicyPipeline(t, func(c *Config) {
 		c.Types = map[string]TypeConfig{"alarm": {Critical: true}}
@@ -258,7 +258,7 @@ func TestPolicyOptOutIsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for typ, code := range map[string]string{"promo": "type_disabled", "alarm": "type_disabled", "order": "channel_disabled"} {
+	for typ, code := range map[string]string{"promo": "type_disabled", "order": "channel_disabled"} {
 		res := p.enqueue(Request{UserID: "u1", Type: typ, Title: "x"})
 		p.work()
 		d := p.only(res.Notifications[0].ID)
@@ -269,11 +269,13 @@ func TestPolicyOptOutIsRecorded(t *testing.T) {
 	if len(p.em.MessagesTo("tok-1")) != 0 {
 		t.Fatal("an opted-out notification was sent")
 	}
-	if h := p.history(HistoryFilter{UserID: "u1", Status: heraldtype.HistoryOptedOut}); len(h) != 3 {
-		t.Fatalf("history has %d opted-out entries, want 3", len(h))
+	if h := p.history(HistoryFilter{UserID: "u1", Status: heraldtype.HistoryOptedOut}); len(h) != 2 {
+		t.Fatalf("history has %d opted-out entries, want 2", len(h))
 	}
-	if _, err := p.client.PutPreferences(p.ctx, "u1", Preferences{OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelInApp}}); heraldtype.ErrorCode(err) != heraldtype.EINVALID {
-		t.Fatalf("in_app opt-out: %v, want invalid_argument", err)
+	res := p.enqueue(Request{UserID: "u1", Type: "alarm", Title: "x"})
+	p.work()
+	if d := p.only(res.Notifications[0].ID); d.State != heraldtype.StateSent {
+		t.Fatalf("critical type the user turned off: %s/%s, want sent", d.State, d.LastErrorCode)
 	}
 }
 

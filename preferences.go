@@ -18,8 +18,10 @@ import (
 // Quiet hours are in the user's time zone (the user's timezone field,
 // echoed read-only); a start after the end spans midnight. daily_cap 0
 // keeps the configured cap. Per-device push opt-in (S0.1) stays on the
-// device. in_app cannot be opted out: the inbox is the record a user is
-// always given (S4.5), and the policy governs the channels that interrupt.
+// device. in_app is opted out like any channel, for every type or per
+// type, and a type turned off is off in the inbox too (issue 22); a
+// critical type bypasses every opt-out (the record a user is guaranteed
+// to see, S4.5).
 type Preferences = heraldtype.Preferences
 
 // TypePreference is a user's choice for one type: off, or only some

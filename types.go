@@ -32,8 +32,10 @@ type TypeConfig struct {
 	CountsTowardCap bool `json:"counts_toward_cap,omitempty"`
 	// Guarantee is at_least_once (default) or at_most_once.
 	Guarantee heraldtype.Guarantee `json:"guarantee,omitempty"`
-	// Critical bypasses quiet hours and the daily cap — never an explicit
-	// opt-out of the type or the channel, and never de-duplication.
+	// Critical (account, security, reservation notices: what the user is
+	// guaranteed to see, S4.5) bypasses the user's opt-outs on every
+	// channel, the inbox included, quiet hours and the daily cap — never
+	// de-duplication (issue 22).
 	Critical bool `json:"critical,omitempty"`
 }
 

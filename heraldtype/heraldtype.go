@@ -199,6 +199,11 @@ type Notification struct {
 	DedupeKey string    `json:"dedupe_key,omitempty"`
 	SendAt    time.Time `json:"send_at,omitzero"`
 	CreatedAt time.Time `json:"created_at"`
+	// Critical says the notification's type was critical when it was
+	// triggered: the in-app decision at enqueue bypasses the user's
+	// opt-outs for it (issue 22). Set by the Client, read by Store.Enqueue,
+	// not stored: the policy at send time reads the type itself.
+	Critical bool `json:"-"`
 }
 
 // Delivery is one attempt target: a notification × channel × device. The

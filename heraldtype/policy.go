@@ -1,6 +1,9 @@
 package heraldtype
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // NotificationType is a declared notification type (S1.1–S1.3, S3.8): how
 // its notifications default and which delivery policy applies to them.
@@ -20,8 +23,10 @@ type NotificationType struct {
 	// daily cap, and blocks them once it is reached.
 	CountsTowardCap bool      `json:"counts_toward_cap"`
 	Guarantee       Guarantee `json:"guarantee"`
-	// Critical bypasses quiet hours and the daily cap, never an explicit
-	// opt-out.
+	// Critical (account, security, reservation notices: what the user is
+	// guaranteed to see, S4.5) bypasses the user's opt-outs on every
+	// channel, the inbox included, quiet hours and the daily cap; never
+	// de-duplication (issue 22).
 	Critical  bool      `json:"critical"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
@@ -42,6 +47,51 @@ type Preferences struct {
 	// Timezone is the user's IANA time zone, read from the user (it is not
 	// stored with the preferences).
 	Timezone string `json:"timezone,omitempty"`
+}
+
+// The codes a delivery the user's preferences refuse ends opted_out with
+// (Preferences.Refusal), at send time and, for the inbox, at enqueue.
+const (
+	CodeTypeDisabled    = "type_disabled"
+	CodeChannelDisabled = "channel_disabled"
+	CodeChannelOptedOut = "channel_opted_out"
+)
+
+// Refusal is the preference rule (S3.11), the one both the delivery policy
+// at send time and the in-app inbox at enqueue apply (issue 22): the code
+// of the user's refusal of a notification of type typ on channel ch, ""
+// if the preferences allow it. A type turned off is off everywhere, the
+// inbox included; a type's channel list, when set, is the only channels it
+// may use; an opted-out channel is refused for every type. A critical type
+// bypasses all three — the caller decides that (it knows the type).
+// store/rules.InboxRefusalSQL is this rule over the stored document.
+func (p Preferences) Refusal(typ string, ch Channel) string {
+	if tp, ok := p.Types[typ]; ok {
+		if tp.Disabled {
+			return CodeTypeDisabled
+		}
+		if len(tp.Channels) > 0 && !slices.Contains(tp.Channels, ch) {
+			return CodeChannelDisabled
+		}
+	}
+	if slices.Contains(p.OptedOutChannels, ch) {
+		return CodeChannelOptedOut
+	}
+	return ""
+}
+
+// RefusalReason is the message of a Refusal code for type typ on channel
+// ch: what the operator reads on the opted-out delivery.
+func RefusalReason(code, typ string, ch Channel) string {
+	switch code {
+	case CodeTypeDisabled:
+		return "the user turned " + typ + " notifications off"
+	case CodeChannelDisabled:
+		return "the user does not allow " + string(ch) + " for " + typ + " notifications"
+	case CodeChannelOptedOut:
+		return "the user opted out of " + string(ch)
+	}
+	return ""
 }
 
 // TypePreference is a user's choice for one notification type.

@@ -36,6 +36,15 @@ func TestPreferencesRoutes(t *testing.T) {
 	if r := e.do("GET", "/v1/users/nobody/preferences", nil); r.status != 404 {
 		t.Fatalf("preferences of a missing user: %d", r.status)
 	}
+	// Issue 22: in_app is opted out like any channel, for every type or
+	// per type.
+	e.do("PUT", "/v1/users/alice/preferences", map[string]any{
+		"types":              map[string]any{"promo": map[string]any{"channels": []string{"push"}}},
+		"opted_out_channels": []string{"in_app"},
+	}, "Authorization", alice).expect(t, 200, &p)
+	if p.OptedOutChannels[0] != heraldtype.ChannelInApp || p.Types["promo"].Channels[0] != heraldtype.ChannelPush {
+		t.Fatalf("in_app opt-out: PUT answered %+v", p)
+	}
 }
 
 func TestTypeRoutes(t *testing.T) {

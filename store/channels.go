@@ -15,11 +15,18 @@ import (
 //     a skipped delivery with error code "no_address"; an address
 //     suppressed on that channel a skipped delivery with code
 //     "suppressed" — never a silent drop.
-//   - in_app: one InboxItem for the user (returned in EnqueueResult.Inbox)
-//     and one delivery with channel in_app, provider "inbox", already sent
-//     (attempt 1, a sent attempt row, provider message id = the item id):
-//     the inbox is written in the trigger's own transaction, so it is the
-//     record the user is guaranteed to see.
+//   - in_app, due now: one InboxItem for the user (returned in
+//     EnqueueResult.Inbox) and one delivery with channel in_app, provider
+//     "inbox", already sent (attempt 1, a sent attempt row, provider
+//     message id = the item id): the inbox is written in the trigger's own
+//     transaction, so it is the record the user is guaranteed to see. When
+//     the user's preferences, as read in that transaction, refuse it
+//     (heraldtype.Preferences.Refusal; never for a Notification.Critical
+//     one), no item and an opted_out delivery with the refusal's code and
+//     reason and an opted_out attempt row (issue 22).
+//   - in_app, scheduled (SendAt after Now): no item yet; one pending
+//     delivery due at SendAt, at_least_once. The worker completes it with
+//     InboxSent, which writes the item then (issue 22).
 //
 // EnqueuedNotification.Deliveries counts every delivery row created,
 // skipped ones included. Inbox items are deleted with their notification

@@ -49,14 +49,20 @@ type Move struct {
 // leaves the states it does not move from alone; docs/ARCHITECTURE.md's
 // table is tested against it.
 var Moves = []Move{
+	// Push, sms and email deliveries; an in_app one scheduled for later
+	// (its inbox item is written when it is due: InboxSent, issue 22).
 	{From: "", To: heraldtype.StatePending, By: ByEnqueue},
 	// A channel with no address, or an address suppressed on it.
 	{From: "", To: heraldtype.StateSkipped, By: ByEnqueue},
-	// In-app deliveries: the inbox row is the delivery.
+	// In-app deliveries due now: the inbox row is the delivery.
 	{From: "", To: heraldtype.StateSent, By: ByEnqueue},
+	// In-app deliveries due now that the user's preferences refuse
+	// (issue 22): no inbox row.
+	{From: "", To: heraldtype.StateOptedOut, By: ByEnqueue},
 	{From: heraldtype.StatePending, To: heraldtype.StateLeased, By: ByClaim},
 	{From: heraldtype.StateLeased, To: heraldtype.StateLeased, By: ByExtendLeases},
 	{From: heraldtype.StateLeased, To: heraldtype.StateSent, By: ByComplete, Transition: Sent{}},
+	{From: heraldtype.StateLeased, To: heraldtype.StateSent, By: ByComplete, Transition: InboxSent{}},
 	{From: heraldtype.StateLeased, To: heraldtype.StatePending, By: ByComplete, Transition: Retry{}},
 	{From: heraldtype.StateLeased, To: heraldtype.StatePending, By: ByComplete, Transition: Released{}},
 	{From: heraldtype.StateLeased, To: heraldtype.StatePending, By: ByComplete, Transition: ReleasedWithReason{}},

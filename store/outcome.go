@@ -29,8 +29,8 @@ type Outcome struct {
 	row  OutcomeRow
 }
 
-// To returns o making the move t: one of Sent, Retry, Dead, Unknown,
-// Skipped, OptedOut, RateLimited, Released, ReleasedWithReason. It is the
+// To returns o making the move t: one of Sent, InboxSent, Retry, Dead,
+// Unknown, Skipped, OptedOut, RateLimited, Released, ReleasedWithReason. It is the
 // only way to give an outcome its transition.
 func (o Outcome) To(t Transition) Outcome {
 	o.kind, o.row = flatten(t)
@@ -79,6 +79,14 @@ type Sent struct {
 	// claim).
 	DeviceClean bool
 }
+
+// InboxSent: an in_app delivery that was due (a notification scheduled
+// for later, issue 22) is written to the user's inbox — its item created
+// from the notification in the same transaction as the move, the item's id
+// its provider message id — and is sent. Only an outcome the lease guard
+// applies writes an item, so a duplicate or late one writes nothing: the
+// item appears exactly once. Final.
+type InboxSent struct{}
 
 // Retry: a failed attempt with attempts left; the delivery is due again at
 // RunAt (At when zero), the attempt counted.
@@ -158,6 +166,7 @@ type ReleasedWithReason struct {
 }
 
 func (Sent) State() heraldtype.DeliveryState               { return heraldtype.StateSent }
+func (InboxSent) State() heraldtype.DeliveryState          { return heraldtype.StateSent }
 func (Retry) State() heraldtype.DeliveryState              { return heraldtype.StatePending }
 func (Dead) State() heraldtype.DeliveryState               { return heraldtype.StateDead }
 func (Unknown) State() heraldtype.DeliveryState            { return heraldtype.StateUnknown }
@@ -168,6 +177,7 @@ func (Released) State() heraldtype.DeliveryState           { return heraldtype.S
 func (ReleasedWithReason) State() heraldtype.DeliveryState { return heraldtype.StatePending }
 
 func (Sent) transition()               {}
+func (InboxSent) transition()          {}
 func (Retry) transition()              {}
 func (Dead) transition()               {}
 func (Unknown) transition()            {}
@@ -190,12 +200,14 @@ const (
 	kindRateLimited
 	kindReleased
 	kindReleasedWithReason
+	kindInboxSent
 )
 
 // Transitions are a zero value of every Transition, for tests and the
 // state machine's documentation.
 var Transitions = []Transition{
 	Sent{}, Retry{}, Dead{}, Unknown{}, Skipped{}, OptedOut{}, RateLimited{}, Released{}, ReleasedWithReason{},
+	InboxSent{},
 }
 
 // OutcomeRow is an outcome flattened into what a store's Complete writes:
@@ -229,6 +241,9 @@ type OutcomeRow struct {
 	ResetFailCount bool
 	// Suppress suppresses the delivery's address on its channel.
 	Suppress bool
+	// Inbox writes the delivery's inbox item (InboxSent); its id becomes
+	// the provider message id.
+	Inbox bool
 }
 
 // flatten is t's kind and row. RunAt is left zero when t leaves it so;
@@ -242,6 +257,8 @@ func flatten(t Transition) (kind, OutcomeRow) {
 		// current state, and a sent delivery has no error.
 		k, r = kindSent, OutcomeRow{Timeline: heraldtype.OutcomeSent, ProviderMessageID: t.ProviderMessageID, Latency: t.Latency,
 			ResetFailCount: !t.DeviceClean, SetError: true}
+	case InboxSent:
+		k, r = kindInboxSent, OutcomeRow{Timeline: heraldtype.OutcomeSent, Inbox: true, SetError: true}
 	case Retry:
 		k, r = kindRetry, failedRow(heraldtype.OutcomeRetry, t.Failure)
 		r.RunAt = t.RunAt

@@ -28,6 +28,12 @@ type completer struct {
 	// timeout bounds one Complete call (Config.StoreTimeout).
 	timeout time.Duration
 
+	// onInbox learns the users of the inbox items a flush wrote
+	// (Config.InboxWritten); inboxUsers holds the user of each buffered
+	// store.InboxSent outcome by delivery id.
+	onInbox    func(userIDs []string)
+	inboxUsers map[int64]string
+
 	mu  sync.Mutex
 	buf []store.Outcome
 	// nonEmpty is signalled when the buffer gets its first outcome, full
@@ -38,9 +44,10 @@ type completer struct {
 	flushed  chan struct{}
 }
 
-func newCompleter(s Store, log *slog.Logger, interval time.Duration, size int, timeout time.Duration) *completer {
+func newCompleter(s Store, log *slog.Logger, interval time.Duration, size int, timeout time.Duration,
+	onInbox func([]string)) *completer {
 	return &completer{
-		store: s, log: log, interval: interval, size: size, timeout: timeout,
+		store: s, log: log, interval: interval, size: size, timeout: timeout, onInbox: onInbox,
 		nonEmpty: make(chan struct{}, 1),
 		full:     make(chan struct{}, 1),
 		flushed:  make(chan struct{}, 1),
@@ -52,6 +59,18 @@ func signal(c chan struct{}) {
 	case c <- struct{}{}:
 	default:
 	}
+}
+
+// addInbox buffers a store.InboxSent outcome of userID's delivery, whose
+// user learns of the item once it is recorded.
+func (c *completer) addInbox(o store.Outcome, userID string) {
+	c.mu.Lock()
+	if c.inboxUsers == nil {
+		c.inboxUsers = make(map[int64]string)
+	}
+	c.inboxUsers[o.DeliveryID] = userID
+	c.mu.Unlock()
+	c.add(o)
 }
 
 func (c *completer) add(o store.Outcome) {
@@ -111,12 +130,35 @@ func (c *completer) flush(ctx context.Context) error {
 			return fmt.Errorf("dispatch: recording %d outcomes: %w", len(batch), err)
 		}
 		signal(c.flushed)
+		c.inboxWritten(batch)
 		if applied < len(batch) {
 			// The deliveries' leases were lost (reaped or claimed by
 			// another worker): the store's guards ignored the late
 			// outcomes (S4.4).
 			c.log.Info("dispatch: stale outcomes ignored", "ignored", len(batch)-applied, "batch", len(batch))
 		}
+	}
+}
+
+// inboxWritten tells onInbox the users of the recorded batch's
+// store.InboxSent outcomes. Only batches with such an outcome touch the
+// map.
+func (c *completer) inboxWritten(batch []store.Outcome) {
+	c.mu.Lock()
+	if len(c.inboxUsers) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	var users []string
+	for i := range batch {
+		if u, ok := c.inboxUsers[batch[i].DeliveryID]; ok && batch[i].Row().Inbox {
+			delete(c.inboxUsers, batch[i].DeliveryID)
+			users = append(users, u)
+		}
+	}
+	c.mu.Unlock()
+	if len(users) > 0 && c.onInbox != nil {
+		c.onInbox(users)
 	}
 }
 

@@ -138,6 +138,13 @@ type Config struct {
 	// PolicyMaxDelay bounds that waiting: a delivery still undecided this
 	// long after it was due ends dead with code policy_error. Default 24 h.
 	PolicyMaxDelay time.Duration
+	// InboxWritten, when set, is called with the users whose inbox items
+	// a flush of outcomes wrote (store.InboxSent: an in_app delivery
+	// scheduled for later, now due), after the flush committed: the
+	// real-time streams of this instance (other instances learn it from
+	// the store, store.InboxNotifier). A user may be named whose outcome
+	// the store's guard ignored; a stream then finds nothing new.
+	InboxWritten func(userIDs []string)
 	// StoreTimeout bounds every store call of the worker (claim, outcome
 	// flush, lease extension, next run_at, queue stats, the policy's
 	// reads): a database that stops answering without closing the

@@ -65,6 +65,7 @@ type fakeDelivery struct {
 	device      *heraldtype.Device // nil: a fresh active opted-in device
 	noDevice    bool               // the device was deleted
 	address     string             // set: an sms delivery to this number, no device
+	inApp       bool               // an in_app delivery (provider inbox), no device
 }
 
 // add enqueues one pending push delivery and returns its id.
@@ -100,6 +101,10 @@ func (s *fakeStore) add(f fakeDelivery) int64 {
 	}
 	if f.address != "" {
 		d.Channel, d.DeviceID, d.Address = heraldtype.ChannelSMS, "", f.address
+		delete(s.devices, dev.ID)
+	}
+	if f.inApp {
+		d.Channel, d.Provider, d.DeviceID = heraldtype.ChannelInApp, store.InboxProvider, ""
 		delete(s.devices, dev.ID)
 	}
 	s.deliveries[id] = d

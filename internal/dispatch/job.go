@@ -39,7 +39,11 @@ func (w *Worker) run(ctx, claimCtx context.Context, job heraldtype.Job, pre poli
 	defer w.releaseSlot()
 	defer w.flights.remove(job.Delivery.ID)
 	o, ok := w.attempt(ctx, claimCtx, job, pre)
-	if ok {
+	switch {
+	case !ok:
+	case o.Row().Inbox:
+		w.completer.addInbox(o, job.Delivery.UserID)
+	default:
 		w.completer.add(o)
 	}
 	w.stop.count(&o, ok)
@@ -53,6 +57,9 @@ func (w *Worker) run(ctx, claimCtx context.Context, job heraldtype.Job, pre poli
 func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre policy.Prefetched) (store.Outcome, bool) {
 	d := &job.Delivery
 	now := w.cfg.Now()
+	if d.Channel == heraldtype.ChannelInApp {
+		return w.inbox(ctx, &job, pre, now)
+	}
 	if d.Channel == heraldtype.ChannelPush || d.Channel == "" {
 		switch dev := job.Device; {
 		case dev == nil:
@@ -132,6 +139,24 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre 
 	}
 	th.observe(end)
 	return w.decide(&job, th, start, end, id, err, timedOut), true
+}
+
+// inbox decides an in_app delivery that was scheduled for later and is
+// now due (issue 22): the policy's preference check at this time (the
+// inbox takes no other step of it), then store.InboxSent, which writes
+// the item in the transaction that records the outcome. Nothing is sent,
+// so no provider, throttle or send timeout is involved.
+func (w *Worker) inbox(ctx context.Context, job *heraldtype.Job, pre policy.Prefetched, now time.Time) (store.Outcome, bool) {
+	d := &job.Delivery
+	if job.Notification == nil {
+		return w.dead(d, now, CodeInvalidJob, "the claimed job has no notification"), true
+	}
+	if w.cfg.Policy != nil {
+		if o, record, done := w.checkPolicy(ctx, job, pre, now); done {
+			return o, record
+		}
+	}
+	return w.outcome(d, now, store.InboxSent{}), true
 }
 
 // decide turns a provider's answer into an outcome; th is the throttle the

@@ -80,7 +80,7 @@ func New(cfg Config) (*Worker, error) {
 	w := &Worker{
 		cfg:        cfg,
 		log:        cfg.Logger,
-		completer:  newCompleter(cfg.Store, cfg.Logger, cfg.FlushInterval, cfg.FlushSize, cfg.StoreTimeout),
+		completer:  newCompleter(cfg.Store, cfg.Logger, cfg.FlushInterval, cfg.FlushSize, cfg.StoreTimeout, cfg.InboxWritten),
 		flights:    newFlights(),
 		throttles:  make(map[string]*throttle, len(cfg.Senders)),
 		slots:      make(chan struct{}, cfg.Concurrency),

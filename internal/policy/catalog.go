@@ -234,12 +234,6 @@ func ValidatePreferences(p *heraldtype.Preferences) error {
 		if !validChannel(ch) || seen[ch] {
 			return heraldtype.FieldErrorf("opted_out_channels", "channel %q is unknown or listed twice", ch)
 		}
-		if ch == heraldtype.ChannelInApp {
-			// The inbox is written with the notification and is the record
-			// the user is guaranteed to see (S4.5); the policy governs the
-			// channels that interrupt.
-			return heraldtype.FieldErrorf("opted_out_channels", "in_app cannot be opted out: the inbox is the record the user always keeps")
-		}
 		seen[ch] = true
 	}
 	if p.QuietHours != nil {

@@ -3,8 +3,10 @@
 // dispatcher, per delivery, in this order:
 //
 //  1. preferences — the type turned off, the channel not allowed for the
-//     type, or the channel opted out: opted_out. Nothing bypasses an
-//     explicit opt-out, not even a critical type.
+//     type, or the channel opted out: opted_out (heraldtype.Preferences
+//     .Refusal, the rule the inbox write at enqueue applies too). A
+//     critical type bypasses the user's opt-outs on every channel: it is
+//     what the user is guaranteed to see (S4.5, issue 22).
 //  2. quiet hours — inside the user's window (in the user's time zone) a
 //     non-critical delivery of a type with quiet hours is deferred until
 //     the window ends, then runs through the whole policy again.
@@ -20,6 +22,12 @@
 // it will not use (a notification deferred overnight counts toward the day
 // it is sent on). De-duplication precedes the cap so that a duplicate never
 // spends a cap slot.
+//
+// An in_app delivery (the inbox item of a notification scheduled for
+// later, written when it is due) takes step 1 only: the inbox interrupts
+// nobody, so quiet hours do not defer it, and it neither takes a dedupe
+// lock nor spends a slot of the cap — as an in-app item written at enqueue
+// never did.
 //
 // Steps 3 and 4 are atomic operations of a Limiter (the SQL store or
 // Redis), idempotent per notification: every delivery of one notification
@@ -39,9 +47,9 @@ import (
 
 // Error codes of the decisions, recorded as the delivery's last_error_code.
 const (
-	CodeTypeDisabled    = "type_disabled"
-	CodeChannelDisabled = "channel_disabled"
-	CodeChannelOptedOut = "channel_opted_out"
+	CodeTypeDisabled    = heraldtype.CodeTypeDisabled
+	CodeChannelDisabled = heraldtype.CodeChannelDisabled
+	CodeChannelOptedOut = heraldtype.CodeChannelOptedOut
 	CodeDuplicate       = "duplicate"
 	CodeDailyCap        = "daily_cap"
 	CodeQuietHours      = heraldtype.CodeQuietHours
@@ -190,7 +198,7 @@ func (e *Engine) Check(ctx context.Context, job *heraldtype.Job, now time.Time, 
 			return Decision{}, fmt.Errorf("policy: preferences of user %q: %w", n.UserID, err)
 		}
 	}
-	if d, done := Preferences(t, prefs, job.Delivery.Channel); done {
+	if d, done := Preferences(t, prefs, job.Delivery.Channel); done || job.Delivery.Channel == heraldtype.ChannelInApp {
 		return d, nil
 	}
 	loc, err := e.location(prefs.Timezone)
@@ -243,35 +251,21 @@ func (e *Engine) Check(ctx context.Context, job *heraldtype.Job, now time.Time, 
 
 // Preferences is step 1 of the policy, pure: it reports the opt-out
 // decision and true when the user's preferences refuse a delivery of type
-// t on channel ch.
+// t on channel ch (heraldtype.Preferences.Refusal). A critical type is
+// never refused (issue 22).
 func Preferences(t heraldtype.NotificationType, p heraldtype.Preferences, ch heraldtype.Channel) (Decision, bool) {
 	if ch == "" {
 		ch = heraldtype.ChannelPush
 	}
-	block := func(code, reason string) (Decision, bool) {
-		return Decision{Verdict: Block, State: heraldtype.StateOptedOut, Code: code, Reason: reason}, true
+	if t.Critical {
+		return Decision{}, false
 	}
-	if tp, ok := p.Types[t.Name]; ok {
-		if tp.Disabled {
-			return block(CodeTypeDisabled, "the user turned "+t.Name+" notifications off")
-		}
-		if len(tp.Channels) > 0 && !contains(tp.Channels, ch) {
-			return block(CodeChannelDisabled, "the user does not allow "+string(ch)+" for "+t.Name+" notifications")
-		}
+	code := p.Refusal(t.Name, ch)
+	if code == "" {
+		return Decision{}, false
 	}
-	if contains(p.OptedOutChannels, ch) {
-		return block(CodeChannelOptedOut, "the user opted out of "+string(ch))
-	}
-	return Decision{}, false
-}
-
-func contains(chs []heraldtype.Channel, ch heraldtype.Channel) bool {
-	for _, c := range chs {
-		if c == ch {
-			return true
-		}
-	}
-	return false
+	return Decision{Verdict: Block, State: heraldtype.StateOptedOut, Code: code,
+		Reason: heraldtype.RefusalReason(code, t.Name, ch)}, true
 }
 
 // DedupeKey is the Limiter key of user × type × dedupe key. The unit

@@ -168,8 +168,12 @@ func TestEngineOrder(t *testing.T) {
 			"promo", Block, CodeTypeDisabled, 0, 0},
 		{"channel opted out", heraldtype.Preferences{OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelPush}},
 			"promo", Block, CodeChannelOptedOut, 0, 0},
-		{"critical still opted out", heraldtype.Preferences{Types: map[string]heraldtype.TypePreference{"alarm": {Disabled: true}}},
-			"alarm", Block, CodeTypeDisabled, 0, 0},
+		// Issue 22: a critical type bypasses the user's opt-outs, on
+		// every channel (and still takes its dedupe lock).
+		{"critical bypasses a type turned off", heraldtype.Preferences{Types: map[string]heraldtype.TypePreference{"alarm": {Disabled: true}}},
+			"alarm", Allow, "", 1, 0},
+		{"critical bypasses a channel opt-out", heraldtype.Preferences{OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelPush}},
+			"alarm", Allow, "", 1, 0},
 		{"quiet hours", heraldtype.Preferences{QuietHours: quiet}, "promo", Defer, CodeQuietHours, 0, 0},
 		{"critical bypasses quiet hours and cap", heraldtype.Preferences{QuietHours: quiet}, "alarm", Allow, "", 1, 0},
 		{"allowed", heraldtype.Preferences{}, "promo", Allow, "", 1, 1},
@@ -214,7 +218,6 @@ func TestValidatePreferences(t *testing.T) {
 	t.Parallel()
 	for _, bad := range []heraldtype.Preferences{
 		{OptedOutChannels: []heraldtype.Channel{"fax"}},
-		{OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelInApp}},
 		{OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelSMS, heraldtype.ChannelSMS}},
 		{Types: map[string]heraldtype.TypePreference{"promo": {Channels: []heraldtype.Channel{"fax"}}}},
 		{QuietHours: &heraldtype.QuietHours{Start: "22:00", End: "25:00"}},
@@ -222,6 +225,45 @@ func TestValidatePreferences(t *testing.T) {
 	} {
 		if err := ValidatePreferences(&bad); heraldtype.ErrorCode(err) != heraldtype.EINVALID {
 			t.Errorf("ValidatePreferences(%+v) = %v, want invalid_argument", bad, err)
+		}
+	}
+}
+
+// TestInAppPolicy (issue 22): in_app can be opted out like any channel,
+// per type or for every type; a critical type bypasses that too; and the
+// inbox takes the preferences step only — neither quiet hours, nor a
+// dedupe lock, nor a slot of the cap.
+func TestInAppPolicy(t *testing.T) {
+	t.Parallel()
+	if err := ValidatePreferences(&heraldtype.Preferences{OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelInApp}}); err != nil {
+		t.Fatalf("opting out of in_app: %v", err)
+	}
+	quiet := &heraldtype.QuietHours{Start: "22:00", End: "08:00"}
+	for _, c := range []struct {
+		name    string
+		prefs   heraldtype.Preferences
+		typ     string
+		verdict Verdict
+		code    string
+	}{
+		{"type off", heraldtype.Preferences{Types: map[string]heraldtype.TypePreference{"promo": {Disabled: true}}}, "promo", Block, CodeTypeDisabled},
+		{"not among the type's channels", heraldtype.Preferences{Types: map[string]heraldtype.TypePreference{
+			"promo": {Channels: []heraldtype.Channel{heraldtype.ChannelPush}}}}, "promo", Block, CodeChannelDisabled},
+		{"opted out of in_app", heraldtype.Preferences{OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelInApp}}, "promo", Block, CodeChannelOptedOut},
+		{"critical", heraldtype.Preferences{OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelInApp}}, "alarm", Allow, ""},
+		{"quiet hours, dedupe and cap do not apply", heraldtype.Preferences{QuietHours: quiet, DailyCap: 1}, "promo", Allow, ""},
+	} {
+		l := &fakeLimiter{}
+		d, err := engine(t, c.prefs, l).Check(t.Context(), job(c.typ, heraldtype.ChannelInApp), night(), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if d.Verdict != c.verdict || d.Code != c.code || l.dedupe != 0 || l.daily != 0 {
+			t.Errorf("%s: %+v with %d dedupe and %d cap calls; want %v %q and no limiter call", c.name, d, l.dedupe,
+				l.daily, c.verdict, c.code)
+		}
+		if c.verdict == Block && (d.State != heraldtype.StateOptedOut || d.Reason == "") {
+			t.Errorf("%s: %+v, want opted_out with a reason", c.name, d)
 		}
 	}
 }

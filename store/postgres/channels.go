@@ -28,6 +28,9 @@ func (s *Store) insertChannels(p store.EnqueueParams, plan rules.Plan, st *enque
 	if len(plan.InApp) > 0 {
 		steps = append(steps, s.insertInbox(p, plan.InApp, st))
 	}
+	if len(plan.InAppLater) > 0 {
+		steps = append(steps, s.insertInboxLater(p, plan.InAppLater, st))
+	}
 	return steps
 }
 
@@ -47,23 +50,31 @@ func (s *Store) insertAddressed(p store.EnqueueParams, routes []rules.Route, st 
 		read: st.readCounts}
 }
 
-// insertInbox writes one inbox item per in-app notification, in trigger
-// order, and its delivery, already sent (rules.InboxItemSQL,
-// rules.InboxDeliverySQL), with its sent attempt row.
+// insertInbox writes, for each in-app notification due now and in
+// trigger order, the inbox item and its delivery, already sent
+// (rules.InboxItemSQL, rules.InboxDeliverySQL), with its sent attempt row
+// — or, when the user's preferences in this transaction refuse it
+// (rules.InboxRefusalSQL), an opted_out delivery with its attempt row and
+// no item (issue 22). One statement, whatever the trigger's size.
 func (s *Store) insertInbox(p store.EnqueueParams, routes []rules.Route, st *enqueueState) step {
-	nids := make([]string, len(routes))
+	nids, critical := make([]string, len(routes)), make([]bool, len(routes))
 	for i, r := range routes {
-		nids[i] = r.N.ID
+		nids[i], critical[i] = r.N.ID, r.N.Critical
 	}
 	return step{what: "inbox items", sql: s.q(inboxSQL),
-		args: []any{nids, p.Now, p.MaxAttempts},
+		args: []any{nids, p.Now, p.MaxAttempts, critical},
 		read: func(rows txRows) error {
 			for rows.Next() {
 				var it heraldtype.InboxItem
 				var data string
-				if err := rows.Scan(&it.ID, &it.UserID, &it.NotificationID, &it.Type, &it.Title, &it.Body, &data,
+				var item bool
+				if err := rows.Scan(&item, &it.ID, &it.UserID, &it.NotificationID, &it.Type, &it.Title, &it.Body, &data,
 					&it.CreatedAt); err != nil {
 					return err
+				}
+				if !item {
+					st.counts[it.NotificationID]++
+					continue
 				}
 				if err := decodeInboxData(&it, data); err != nil {
 					return err
@@ -101,14 +112,51 @@ var addressedSQL = `WITH n AS (
 )
 SELECT notification_id, state = 'pending' AND run_at <= $9 FROM d`
 
+// insertInboxLater writes a pending delivery, due at its SendAt, for each
+// in-app notification scheduled for later (rules.InboxPendingSQL): its
+// item is written when it is due (store.InboxSent, issue 22).
+func (s *Store) insertInboxLater(p store.EnqueueParams, routes []rules.Route, st *enqueueState) step {
+	k := len(routes)
+	nid, uid, typ, runAt := make([]string, k), make([]string, k), make([]string, k), make([]time.Time, k)
+	for i, r := range routes {
+		nid[i], uid[i], typ[i], runAt[i] = r.N.ID, r.N.UserID, r.N.Type, r.RunAt
+	}
+	return step{what: "deliveries", sql: s.q(`INSERT INTO {s}.deliveries (` + rules.InboxPendingColumns + `)
+SELECT ` + rules.InboxPendingSQL("n.id", "n.user_id", "n.type", "n.run_at", "$5", "$6") + `
+FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) WITH ORDINALITY
+	AS n (id, user_id, type, run_at, ord)
+ORDER BY n.ord
+RETURNING notification_id, run_at <= $6`),
+		args: []any{nid, uid, typ, runAt, p.MaxAttempts, p.Now},
+		read: st.readCounts}
+}
+
+// inboxRefusal is the in-app preference rule over the user_preferences
+// row p of the notification row x of the trigger's row n.
+var inboxRefusal = rules.InboxRefusalSQL(prefsJSON{}, "p.prefs", "x.type", "n.critical")
+
 // inboxSQL is insertInbox's statement, built once from the rules' fragments.
+// The preferences are read per recipient by primary key (LATERAL, OFFSET
+// 0, as the devices of insertDeliveries are).
 var inboxSQL = `WITH n AS (
-	SELECT * FROM unnest($1::text[]) WITH ORDINALITY AS n (id, ord)
+	SELECT * FROM unnest($1::text[], $4::bool[]) WITH ORDINALITY AS n (id, critical, ord)
+), r AS (
+	SELECT n.ord, x.*, ` + inboxRefusal + ` AS refusal
+	FROM n JOIN {s}.notifications x ON x.id = n.id
+	LEFT JOIN LATERAL (SELECT p.prefs FROM {s}.user_preferences p WHERE p.user_id = x.user_id OFFSET 0) p ON TRUE
 ), i AS (
 	INSERT INTO {s}.inbox_items (` + rules.InboxItemColumns + `)
 	SELECT ` + rules.InboxItemSQL("$2") + `
-	FROM n JOIN {s}.notifications x ON x.id = n.id ORDER BY n.ord
+	FROM r x WHERE x.refusal = '' ORDER BY x.ord
 	RETURNING id, user_id, notification_id, type, title, body, data, created_at
+), o AS (
+	INSERT INTO {s}.deliveries (` + rules.InboxRefusedColumns + `)
+	SELECT ` + rules.InboxRefusedSQL("x.refusal", "$3", "$2::timestamptz") + `
+	FROM r x WHERE x.refusal <> '' ORDER BY x.ord
+	RETURNING id, notification_id, attempt, last_error_code, last_error
+), oa AS (
+	INSERT INTO {s}.delivery_attempts (delivery_id, attempt, at, outcome, error_code, error)
+	SELECT id, attempt, $2, 'opted_out', last_error_code, last_error FROM o ORDER BY id
 ), d AS (
 	INSERT INTO {s}.deliveries (` + rules.InboxDeliveryColumns + `)
 	SELECT ` + rules.InboxDeliverySQL("$3", "$2") + `
@@ -118,7 +166,10 @@ var inboxSQL = `WITH n AS (
 	INSERT INTO {s}.delivery_attempts (delivery_id, attempt, at, outcome, provider_message_id)
 	SELECT id, 1, $2, 'sent', provider_message_id FROM d ORDER BY id
 )
-SELECT id, user_id, notification_id, type, title, body, coalesce(data::text, ''), created_at FROM i ORDER BY id`
+SELECT TRUE, id, user_id, notification_id, type, title, body, coalesce(data::text, ''), created_at FROM i
+UNION ALL
+SELECT FALSE, 0, '', notification_id, '', '', '', '', $2 FROM o
+ORDER BY 1 DESC, 2`
 
 // inboxUsers are the distinct users of items, sorted.
 func inboxUsers(items []heraldtype.InboxItem) []string {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // leasedBy is the guard of every outcome write (S4.4): the delivery is
@@ -46,9 +47,13 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 	if len(outcomes) == 0 {
 		return 0, nil
 	}
-	batch, apply := s.completeBatch(dedupe(outcomes))
+	batch, apply, inbox := s.completeBatch(dedupe(outcomes))
 	for try := 1; ; try++ {
-		applied, err := runComplete(s.pool.SendBatch(ctx, batch), batch.Len(), apply)
+		applied, users, err := runComplete(s.pool.SendBatch(ctx, batch), batch.Len(), apply, inbox)
+		if err == nil && len(users) > 0 {
+			// Inbox streams on every instance, after the commit.
+			s.waker.post(wake{inboxUsers: users})
+		}
 		if err == nil || try == completeRetries || !retryable(err) {
 			return applied, err
 		}
@@ -84,14 +89,28 @@ func dedupe(os []store.Outcome) []store.Outcome {
 	return out
 }
 
-// completeBatch is the batch of statements of one Complete, and the index
-// of the one that applies the outcomes and returns how many it applied.
-func (s *Store) completeBatch(os []store.Outcome) (*pgx.Batch, int) {
-	b := &pgx.Batch{}
+// completeBatch is the batch of statements of one Complete, and the
+// indexes of the ones that apply the outcomes and return how many they
+// applied: apply for every outcome but store.InboxSent, inbox (-1 when
+// there is none) for those, which also returns the users who got an item.
+func (s *Store) completeBatch(all []store.Outcome) (b *pgx.Batch, apply, inbox int) {
+	b = &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(indexPlans)
+	os, inboxOs := splitInbox(all)
 	s.queueDeviceChanges(b, os)
 	s.queueSuppressions(b, os)
+	inbox = -1
+	if len(inboxOs) > 0 {
+		inbox = b.Len()
+		s.queueInbox(b, inboxOs)
+	}
+	apply = b.Len()
+	if len(os) == 0 {
+		b.Queue(`SELECT 0`)
+		b.Queue("COMMIT")
+		return b, apply, inbox
+	}
 	k := len(os)
 	ids, attempts := make([]int64, k), make([]int32, k)
 	owners, states, codes, errs, pmids, reasons := make([]string, k), make([]string, k), make([]string, k),
@@ -122,7 +141,6 @@ func (s *Store) completeBatch(os []store.Outcome) (*pgx.Batch, int) {
 		retryAfter[i], latency[i] = int64(r.RetryAfter), int64(r.Latency)
 		reasons[i] = string(r.Timeline)
 	}
-	apply := b.Len()
 	b.Queue(s.q(`WITH o AS (
 	SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::timestamptz[], $6::timestamptz[],
 		$7::bool[], $8::bool[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::text[],
@@ -156,7 +174,64 @@ SELECT count(*) FROM u`), ids, owners, attempts, states, runAt, at, release, set
 		b.Queue(s.notifySQL())
 	}
 	b.Queue("COMMIT")
-	return b, apply
+	return b, apply, inbox
+}
+
+// splitInbox separates the store.InboxSent outcomes, which have a
+// statement of their own, from the others. A batch without one (every
+// batch without an in-app delivery scheduled for later) is returned as it
+// is, without a copy.
+func splitInbox(all []store.Outcome) (os, inbox []store.Outcome) {
+	for i := range all {
+		if all[i].Row().Inbox {
+			inbox = append(inbox, all[i])
+		}
+	}
+	if len(inbox) == 0 {
+		return all, nil
+	}
+	os = make([]store.Outcome, 0, len(all)-len(inbox))
+	for i := range all {
+		if !all[i].Row().Inbox {
+			os = append(os, all[i])
+		}
+	}
+	return os, inbox
+}
+
+// queueInbox queues the statement that applies the store.InboxSent
+// outcomes (issue 22): under the lease guard of every outcome, the
+// delivery moves to sent, its inbox item is written from the
+// notification, with an id drawn for it in the same UPDATE that becomes
+// the delivery's provider message id, and its sent attempt row. An
+// outcome the guard refuses writes no item, so the item appears once. It
+// returns how many it applied and the users who got an item.
+func (s *Store) queueInbox(b *pgx.Batch, os []store.Outcome) {
+	k := len(os)
+	ids, owners, attempts, at := make([]int64, k), make([]string, k), make([]int32, k), make([]time.Time, k)
+	for i := range os {
+		ids[i], owners[i], attempts[i], at[i] = os[i].DeliveryID, os[i].Owner, int32(os[i].Attempt), os[i].At
+	}
+	b.Queue(s.q(`WITH o AS (
+	SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::timestamptz[])
+		WITH ORDINALITY AS o (id, owner, attempt, at, ord)
+), u AS (
+	UPDATE {s}.deliveries d SET state = 'sent', lease_owner = '', lease_until = NULL,
+		provider_message_id = nextval(pg_get_serial_sequence('{s}.inbox_items', 'id'))::text,
+		finished_at = o.at, updated_at = o.at,
+		last_replay_result = CASE WHEN d.replay_count > 0 THEN 'sent' ELSE d.last_replay_result END
+	FROM o WHERE d.id = o.id AND `+leasedBy+`
+	RETURNING d.id, d.notification_id, d.attempt, d.provider_message_id, o.at, o.ord
+), i AS (
+	INSERT INTO {s}.inbox_items (id, `+rules.InboxItemColumns+`) OVERRIDING SYSTEM VALUE
+	SELECT CAST(u.provider_message_id AS bigint), `+rules.InboxItemSQL("u.at")+`
+	FROM u JOIN {s}.notifications x ON x.id = u.notification_id ORDER BY u.ord
+	RETURNING user_id
+), a AS (
+	INSERT INTO {s}.delivery_attempts (delivery_id, attempt, at, outcome, provider_message_id)
+	SELECT u.id, u.attempt, u.at, 'sent', u.provider_message_id FROM u ORDER BY u.ord
+)
+SELECT count(*), coalesce(array_agg(DISTINCT user_id), '{}') FROM i`), ids, owners, attempts, at)
 }
 
 // queueDeviceChanges queues the outcomes' device changes in outcome order.
@@ -203,17 +278,22 @@ FROM (`+device+`) c WHERE v.id = c.device_id AND v.updated_at <= c.updated_at`),
 }
 
 // runComplete reads the results of the n statements of a sent batch and
-// returns the applied count, which the statement at index apply returns.
-// The batch is one pipeline of one transaction: a failure anywhere rolls
-// all of it back (the connection, left in a failed transaction, is then
-// closed by the pool rather than reused).
-func runComplete(br pgx.BatchResults, n, apply int) (int, error) {
-	applied := 0
+// returns the applied count, which the statements at index apply and
+// inbox (-1: none) return, and the users who got an inbox item. The batch
+// is one pipeline of one transaction: a failure anywhere rolls all of it
+// back (the connection, left in a failed transaction, is then closed by
+// the pool rather than reused).
+func runComplete(br pgx.BatchResults, n, apply, inbox int) (int, []string, error) {
+	applied, written := 0, 0
+	var users []string
 	var err error
 	for i := range n {
-		if i == apply {
+		switch i {
+		case apply:
 			err = br.QueryRow().Scan(&applied)
-		} else {
+		case inbox:
+			err = br.QueryRow().Scan(&written, &users)
+		default:
 			_, err = br.Exec()
 		}
 		if err != nil {
@@ -224,7 +304,7 @@ func runComplete(br pgx.BatchResults, n, apply int) (int, error) {
 		err = cerr
 	}
 	if err != nil {
-		return 0, formatError(err, "outcomes")
+		return 0, nil, formatError(err, "outcomes")
 	}
-	return applied, nil
+	return applied + written, users, nil
 }

@@ -189,3 +189,45 @@ func TestInboxNotifyPerSchema(t *testing.T) {
 		t.Fatal("no event for this schema's enqueue")
 	}
 }
+
+// TestInboxEventsWhenDue (issue 22): an in-app item of a notification
+// scheduled for later is announced when Complete writes it, at its due
+// time, on another instance — not when it was triggered.
+func TestInboxEventsWhenDue(t *testing.T) {
+	t.Parallel()
+	dsn, schema := pgtest.NewSchema(t)
+	a, b := openStore(t, dsn, schema), openStore(t, dsn, schema)
+	if err := a.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	seed(t, b)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	events := a.InboxEvents(ctx)
+	if u := <-events; u != "" {
+		t.Fatalf("first event = %q, want \"\"", u)
+	}
+	p := inApp([]string{"later"}, "u1")
+	p.Notifications[0].SendAt = now.Add(time.Hour)
+	if res, err := b.Enqueue(t.Context(), p); err != nil || len(res.Inbox) != 0 {
+		t.Fatalf("Enqueue = %+v, %v; want no item before send_at", res, err)
+	}
+	jobs, err := b.Claim(t.Context(), store.ClaimParams{Owner: "w", Now: now.Add(time.Hour),
+		LeaseUntil: now.Add(time.Hour + time.Minute), Limit: 10})
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("Claim at send_at = %d jobs, %v", len(jobs), err)
+	}
+	j := jobs[0]
+	o := store.Outcome{DeliveryID: j.Delivery.ID, Owner: "w", Attempt: j.Delivery.Attempt, At: now.Add(time.Hour)}.To(store.InboxSent{})
+	if n, err := b.Complete(t.Context(), []store.Outcome{o}); err != nil || n != 1 {
+		t.Fatalf("Complete = %d, %v", n, err)
+	}
+	select {
+	case u := <-events:
+		if u != "u1" {
+			t.Fatalf("event = %q, want u1", u)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event when the item was written")
+	}
+}

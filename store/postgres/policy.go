@@ -8,6 +8,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // PutType implements store.Store: the type is kept as one JSON document.
@@ -176,4 +177,31 @@ func (s *Store) PrunePolicy(ctx context.Context, now time.Time) (int, error) {
 		total += int(tag.RowsAffected())
 	}
 	return total, nil
+}
+
+// prefsJSON reads the stored preferences (jsonb) in the in-app rule
+// (rules.InboxRefusalSQL) with PostgreSQL's jsonb operators.
+type prefsJSON struct{}
+
+var _ rules.JSON = prefsJSON{}
+
+func jsonAt(doc string, path []string) string {
+	p := `(` + doc
+	for _, k := range path {
+		p += ` -> CAST(` + k + ` AS text)`
+	}
+	return p + `)`
+}
+
+func (prefsJSON) True(doc string, path ...string) string {
+	return `coalesce(` + jsonAt(doc, path) + ` = 'true'::jsonb, FALSE)`
+}
+
+func (prefsJSON) Len(doc string, path ...string) string {
+	v := jsonAt(doc, path)
+	return `CASE jsonb_typeof(` + v + `) WHEN 'array' THEN jsonb_array_length(` + v + `) END`
+}
+
+func (prefsJSON) Has(doc, elem string, path ...string) string {
+	return `coalesce(` + jsonAt(doc, path) + ` @> jsonb_build_array(` + elem + `), FALSE)`
 }

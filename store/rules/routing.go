@@ -21,9 +21,15 @@ type Plan struct {
 	// and channel that has a provider, to the user's address (AddressSQL)
 	// or skipped (SkipSQL). A channel without a provider gets none.
 	Addressed []Route
-	// InApp are the notifications with the in_app channel: one inbox item
-	// and one delivery already sent each (InboxItemSQL, InboxDeliverySQL).
+	// InApp are the notifications with the in_app channel due now: one
+	// inbox item and one delivery already sent each (InboxItemSQL,
+	// InboxDeliverySQL), or, when the user's preferences refuse it, one
+	// opted_out delivery and no item (InboxRefusalSQL, InboxRefusedSQL).
 	InApp []Route
+	// InAppLater are the notifications with the in_app channel scheduled
+	// for later (SendAt after now): one pending delivery each, due at
+	// SendAt, and no item until then (InboxPendingSQL, issue 22).
+	InAppLater []Route
 }
 
 // Route is a notification's delivery (or fan-out) on one channel.
@@ -57,7 +63,12 @@ func PlanEnqueue(p store.EnqueueParams) Plan {
 			}
 		}
 		if slices.Contains(n.Channels, heraldtype.ChannelInApp) {
-			pl.InApp = append(pl.InApp, Route{N: n, Channel: heraldtype.ChannelInApp, RunAt: p.Now})
+			r := Route{N: n, Channel: heraldtype.ChannelInApp, RunAt: at}
+			if at.After(p.Now) {
+				pl.InAppLater = append(pl.InAppLater, r)
+			} else {
+				pl.InApp = append(pl.InApp, r)
+			}
 		}
 	}
 	return pl

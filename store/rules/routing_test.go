@@ -19,7 +19,7 @@ func TestPlanEnqueue(t *testing.T) {
 	}
 	ns := []heraldtype.Notification{
 		on("all", time.Time{}, heraldtype.ChannelInApp, heraldtype.ChannelEmail, heraldtype.ChannelSMS, heraldtype.ChannelPush),
-		on("later", later, heraldtype.ChannelPush, heraldtype.ChannelSMS),
+		on("later", later, heraldtype.ChannelPush, heraldtype.ChannelSMS, heraldtype.ChannelInApp),
 		on("past", now.Add(-time.Hour), heraldtype.ChannelEmail),
 		on("none", time.Time{}),
 	}
@@ -64,9 +64,13 @@ func TestPlanEnqueue(t *testing.T) {
 			if got := flat(pl.Addressed); !slices.Equal(got, c.wantAddress) {
 				t.Errorf("Addressed = %v, want %v", got, c.wantAddress)
 			}
-			// in_app needs no provider and is written now, whatever SendAt.
+			// in_app needs no provider; it is written now when due now, and
+			// waits for its SendAt otherwise (issue 22).
 			if got, want := flat(pl.InApp), []route{{"all", heraldtype.ChannelInApp, "", now}}; !slices.Equal(got, want) {
 				t.Errorf("InApp = %v, want %v", got, want)
+			}
+			if got, want := flat(pl.InAppLater), []route{{"later", heraldtype.ChannelInApp, "", later}}; !slices.Equal(got, want) {
+				t.Errorf("InAppLater = %v, want %v", got, want)
 			}
 			if len(pl.InApp) > 0 && pl.InApp[0].N != &p.Notifications[0] {
 				t.Errorf("routes do not point into the trigger's notifications")

@@ -20,17 +20,21 @@ import (
 // plan, adds them to counts, and returns the inbox items it wrote.
 func (s *Store) insertChannels(ctx context.Context, tx *writeTx, p store.EnqueueParams, plan rules.Plan,
 	counts map[string]int) ([]heraldtype.InboxItem, error) {
-	if len(plan.Addressed) == 0 && len(plan.InApp) == 0 {
+	if len(plan.Addressed) == 0 && len(plan.InApp) == 0 && len(plan.InAppLater) == 0 {
 		return nil, nil
 	}
 	// Notifications that got a delivery which is final at once (skipped,
-	// or an in-app one, sent), whose attempt rows are written last.
+	// or an in-app one, sent or opted out), whose attempt rows are written
+	// last.
 	final := make(map[string]bool)
 	if err := s.insertAddressed(ctx, tx, p, plan.Addressed, counts, final); err != nil {
 		return nil, err
 	}
 	items, err := s.insertInbox(ctx, tx, p, plan.InApp, counts)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.insertInboxLater(ctx, tx, p, plan.InAppLater, counts); err != nil {
 		return nil, err
 	}
 	for _, r := range plan.InApp {
@@ -45,9 +49,8 @@ func (s *Store) insertChannels(ctx context.Context, tx *writeTx, p store.Enqueue
 	err = inLists(ids, func(args []any) error {
 		_, err := s.exec(ctx, tx, `INSERT INTO delivery_attempts (delivery_id, attempt, at, outcome, error_code, error,
 	provider_message_id)
-SELECT id, attempt, ?, CASE state WHEN 'sent' THEN 'sent' ELSE 'skipped' END, last_error_code, last_error,
-	provider_message_id
-FROM deliveries WHERE notification_id IN (`+marks(len(args))+`) AND state IN ('sent', 'skipped') ORDER BY id`,
+SELECT id, attempt, ?, state, last_error_code, last_error, provider_message_id
+FROM deliveries WHERE notification_id IN (`+marks(len(args))+`) AND state IN ('sent', 'skipped', 'opted_out') ORDER BY id`,
 			append([]any{now}, args...)...)
 		return formatError(err, "attempts")
 	})
@@ -89,20 +92,37 @@ func (s *Store) insertAddressed(ctx context.Context, tx *writeTx, p store.Enqueu
 	})
 }
 
-// insertInbox writes one inbox item per in-app notification, in trigger
-// order, and its delivery, already sent (rules.InboxItemSQL,
-// rules.InboxDeliverySQL).
+// insertInbox writes, for each in-app notification due now and in
+// trigger order, the inbox item and its delivery, already sent
+// (rules.InboxItemSQL, rules.InboxDeliverySQL) — or, when the user's
+// preferences in this transaction refuse it (rules.InboxRefusalSQL), an
+// opted_out delivery and no item (issue 22).
 func (s *Store) insertInbox(ctx context.Context, tx *writeTx, p store.EnqueueParams, routes []rules.Route,
 	counts map[string]int) ([]heraldtype.InboxItem, error) {
 	var items []heraldtype.InboxItem
 	now := micros(p.Now)
 	err := insertBatches(routes, func(rs []rules.Route) error {
-		args := make([]any, 0, 2*len(rs)+1)
+		args := make([]any, 0, 3*len(rs)+4)
 		for i, r := range rs {
-			args = append(args, i, r.N.ID)
+			args = append(args, i, r.N.ID, r.N.Critical)
 		}
-		rows, err := s.query(ctx, tx, `WITH n (ord, nid) AS (VALUES `+rowMarks(len(rs), 2)+`)
-`+inboxItemSQL, append(args, now)...)
+		values := `WITH n (ord, nid, critical) AS (VALUES ` + rowMarks(len(rs), 3) + `)`
+		refused, err := s.query(ctx, tx, values+inboxRefusedSQL, append(args, p.MaxAttempts, now, now, now, now)...)
+		if err != nil {
+			return formatError(err, "deliveries")
+		}
+		defer refused.Close()
+		for refused.Next() {
+			var id string
+			if err := refused.Scan(&id); err != nil {
+				return formatError(err, "deliveries")
+			}
+			counts[id]++
+		}
+		if err := refused.Err(); err != nil {
+			return formatError(err, "deliveries")
+		}
+		rows, err := s.query(ctx, tx, values+inboxItemSQL, append(args, now)...)
 		if err != nil {
 			return formatError(err, "inbox items")
 		}
@@ -111,6 +131,9 @@ func (s *Store) insertInbox(ctx context.Context, tx *writeTx, p store.EnqueuePar
 			return err
 		}
 		items = append(items, got...)
+		if len(got) == 0 {
+			return nil
+		}
 		ids := make([]any, 0, len(got)+5)
 		ids = append(ids, p.MaxAttempts, now, now, now, now)
 		for _, it := range got {
@@ -128,6 +151,38 @@ func (s *Store) insertInbox(ctx context.Context, tx *writeTx, p store.EnqueuePar
 	}
 	return items, nil
 }
+
+// insertInboxLater writes a pending delivery, due at its SendAt, for each
+// in-app notification scheduled for later (rules.InboxPendingSQL): its
+// item is written when it is due (store.InboxSent, issue 22).
+func (s *Store) insertInboxLater(ctx context.Context, tx *writeTx, p store.EnqueueParams, routes []rules.Route,
+	counts map[string]int) error {
+	now := micros(p.Now)
+	return insertBatches(routes, func(rs []rules.Route) error {
+		args := make([]any, 0, len(rs)*5+3)
+		for i, r := range rs {
+			args = append(args, i, r.N.ID, r.N.UserID, r.N.Type, micros(r.RunAt))
+		}
+		rows, err := s.query(ctx, tx, `WITH n (ord, nid, uid, type, run_at) AS (VALUES `+rowMarks(len(rs), 5)+`)
+`+inboxPendingSQL, append(args, p.MaxAttempts, now, now)...)
+		if err != nil {
+			return formatError(err, "deliveries")
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return formatError(err, "deliveries")
+			}
+			counts[id]++
+		}
+		return formatError(rows.Err(), "deliveries")
+	})
+}
+
+// inboxRefusal is the in-app preference rule over the user_preferences
+// row p of the notification x joined to the VALUES row n.
+var inboxRefusal = rules.InboxRefusalSQL(prefsJSON{}, "p.prefs", "x.type", "n.critical")
 
 // The statements of insertAddressed and insertInbox after their VALUES
 // lists, built once from the rules' fragments.
@@ -147,8 +202,20 @@ FROM c ORDER BY c.ord
 RETURNING notification_id, state`
 	inboxItemSQL = `
 INSERT INTO inbox_items (` + rules.InboxItemColumns + `)
-SELECT ` + rules.InboxItemSQL("?") + ` FROM n JOIN notifications x ON x.id = n.nid ORDER BY n.ord
+SELECT ` + rules.InboxItemSQL("?") + ` FROM n JOIN notifications x ON x.id = n.nid
+	LEFT JOIN user_preferences p ON p.user_id = x.user_id
+WHERE ` + inboxRefusal + ` = '' ORDER BY n.ord
 RETURNING ` + inboxColumns
+	inboxRefusedSQL = `,
+r AS (SELECT n.ord, x.*, ` + inboxRefusal + ` AS refusal FROM n JOIN notifications x ON x.id = n.nid
+	LEFT JOIN user_preferences p ON p.user_id = x.user_id)
+INSERT INTO deliveries (` + rules.InboxRefusedColumns + `)
+SELECT ` + rules.InboxRefusedSQL("x.refusal", "?", "?") + ` FROM r x WHERE x.refusal <> '' ORDER BY x.ord
+RETURNING notification_id`
+	inboxPendingSQL = `INSERT INTO deliveries (` + rules.InboxPendingColumns + `)
+SELECT ` + rules.InboxPendingSQL("n.nid", "n.uid", "n.type", "n.run_at", "?", "?") + `
+FROM n ORDER BY n.ord
+RETURNING notification_id`
 	inboxDeliverySQL = `INSERT INTO deliveries (` + rules.InboxDeliveryColumns + `)
 SELECT ` + rules.InboxDeliverySQL("?", "?") + `
 FROM inbox_items i JOIN notifications x ON x.id = i.notification_id

@@ -3,8 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"strconv"
 
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // leasedBy is the guard of every outcome write (S4.4): the delivery is
@@ -119,7 +121,27 @@ WHERE `+leasedBy, append(guard, micros(r.RunAt), at, policy, r.ErrorCode, r.Erro
 WHERE `+leasedBy, append(guard, string(r.State), runAt, r.SetError, r.ErrorCode, r.Error, r.ProviderMessageID,
 		finished, at, final)...)
 	n, err := affected(res, err, "delivery")
-	return n == 1, err
+	if err != nil || n != 1 || !r.Inbox {
+		return n == 1, err
+	}
+	return true, s.writeInboxItem(ctx, tx, o, r)
+}
+
+// writeInboxItem writes the inbox item of an in-app delivery the outcome
+// o just moved to sent (store.InboxSent; only an applied outcome gets
+// here, so the item is written once) and makes its id the delivery's and
+// the attempt row's provider message id.
+func (s *Store) writeInboxItem(ctx context.Context, tx *writeTx, o *store.Outcome, r *store.OutcomeRow) error {
+	var id int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO inbox_items (`+rules.InboxItemColumns+`)
+SELECT `+rules.InboxItemSQL("?1")+` FROM deliveries d JOIN notifications x ON x.id = d.notification_id WHERE d.id = ?2
+RETURNING id, user_id`, micros(o.At), o.DeliveryID).Scan(&id, new(string))
+	if err != nil {
+		return formatError(err, "inbox item")
+	}
+	r.ProviderMessageID = strconv.FormatInt(id, 10)
+	_, err = s.exec(ctx, tx, `UPDATE deliveries SET provider_message_id = ? WHERE id = ?`, r.ProviderMessageID, o.DeliveryID)
+	return formatError(err, "delivery")
 }
 
 // deviceChange applies the outcome's effect on the delivery's device,

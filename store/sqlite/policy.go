@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // PutType implements store.Store: the type is kept as one JSON document.
@@ -204,4 +205,31 @@ func (s *Store) PrunePolicy(ctx context.Context, now time.Time) (int, error) {
 		return nil
 	})
 	return total, err
+}
+
+// prefsJSON reads the stored preferences (TEXT) in the in-app rule
+// (rules.InboxRefusalSQL) with SQLite's JSON functions. A path is built
+// with every key quoted, so a type name with a dot is one key.
+type prefsJSON struct{}
+
+var _ rules.JSON = prefsJSON{}
+
+func jsonPath(path []string) string {
+	p := `'$'`
+	for _, k := range path {
+		p += ` || '."' || ` + k + ` || '"'`
+	}
+	return p
+}
+
+func (prefsJSON) True(doc string, path ...string) string {
+	return `coalesce(json_extract(` + doc + `, ` + jsonPath(path) + `) = 1, FALSE)`
+}
+
+func (prefsJSON) Len(doc string, path ...string) string {
+	return `json_array_length(` + doc + `, ` + jsonPath(path) + `)`
+}
+
+func (prefsJSON) Has(doc, elem string, path ...string) string {
+	return `EXISTS (SELECT 1 FROM json_each(` + doc + `, ` + jsonPath(path) + `) e WHERE e.value = ` + elem + `)`
 }

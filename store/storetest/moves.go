@@ -59,14 +59,23 @@ func testMoves(t *testing.T, newStore NewStore) {
 			f := newFixture(t, newStore)
 			f.contact("u1", "", "u1@example.com")
 			f.device("u1", "d1", heraldtype.PlatformAndroid)
-			// push → pending; sms without a phone → skipped; in_app → sent.
+			// push → pending; sms without a phone → skipped; in_app → sent;
+			// in_app refused by the preferences → opted_out; in_app
+			// scheduled for later → pending (issue 22).
+			f.contact("u2", "", "")
+			f.prefs(heraldtype.Preferences{UserID: "u2", OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelInApp}})
 			n := f.on("u1", heraldtype.ChannelPush, heraldtype.ChannelSMS, heraldtype.ChannelInApp)
-			f.enqueue(channelParams(n))
-			for _, d := range f.deliveries(n.ID) {
-				if !store.Allowed("", d.State, store.ByEnqueue) {
-					t.Errorf("Enqueue created a %s delivery in %s, a move store.Moves does not have", d.Channel, d.State)
+			refused := f.on("u2", heraldtype.ChannelInApp)
+			later := f.on("u1", heraldtype.ChannelInApp)
+			later.SendAt = at(time.Hour)
+			f.enqueue(channelParams(n, refused, later))
+			for _, id := range []string{n.ID, refused.ID, later.ID} {
+				for _, d := range f.deliveries(id) {
+					if !store.Allowed("", d.State, store.ByEnqueue) {
+						t.Errorf("Enqueue created a %s delivery in %s, a move store.Moves does not have", d.Channel, d.State)
+					}
+					seen("", d.State, store.ByEnqueue, nil)
 				}
-				seen("", d.State, store.ByEnqueue, nil)
 			}
 		})
 		t.Run("Claim", func(t *testing.T) {

@@ -57,6 +57,8 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ClusterLocks", func(t *testing.T) { testClusterLocks(t, newStore) })
 	t.Run("PruneFinished", func(t *testing.T) { testPruneFinished(t, newStore) })
 	t.Run("Channels", func(t *testing.T) { testChannels(t, newStore) })
+	t.Run("InboxPreferences", func(t *testing.T) { testInboxPreferences(t, newStore) })
+	t.Run("InboxScheduled", func(t *testing.T) { testInboxScheduled(t, newStore) })
 	t.Run("APIKeys", func(t *testing.T) { testAPIKeys(t, newStore) })
 	t.Run("Policy", func(t *testing.T) { testPolicy(t, newStore) })
 	t.Run("History", func(t *testing.T) { testHistory(t, newStore) })
