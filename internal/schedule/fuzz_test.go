@@ -55,5 +55,8 @@ func FuzzCompile(f *testing.F) {
 			}
 			o, ok = n, more
 		}
+		if first, ok := p.First(anchor, 0); ok {
+			p.CatchUp(anchor, first, 0, first.Due.Add(time.Duration(b%(1<<40))*time.Second))
+		}
 	})
 }

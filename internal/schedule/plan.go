@@ -2,7 +2,7 @@
 // S2.5, S3.7): it validates a heraldtype.Schedule and computes its
 // occurrences — one-shot, exponential backoff driven by sent_count, or an
 // RFC 5545 RRULE or cron expression on the wall clock of the user's time
-// zone — and the deterministic
+// zone — what to fire after a downtime (CatchUp), and the deterministic
 // spreading and collision jitter of due times (Spread, Jitter, Avoid). It
 // is pure: no database, no clock of its own, no goroutines; the reminder
 // scheduler and the campaign runner keep their rows in the store and call
@@ -44,7 +44,7 @@ const (
 	// DefaultCatchUpWindow is the catch-up window when none is given;
 	// MinCatchUpWindow and MaxCatchUpWindow bound one that is.
 	DefaultCatchUpWindow = 24 * time.Hour
-	MinCatchUpWindow     = time.Minute
+	MinCatchUpWindow     = OnTime
 	MaxCatchUpWindow     = 7 * 24 * time.Hour
 )
 
