@@ -82,6 +82,9 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads a Go duration string. A JSON number is refused: a
 // bare number is ambiguous (seconds? nanoseconds?).
 func (d *Duration) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil // like encoding/json for every other type: no change
+	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("a duration is a string such as \"90m\" or \"48h\", not %s", b)

@@ -221,6 +221,9 @@ func TestScheduleJSON(t *testing.T) {
 		s.Backoff.First.Std() != time.Hour || s.Backoff.Max.Std() != 48*time.Hour || s.Spread.Std() != 10*time.Minute {
 		t.Fatalf("short durations: %+v %v", s, err)
 	}
+	if err := json.Unmarshal([]byte(`{"cron":"0 9 * * *","spread":null}`), &s); err != nil {
+		t.Fatalf("null duration: %v", err)
+	}
 	for _, bad := range []string{`{"spread":600}`, `{"spread":"ten minutes"}`} {
 		if err := json.Unmarshal([]byte(bad), &s); err == nil {
 			t.Errorf("%s: accepted", bad)
