@@ -25,6 +25,7 @@ import (
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/policy"
 	"github.com/heraldhq/herald/internal/realtime"
+	"github.com/heraldhq/herald/internal/reminder"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -103,6 +104,8 @@ type Config struct {
 	Retry map[heraldtype.ErrorClass]RetryPolicy
 	// Worker tunes the delivery workers.
 	Worker WorkerConfig
+	// Reminders tunes the reminder scheduler (S2).
+	Reminders ReminderConfig
 	// DisableWorkers runs the Client as an API-only instance.
 	DisableWorkers bool
 	// IdempotencyRetention is how long an Idempotency-Key is remembered.
@@ -213,18 +216,40 @@ type WorkerConfig struct {
 	StoreTimeout  time.Duration // bounds each store call of the worker, default lease_duration
 }
 
+// ReminderConfig tunes the reminder scheduler, a leader-only service
+// (S2.4–S2.7); zero values take the defaults documented on each field.
+type ReminderConfig struct {
+	// Lease is how long a scheduler holds the due reminders it claimed; a
+	// crashed scheduler's claims are taken over once it ends. Default
+	// 30 s (the seed's 6 h would hold a reminder back for hours).
+	Lease time.Duration
+	// BatchSize is how many due reminders one claim takes (S2.7
+	// fetch_limit). Default 500.
+	BatchSize int
+	// Gap is the least time between two occurrences of one user's
+	// reminders; a colliding one moves by a deterministic jitter (S2.5).
+	// Default 60 s; negative: no gap.
+	Gap time.Duration
+	// PollInterval bounds how long an idle scheduler waits before looking
+	// for due reminders written on another instance. Default 500 ms.
+	PollInterval time.Duration
+	// Disabled turns the scheduler off on this instance.
+	Disabled bool
+}
+
 // Client is Herald's entry point for an embedding program.
 type Client struct {
-	cfg     Config
-	store   store.Store
-	worker  *dispatch.Worker
-	elector *leadership.Elector
-	pruners maintenance.Pruners
-	types   *policy.Catalog
-	hub     *realtime.Hub
-	metrics *metrics.Metrics
-	log     *slog.Logger
-	now     func() time.Time
+	cfg       Config
+	store     store.Store
+	worker    *dispatch.Worker
+	scheduler *reminder.Scheduler
+	elector   *leadership.Elector
+	pruners   maintenance.Pruners
+	types     *policy.Catalog
+	hub       *realtime.Hub
+	metrics   *metrics.Metrics
+	log       *slog.Logger
+	now       func() time.Time
 
 	mu         sync.Mutex
 	started    bool

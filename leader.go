@@ -44,11 +44,20 @@ func (c *Client) newElector() error {
 		c.pruners.Policy,
 		c.pruners.Notifications,
 	}
+	var daemons []leadership.Daemon
+	if !cfg.Reminders.Disabled {
+		sch, err := c.newScheduler()
+		if err != nil {
+			return err
+		}
+		c.scheduler = sch
+		daemons = append(daemons, sch)
+	}
 	if v, ok := cfg.Store.(store.QueueVacuumer); ok {
 		services = append(services, maintenance.NewQueueVacuum(v, maintenance.DefaultVacuumInterval))
 	}
 	e, err := leadership.New(leadership.Config{
-		Locker: cfg.Store, Owner: cfg.Owner, TTL: ttl, Services: services,
+		Locker: cfg.Store, Owner: cfg.Owner, TTL: ttl, Services: services, Daemons: daemons,
 		Now: cfg.Now, Logger: cfg.Logger,
 	})
 	if err != nil {

@@ -34,6 +34,9 @@ const (
 	ScopeSuppressionsRead   Scope = "suppressions:read"
 	ScopeSuppressionsWrite  Scope = "suppressions:write"
 	ScopeMetricsRead        Scope = "metrics:read"
+	ScopeRemindersRead      Scope = "reminders:read"
+	ScopeRemindersWrite     Scope = "reminders:write"
+	ScopeEventsWrite        Scope = "events:write"
 	ScopeAdmin              Scope = "admin"
 )
 
@@ -43,7 +46,8 @@ func AllScopes() []Scope {
 		ScopeUsersRead, ScopeUsersWrite, ScopeDevicesRead, ScopeDevicesWrite,
 		ScopeNotificationsRead, ScopeNotificationsWrite, ScopeDeliveriesRead, ScopeDeliveriesAdmin,
 		ScopeInboxRead, ScopeInboxWrite, ScopePreferencesRead, ScopePreferencesWrite,
-		ScopeSuppressionsRead, ScopeSuppressionsWrite, ScopeMetricsRead, ScopeAdmin,
+		ScopeSuppressionsRead, ScopeSuppressionsWrite, ScopeMetricsRead,
+		ScopeRemindersRead, ScopeRemindersWrite, ScopeEventsWrite, ScopeAdmin,
 	}
 }
 

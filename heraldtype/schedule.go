@@ -2,7 +2,8 @@ package heraldtype
 
 import (
 	"encoding/json"
-	"fmt"
+	"reflect"
+	"strconv"
 	"time"
 )
 
@@ -85,13 +86,15 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		return nil // like encoding/json for every other type: no change
 	}
+	// A *json.UnmarshalTypeError: encoding/json adds the field's path
+	// (schedule.backoff.first), so the caller is told which one is wrong.
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("a duration is a string such as \"90m\" or \"48h\", not %s", b)
+		return &json.UnmarshalTypeError{Value: string(b), Type: reflect.TypeFor[Duration]()}
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("invalid duration %q: a duration is a string such as \"90m\" or \"48h\"", s)
+		return &json.UnmarshalTypeError{Value: strconv.Quote(s), Type: reflect.TypeFor[Duration]()}
 	}
 	*d = Duration(v)
 	return nil

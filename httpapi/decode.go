@@ -156,6 +156,9 @@ func jsonKind(t reflect.Type) string {
 	if t == reflect.TypeFor[time.Time]() {
 		return "an RFC 3339 time string"
 	}
+	if t == reflect.TypeFor[heraldtype.Duration]() {
+		return `a duration such as "90m" or "48h"`
+	}
 	switch t.Kind() {
 	case reflect.Pointer:
 		return jsonKind(t.Elem())

@@ -45,6 +45,7 @@ var DeliveryStates = []heraldtype.DeliveryState{
 type Store interface {
 	Channels
 	APIKeys
+	Reminders
 	Policies
 
 	// Migrate applies the embedded migrations that have not run yet.

@@ -78,6 +78,9 @@ type Config struct {
 	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
 	Log             LogConfig     `koanf:"log"`
 	Worker          WorkerConfig  `koanf:"worker"`
+	// Reminders tunes the reminder scheduler (README: Reminders and
+	// schedules).
+	Reminders RemindersConfig `koanf:"reminders"`
 	// Retry overrides the backoff per error class: temporary, throttled.
 	Retry map[string]RetryConfig `koanf:"retry"`
 	// Types declares notification types: channels, priority,
@@ -172,6 +175,16 @@ type WorkerConfig struct {
 	StoreTimeout  time.Duration `koanf:"store_timeout"`
 }
 
+// RemindersConfig is the reminders: section, herald.ReminderConfig's file
+// and environment names.
+type RemindersConfig struct {
+	Lease        time.Duration `koanf:"lease"`
+	BatchSize    int           `koanf:"batch_size"`
+	Gap          time.Duration `koanf:"gap"`
+	PollInterval time.Duration `koanf:"poll_interval"`
+	Enabled      bool          `koanf:"enabled"`
+}
+
 // TypeConfig is one entry of the types: section, herald.TypeConfig's file
 // names (README: Delivery policy).
 type TypeConfig struct {
@@ -251,6 +264,8 @@ func defaultConfig() Config {
 			BatchSize: 256, Concurrency: 256, LeaseDuration: 30 * time.Second,
 			SendTimeout: 10 * time.Second, PollInterval: time.Second, ReapInterval: 5 * time.Second,
 		},
+		Reminders: RemindersConfig{Lease: 30 * time.Second, BatchSize: 500, Gap: 60 * time.Second,
+			PollInterval: 500 * time.Millisecond, Enabled: true},
 	}
 }
 
@@ -315,10 +330,12 @@ func off(d time.Duration) time.Duration {
 // clientConfig turns the file/env config into the library's typed Config.
 func (c *Config) clientConfig() (herald.Config, error) {
 	hc := herald.Config{
-		DefaultTimezone:          c.DefaultTimezone,
-		MaxAttempts:              c.MaxAttempts,
-		DailyCap:                 c.DailyCap,
-		Worker:                   herald.WorkerConfig(c.Worker),
+		DefaultTimezone: c.DefaultTimezone,
+		MaxAttempts:     c.MaxAttempts,
+		DailyCap:        c.DailyCap,
+		Worker:          herald.WorkerConfig(c.Worker),
+		Reminders: herald.ReminderConfig{Lease: c.Reminders.Lease, BatchSize: c.Reminders.BatchSize,
+			Gap: off(c.Reminders.Gap), PollInterval: c.Reminders.PollInterval, Disabled: !c.Reminders.Enabled},
 		IdempotencyRetention:     off(c.IdempotencyRetention),
 		DeviceMaxAge:             off(c.DeviceMaxAge),
 		DeviceTokenTakeoverAfter: off(c.DeviceTokenTakeoverAfter),

@@ -44,8 +44,12 @@ type Config struct {
 	// Services run on the leader, each on its own interval. A service
 	// whose Interval is zero is disabled and never runs.
 	Services []Service
-	Now      func() time.Time
-	Logger   *slog.Logger
+	// Daemons run on the leader for its whole term (see Daemon). They
+	// start only on an elector started with Start: an elector ticked by
+	// hand (tests with an injected clock) runs the Services alone.
+	Daemons []Daemon
+	Now     func() time.Time
+	Logger  *slog.Logger
 }
 
 // Elector takes and renews the leader lock and, while it holds it, runs
@@ -62,6 +66,12 @@ type Elector struct {
 	endTerm context.CancelFunc
 	term    context.Context
 	running sync.WaitGroup
+
+	// daemonsOn is set by Start; daemonUp marks the daemons running (by
+	// index of cfg.Daemons), daemons waits for them. Guarded by mu.
+	daemonsOn bool
+	daemonUp  []bool
+	daemons   sync.WaitGroup
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -87,8 +97,17 @@ func New(cfg Config) (*Elector, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	e := &Elector{cfg: cfg, log: cfg.Logger}
+	e := &Elector{cfg: cfg, log: cfg.Logger, daemonUp: make([]bool, len(cfg.Daemons))}
 	names := map[string]bool{}
+	for _, d := range cfg.Daemons {
+		if d == nil {
+			return nil, errors.New("leadership: a nil daemon")
+		}
+		if names[d.Name()] {
+			return nil, fmt.Errorf("leadership: two services named %q", d.Name())
+		}
+		names[d.Name()] = true
+	}
 	for _, s := range cfg.Services {
 		switch {
 		case s == nil:
@@ -110,6 +129,9 @@ func New(cfg Config) (*Elector, error) {
 func (e *Elector) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	e.stop = cancel
+	e.mu.Lock()
+	e.daemonsOn = true
+	e.mu.Unlock()
 	e.done = make(chan struct{})
 	go func() {
 		defer close(e.done)
@@ -141,6 +163,10 @@ func (e *Elector) Stop(ctx context.Context) error {
 	e.running.Wait()
 	leader := e.IsLeader()
 	e.stepDown()
+	e.mu.Lock()
+	e.daemonsOn = false
+	e.mu.Unlock()
+	e.daemons.Wait()
 	if !leader {
 		return nil
 	}
@@ -185,6 +211,7 @@ func (e *Elector) Tick(ctx context.Context) error {
 	}
 	term := e.term
 	due := e.due(now)
+	e.startDaemons(term)
 	e.mu.Unlock()
 	if !was {
 		e.log.Info("leadership: elected leader", "owner", e.cfg.Owner)
@@ -209,6 +236,29 @@ func (e *Elector) stepDown() bool {
 	return true
 }
 
-// Wait waits until no service started so far is running. A caller that
+// startDaemons starts, for the term, every daemon not running. The
+// caller holds e.mu.
+func (e *Elector) startDaemons(term context.Context) {
+	if !e.daemonsOn {
+		return
+	}
+	for i, d := range e.cfg.Daemons {
+		if e.daemonUp[i] {
+			continue
+		}
+		e.daemonUp[i] = true
+		e.daemons.Go(func() {
+			defer func() {
+				e.mu.Lock()
+				e.daemonUp[i] = false
+				e.mu.Unlock()
+			}()
+			d.Run(term)
+		})
+	}
+}
+
+// Wait waits until no service started so far is running (daemons aside:
+// they run for the term). A caller that
 // ticks by hand calls it between ticks, never concurrently with one.
 func (e *Elector) Wait() { e.running.Wait() }

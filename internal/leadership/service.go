@@ -26,6 +26,16 @@ type Service interface {
 	RunOnce(ctx context.Context, now time.Time) (Result, error)
 }
 
+// Daemon is leader-only work that runs for the leader's whole term
+// rather than every Interval: time-driven work whose latency must not be
+// the election's tick (the reminder scheduler). Run returns when ctx — the
+// term — ends; if it returns earlier, the next renewal starts it again.
+// It logs what it does itself.
+type Daemon interface {
+	Name() string
+	Run(ctx context.Context)
+}
+
 // Result is what one run of a service did, for the log: counts by name
 // ("requeued": 3). The elector logs a run whose counts are not all zero,
 // at info level, or as a warning when Warn is set: work that reveals a

@@ -41,6 +41,18 @@ type Metrics struct {
 	// "none" when allowed).
 	PolicyDecisions *prometheus.CounterVec // labels: outcome, reason
 
+	// Reminders counts what the reminder scheduler did with due
+	// occurrences (S2.7): claimed, enqueued, skipped (quiet hours,
+	// catch-up), collided (moved by the per-user gap), rescued (claimed
+	// again after a scheduler's lease expired), released, raced (the
+	// reminder changed between claim and fire).
+	Reminders *prometheus.CounterVec // labels: event
+	// RemindersStopped counts reminders stopped, by stop reason.
+	RemindersStopped *prometheus.CounterVec // labels: reason
+	// ReminderLag is how late an occurrence was enqueued: now − its due
+	// time (S2.7).
+	ReminderLag prometheus.Histogram
+
 	// Every label value goes through one of these sets (Type, Provider,
 	// Code), so the number of series stays bounded whatever triggers and
 	// providers send.
@@ -95,12 +107,22 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "herald_policy_decisions_total", Help: "Delivery policy decisions by outcome and reason.",
 		}, []string{"outcome", "reason"}),
 	}
+	m.Reminders = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_reminder_occurrences_total", Help: "Reminder occurrences by what the scheduler did with them.",
+	}, []string{"event"})
+	m.RemindersStopped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_reminders_stopped_total", Help: "Reminders stopped, by reason.",
+	}, []string{"reason"})
+	m.ReminderLag = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "herald_reminder_lag_seconds", Help: "Time from an occurrence's due time to its enqueue.",
+		Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300},
+	})
 	// Herald's own outcome and reason values: always declared.
 	m.codes.add("none", "allowed", "deferred", "opted_out", "rate_limited", "policy_error")
 	if reg != nil {
 		reg.MustRegister(m.Accepted, m.Sent, m.Failed, m.Retried, m.Dead, m.Skipped, m.Unknown,
 			m.Requeued, m.InvalidatedTokens, m.Throttled, m.QueueDepth, m.SendLatency, m.EndToEndLatency,
-			m.PolicyDecisions)
+			m.PolicyDecisions, m.Reminders, m.RemindersStopped, m.ReminderLag)
 	}
 	return m
 }

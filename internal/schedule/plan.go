@@ -160,7 +160,12 @@ func Compile(s heraldtype.Schedule, zone string) (*Plan, error) {
 		if y := s.At.Year(); y < 1970 || y > 9999 {
 			return nil, heraldtype.FieldErrorf("schedule.at", "year %d is out of range", y)
 		}
+		// Whole seconds, rounded up: a one-shot never fires before the
+		// time it was given.
 		p.at = s.At.UTC().Truncate(time.Second)
+		if p.at.Before(s.At) {
+			p.at = p.at.Add(time.Second)
+		}
 	case KindBackoff:
 		err = p.compileBackoff(*s.Backoff)
 	case KindRRule:

@@ -1,8 +1,9 @@
 // Package rules holds the product rules both stores apply, each written
 // once: which deliveries a trigger makes (channel routing, which devices
 // qualify for push, the sms / email address and its skip reasons, the
-// in-app inbox write; store/channels.go states them) and a notification's
-// status, summed up from its deliveries (StatusRules, status.go).
+// in-app inbox write; store/channels.go states them), a notification's
+// status, summed up from its deliveries (StatusRules, status.go), and the
+// reminder rows' writes and event stop (reminders.go, issue 19).
 // Neither store decides these questions in SQL of its own any more, so
 // the two cannot drift (issue 17).
 //

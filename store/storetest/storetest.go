@@ -65,6 +65,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("HistoryRules", func(t *testing.T) { testHistoryRules(t, newStore) })
 	t.Run("StatusAgreement", func(t *testing.T) { testStatusAgreement(t, newStore) })
 	t.Run("BadArguments", func(t *testing.T) { testBadArguments(t, newStore) })
+	t.Run("Reminders", func(t *testing.T) { testReminders(t, h) })
 }
 
 // base is the suite's "now": a fixed instant with microseconds, so a store

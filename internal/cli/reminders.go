@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald"
+)
+
+func newRemindersCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "reminders",
+		Short: "Inspect and cancel the reminders of a running Herald (S2)",
+	}
+	cmd.AddCommand(newRemindersListCmd(e), newRemindersGetCmd(e), newRemindersCancelCmd(e))
+	return cmd
+}
+
+func newRemindersListCmd(e *env) *cobra.Command {
+	var server, user, typ, state, cursor string
+	var limit int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List reminders by key",
+		Example: "  herald reminders list --user u1\n  herald reminders list --state stopped --type cart_reminder",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q := url.Values{}
+			for k, v := range map[string]string{"user_id": user, "type": typ, "state": state, "cursor": cursor} {
+				if v != "" {
+					q.Set(k, v)
+				}
+			}
+			if limit > 0 {
+				q.Set("limit", fmt.Sprint(limit))
+			}
+			var page herald.ReminderPage
+			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, "/v1/reminders?"+q.Encode(), nil, nil, &page); err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(e.stdout, page)
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "KEY\tUSER\tTYPE\tSTATE\tNEXT\tSENT\tSTOPPED")
+			for _, r := range page.Reminders {
+				next := "-"
+				if !r.NextAt.IsZero() {
+					next = r.NextAt.Format(time.RFC3339)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", printable(r.Key), printable(r.UserID), printable(r.Type),
+					r.State, next, r.SentCount, r.StopReason)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if page.NextCursor != "" {
+				fmt.Fprintf(e.stdout, "\nmore: --cursor %s\n", page.NextCursor)
+			}
+			return nil
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	f := cmd.Flags()
+	f.StringVar(&user, "user", "", "user id")
+	f.StringVar(&typ, "type", "", "notification type")
+	f.StringVar(&state, "state", "", "active or stopped")
+	f.StringVar(&cursor, "cursor", "", "continue after a previous page")
+	f.IntVar(&limit, "limit", 50, "page size (max 200)")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newRemindersGetCmd(e *env) *cobra.Command {
+	var server string
+	cmd := &cobra.Command{
+		Use:   "get KEY",
+		Short: "Show one reminder (JSON)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var r herald.Reminder
+			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, "/v1/reminders/"+url.PathEscape(args[0]), nil, nil, &r); err != nil {
+				return err
+			}
+			return printJSON(e.stdout, r)
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	return cmd
+}
+
+func newRemindersCancelCmd(e *env) *cobra.Command {
+	var server, user, typ string
+	cmd := &cobra.Command{
+		Use:   "cancel [KEY...]",
+		Short: "Delete reminders by key, or stop every reminder of a user and/or type",
+		Example: "  herald reminders cancel cart-42\n  herald reminders cancel --user u1\n" +
+			"  herald reminders cancel --type cart_reminder",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c := newAPIClient(cmd, server)
+			bulk := user != "" || typ != ""
+			if bulk == (len(args) > 0) {
+				return fmt.Errorf("give reminder keys, or --user and/or --type")
+			}
+			if bulk {
+				var out struct {
+					Cancelled int `json:"cancelled"`
+				}
+				if err := c.do(cmd.Context(), http.MethodPost, "/v1/reminders/cancel", nil,
+					herald.ReminderSelector{UserID: user, Type: typ}, &out); err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stdout, "cancelled %s\n", plural(out.Cancelled, "reminder", "reminders"))
+				return nil
+			}
+			for _, key := range args {
+				if err := c.do(cmd.Context(), http.MethodDelete, "/v1/reminders/"+url.PathEscape(key), nil, nil, nil); err != nil {
+					return fmt.Errorf("reminder %s: %w", key, err)
+				}
+				fmt.Fprintf(e.stdout, "cancelled reminder %s\n", key)
+			}
+			return nil
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	cmd.Flags().StringVar(&user, "user", "", "stop every reminder of this user")
+	cmd.Flags().StringVar(&typ, "type", "", "stop every reminder of this type")
+	return cmd
+}
+
+// plural is "1 reminder", "2 reminders".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
