@@ -116,7 +116,7 @@ func newRemindersCancelCmd(e *env) *cobra.Command {
 					herald.ReminderSelector{UserID: user, Type: typ}, &out); err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stdout, "cancelled %s\n", plural(out.Cancelled, "reminder", "reminders"))
+				fmt.Fprintf(e.stdout, "cancelled %s\n", count(out.Cancelled, "reminder", "reminders"))
 				return nil
 			}
 			for _, key := range args {
@@ -132,12 +132,4 @@ func newRemindersCancelCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&user, "user", "", "stop every reminder of this user")
 	cmd.Flags().StringVar(&typ, "type", "", "stop every reminder of this type")
 	return cmd
-}
-
-// plural is "1 reminder", "2 reminders".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
