@@ -182,7 +182,7 @@ func (c *Client) prepareReminder(ctx context.Context, r ReminderRequest) (Remind
 		return Reminder{}, err
 	}
 	// The content is validated by the trigger's own rules, once.
-	trig := r.trigger("", 0)
+	trig := r.trigger("")
 	if _, err := c.prepare(ctx, &trig); err != nil {
 		return Reminder{}, err
 	}
@@ -210,16 +210,12 @@ func (c *Client) prepareReminder(ctx context.Context, r ReminderRequest) (Remind
 	// kept; the backoff grows with it (S2.2). A concurrent occurrence may
 	// add one send between this read and the write: the next interval is
 	// then one step shorter, never a repeated or skipped occurrence.
-	sent := 0
+	// The id is the spread's key: an update keeps the reminder's id.
+	sent, id := 0, newID(now)
 	if old, err := c.store.GetReminder(ctx, r.Key); err == nil {
-		sent = old.SentCount
+		sent, id = old.SentCount, old.ID
 	} else if heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
 		return Reminder{}, err
-	}
-	// The id is the spread's key: an update keeps the reminder's id.
-	id := newID(now)
-	if old, err := c.store.GetReminder(ctx, r.Key); err == nil {
-		id = old.ID
 	}
 	next, err := plan.CheckFirst(schedule.Anchor{Key: id, Start: now}, sent)
 	if err != nil {
@@ -277,7 +273,7 @@ func (c *Client) zoneOf(tz string) string {
 
 // trigger is the request one occurrence of r enqueues: its content, for
 // the user, under the occurrence's idempotency key (S2.6).
-func (r ReminderRequest) trigger(key string, _ int) Request {
+func (r ReminderRequest) trigger(key string) Request {
 	return Request{IdempotencyKey: key, UserID: r.UserID, Type: r.Type, Title: r.Title, Body: r.Body,
 		Data: r.Data, Channels: r.Channels, Priority: r.Priority, DataOnly: r.DataOnly}
 }

@@ -31,7 +31,7 @@ func (c *Client) newScheduler() (*reminder.Scheduler, error) {
 func (c *Client) buildOccurrence(ctx context.Context, f reminder.Firing) (*store.EnqueueParams, error) {
 	r := f.Claim.Reminder
 	req := ReminderRequest{UserID: r.UserID, Type: r.Type, Title: r.Title, Body: r.Body, Data: r.Data,
-		Channels: r.Channels, Priority: r.Priority, DataOnly: r.DataOnly}.trigger(occurrenceKey(r.ID, f.N), f.N)
+		Channels: r.Channels, Priority: r.Priority, DataOnly: r.DataOnly}.trigger(occurrenceKey(r.ID, f.N))
 	req.IdempotencyNamespace = reminderNamespace
 	p, err := c.prepare(ctx, &req)
 	if err != nil {

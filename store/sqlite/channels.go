@@ -108,19 +108,8 @@ func (s *Store) insertInbox(ctx context.Context, tx *writeTx, p store.EnqueuePar
 		}
 		values := `WITH n (ord, nid, critical) AS (VALUES ` + rowMarks(len(rs), 3) + `)`
 		refused, err := s.query(ctx, tx, values+inboxRefusedSQL, append(args, p.MaxAttempts, now, now, now, now)...)
-		if err != nil {
-			return formatError(err, "deliveries")
-		}
-		defer refused.Close()
-		for refused.Next() {
-			var id string
-			if err := refused.Scan(&id); err != nil {
-				return formatError(err, "deliveries")
-			}
-			counts[id]++
-		}
-		if err := refused.Err(); err != nil {
-			return formatError(err, "deliveries")
+		if err := countDeliveries(refused, err, counts); err != nil {
+			return err
 		}
 		rows, err := s.query(ctx, tx, values+inboxItemSQL, append(args, now)...)
 		if err != nil {
@@ -165,18 +154,7 @@ func (s *Store) insertInboxLater(ctx context.Context, tx *writeTx, p store.Enque
 		}
 		rows, err := s.query(ctx, tx, `WITH n (ord, nid, uid, type, run_at) AS (VALUES `+rowMarks(len(rs), 5)+`)
 `+inboxPendingSQL, append(args, p.MaxAttempts, now, now)...)
-		if err != nil {
-			return formatError(err, "deliveries")
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return formatError(err, "deliveries")
-			}
-			counts[id]++
-		}
-		return formatError(rows.Err(), "deliveries")
+		return countDeliveries(rows, err, counts)
 	})
 }
 

@@ -293,18 +293,7 @@ SELECT n.nid, n.uid, n.type, 'push', r.provider, d.id, 'pending', n.guarantee, 0
 FROM n JOIN devices d ON d.user_id = n.uid CROSS JOIN r WHERE `+rules.PushDeviceSQL+`
 ORDER BY n.ord, d.id
 RETURNING notification_id`, args...)
-		if err != nil {
-			return formatError(err, "deliveries")
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return formatError(err, "deliveries")
-			}
-			counts[id]++
-		}
-		return formatError(rows.Err(), "deliveries")
+		return countDeliveries(rows, err, counts)
 	})
 }
 
@@ -363,4 +352,22 @@ func scanNotification(sc interface{ Scan(...any) error }) (heraldtype.Notificati
 		return n, fmt.Errorf("sqlite: notification %q: channels: %w", n.ID, err)
 	}
 	return n, nil
+}
+
+// countDeliveries counts, per notification, the deliveries an INSERT …
+// RETURNING notification_id wrote (rows, err are the query's answer),
+// and closes rows.
+func countDeliveries(rows *sql.Rows, err error, counts map[string]int) error {
+	if err != nil {
+		return formatError(err, "deliveries")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return formatError(err, "deliveries")
+		}
+		counts[id]++
+	}
+	return formatError(rows.Err(), "deliveries")
 }
