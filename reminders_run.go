@@ -37,6 +37,11 @@ func (c *Client) buildOccurrence(ctx context.Context, f reminder.Firing) (*store
 	if err != nil {
 		return nil, err
 	}
+	// The timeline names the reminder and the occurrence (issue 19 item 8).
+	src := &heraldtype.Source{Kind: heraldtype.SourceReminder, ID: r.ID, Name: r.Key, Occurrence: f.Occurrence.ID()}
+	for i := range p.Notifications {
+		p.Notifications[i].Source = src
+	}
 	return &p, nil
 }
 

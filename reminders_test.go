@@ -92,6 +92,10 @@ func TestReminderBackoffFiresEachOccurrenceOnce(t *testing.T) {
 	if n.IdempotencyKey != "reminder:"+r.ID+":1" || n.Type != "cart_reminder" || n.Title != "Still thinking?" {
 		t.Fatalf("occurrence notification: key %q type %q title %q", n.IdempotencyKey, n.Type, n.Title)
 	}
+	// Issue 19 item 8: the timeline names the reminder it came from.
+	if src := n.Source; src == nil || *src != (heraldtype.Source{Kind: heraldtype.SourceReminder, ID: r.ID, Name: "cart-42", Occurrence: "n1"}) {
+		t.Fatalf("occurrence notification's source: %+v", src)
+	}
 	if got := p.work(); got != 1 {
 		t.Fatalf("worker sent %d, want 1", got)
 	}

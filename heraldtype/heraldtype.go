@@ -199,12 +199,43 @@ type Notification struct {
 	DedupeKey string    `json:"dedupe_key,omitempty"`
 	SendAt    time.Time `json:"send_at,omitzero"`
 	CreatedAt time.Time `json:"created_at"`
+	// Source names what produced the notification when it was not a plain
+	// trigger — a reminder's occurrence, a campaign's run, a rule's event —
+	// so the timeline shows where it came from (issue 19 item 8, S2.7;
+	// issue 20, S3.12). Nil for a trigger of the API or of Enqueue.
+	Source *Source `json:"source,omitempty"`
 	// Critical says the notification's type was critical when it was
 	// triggered: the in-app decision at enqueue bypasses the user's
 	// opt-outs for it (issue 22). Set by the Client, read by Store.Enqueue,
 	// not stored: the policy at send time reads the type itself.
 	Critical bool `json:"-"`
 }
+
+// Source is what produced a notification other than a direct trigger. It is
+// written with the notification, in the transaction of the enqueue, and
+// shown on its detail (GET /v1/notifications/{id}).
+type Source struct {
+	// Kind is SourceReminder, SourceCampaign or SourceRule.
+	Kind string `json:"kind"`
+	// ID is the id of what produced it: the reminder's id, the campaign
+	// run's id, the event's id.
+	ID string `json:"id,omitempty"`
+	// Name is the caller's name for it: the reminder's key, the campaign's
+	// or the rule's name.
+	Name string `json:"name,omitempty"`
+	// Occurrence names the occurrence: a reminder's send number ("n3") or
+	// schedule instant, a campaign's run.
+	Occurrence string `json:"occurrence,omitempty"`
+	// Event is the name of the event that caused it (rules).
+	Event string `json:"event,omitempty"`
+}
+
+// Kinds of Source.
+const (
+	SourceReminder = "reminder"
+	SourceCampaign = "campaign"
+	SourceRule     = "rule"
+)
 
 // Delivery is one attempt target: a notification × channel × device. The
 // deliveries table is the queue.

@@ -1,6 +1,11 @@
 package store
 
-import "github.com/heraldhq/herald/heraldtype"
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
 
 // CheckEnqueue rejects a trigger that would write a broken row; the rest
 // of the validation is the caller's. Every store's Enqueue and EnqueueTx
@@ -21,4 +26,29 @@ func CheckEnqueue(p EnqueueParams) error {
 		}
 	}
 	return nil
+}
+
+// SourceJSON is how both stores keep a notification's source: its JSON,
+// "" (stored as NULL) when it has none.
+func SourceJSON(src *heraldtype.Source) (string, error) {
+	if src == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(src)
+	if err != nil {
+		return "", fmt.Errorf("notification source: %w", err)
+	}
+	return string(b), nil
+}
+
+// ParseSource reads what SourceJSON wrote; nil for an empty text.
+func ParseSource(b []byte) (*heraldtype.Source, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var src heraldtype.Source
+	if err := json.Unmarshal(b, &src); err != nil {
+		return nil, fmt.Errorf("notification source: %w", err)
+	}
+	return &src, nil
 }

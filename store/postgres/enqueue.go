@@ -390,8 +390,13 @@ func (s *Store) insertNotifications(p store.EnqueueParams) (step, error) {
 	id, user, typ, title, body := make([]string, k), make([]string, k), make([]string, k), make([]string, k), make([]string, k)
 	data, channels := make([]string, k), make([]string, k)
 	priority, mode, guarantee, key := make([]string, k), make([]string, k), make([]string, k), make([]string, k)
-	sendAt, created, dedupe := make([]*time.Time, k), make([]time.Time, k), make([]string, k)
+	sendAt, created, dedupe, source := make([]*time.Time, k), make([]time.Time, k), make([]string, k), make([]string, k)
 	for i, n := range p.Notifications {
+		src, err := store.SourceJSON(n.Source)
+		if err != nil {
+			return step{}, err
+		}
+		source[i] = src
 		dedupe[i] = n.DedupeKey
 		id[i], user[i], typ[i], title[i], body[i] = n.ID, n.UserID, n.Type, n.Title, n.Body
 		if len(n.Data) > 0 {
@@ -420,14 +425,14 @@ func (s *Store) insertNotifications(p store.EnqueueParams) (step, error) {
 	// Channels travel as JSON arrays: unnest cannot take an array of
 	// arrays of different lengths.
 	return step{what: "notification", sql: s.q(`INSERT INTO {s}.notifications (id, user_id, type, title, body, data, channels, priority,
-	payload_mode, guarantee, idempotency_key, send_at, created_at, dedupe_key)
+	payload_mode, guarantee, idempotency_key, send_at, created_at, dedupe_key, source)
 SELECT x.id, x.user_id, x.type, x.title, x.body, NULLIF(x.data, '')::jsonb,
 	ARRAY(SELECT jsonb_array_elements_text(x.channels::jsonb)), x.priority, x.mode, x.guarantee, x.key, x.send_at, x.created,
-	x.dedupe
+	x.dedupe, NULLIF(x.source, '')::jsonb
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-	$9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[], $14::text[])
-	AS x (id, user_id, type, title, body, data, channels, priority, mode, guarantee, key, send_at, created, dedupe)`),
-		args: []any{id, user, typ, title, body, data, channels, priority, mode, guarantee, key, sendAt, created, dedupe},
+	$9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[], $14::text[], $15::text[])
+	AS x (id, user_id, type, title, body, data, channels, priority, mode, guarantee, key, send_at, created, dedupe, source)`),
+		args: []any{id, user, typ, title, body, data, channels, priority, mode, guarantee, key, sendAt, created, dedupe, source},
 	}, nil
 }
 
@@ -473,18 +478,23 @@ const notificationColumns = `id, user_id, type, title, body, data, channels, pri
 
 // GetNotification implements store.Store.
 func (s *Store) GetNotification(ctx context.Context, id string) (heraldtype.Notification, error) {
-	row := s.pool.QueryRow(ctx, s.q(`SELECT `+notificationColumns+` FROM {s}.notifications WHERE id = $1`), id)
-	n, err := scanNotification(row)
+	row := s.pool.QueryRow(ctx, s.q(`SELECT `+notificationColumns+`, source FROM {s}.notifications WHERE id = $1`), id)
+	var src []byte
+	n, err := scanNotification(row, &src)
+	if err == nil {
+		n.Source, err = store.ParseSource(src)
+	}
 	return n, formatError(err, "notification "+quote(id))
 }
 
-func scanNotification(row pgx.Row) (heraldtype.Notification, error) {
+// scanNotification scans notificationColumns, then extra.
+func scanNotification(row pgx.Row, extra ...any) (heraldtype.Notification, error) {
 	var n heraldtype.Notification
 	var data []byte
 	var channels []string
 	var sendAt *time.Time
-	err := row.Scan(&n.ID, &n.UserID, &n.Type, &n.Title, &n.Body, &data, &channels, &n.Priority, &n.PayloadMode,
-		&n.Guarantee, &n.IdempotencyKey, &sendAt, &n.CreatedAt, &n.DedupeKey)
+	err := row.Scan(append([]any{&n.ID, &n.UserID, &n.Type, &n.Title, &n.Body, &data, &channels, &n.Priority, &n.PayloadMode,
+		&n.Guarantee, &n.IdempotencyKey, &sendAt, &n.CreatedAt, &n.DedupeKey}, extra...)...)
 	if err != nil {
 		return n, err
 	}

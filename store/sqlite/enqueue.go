@@ -213,9 +213,9 @@ func (s *Store) checkUsers(ctx context.Context, tx *writeTx, ns []heraldtype.Not
 }
 
 const notificationColumns = `id, user_id, type, title, body, data, channels, priority, payload_mode,
-	guarantee, idempotency_key, send_at, created_at, dedupe_key`
+	guarantee, idempotency_key, send_at, created_at, dedupe_key, source`
 
-const notificationColumnCount = 14
+const notificationColumnCount = 15
 
 func (s *Store) insertNotifications(ctx context.Context, tx *writeTx, p store.EnqueueParams) error {
 	return insertBatches(p.Notifications, func(ns []heraldtype.Notification) error {
@@ -225,12 +225,16 @@ func (s *Store) insertNotifications(ctx context.Context, tx *writeTx, p store.En
 			if err != nil {
 				return err
 			}
+			src, err := store.SourceJSON(n.Source)
+			if err != nil {
+				return err
+			}
 			key := n.IdempotencyKey
 			if key == "" {
 				key = p.IdempotencyKey
 			}
 			args = append(args, n.ID, n.UserID, n.Type, n.Title, n.Body, data, channels, string(n.Priority),
-				string(n.PayloadMode), string(n.Guarantee), key, nullMicros(n.SendAt), micros(n.CreatedAt), n.DedupeKey)
+				string(n.PayloadMode), string(n.Guarantee), key, nullMicros(n.SendAt), micros(n.CreatedAt), n.DedupeKey, nullString(src))
 		}
 		_, err := s.exec(ctx, tx, `INSERT INTO notifications (`+notificationColumns+`) VALUES `+
 			rowMarks(len(ns), notificationColumnCount), args...)
@@ -334,9 +338,13 @@ func scanNotification(sc interface{ Scan(...any) error }) (heraldtype.Notificati
 	var data, channels string
 	var sendAt sql.NullInt64
 	var created int64
+	var src sql.NullString
 	err := sc.Scan(&n.ID, &n.UserID, &n.Type, &n.Title, &n.Body, &data, &channels, &n.Priority, &n.PayloadMode,
-		&n.Guarantee, &n.IdempotencyKey, &sendAt, &created, &n.DedupeKey)
+		&n.Guarantee, &n.IdempotencyKey, &sendAt, &created, &n.DedupeKey, &src)
 	if err != nil {
+		return n, err
+	}
+	if n.Source, err = store.ParseSource([]byte(src.String)); err != nil {
 		return n, err
 	}
 	n.CreatedAt = fromMicros(created)

@@ -340,6 +340,9 @@ func nullMicros(t time.Time) sql.NullInt64 {
 	return sql.NullInt64{Int64: t.UnixMicro(), Valid: true}
 }
 
+// nullString stores "" as NULL.
+func nullString(v string) sql.NullString { return sql.NullString{String: v, Valid: v != ""} }
+
 func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
 
 func fromNullMicros(v sql.NullInt64) *time.Time {

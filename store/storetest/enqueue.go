@@ -31,6 +31,7 @@ func testEnqueue(t *testing.T, newStore NewStore) {
 		push.Guarantee = heraldtype.AtMostOnce
 		inApp := f.notification("u1")
 		inApp.Channels = []heraldtype.Channel{heraldtype.ChannelInApp}
+		inApp.Source = &heraldtype.Source{Kind: heraldtype.SourceReminder, ID: "r1", Name: "cart-42", Occurrence: "n3"}
 		res := f.enqueue(params(push, inApp))
 		if res.Replayed || len(res.Notifications) != 2 {
 			t.Fatalf("result = %+v", res)
@@ -74,8 +75,12 @@ func testEnqueue(t *testing.T, newStore NewStore) {
 		}
 		if got.ID != push.ID || got.UserID != "u1" || got.Type != push.Type || got.Title != push.Title || got.Body != push.Body ||
 			got.Data["k"] != "v" || len(got.Data) != 1 || !slices.Equal(got.Channels, push.Channels) || got.Priority != push.Priority ||
-			got.PayloadMode != push.PayloadMode || got.Guarantee != push.Guarantee || !got.SendAt.IsZero() {
+			got.PayloadMode != push.PayloadMode || got.Guarantee != push.Guarantee || !got.SendAt.IsZero() || got.Source != nil {
 			t.Fatalf("GetNotification = %+v, want %+v", got, push)
+		}
+		// The source of a reminder's occurrence is kept with it (issue 19 item 8).
+		if got, err := f.s.GetNotification(f.ctx, inApp.ID); err != nil || got.Source == nil || *got.Source != *inApp.Source {
+			t.Fatalf("GetNotification(in-app).Source = %+v, %v; want %+v", got.Source, err, inApp.Source)
 		}
 		wantTime(t, "CreatedAt", got.CreatedAt, base())
 		_, err = f.s.GetNotification(f.ctx, "nope")
