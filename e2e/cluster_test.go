@@ -399,10 +399,18 @@ func TestKilledInstanceLosesNothing(t *testing.T) {
 	var reclaimed, dups, unknown int
 	for _, d := range c.deliveries() {
 		key := d.IdempotencyKey()
-		expired := false
+		expired, ambiguous := false, false
 		for _, a := range d.Attempts {
 			if a.Outcome == heraldtype.OutcomeLeaseExpired || a.Outcome == heraldtype.OutcomeUnknown {
 				expired = true
+			}
+			// A send that timed out or lost its connection may have
+			// reached the provider: an at_least_once retry after it is
+			// the documented duplicate window (README: Delivery, retries),
+			// which a machine loaded enough to exceed the send timeout
+			// opens without any kill.
+			if a.ErrorCode == dispatch.CodeTimeout || a.ErrorCode == "network" {
+				ambiguous = true
 			}
 		}
 		if expired {
@@ -416,8 +424,8 @@ func TestKilledInstanceLosesNothing(t *testing.T) {
 			}
 			if n > 1 {
 				dups++
-				if !expired {
-					t.Fatalf("delivery %s sent %d times but its lease never expired", key, n)
+				if !expired && !ambiguous {
+					t.Fatalf("delivery %s sent %d times but its lease never expired and no send was ambiguous; attempts: %+v", key, n, d.Attempts)
 				}
 			}
 		case heraldtype.AtMostOnce:
