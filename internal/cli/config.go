@@ -81,6 +81,9 @@ type Config struct {
 	// Reminders tunes the reminder scheduler (README: Reminders and
 	// schedules).
 	Reminders RemindersConfig `koanf:"reminders"`
+	// Kafka: intake of notification requests and events (issue 20; README:
+	// Events and notification requests over Kafka).
+	Kafka KafkaConfig `koanf:"kafka"`
 	// Retry overrides the backoff per error class: temporary, throttled.
 	Retry map[string]RetryConfig `koanf:"retry"`
 	// Types declares notification types: channels, priority,
@@ -242,7 +245,8 @@ func defaultConfig() Config {
 		ShutdownTimeout:          30 * time.Second,
 		Log:                      LogConfig{Level: "info", Format: "json"},
 		Dev: DevConfig{FCMAddr: "127.0.0.1:8081", APNsAddr: "127.0.0.1:8443", WebPushAddr: "127.0.0.1:8082",
-			TwilioAddr: "127.0.0.1:8083", SMTPAddr: "127.0.0.1:2525", SMTPHTTP: "127.0.0.1:8084"},
+			TwilioAddr: "127.0.0.1:8083", SMTPAddr: "127.0.0.1:2525", SMTPHTTP: "127.0.0.1:8084",
+			KafkaAddr: "127.0.0.1:9092"},
 		SMTP: SMTPConfig{Port: 587, TLS: "starttls"},
 		Auth: AuthConfig{MetricsAuth: true, KeyCacheTTL: auth.DefaultKeyCacheTTL,
 			NegativeCacheTTL: auth.DefaultNegativeCacheTTL, NegativeCacheSize: auth.DefaultNegativeCacheSize},
@@ -266,6 +270,7 @@ func defaultConfig() Config {
 		},
 		Reminders: RemindersConfig{Lease: 30 * time.Second, BatchSize: 500, Gap: 60 * time.Second,
 			PollInterval: 500 * time.Millisecond, Enabled: true},
+		Kafka: defaultKafkaConfig(),
 	}
 }
 

@@ -54,7 +54,7 @@ DELETE resets; PUT /emulator/faults injects errors, Retry-After and latency.`,
 	fcmCmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8081", "listen address")
 	fcmCmd.Flags().StringVar(&project, "project", devProject, "project id of the printed service account")
 	fcmCmd.Flags().StringVar(&credsOut, "credentials-out", "", "write the service-account JSON to this file instead of stdout")
-	cmd.AddCommand(fcmCmd, newEmulateAPNsCmd(e), newEmulateWebPushCmd(e), newEmulateTwilioCmd(e), newEmulateSMTPCmd(e))
+	cmd.AddCommand(fcmCmd, newEmulateAPNsCmd(e), newEmulateWebPushCmd(e), newEmulateTwilioCmd(e), newEmulateSMTPCmd(e), newEmulateKafkaCmd(e))
 	return cmd
 }
 

@@ -67,6 +67,9 @@ type DevConfig struct {
 	TwilioAddr  string `koanf:"twilio_addr"`
 	SMTPAddr    string `koanf:"smtp_addr"`
 	SMTPHTTP    string `koanf:"smtp_http_addr"` // the SMTP emulator's /emulator/messages
+	// KafkaAddr is the in-process Kafka broker's, when kafka.brokers is
+	// not set (issue 20 item 9).
+	KafkaAddr string `koanf:"kafka_addr"`
 }
 
 // devTopic is the bundle id the dev-mode APNs emulator accepts.

@@ -189,6 +189,11 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 		ln.Close()
 		return err
 	}
+	stopKafka, err := startKafka(ctx, cfg, dev, client, reg, log)
+	if err != nil {
+		ln.Close()
+		return errors.Join(err, client.Stop(context.WithoutCancel(ctx)))
+	}
 	scheme := "http://"
 	if tlsCfg != nil {
 		scheme = "https://"
@@ -221,6 +226,9 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
 	shutErr := srv.Shutdown(sctx)
+	// The intake stops before the Client: its last offsets are committed
+	// for records whose work the Client finished.
+	stopKafka()
 	stopErr := client.Stop(sctx)
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

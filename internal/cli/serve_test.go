@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's logger and the test.
@@ -97,7 +99,8 @@ func startDev(t *testing.T, extra ...string) *devServer {
 		"--database", filepath.Join(t.TempDir(), "herald.db")}, extra...)
 	done := make(chan int, 1)
 	env := []string{"HERALD_DEV__APNS_ADDR=127.0.0.1:0", "HERALD_DEV__WEBPUSH_ADDR=127.0.0.1:0",
-		"HERALD_DEV__TWILIO_ADDR=127.0.0.1:0", "HERALD_DEV__SMTP_ADDR=127.0.0.1:0", "HERALD_DEV__SMTP_HTTP_ADDR=127.0.0.1:0"}
+		"HERALD_DEV__TWILIO_ADDR=127.0.0.1:0", "HERALD_DEV__SMTP_ADDR=127.0.0.1:0", "HERALD_DEV__SMTP_HTTP_ADDR=127.0.0.1:0",
+		"HERALD_DEV__KAFKA_ADDR=127.0.0.1:0"}
 	go func() { done <- Run(ctx, args, io.Discard, logs, env) }()
 	s := &devServer{logs: logs}
 	var once sync.Once
@@ -335,6 +338,56 @@ func TestDevModeNamesEveryEmulator(t *testing.T) {
 				t.Errorf("%s emulator: GET %s: %d", name, u, resp.StatusCode)
 			}
 		}
+	}
+}
+
+// Issue 20 items 8 and 9: serve --dev runs a Kafka-protocol broker and
+// says where; a notification request produced to it by an ordinary Kafka
+// client reaches the FCM emulator once, however often it is produced.
+func TestDevModeKafkaIntake(t *testing.T) {
+	s := startDev(t)
+	brokers := s.logs.logValue("dev mode: Kafka broker started (in-process, Kafka protocol)", "brokers")
+	if brokers == "" {
+		t.Fatalf("no start-up line names the Kafka broker:\n%s", s.logs.String())
+	}
+	if code, _ := call(t, "PUT", s.api+"/v1/users/u1", `{}`); code != 200 {
+		t.Fatalf("PUT user: %d", code)
+	}
+	if code, _ := call(t, "POST", s.api+"/v1/users/u1/devices", `{"device_id":"d1","token":"tok-1","platform":"android","push_opt_in":true}`); code != 200 {
+		t.Fatalf("POST device: %d", code)
+	}
+	prod, err := kgo.NewClient(kgo.SeedBrokers(brokers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	req := `{"notificationId":"n-1","userId":"u1","productId":"42","notificationType":"PRICE_DROP","title":"Price drop",` +
+		`"body":"Now 8,500","channels":["PUSH"],"priority":"HIGH","timestamp":1764000000000}`
+	for range 2 { // produced twice: sent once
+		if err := prod.ProduceSync(t.Context(), &kgo.Record{Topic: "notification.push.v1", Key: []byte("u1"), Value: []byte(req)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var msgs []map[string]any
+	waitFor(t, "the push at the FCM emulator", func() bool {
+		resp, err := http.Get(s.emulator + "/emulator/messages")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		msgs = nil
+		return json.NewDecoder(resp.Body).Decode(&msgs) == nil && len(msgs) > 0
+	})
+	time.Sleep(200 * time.Millisecond) // room for a duplicate to show
+	resp, err := http.Get(s.emulator + "/emulator/messages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs = nil
+	json.NewDecoder(resp.Body).Decode(&msgs)
+	resp.Body.Close()
+	if len(msgs) != 1 || msgs[0]["token"] != "tok-1" {
+		t.Fatalf("emulator messages = %v, want one to tok-1", msgs)
 	}
 }
 

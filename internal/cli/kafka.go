@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald"
+	kafkaemu "github.com/heraldhq/herald/emulator/kafka"
+	"github.com/heraldhq/herald/kafkaapi"
+)
+
+// KafkaConfig is the kafka: section, kafkaapi.Config's file and
+// environment names (README: Events and notification requests over
+// Kafka). Intake is off unless brokers are set or serve runs with --dev,
+// which starts an in-process broker at dev.kafka_addr.
+type KafkaConfig struct {
+	// Brokers are the seed brokers (HERALD_KAFKA__BROKERS=a:9092,b:9092).
+	Brokers []string `koanf:"brokers"`
+	// Group is the consumer group every instance joins.
+	Group string `koanf:"group"`
+	// NotificationTopics carry notification requests (seed 003's
+	// NotificationEvent as JSON), enqueued once per notificationId.
+	NotificationTopics []string `koanf:"notification_topics"`
+	// EventTopics carry business events (POST /v1/events' body as JSON).
+	EventTopics []string `koanf:"event_topics"`
+	// Retries and RetryDelay: a failing record is tried again this many
+	// times, this far apart, then dead-lettered (S3.10).
+	Retries    int           `koanf:"retries"`
+	RetryDelay time.Duration `koanf:"retry_delay"`
+	// DeadLetterSuffix names each topic's dead-letter topic.
+	DeadLetterSuffix string `koanf:"dead_letter_suffix"`
+	// MaxPollRecords bounds the records applied between offset commits.
+	MaxPollRecords int `koanf:"max_poll_records"`
+}
+
+func defaultKafkaConfig() KafkaConfig {
+	return KafkaConfig{Group: kafkaapi.DefaultGroup, NotificationTopics: []string{"notification.push.v1"},
+		EventTopics: []string{"herald.events"}, Retries: kafkaapi.DefaultRetries, RetryDelay: kafkaapi.DefaultRetryDelay,
+		DeadLetterSuffix: kafkaapi.DefaultDeadLetterSuffix, MaxPollRecords: kafkaapi.DefaultMaxPollRecords}
+}
+
+// topics lists the configured topics with their kinds.
+func (k KafkaConfig) topics() []kafkaapi.Topic {
+	var ts []kafkaapi.Topic
+	for _, n := range k.NotificationTopics {
+		ts = append(ts, kafkaapi.Topic{Name: n, Kind: kafkaapi.KindNotifications})
+	}
+	for _, n := range k.EventTopics {
+		ts = append(ts, kafkaapi.Topic{Name: n, Kind: kafkaapi.KindEvents})
+	}
+	return ts
+}
+
+// startKafka starts the Kafka intake when it is configured — and, with
+// --dev and no brokers, the in-process broker it reads from (issue 20
+// item 9). The returned stop ends the consumer (its last offsets
+// committed) and then the broker; it is a no-op when intake is off.
+func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client, reg prometheus.Registerer, log *slog.Logger) (func(), error) {
+	k := cfg.Kafka
+	var broker *kafkaemu.Broker
+	if len(k.Brokers) == 0 {
+		if !dev {
+			return func() {}, nil
+		}
+		var topics []string
+		for _, t := range k.topics() {
+			topics = append(topics, t.Name, t.Name+k.DeadLetterSuffix)
+		}
+		b, err := kafkaemu.Start(kafkaemu.Config{Addr: cfg.Dev.KafkaAddr, Topics: topics})
+		if err != nil {
+			return nil, fmt.Errorf("dev: start the Kafka broker on %s: %w", cfg.Dev.KafkaAddr, err)
+		}
+		broker = b
+		k.Brokers = []string{b.Addr()}
+		log.Info("dev mode: Kafka broker started (in-process, Kafka protocol)", "emulator", "kafka", "brokers", b.Addr(),
+			"notification_topics", k.NotificationTopics, "event_topics", k.EventTopics)
+	}
+	cons, err := kafkaapi.New(kafkaapi.Config{
+		Brokers: k.Brokers, Group: k.Group, Topics: k.topics(), Retries: k.Retries, RetryDelay: k.RetryDelay,
+		DeadLetterSuffix: k.DeadLetterSuffix, MaxPollRecords: k.MaxPollRecords, Registerer: reg,
+		Logger: log.With("component", "kafka"),
+	}, client)
+	if err != nil {
+		if broker != nil {
+			broker.Close()
+		}
+		return nil, err
+	}
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := cons.Run(cctx); err != nil {
+			log.Error("kafka: consumer stopped", "err", err)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		if broker != nil {
+			broker.Close()
+		}
+	}, nil
+}
+
+func newEmulateKafkaCmd(e *env) *cobra.Command {
+	var addr string
+	var topics []string
+	var partitions int32
+	cmd := &cobra.Command{
+		Use:   "kafka",
+		Short: "Run an in-process Kafka-protocol broker (franz-go's kfake) for local tests",
+		Long: `Run a Kafka-protocol broker in this process (franz-go's kfake): produce, fetch,
+consumer groups and offset commits as a Kafka cluster answers them, everything in memory.
+Point kafka.brokers (HERALD_KAFKA__BROKERS) and your own producers at it. Topics named
+with --topic are created at start; others on first use, with --partitions each.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger(e.stderr, LogConfig{Level: "info", Format: "json"})
+			if err != nil {
+				return err
+			}
+			b, err := kafkaemu.Start(kafkaemu.Config{Addr: addr, Topics: topics, Partitions: partitions})
+			if err != nil {
+				return err
+			}
+			log.Info("kafka emulator listening", "brokers", b.Addr(), "topics", topics, "partitions", partitions)
+			return runUntilDone(cmd, b)
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:9092", "listen address")
+	cmd.Flags().StringSliceVar(&topics, "topic", nil, "a topic to create at start (repeatable)")
+	cmd.Flags().Int32Var(&partitions, "partitions", kafkaemu.DefaultPartitions, "partitions per topic")
+	return cmd
+}

@@ -1,0 +1,383 @@
+// Package kafkaapi is Herald's Kafka transport (issue 20, S3.1, S3.10): a
+// franz-go consumer group that reads event topics and notification-request
+// topics and calls the public herald.Client, as httpapi does for HTTP. It
+// holds no SQL, no store and no provider code.
+//
+// Exactly once in effect: a record's work is one Client call whose
+// database transaction also records the record's identity — a
+// notification request's trigger is idempotent under its notificationId
+// (or topic:partition:offset when it has none) — and the partition's
+// offset is committed only after that call returned. A crash or a
+// rebalance between the two re-delivers the record, and the repeated call
+// writes nothing new.
+//
+// Order: the records of one partition are applied one after another (a
+// product's events share a key, hence a partition); partitions run
+// concurrently. A record that keeps failing is retried (Config.Retries,
+// Config.RetryDelay: the seed's FixedBackOff(1 s, 3)), then written to the
+// topic's dead-letter topic (<topic>.dlq) with headers naming where it came
+// from and why, so a poison message never blocks its partition.
+package kafkaapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// Kind says what a topic carries.
+type Kind string
+
+const (
+	// KindEvents: business events (herald.Event as JSON), applied with
+	// Client.Track — the one engine behind POST /v1/events too.
+	KindEvents Kind = "events"
+	// KindNotifications: notification requests, seed 003's
+	// NotificationEvent as JSON, enqueued like POST /v1/notifications and
+	// idempotent by notificationId.
+	KindNotifications Kind = "notifications"
+)
+
+// Topic is one topic the consumer reads.
+type Topic struct {
+	Name string
+	Kind Kind
+}
+
+// Client is what the consumer calls: the public herald.Client.
+type Client interface {
+	Enqueue(ctx context.Context, r herald.Request) (herald.Result, error)
+	Track(ctx context.Context, e herald.Event) (herald.TrackResult, error)
+}
+
+var _ Client = (*herald.Client)(nil)
+
+// Config configures a Consumer. Brokers and Topics are required.
+type Config struct {
+	// Brokers are the seed brokers, host:port.
+	Brokers []string
+	// Group is the consumer group; every Herald instance of a deployment
+	// joins it and they share the partitions. Default "herald".
+	Group  string
+	Topics []Topic
+	// Retries is how many times a failing record is tried again before
+	// it is dead-lettered (S3.10). Default 3; negative: none.
+	Retries int
+	// RetryDelay is the pause between two tries. Default 1 s.
+	RetryDelay time.Duration
+	// DeadLetterSuffix names a topic's dead-letter topic. Default ".dlq".
+	DeadLetterSuffix string
+	// MaxPollRecords bounds the records one poll takes, hence how much is
+	// applied between two offset commits. Default 500.
+	MaxPollRecords int
+	// CallTimeout bounds one Client call. Default 10 s.
+	CallTimeout time.Duration
+	// Options are extra franz-go client options (TLS, SASL; tests' group
+	// timeouts), applied after Herald's own.
+	Options []kgo.Opt
+	// Registerer receives the consumer's collectors; nil: none.
+	Registerer prometheus.Registerer
+	Logger     *slog.Logger
+}
+
+// Defaults of Config.
+const (
+	DefaultGroup            = "herald"
+	DefaultRetries          = 3
+	DefaultRetryDelay       = time.Second
+	DefaultDeadLetterSuffix = ".dlq"
+	DefaultMaxPollRecords   = 500
+	DefaultCallTimeout      = 10 * time.Second
+)
+
+// Headers of a dead-lettered record (S3.10).
+const (
+	HeaderTopic     = "herald.original.topic"
+	HeaderPartition = "herald.original.partition"
+	HeaderOffset    = "herald.original.offset"
+	HeaderError     = "herald.error"
+	HeaderAttempts  = "herald.attempts"
+)
+
+// Consumer reads the configured topics as a member of the consumer group.
+type Consumer struct {
+	cfg     Config
+	client  Client
+	kinds   map[string]Kind
+	kafka   *kgo.Client
+	metrics *consumerMetrics
+	log     *slog.Logger
+}
+
+// New checks cfg and connects the consumer's Kafka client (lazily: the
+// brokers are first contacted by Run).
+func New(cfg Config, client Client) (*Consumer, error) {
+	if client == nil {
+		return nil, errors.New("kafkaapi: a Client is required")
+	}
+	if len(cfg.Brokers) == 0 {
+		return nil, heraldtype.FieldErrorf("kafka.brokers", "at least one broker is required")
+	}
+	if len(cfg.Topics) == 0 {
+		return nil, heraldtype.FieldErrorf("kafka.topics", "at least one topic is required")
+	}
+	if cfg.Group == "" {
+		cfg.Group = DefaultGroup
+	}
+	if cfg.Retries == 0 {
+		cfg.Retries = DefaultRetries
+	} else if cfg.Retries < 0 {
+		cfg.Retries = 0
+	}
+	if cfg.RetryDelay <= 0 {
+		cfg.RetryDelay = DefaultRetryDelay
+	}
+	if cfg.DeadLetterSuffix == "" {
+		cfg.DeadLetterSuffix = DefaultDeadLetterSuffix
+	}
+	if cfg.MaxPollRecords <= 0 {
+		cfg.MaxPollRecords = DefaultMaxPollRecords
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = DefaultCallTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	kinds := make(map[string]Kind, len(cfg.Topics))
+	names := make([]string, 0, len(cfg.Topics))
+	for i, t := range cfg.Topics {
+		field := fmt.Sprintf("kafka.topics[%d]", i)
+		if t.Name == "" {
+			return nil, heraldtype.FieldErrorf(field+".name", "is required")
+		}
+		if _, dup := kinds[t.Name]; dup {
+			return nil, heraldtype.FieldErrorf(field+".name", "topic %q is listed twice", t.Name)
+		}
+		switch t.Kind {
+		case KindEvents, KindNotifications:
+		default:
+			return nil, heraldtype.FieldErrorf(field+".kind", "must be %q or %q, not %q", KindEvents, KindNotifications, t.Kind)
+		}
+		kinds[t.Name] = t.Kind
+		names = append(names, t.Name)
+	}
+	opts := append([]kgo.Opt{
+		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.ConsumerGroup(cfg.Group),
+		kgo.ConsumeTopics(names...),
+		// Offsets are committed by hand, after the records' work
+		// committed in the database, and a rebalance waits for that
+		// commit: a partition changes hands only between two polls.
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		// A new group starts at the beginning: events produced before
+		// Herald first joined are not skipped.
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		// The dead-letter topics are created on first use.
+		kgo.AllowAutoTopicCreation(),
+	}, cfg.Options...)
+	kc, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafkaapi: %w", err)
+	}
+	m, err := newConsumerMetrics(cfg.Registerer)
+	if err != nil {
+		kc.Close()
+		return nil, err
+	}
+	return &Consumer{cfg: cfg, client: client, kinds: kinds, kafka: kc, metrics: m, log: cfg.Logger}, nil
+}
+
+// Run consumes until ctx ends, then commits what it applied, leaves the
+// group and closes the Kafka client. It returns nil on a clean stop.
+func (c *Consumer) Run(ctx context.Context) error {
+	defer c.kafka.Close() // leaves the group
+	c.log.Info("kafka: consuming", "brokers", c.cfg.Brokers, "group", c.cfg.Group, "topics", c.topicNames())
+	for {
+		fetches := c.kafka.PollRecords(ctx, c.cfg.MaxPollRecords)
+		if fetches.IsClientClosed() || ctx.Err() != nil {
+			c.kafka.AllowRebalance()
+			return nil
+		}
+		fetches.EachError(func(topic string, partition int32, err error) {
+			if !errors.Is(err, context.Canceled) {
+				c.log.Warn("kafka: fetch failed", "topic", topic, "partition", partition, "err", err)
+			}
+		})
+		done := c.apply(ctx, fetches)
+		if len(done) > 0 {
+			// Commit only what was applied; bounded, so a broker that does
+			// not answer cannot hold the loop forever. A failed commit is
+			// not fatal: the records come back and replay idempotently.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.CallTimeout)
+			if err := c.kafka.CommitRecords(cctx, done...); err != nil {
+				c.log.Warn("kafka: offset commit failed; the records will be applied again (idempotently)", "err", err)
+			}
+			cancel()
+		}
+		c.kafka.AllowRebalance()
+	}
+}
+
+// apply applies a poll's records, each partition in order and the
+// partitions concurrently, and returns the last applied record of each
+// partition (what to commit). A partition interrupted by ctx returns what
+// it finished.
+func (c *Consumer) apply(ctx context.Context, fetches kgo.Fetches) []*kgo.Record {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		done []*kgo.Record
+	)
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if len(p.Records) == 0 {
+			return
+		}
+		last := p.Records[len(p.Records)-1]
+		c.metrics.lag.WithLabelValues(p.Topic, strconv.Itoa(int(p.Partition))).Set(float64(max(p.HighWatermark-last.Offset-1, 0)))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var applied *kgo.Record
+			for _, r := range p.Records {
+				if !c.handle(ctx, r) {
+					break
+				}
+				applied = r
+			}
+			if applied != nil {
+				mu.Lock()
+				done = append(done, applied)
+				mu.Unlock()
+			}
+		}()
+	})
+	wg.Wait()
+	return done
+}
+
+// handle applies one record, retrying and then dead-lettering it. It
+// reports false only when ctx ended first: the record was not settled
+// and must not be committed.
+func (c *Consumer) handle(ctx context.Context, r *kgo.Record) bool {
+	kind := c.kinds[r.Topic]
+	for attempt := 1; ; attempt++ {
+		err := c.call(ctx, kind, r)
+		if err == nil {
+			c.metrics.records.WithLabelValues(r.Topic, "applied").Inc()
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		if permanent(err) || attempt > c.cfg.Retries {
+			return c.deadLetter(ctx, r, err, attempt)
+		}
+		c.metrics.records.WithLabelValues(r.Topic, "retried").Inc()
+		c.log.Warn("kafka: record failed; retrying", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset,
+			"attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(c.cfg.RetryDelay):
+		}
+	}
+}
+
+// call decodes a record and makes its one Client call, bounded.
+func (c *Consumer) call(ctx context.Context, kind Kind, r *kgo.Record) error {
+	cctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
+	defer cancel()
+	switch kind {
+	case KindNotifications:
+		req, err := decodeNotificationRequest(r)
+		if err != nil {
+			return err
+		}
+		res, err := c.client.Enqueue(cctx, req)
+		if err == nil && res.Replayed {
+			c.metrics.records.WithLabelValues(r.Topic, "replayed").Inc()
+		}
+		return err
+	default:
+		e, err := decodeEvent(r)
+		if err != nil {
+			return err
+		}
+		_, err = c.client.Track(cctx, e)
+		return err
+	}
+}
+
+// permanent says a retry cannot help: the record does not decode, or
+// Herald refuses its content (bad input, an idempotency key already taken
+// by other content). Other failures — the database, a user not yet
+// registered — are retried first.
+func permanent(err error) bool {
+	var de *decodeError
+	if errors.As(err, &de) {
+		return true
+	}
+	switch heraldtype.ErrorCode(err) {
+	case heraldtype.EINVALID, heraldtype.ECONFLICT:
+		return true
+	}
+	return false
+}
+
+// deadLetter writes r to its topic's dead-letter topic with the headers
+// that say where it came from and why (S3.10). It retries the produce
+// until it succeeds or ctx ends (then false: the record is not settled).
+func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, cause error, attempts int) bool {
+	dl := &kgo.Record{
+		Topic: r.Topic + c.cfg.DeadLetterSuffix,
+		Key:   r.Key,
+		Value: r.Value,
+		Headers: append(append([]kgo.RecordHeader(nil), r.Headers...),
+			kgo.RecordHeader{Key: HeaderTopic, Value: []byte(r.Topic)},
+			kgo.RecordHeader{Key: HeaderPartition, Value: []byte(strconv.Itoa(int(r.Partition)))},
+			kgo.RecordHeader{Key: HeaderOffset, Value: []byte(strconv.FormatInt(r.Offset, 10))},
+			kgo.RecordHeader{Key: HeaderError, Value: []byte(cause.Error())},
+			kgo.RecordHeader{Key: HeaderAttempts, Value: []byte(strconv.Itoa(attempts))},
+		),
+	}
+	for {
+		pctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
+		err := c.kafka.ProduceSync(pctx, dl).FirstErr()
+		cancel()
+		if err == nil {
+			c.metrics.records.WithLabelValues(r.Topic, "dead_lettered").Inc()
+			c.log.Warn("kafka: record dead-lettered", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset,
+				"attempts", attempts, "dead_letter_topic", dl.Topic, "err", cause)
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		c.log.Error("kafka: cannot write to the dead-letter topic; the partition waits", "topic", dl.Topic, "err", err)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(c.cfg.RetryDelay):
+		}
+	}
+}
+
+func (c *Consumer) topicNames() []string {
+	names := make([]string, 0, len(c.cfg.Topics))
+	for _, t := range c.cfg.Topics {
+		names = append(names, t.Name)
+	}
+	return names
+}

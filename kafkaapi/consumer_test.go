@@ -1,0 +1,353 @@
+package kafkaapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/heraldhq/herald"
+	kafkaemu "github.com/heraldhq/herald/emulator/kafka"
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/kafkaapi"
+	"github.com/heraldhq/herald/store/sqlite"
+)
+
+const requests = "notification.push.v1"
+
+// fixture is a kfake broker, a Herald client on a temp SQLite store and
+// a producer.
+type fixture struct {
+	t      *testing.T
+	ctx    context.Context
+	broker *kafkaemu.Broker
+	client *herald.Client
+	prod   *kgo.Client
+}
+
+func newFixture(t *testing.T, opts ...kfake.Opt) *fixture {
+	t.Helper()
+	ctx := t.Context()
+	b, err := kafkaemu.Start(kafkaemu.Config{Topics: []string{requests, "events.v1"}, Options: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "h.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := herald.NewClient(herald.Config{Store: s, DisableWorkers: true, MaintenanceInterval: -1,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prod, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic(requests))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(prod.Close)
+	return &fixture{t: t, ctx: ctx, broker: b, client: c, prod: prod}
+}
+
+func (f *fixture) users(n int) {
+	for i := range n {
+		if _, err := f.client.PutUser(f.ctx, user(i), herald.UserInput{}); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+func user(i int) string { return fmt.Sprintf("u%03d", i) }
+
+// produce writes records, keyed by user (one user's requests share a
+// partition, as a product's events do).
+func (f *fixture) produce(topic string, key string, values ...[]byte) {
+	f.t.Helper()
+	rs := make([]*kgo.Record, len(values))
+	for i, v := range values {
+		rs[i] = &kgo.Record{Topic: topic, Key: []byte(key), Value: v}
+	}
+	if err := f.prod.ProduceSync(f.ctx, rs...).FirstErr(); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func request(id, user string) []byte {
+	b, _ := json.Marshal(kafkaapi.NotificationEvent{NotificationID: id, UserID: user, ProductID: "42",
+		NotificationType: "PRICE_DROP", Title: "Price drop", Body: "Now 8,500", Channels: []string{"IN_APP"}, Priority: "HIGH"})
+	return b
+}
+
+// consumer runs a consumer until the returned stop is called (or the
+// test ends); stop waits for Run to return.
+func (f *fixture) consumer(c kafkaapi.Client, cfg kafkaapi.Config) (stop func()) {
+	f.t.Helper()
+	cfg.Brokers = []string{f.broker.Addr()}
+	if cfg.Topics == nil {
+		cfg.Topics = []kafkaapi.Topic{{Name: requests, Kind: kafkaapi.KindNotifications}, {Name: "events.v1", Kind: kafkaapi.KindEvents}}
+	}
+	if cfg.RetryDelay == 0 {
+		cfg.RetryDelay = 10 * time.Millisecond
+	}
+	cfg.Options = append(cfg.Options, kgo.SessionTimeout(6*time.Second), kgo.RebalanceTimeout(6*time.Second),
+		kgo.HeartbeatInterval(200*time.Millisecond))
+	cons, err := kafkaapi.New(cfg, c)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	done := make(chan error, 1)
+	go func() { done <- cons.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				f.t.Errorf("consumer: %v", err)
+			}
+		})
+	}
+	f.t.Cleanup(stop)
+	return stop
+}
+
+// notifications counts each user's notifications, and checks each is
+// keyed by its request's notificationId.
+func (f *fixture) notifications(users int) int {
+	f.t.Helper()
+	total := 0
+	for i := range users {
+		page, err := f.client.ListHistory(f.ctx, herald.HistoryFilter{UserID: user(i), Limit: 100})
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		total += len(page.Notifications)
+	}
+	return total
+}
+
+func (f *fixture) waitFor(what string, timeout time.Duration, ok func() bool) {
+	f.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !ok() {
+		if time.Now().After(deadline) {
+			f.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// countingClient passes calls through and counts the Enqueue calls that
+// returned (whatever their answer).
+type countingClient struct {
+	kafkaapi.Client
+	calls atomic.Int64
+	// before, when set, runs before each call; an error fails the call.
+	before func(n int64) error
+}
+
+func (c *countingClient) Enqueue(ctx context.Context, r herald.Request) (herald.Result, error) {
+	n := c.calls.Add(1)
+	if c.before != nil {
+		if err := c.before(n); err != nil {
+			return herald.Result{}, err
+		}
+	}
+	return c.Client.Enqueue(ctx, r)
+}
+
+// Issue 20 item 8 / S3.1: a notification request on a topic is enqueued
+// like POST /v1/notifications, once, idempotent by notificationId; the
+// seed's enums become Herald's values.
+func TestNotificationRequestsAreEnqueued(t *testing.T) {
+	f := newFixture(t)
+	f.users(3)
+	for i := range 3 {
+		f.produce(requests, user(i), request("n-"+user(i), user(i)))
+	}
+	f.consumer(f.client, kafkaapi.Config{})
+	f.waitFor("3 notifications", 20*time.Second, func() bool { return f.notifications(3) == 3 })
+	page, err := f.client.ListHistory(f.ctx, herald.HistoryFilter{UserID: user(1), Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := f.client.GetNotification(f.ctx, page.Notifications[0].NotificationID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.IdempotencyKey != "n-u001" || n.Type != "price_drop" || n.Priority != heraldtype.PriorityHigh ||
+		n.DedupeKey != "42" || n.Data["productId"] != "42" || len(n.Channels) != 1 || n.Channels[0] != heraldtype.ChannelInApp {
+		t.Fatalf("enqueued notification: %+v", n.Notification)
+	}
+}
+
+// S3.1: offsets are committed only after the enqueue's transaction, and
+// a redelivered record replays its trigger. Every offset commit is lost
+// (the broker refuses it), so a second consumer of the group re-reads the
+// whole topic: still exactly one notification per request.
+func TestLostOffsetCommitsReplayWithoutDuplicates(t *testing.T) {
+	f := newFixture(t)
+	const users, perUser = 20, 10
+	f.users(users)
+	for i := range users {
+		vals := make([][]byte, perUser)
+		for j := range perUser {
+			vals[j] = request(fmt.Sprintf("n-%d-%d", i, j), user(i))
+		}
+		f.produce(requests, user(i), vals...)
+	}
+	// Refuse every offset commit while the first consumer runs.
+	var refused atomic.Int64
+	f.broker.Cluster().ControlKey(int16(kmsg.OffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		f.broker.Cluster().KeepControl()
+		r := req.(*kmsg.OffsetCommitRequest)
+		resp := r.ResponseKind().(*kmsg.OffsetCommitResponse)
+		for _, rt := range r.Topics {
+			st := kmsg.NewOffsetCommitResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewOffsetCommitResponseTopicPartition()
+				sp.Partition = rp.Partition
+				sp.ErrorCode = 15 // COORDINATOR_NOT_AVAILABLE
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		refused.Add(1)
+		return resp, nil, true
+	})
+	first := &countingClient{Client: f.client}
+	// A refused commit is retried until the call's deadline; keep it short.
+	stop := f.consumer(first, kafkaapi.Config{Group: "g", CallTimeout: 300 * time.Millisecond})
+	f.waitFor("every request applied", 30*time.Second, func() bool { return f.notifications(users) == users*perUser })
+	stop()
+	if refused.Load() == 0 {
+		t.Fatal("no offset commit was attempted")
+	}
+	f.broker.Cluster().DropControl()
+
+	second := &countingClient{Client: f.client}
+	f.consumer(second, kafkaapi.Config{Group: "g"})
+	f.waitFor("the second consumer to re-read the topic", 30*time.Second, func() bool { return second.calls.Load() >= users*perUser })
+	if got := f.notifications(users); got != users*perUser {
+		t.Fatalf("%d notifications after the redelivery, want %d", got, users*perUser)
+	}
+	t.Logf("first consumer: %d calls, %d refused commits; second: %d calls (replays)", first.calls.Load(), refused.Load(), second.calls.Load())
+}
+
+// S3.1: a second member joining mid-stream (a rebalance while the first
+// is applying) and the first then leaving lose nothing and duplicate
+// nothing.
+func TestRebalanceMidStreamLosesAndDuplicatesNothing(t *testing.T) {
+	f := newFixture(t)
+	const users, perUser = 30, 20
+	f.users(users)
+	// A slow first member, so the rebalance lands mid-stream.
+	slow := &countingClient{Client: f.client, before: func(int64) error { time.Sleep(2 * time.Millisecond); return nil }}
+	stopA := f.consumer(slow, kafkaapi.Config{Group: "g", MaxPollRecords: 20})
+	for i := range users {
+		vals := make([][]byte, perUser)
+		for j := range perUser {
+			vals[j] = request(fmt.Sprintf("n-%d-%d", i, j), user(i))
+		}
+		f.produce(requests, user(i), vals...)
+	}
+	f.waitFor("the first member to start", 20*time.Second, func() bool { return slow.calls.Load() > 50 })
+	other := &countingClient{Client: f.client}
+	f.consumer(other, kafkaapi.Config{Group: "g", MaxPollRecords: 20})
+	f.waitFor("the second member to get partitions", 30*time.Second, func() bool { return other.calls.Load() > 0 })
+	stopA()
+	f.waitFor("every request applied", 60*time.Second, func() bool { return f.notifications(users) == users*perUser })
+	// Give a duplicate the time to show up.
+	time.Sleep(300 * time.Millisecond)
+	if got := f.notifications(users); got != users*perUser {
+		t.Fatalf("%d notifications, want %d", got, users*perUser)
+	}
+	t.Logf("first member: %d calls, second: %d calls", slow.calls.Load(), other.calls.Load())
+}
+
+// S3.10: a record that does not decode is dead-lettered at once, one that
+// keeps failing after its retries, each with headers naming its origin and
+// error; the partition goes on with the next record.
+func TestPoisonRecordsAreDeadLettered(t *testing.T) {
+	f := newFixture(t)
+	f.users(1)
+	f.produce(requests, "k", []byte(`{"notificationId":`), // does not decode
+		request("n-ghost", "nobody"), // an unknown user: retried, then dead-lettered
+		request("n-ok", user(0)))
+	f.produce("events.v1", "k", []byte(`{"name":"x","user_id":"u000","data":{"price":[1]}}`))
+	c := &countingClient{Client: f.client}
+	f.consumer(c, kafkaapi.Config{Retries: 2})
+	f.waitFor("the good request after the poison", 20*time.Second, func() bool { return f.notifications(1) == 1 })
+
+	dlq, err := kgo.NewClient(kgo.SeedBrokers(f.broker.Addr()), kgo.ConsumeTopics(requests+".dlq", "events.v1.dlq"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dlq.Close()
+	got := map[string]map[string]string{}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(got) < 3 && time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(f.ctx, time.Second)
+		fs := dlq.PollFetches(ctx)
+		cancel()
+		fs.EachRecord(func(r *kgo.Record) {
+			h := map[string]string{}
+			for _, x := range r.Headers {
+				h[x.Key] = string(x.Value)
+			}
+			got[h[kafkaapi.HeaderTopic]+"@"+h[kafkaapi.HeaderOffset]] = h
+		})
+	}
+	if len(got) != 3 {
+		t.Fatalf("dead letters: %v, want 3", got)
+	}
+	if h := got[requests+"@0"]; h[kafkaapi.HeaderAttempts] != "1" || h[kafkaapi.HeaderError] == "" {
+		t.Fatalf("undecodable record's headers: %v (want 1 attempt and the decode error)", h)
+	}
+	if h := got[requests+"@1"]; h[kafkaapi.HeaderAttempts] != "3" || h[kafkaapi.HeaderPartition] == "" {
+		t.Fatalf("failing record's headers: %v (want 3 attempts: 1 + 2 retries)", h)
+	}
+	if h := got["events.v1@0"]; h[kafkaapi.HeaderAttempts] != "1" {
+		t.Fatalf("bad event's headers: %v", h)
+	}
+	if n := c.calls.Load(); n != 4 {
+		t.Fatalf("%d enqueue calls, want 4 (the unknown user 3 times, the good one once)", n)
+	}
+}
+
+// Bad configuration is refused naming the key.
+func TestConfigErrorsNameTheKey(t *testing.T) {
+	for _, tc := range []struct {
+		cfg   kafkaapi.Config
+		field string
+	}{
+		{kafkaapi.Config{Topics: []kafkaapi.Topic{{Name: "a", Kind: kafkaapi.KindEvents}}}, "kafka.brokers"},
+		{kafkaapi.Config{Brokers: []string{"x:1"}}, "kafka.topics"},
+		{kafkaapi.Config{Brokers: []string{"x:1"}, Topics: []kafkaapi.Topic{{Kind: kafkaapi.KindEvents}}}, "kafka.topics[0].name"},
+		{kafkaapi.Config{Brokers: []string{"x:1"}, Topics: []kafkaapi.Topic{{Name: "a", Kind: "avro"}}}, "kafka.topics[0].kind"},
+		{kafkaapi.Config{Brokers: []string{"x:1"}, Topics: []kafkaapi.Topic{{Name: "a", Kind: kafkaapi.KindEvents}, {Name: "a", Kind: kafkaapi.KindEvents}}}, "kafka.topics[1].name"},
+	} {
+		_, err := kafkaapi.New(tc.cfg, &countingClient{})
+		var he *heraldtype.Error
+		if !errors.As(err, &he) || he.Code != heraldtype.EINVALID || he.Field != tc.field {
+			t.Fatalf("%+v: err %v, want invalid_argument naming %s", tc.cfg, err, tc.field)
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package kafkaapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// decodeError is a record that cannot be decoded: retrying cannot help,
+// it is dead-lettered at once with the reason.
+type decodeError struct{ err error }
+
+func (e *decodeError) Error() string { return "decode: " + e.err.Error() }
+func (e *decodeError) Unwrap() error { return e.err }
+
+// recordID names a record when its payload carries no id of its own:
+// topic:partition:offset, unique in the cluster for as long as the topic
+// lives (S3.1). A Kafka topic name holds no colon.
+func recordID(r *kgo.Record) string {
+	return r.Topic + ":" + strconv.Itoa(int(r.Partition)) + ":" + strconv.FormatInt(r.Offset, 10)
+}
+
+// NotificationEvent is seed 003's notification request (its Avro record
+// NotificationEvent, here as JSON): another service asks Herald to send
+// one notification to one user. Enum values are the seed's upper case
+// (PRICE_DROP, PUSH, HIGH); Herald's type is the notificationType in lower
+// case (price_drop), its channels likewise.
+type NotificationEvent struct {
+	NotificationID   string            `json:"notificationId"`
+	UserID           string            `json:"userId"`
+	ProductID        string            `json:"productId,omitempty"`
+	NotificationType string            `json:"notificationType"`
+	Title            string            `json:"title"`
+	Body             string            `json:"body"`
+	Data             map[string]string `json:"data,omitempty"`
+	Channels         []string          `json:"channels,omitempty"`
+	Priority         string            `json:"priority,omitempty"`
+	// Timestamp is epoch milliseconds; informational.
+	Timestamp int64 `json:"timestamp,omitempty"`
+}
+
+// NotificationNamespace is the idempotency namespace of the notification
+// requests read from topic: a notificationId replays only a request of the
+// same topic, never an API caller's key (issue 23).
+func NotificationNamespace(topic string) string { return "kafka:" + topic }
+
+// decodeNotificationRequest turns a NotificationEvent record into the
+// trigger POST /v1/notifications would make of it, idempotent by its
+// notificationId (else the record's position). The product, when named,
+// is the de-duplication subject (S3.8: user × product × type) and is
+// added to the data as productId.
+func decodeNotificationRequest(r *kgo.Record) (herald.Request, error) {
+	var ev NotificationEvent
+	if err := strictJSON(r.Value, &ev); err != nil {
+		return herald.Request{}, &decodeError{err}
+	}
+	key := ev.NotificationID
+	if key == "" {
+		key = recordID(r)
+	}
+	req := herald.Request{
+		IdempotencyKey: key, IdempotencyNamespace: NotificationNamespace(r.Topic),
+		UserID: ev.UserID, Type: strings.ToLower(ev.NotificationType), Title: ev.Title, Body: ev.Body,
+		Data: ev.Data, Priority: heraldtype.Priority(strings.ToUpper(ev.Priority)), DedupeKey: ev.ProductID,
+	}
+	if ev.ProductID != "" {
+		if _, set := req.Data["productId"]; !set {
+			data := make(map[string]string, len(ev.Data)+1)
+			for k, v := range ev.Data {
+				data[k] = v
+			}
+			data["productId"] = ev.ProductID
+			req.Data = data
+		}
+	}
+	for _, ch := range ev.Channels {
+		req.Channels = append(req.Channels, heraldtype.Channel(strings.ToLower(ch)))
+	}
+	return req, nil
+}
+
+// eventJSON is herald.Event as it travels on an events topic. Data values
+// may be any JSON scalar (a product system's prices are numbers); they are
+// kept as their JSON text (8500, true) or the string itself.
+type eventJSON struct {
+	ID         string                     `json:"id"`
+	Name       string                     `json:"name"`
+	UserID     string                     `json:"user_id"`
+	Subject    string                     `json:"subject"`
+	Data       map[string]json.RawMessage `json:"data"`
+	OccurredAt *time.Time                 `json:"occurred_at"`
+}
+
+// decodeEvent turns an events-topic record into a herald.Event; an event
+// without an id is named by the record's position.
+func decodeEvent(r *kgo.Record) (herald.Event, error) {
+	var ej eventJSON
+	if err := strictJSON(r.Value, &ej); err != nil {
+		return herald.Event{}, &decodeError{err}
+	}
+	e := herald.Event{ID: ej.ID, Name: ej.Name, UserID: ej.UserID, Subject: ej.Subject, OccurredAt: ej.OccurredAt}
+	if e.ID == "" {
+		e.ID = recordID(r)
+	}
+	if len(ej.Data) > 0 {
+		e.Data = make(map[string]string, len(ej.Data))
+		for k, raw := range ej.Data {
+			v, err := scalar(raw)
+			if err != nil {
+				return herald.Event{}, &decodeError{fmt.Errorf("data.%s: %w", k, err)}
+			}
+			e.Data[k] = v
+		}
+	}
+	return e, nil
+}
+
+// scalar is a JSON scalar as text: a string's value, a number's or a
+// boolean's literal. Objects, arrays and null are refused.
+func scalar(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "", fmt.Errorf("empty value")
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	case '{', '[':
+		return "", fmt.Errorf("must be a string, number or boolean")
+	case 'n':
+		return "", fmt.Errorf("must not be null")
+	}
+	return string(raw), nil
+}
+
+// strictJSON decodes one JSON object, refusing unknown fields and
+// trailing data, so a producer's typo is a dead letter naming the field
+// rather than a silently ignored value.
+func strictJSON(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("trailing data after the JSON object")
+	}
+	return nil
+}
