@@ -82,6 +82,10 @@ type Config struct {
 	MaxPollRecords int
 	// CallTimeout bounds one Client call. Default 10 s.
 	CallTimeout time.Duration
+	// SessionTimeout is how long the group waits for a silent member (a
+	// killed instance) before its partitions move to the others. Default
+	// Kafka's 45 s.
+	SessionTimeout time.Duration
 	// Options are extra franz-go client options (TLS, SASL; tests' group
 	// timeouts), applied after Herald's own.
 	Options []kgo.Opt
@@ -187,6 +191,9 @@ func New(cfg Config, client Client) (*Consumer, error) {
 		// The dead-letter topics are created on first use.
 		kgo.AllowAutoTopicCreation(),
 	}, cfg.Options...)
+	if cfg.SessionTimeout > 0 {
+		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout))
+	}
 	kc, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafkaapi: %w", err)

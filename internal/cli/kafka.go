@@ -36,12 +36,15 @@ type KafkaConfig struct {
 	DeadLetterSuffix string `koanf:"dead_letter_suffix"`
 	// MaxPollRecords bounds the records applied between offset commits.
 	MaxPollRecords int `koanf:"max_poll_records"`
+	// SessionTimeout: a silent member's partitions move after this.
+	SessionTimeout time.Duration `koanf:"session_timeout"`
 }
 
 func defaultKafkaConfig() KafkaConfig {
 	return KafkaConfig{Group: kafkaapi.DefaultGroup, NotificationTopics: []string{"notification.push.v1"},
 		EventTopics: []string{"herald.events"}, Retries: kafkaapi.DefaultRetries, RetryDelay: kafkaapi.DefaultRetryDelay,
-		DeadLetterSuffix: kafkaapi.DefaultDeadLetterSuffix, MaxPollRecords: kafkaapi.DefaultMaxPollRecords}
+		DeadLetterSuffix: kafkaapi.DefaultDeadLetterSuffix, MaxPollRecords: kafkaapi.DefaultMaxPollRecords,
+		SessionTimeout: 45 * time.Second}
 }
 
 // topics lists the configured topics with their kinds.
@@ -82,7 +85,7 @@ func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client
 	}
 	cons, err := kafkaapi.New(kafkaapi.Config{
 		Brokers: k.Brokers, Group: k.Group, Topics: k.topics(), Retries: k.Retries, RetryDelay: k.RetryDelay,
-		DeadLetterSuffix: k.DeadLetterSuffix, MaxPollRecords: k.MaxPollRecords, Registerer: reg,
+		DeadLetterSuffix: k.DeadLetterSuffix, MaxPollRecords: k.MaxPollRecords, SessionTimeout: k.SessionTimeout, Registerer: reg,
 		Logger: log.With("component", "kafka"),
 	}, client)
 	if err != nil {
