@@ -28,8 +28,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hamba/avro/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/heraldtype"
@@ -52,6 +54,14 @@ const (
 type Topic struct {
 	Name string
 	Kind Kind
+	// Encoding of the record values; default EncodingJSON. Avro is taken
+	// by notification topics (seed 003 publishes NotificationEvent as
+	// Avro); event topics take JSON.
+	Encoding Encoding
+	// Schema, with EncodingAvro, is the fixed writer schema (.avsc text)
+	// of raw Avro values; empty: the Confluent wire format and the
+	// schema registry.
+	Schema string
 }
 
 // Client is what the consumer calls: the public herald.Client.
@@ -86,6 +96,10 @@ type Config struct {
 	// killed instance) before its partitions move to the others. Default
 	// Kafka's 45 s.
 	SessionTimeout time.Duration
+	// SchemaRegistryURL is the schema registry the Confluent wire format
+	// is decoded with (its REST API); required by an Avro topic without
+	// a fixed Schema.
+	SchemaRegistryURL string
 	// Options are extra franz-go client options (TLS, SASL; tests' group
 	// timeouts), applied after Herald's own.
 	Options []kgo.Opt
@@ -115,12 +129,13 @@ const (
 
 // Consumer reads the configured topics as a member of the consumer group.
 type Consumer struct {
-	cfg     Config
-	client  Client
-	kinds   map[string]Kind
-	kafka   *kgo.Client
-	metrics *consumerMetrics
-	log     *slog.Logger
+	cfg      Config
+	client   Client
+	kinds    map[string]Kind
+	decoders map[string]decoder
+	kafka    *kgo.Client
+	metrics  *consumerMetrics
+	log      *slog.Logger
 }
 
 // New checks cfg and connects the consumer's Kafka client (lazily: the
@@ -159,6 +174,8 @@ func New(cfg Config, client Client) (*Consumer, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	kinds := make(map[string]Kind, len(cfg.Topics))
+	decoders := make(map[string]decoder, len(cfg.Topics))
+	var registry *avroRegistry
 	names := make([]string, 0, len(cfg.Topics))
 	for i, t := range cfg.Topics {
 		field := fmt.Sprintf("kafka.topics[%d]", i)
@@ -175,6 +192,32 @@ func New(cfg Config, client Client) (*Consumer, error) {
 		}
 		kinds[t.Name] = t.Kind
 		names = append(names, t.Name)
+		switch {
+		case t.Encoding == "" || t.Encoding == EncodingJSON:
+			decoders[t.Name] = jsonDecoder{}
+		case t.Encoding != EncodingAvro:
+			return nil, heraldtype.FieldErrorf(field+".encoding", "must be %q or %q, not %q", EncodingJSON, EncodingAvro, t.Encoding)
+		case t.Kind != KindNotifications:
+			return nil, heraldtype.FieldErrorf(field+".encoding", "an events topic takes json")
+		case t.Schema != "":
+			schema, err := avro.Parse(t.Schema)
+			if err != nil {
+				return nil, heraldtype.FieldErrorf(field+".schema", "does not parse: %v", err)
+			}
+			decoders[t.Name] = avroFixed{schema}
+		default:
+			if registry == nil {
+				if cfg.SchemaRegistryURL == "" {
+					return nil, heraldtype.FieldErrorf("kafka.schema_registry_url", "is required by the avro topic %q (or give the topic a fixed schema)", t.Name)
+				}
+				rc, err := sr.NewClient(sr.URLs(cfg.SchemaRegistryURL))
+				if err != nil {
+					return nil, heraldtype.FieldErrorf("kafka.schema_registry_url", "%v", err)
+				}
+				registry = &avroRegistry{client: rc, cache: map[int]avro.Schema{}}
+			}
+			decoders[t.Name] = registry
+		}
 	}
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
@@ -203,7 +246,7 @@ func New(cfg Config, client Client) (*Consumer, error) {
 		kc.Close()
 		return nil, err
 	}
-	return &Consumer{cfg: cfg, client: client, kinds: kinds, kafka: kc, metrics: m, log: cfg.Logger}, nil
+	return &Consumer{cfg: cfg, client: client, kinds: kinds, decoders: decoders, kafka: kc, metrics: m, log: cfg.Logger}, nil
 }
 
 // Run consumes until ctx ends, then commits what it applied, leaves the
@@ -308,7 +351,7 @@ func (c *Consumer) call(ctx context.Context, kind Kind, r *kgo.Record) error {
 	defer cancel()
 	switch kind {
 	case KindNotifications:
-		req, err := decodeNotificationRequest(r)
+		req, err := decodeNotificationRequest(ctx, c.decoders[r.Topic], r)
 		if err != nil {
 			return err
 		}

@@ -56,7 +56,7 @@ func newFixture(t *testing.T, opts ...kfake.Opt) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prod, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic(requests))
+	prod, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic(requests), kgo.AllowAutoTopicCreation())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,25 +295,9 @@ func TestPoisonRecordsAreDeadLettered(t *testing.T) {
 	f.consumer(c, kafkaapi.Config{Retries: 2})
 	f.waitFor("the good request after the poison", 20*time.Second, func() bool { return f.notifications(1) == 1 })
 
-	dlq, err := kgo.NewClient(kgo.SeedBrokers(f.broker.Addr()), kgo.ConsumeTopics(requests+".dlq", "events.v1.dlq"),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dlq.Close()
-	got := map[string]map[string]string{}
-	deadline := time.Now().Add(20 * time.Second)
-	for len(got) < 3 && time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(f.ctx, time.Second)
-		fs := dlq.PollFetches(ctx)
-		cancel()
-		fs.EachRecord(func(r *kgo.Record) {
-			h := map[string]string{}
-			for _, x := range r.Headers {
-				h[x.Key] = string(x.Value)
-			}
-			got[h[kafkaapi.HeaderTopic]+"@"+h[kafkaapi.HeaderOffset]] = h
-		})
+	got := f.deadLetters(requests+".dlq", 2)
+	for k, v := range f.deadLetters("events.v1.dlq", 1) {
+		got[k] = v
 	}
 	if len(got) != 3 {
 		t.Fatalf("dead letters: %v, want 3", got)
@@ -330,6 +314,33 @@ func TestPoisonRecordsAreDeadLettered(t *testing.T) {
 	if n := c.calls.Load(); n != 4 {
 		t.Fatalf("%d enqueue calls, want 4 (the unknown user 3 times, the good one once)", n)
 	}
+}
+
+// deadLetters reads want records of a dead-letter topic, keyed by their
+// origin (topic@offset), each with its headers.
+func (f *fixture) deadLetters(topic string, want int) map[string]map[string]string {
+	f.t.Helper()
+	dlq, err := kgo.NewClient(kgo.SeedBrokers(f.broker.Addr()), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer dlq.Close()
+	got := map[string]map[string]string{}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(got) < want && time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(f.ctx, time.Second)
+		fs := dlq.PollFetches(ctx)
+		cancel()
+		fs.EachRecord(func(r *kgo.Record) {
+			h := map[string]string{}
+			for _, x := range r.Headers {
+				h[x.Key] = string(x.Value)
+			}
+			got[h[kafkaapi.HeaderTopic]+"@"+h[kafkaapi.HeaderOffset]] = h
+		})
+	}
+	return got
 }
 
 // Bad configuration is refused naming the key.

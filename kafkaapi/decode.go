@@ -2,6 +2,7 @@ package kafkaapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -34,17 +35,17 @@ func recordID(r *kgo.Record) string {
 // (PRICE_DROP, PUSH, HIGH); Herald's type is the notificationType in lower
 // case (price_drop), its channels likewise.
 type NotificationEvent struct {
-	NotificationID   string            `json:"notificationId"`
-	UserID           string            `json:"userId"`
-	ProductID        string            `json:"productId,omitempty"`
-	NotificationType string            `json:"notificationType"`
-	Title            string            `json:"title"`
-	Body             string            `json:"body"`
-	Data             map[string]string `json:"data,omitempty"`
-	Channels         []string          `json:"channels,omitempty"`
-	Priority         string            `json:"priority,omitempty"`
+	NotificationID   string            `json:"notificationId" avro:"notificationId"`
+	UserID           string            `json:"userId" avro:"userId"`
+	ProductID        string            `json:"productId,omitempty" avro:"productId"`
+	NotificationType string            `json:"notificationType" avro:"notificationType"`
+	Title            string            `json:"title" avro:"title"`
+	Body             string            `json:"body" avro:"body"`
+	Data             map[string]string `json:"data,omitempty" avro:"data"`
+	Channels         []string          `json:"channels,omitempty" avro:"channels"`
+	Priority         string            `json:"priority,omitempty" avro:"priority"`
 	// Timestamp is epoch milliseconds; informational.
-	Timestamp int64 `json:"timestamp,omitempty"`
+	Timestamp int64 `json:"timestamp,omitempty" avro:"timestamp"`
 }
 
 // NotificationNamespace is the idempotency namespace of the notification
@@ -57,10 +58,10 @@ func NotificationNamespace(topic string) string { return "kafka:" + topic }
 // notificationId (else the record's position). The product, when named,
 // is the de-duplication subject (S3.8: user × product × type) and is
 // added to the data as productId.
-func decodeNotificationRequest(r *kgo.Record) (herald.Request, error) {
+func decodeNotificationRequest(ctx context.Context, dec decoder, r *kgo.Record) (herald.Request, error) {
 	var ev NotificationEvent
-	if err := strictJSON(r.Value, &ev); err != nil {
-		return herald.Request{}, &decodeError{err}
+	if err := dec.decode(ctx, r.Value, &ev); err != nil {
+		return herald.Request{}, err
 	}
 	key := ev.NotificationID
 	if key == "" {

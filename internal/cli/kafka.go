@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,25 +40,43 @@ type KafkaConfig struct {
 	MaxPollRecords int `koanf:"max_poll_records"`
 	// SessionTimeout: a silent member's partitions move after this.
 	SessionTimeout time.Duration `koanf:"session_timeout"`
+	// NotificationEncoding of the notification topics: json or avro
+	// (issue 20 item 8).
+	NotificationEncoding string `koanf:"notification_encoding"`
+	// NotificationSchemaFile, with avro, is a fixed .avsc the values are
+	// written with (raw Avro); empty: the Confluent wire format and
+	// SchemaRegistryURL.
+	NotificationSchemaFile string `koanf:"notification_schema_file"`
+	// SchemaRegistryURL is the schema registry (its REST API).
+	SchemaRegistryURL string `koanf:"schema_registry_url"`
 }
 
 func defaultKafkaConfig() KafkaConfig {
 	return KafkaConfig{Group: kafkaapi.DefaultGroup, NotificationTopics: []string{"notification.push.v1"},
 		EventTopics: []string{"herald.events"}, Retries: kafkaapi.DefaultRetries, RetryDelay: kafkaapi.DefaultRetryDelay,
 		DeadLetterSuffix: kafkaapi.DefaultDeadLetterSuffix, MaxPollRecords: kafkaapi.DefaultMaxPollRecords,
-		SessionTimeout: 45 * time.Second}
+		SessionTimeout: 45 * time.Second, NotificationEncoding: string(kafkaapi.EncodingJSON)}
 }
 
-// topics lists the configured topics with their kinds.
-func (k KafkaConfig) topics() []kafkaapi.Topic {
+// topics lists the configured topics with their kinds and encodings.
+func (k KafkaConfig) topics() ([]kafkaapi.Topic, error) {
 	var ts []kafkaapi.Topic
+	schema := ""
+	if k.NotificationSchemaFile != "" {
+		b, err := os.ReadFile(k.NotificationSchemaFile)
+		if err != nil {
+			return nil, fmt.Errorf("kafka.notification_schema_file: %w", err)
+		}
+		schema = string(b)
+	}
 	for _, n := range k.NotificationTopics {
-		ts = append(ts, kafkaapi.Topic{Name: n, Kind: kafkaapi.KindNotifications})
+		ts = append(ts, kafkaapi.Topic{Name: n, Kind: kafkaapi.KindNotifications,
+			Encoding: kafkaapi.Encoding(k.NotificationEncoding), Schema: schema})
 	}
 	for _, n := range k.EventTopics {
 		ts = append(ts, kafkaapi.Topic{Name: n, Kind: kafkaapi.KindEvents})
 	}
-	return ts
+	return ts, nil
 }
 
 // startKafka starts the Kafka intake when it is configured — and, with
@@ -65,33 +85,51 @@ func (k KafkaConfig) topics() []kafkaapi.Topic {
 // committed) and then the broker; it is a no-op when intake is off.
 func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client, reg prometheus.Registerer, log *slog.Logger) (func(), error) {
 	k := cfg.Kafka
-	var broker *kafkaemu.Broker
+	topics, err := k.topics()
+	if err != nil {
+		return nil, err
+	}
+	var closers []io.Closer
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i].Close()
+		}
+	}
 	if len(k.Brokers) == 0 {
 		if !dev {
 			return func() {}, nil
 		}
-		var topics []string
-		for _, t := range k.topics() {
-			topics = append(topics, t.Name, t.Name+k.DeadLetterSuffix)
+		var names []string
+		for _, t := range topics {
+			names = append(names, t.Name, t.Name+k.DeadLetterSuffix)
 		}
-		b, err := kafkaemu.Start(kafkaemu.Config{Addr: cfg.Dev.KafkaAddr, Topics: topics})
+		b, err := kafkaemu.Start(kafkaemu.Config{Addr: cfg.Dev.KafkaAddr, Topics: names})
 		if err != nil {
 			return nil, fmt.Errorf("dev: start the Kafka broker on %s: %w", cfg.Dev.KafkaAddr, err)
 		}
-		broker = b
+		closers = append(closers, b)
 		k.Brokers = []string{b.Addr()}
-		log.Info("dev mode: Kafka broker started (in-process, Kafka protocol)", "emulator", "kafka", "brokers", b.Addr(),
-			"notification_topics", k.NotificationTopics, "event_topics", k.EventTopics)
+		attrs := []any{"emulator", "kafka", "brokers", b.Addr(), "notification_topics", k.NotificationTopics,
+			"event_topics", k.EventTopics}
+		if k.SchemaRegistryURL == "" {
+			r, err := startDevRegistry(cfg.Dev.SchemaRegistryAddr, k.NotificationTopics)
+			if err != nil {
+				closeAll()
+				return nil, err
+			}
+			closers = append(closers, r)
+			k.SchemaRegistryURL = r.URL()
+			attrs = append(attrs, "schema_registry", r.URL())
+		}
+		log.Info("dev mode: Kafka broker started (in-process, Kafka protocol)", attrs...)
 	}
 	cons, err := kafkaapi.New(kafkaapi.Config{
-		Brokers: k.Brokers, Group: k.Group, Topics: k.topics(), Retries: k.Retries, RetryDelay: k.RetryDelay,
-		DeadLetterSuffix: k.DeadLetterSuffix, MaxPollRecords: k.MaxPollRecords, SessionTimeout: k.SessionTimeout, Registerer: reg,
-		Logger: log.With("component", "kafka"),
+		Brokers: k.Brokers, Group: k.Group, Topics: topics, Retries: k.Retries, RetryDelay: k.RetryDelay,
+		DeadLetterSuffix: k.DeadLetterSuffix, MaxPollRecords: k.MaxPollRecords, SessionTimeout: k.SessionTimeout,
+		SchemaRegistryURL: k.SchemaRegistryURL, Registerer: reg, Logger: log.With("component", "kafka"),
 	}, client)
 	if err != nil {
-		if broker != nil {
-			broker.Close()
-		}
+		closeAll()
 		return nil, err
 	}
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -105,10 +143,31 @@ func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client
 	return func() {
 		cancel()
 		<-done
-		if broker != nil {
-			broker.Close()
-		}
+		closeAll()
 	}, nil
+}
+
+// startDevRegistry starts serve --dev's schema registry with seed 003's
+// NotificationEvent schema registered for each notification topic (the
+// subject <topic>-value), so a producer using the registry's serializer
+// finds it.
+func startDevRegistry(addr string, topics []string) (*kafkaemu.Registry, error) {
+	r, err := kafkaemu.StartRegistry(addr)
+	if err != nil {
+		return nil, fmt.Errorf("dev: start the schema registry on %s: %w", addr, err)
+	}
+	schema, err := kafkaapi.Schemas.ReadFile("schemas/NotificationEvent.avsc")
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	for _, t := range topics {
+		if _, err := r.RegisterAvro(t+"-value", string(schema)); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("dev: schema registry: %w", err)
+		}
+	}
+	return r, nil
 }
 
 func newEmulateKafkaCmd(e *env) *cobra.Command {

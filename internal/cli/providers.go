@@ -70,6 +70,9 @@ type DevConfig struct {
 	// KafkaAddr is the in-process Kafka broker's, when kafka.brokers is
 	// not set (issue 20 item 9).
 	KafkaAddr string `koanf:"kafka_addr"`
+	// SchemaRegistryAddr is the in-process schema registry's, when
+	// kafka.schema_registry_url is not set.
+	SchemaRegistryAddr string `koanf:"schema_registry_addr"`
 }
 
 // devTopic is the bundle id the dev-mode APNs emulator accepts.

@@ -100,7 +100,7 @@ func startDev(t *testing.T, extra ...string) *devServer {
 	done := make(chan int, 1)
 	env := []string{"HERALD_DEV__APNS_ADDR=127.0.0.1:0", "HERALD_DEV__WEBPUSH_ADDR=127.0.0.1:0",
 		"HERALD_DEV__TWILIO_ADDR=127.0.0.1:0", "HERALD_DEV__SMTP_ADDR=127.0.0.1:0", "HERALD_DEV__SMTP_HTTP_ADDR=127.0.0.1:0",
-		"HERALD_DEV__KAFKA_ADDR=127.0.0.1:0"}
+		"HERALD_DEV__KAFKA_ADDR=127.0.0.1:0", "HERALD_DEV__SCHEMA_REGISTRY_ADDR=127.0.0.1:0"}
 	go func() { done <- Run(ctx, args, io.Discard, logs, env) }()
 	s := &devServer{logs: logs}
 	var once sync.Once
@@ -349,6 +349,13 @@ func TestDevModeKafkaIntake(t *testing.T) {
 	brokers := s.logs.logValue("dev mode: Kafka broker started (in-process, Kafka protocol)", "brokers")
 	if brokers == "" {
 		t.Fatalf("no start-up line names the Kafka broker:\n%s", s.logs.String())
+	}
+	// Beside it, a schema registry holding seed 003's NotificationEvent
+	// for the notification topic (Avro in the registry's wire format).
+	registry := s.logs.logValue("dev mode: Kafka broker started (in-process, Kafka protocol)", "schema_registry")
+	code, subject := call(t, "GET", registry+"/subjects/notification.push.v1-value/versions/latest", "")
+	if code != 200 || !strings.Contains(fmt.Sprint(subject["schema"]), "NotificationEvent") {
+		t.Fatalf("dev schema registry: %d %v", code, subject)
 	}
 	if code, _ := call(t, "PUT", s.api+"/v1/users/u1", `{}`); code != 200 {
 		t.Fatalf("PUT user: %d", code)
