@@ -108,6 +108,9 @@ type Config struct {
 	Reminders ReminderConfig
 	// DisableWorkers runs the Client as an API-only instance.
 	DisableWorkers bool
+	// InterestRetention is how long an interest is kept after it was last
+	// shown (issue 20 item 3). Default 90 days; negative: forever.
+	InterestRetention time.Duration
 	// IdempotencyRetention is how long an Idempotency-Key is remembered.
 	// Default 24 h; negative remembers it forever.
 	IdempotencyRetention time.Duration
@@ -235,7 +238,17 @@ type ReminderConfig struct {
 	PollInterval time.Duration
 	// Disabled turns the scheduler off on this instance.
 	Disabled bool
+	// Retention is how long a stopped reminder is kept (its stop reason
+	// readable) before the leader deletes it. Default 30 days; negative:
+	// forever.
+	Retention time.Duration
 }
+
+// Defaults of the retentions.
+const (
+	DefaultInterestRetention = 90 * 24 * time.Hour
+	DefaultReminderRetention = 30 * 24 * time.Hour
+)
 
 // Client is Herald's entry point for an embedding program.
 type Client struct {
@@ -280,6 +293,12 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	if cfg.MaxAttempts < 1 || cfg.MaxAttempts > 100 {
 		return nil, fmt.Errorf("herald: MaxAttempts %d must be between 1 and 100", cfg.MaxAttempts)
+	}
+	if cfg.InterestRetention == 0 {
+		cfg.InterestRetention = DefaultInterestRetention
+	}
+	if cfg.Reminders.Retention == 0 {
+		cfg.Reminders.Retention = DefaultReminderRetention
 	}
 	if cfg.IdempotencyRetention == 0 {
 		cfg.IdempotencyRetention = 24 * time.Hour
@@ -496,6 +515,10 @@ type MaintenanceResult struct {
 	Devices, Triggers, Notifications int
 	// Policy counts expired dedupe locks and daily counts deleted.
 	Policy int
+	// Interests and Reminders count interests older than
+	// InterestRetention and reminders stopped longer than
+	// ReminderConfig.Retention ago.
+	Interests, Reminders int
 }
 
 // RunMaintenance prunes, once and now: devices not seen within

@@ -36,6 +36,8 @@ func (c *Client) newElector() error {
 		Idempotency:   maintenance.NewIdempotencyPruner(cfg.Store, pruneEvery, cfg.IdempotencyRetention),
 		Policy:        maintenance.NewPolicyPruner(cfg.Store, pruneEvery),
 		Notifications: maintenance.NewNotificationPruner(cfg.Store, pruneEvery, cfg.Retention),
+		Interests:     maintenance.NewInterestPruner(cfg.Store, pruneEvery, cfg.InterestRetention),
+		Reminders:     maintenance.NewReminderPruner(cfg.Store, pruneEvery, cfg.Reminders.Retention),
 	}
 	services := []leadership.Service{
 		maintenance.NewLeaseReaper(cfg.Store, reapEvery, ttl, c.metrics),
@@ -43,6 +45,8 @@ func (c *Client) newElector() error {
 		c.pruners.Idempotency,
 		c.pruners.Policy,
 		c.pruners.Notifications,
+		c.pruners.Interests,
+		c.pruners.Reminders,
 	}
 	var daemons []leadership.Daemon
 	if !cfg.Reminders.Disabled {

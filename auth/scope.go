@@ -37,6 +37,8 @@ const (
 	ScopeRemindersRead      Scope = "reminders:read"
 	ScopeRemindersWrite     Scope = "reminders:write"
 	ScopeEventsWrite        Scope = "events:write"
+	ScopeInterestsRead      Scope = "interests:read"
+	ScopeInterestsWrite     Scope = "interests:write"
 	ScopeAdmin              Scope = "admin"
 )
 
@@ -47,7 +49,8 @@ func AllScopes() []Scope {
 		ScopeNotificationsRead, ScopeNotificationsWrite, ScopeDeliveriesRead, ScopeDeliveriesAdmin,
 		ScopeInboxRead, ScopeInboxWrite, ScopePreferencesRead, ScopePreferencesWrite,
 		ScopeSuppressionsRead, ScopeSuppressionsWrite, ScopeMetricsRead,
-		ScopeRemindersRead, ScopeRemindersWrite, ScopeEventsWrite, ScopeAdmin,
+		ScopeRemindersRead, ScopeRemindersWrite, ScopeEventsWrite, ScopeInterestsRead, ScopeInterestsWrite,
+		ScopeAdmin,
 	}
 }
 

@@ -224,6 +224,8 @@ func (s *Server) routes(metrics http.Handler) {
 	s.handle("POST /v1/reminders/cancel", needScope(auth.ScopeRemindersWrite), s.cancelReminders)
 	s.handle("GET /v1/users/{id}/reminders", needScope(auth.ScopeRemindersRead), s.listUserReminders)
 	s.handle("POST /v1/events", needScope(auth.ScopeEventsWrite), s.postEvent)
+	s.handle("POST /v1/interests", needScope(auth.ScopeInterestsWrite), s.postInterests)
+	s.handle("GET /v1/users/{id}/interests", needScope(auth.ScopeInterestsRead), s.listInterests)
 	s.handle("GET /v1/suppressions", needScope(auth.ScopeSuppressionsRead), s.listSuppressions)
 	s.handle("DELETE /v1/suppressions/{channel}/{address}", needScope(auth.ScopeSuppressionsWrite), s.deleteSuppression)
 	s.handle("GET /healthz", openAccess(), s.healthz)

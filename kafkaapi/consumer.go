@@ -48,6 +48,10 @@ const (
 	// NotificationEvent as JSON, enqueued like POST /v1/notifications and
 	// idempotent by notificationId.
 	KindNotifications Kind = "notifications"
+	// KindInterests: a behaviour topic — interests (POST /v1/interests'
+	// single form as JSON), recorded with Client.RecordInterests; a
+	// replayed record changes nothing (the later time wins).
+	KindInterests Kind = "interests"
 )
 
 // Topic is one topic the consumer reads.
@@ -68,6 +72,7 @@ type Topic struct {
 type Client interface {
 	Enqueue(ctx context.Context, r herald.Request) (herald.Result, error)
 	Track(ctx context.Context, e herald.Event) (herald.TrackResult, error)
+	RecordInterests(ctx context.Context, in []herald.InterestInput) (int, error)
 }
 
 var _ Client = (*herald.Client)(nil)
@@ -186,9 +191,9 @@ func New(cfg Config, client Client) (*Consumer, error) {
 			return nil, heraldtype.FieldErrorf(field+".name", "topic %q is listed twice", t.Name)
 		}
 		switch t.Kind {
-		case KindEvents, KindNotifications:
+		case KindEvents, KindNotifications, KindInterests:
 		default:
-			return nil, heraldtype.FieldErrorf(field+".kind", "must be %q or %q, not %q", KindEvents, KindNotifications, t.Kind)
+			return nil, heraldtype.FieldErrorf(field+".kind", "must be %q, %q or %q, not %q", KindEvents, KindNotifications, KindInterests, t.Kind)
 		}
 		kinds[t.Name] = t.Kind
 		names = append(names, t.Name)
@@ -198,7 +203,7 @@ func New(cfg Config, client Client) (*Consumer, error) {
 		case t.Encoding != EncodingAvro:
 			return nil, heraldtype.FieldErrorf(field+".encoding", "must be %q or %q, not %q", EncodingJSON, EncodingAvro, t.Encoding)
 		case t.Kind != KindNotifications:
-			return nil, heraldtype.FieldErrorf(field+".encoding", "an events topic takes json")
+			return nil, heraldtype.FieldErrorf(field+".encoding", "an %s topic takes json", t.Kind)
 		case t.Schema != "":
 			schema, err := avro.Parse(t.Schema)
 			if err != nil {
@@ -359,6 +364,13 @@ func (c *Consumer) call(ctx context.Context, kind Kind, r *kgo.Record) error {
 		if err == nil && res.Replayed {
 			c.metrics.records.WithLabelValues(r.Topic, "replayed").Inc()
 		}
+		return err
+	case KindInterests:
+		var in herald.InterestInput
+		if err := strictJSON(r.Value, &in); err != nil {
+			return &decodeError{err}
+		}
+		_, err := c.client.RecordInterests(cctx, []herald.InterestInput{in})
 		return err
 	default:
 		e, err := decodeEvent(r)

@@ -38,7 +38,7 @@ type fixture struct {
 func newFixture(t *testing.T, opts ...kfake.Opt) *fixture {
 	t.Helper()
 	ctx := t.Context()
-	b, err := kafkaemu.Start(kafkaemu.Config{Topics: []string{requests, "events.v1"}, Options: opts})
+	b, err := kafkaemu.Start(kafkaemu.Config{Topics: []string{requests, "events.v1", "interests.v1"}, Options: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,8 @@ func (f *fixture) consumer(c kafkaapi.Client, cfg kafkaapi.Config) (stop func())
 	f.t.Helper()
 	cfg.Brokers = []string{f.broker.Addr()}
 	if cfg.Topics == nil {
-		cfg.Topics = []kafkaapi.Topic{{Name: requests, Kind: kafkaapi.KindNotifications}, {Name: "events.v1", Kind: kafkaapi.KindEvents}}
+		cfg.Topics = []kafkaapi.Topic{{Name: requests, Kind: kafkaapi.KindNotifications}, {Name: "events.v1", Kind: kafkaapi.KindEvents},
+			{Name: "interests.v1", Kind: kafkaapi.KindInterests}}
 	}
 	if cfg.RetryDelay == 0 {
 		cfg.RetryDelay = 10 * time.Millisecond
@@ -341,6 +342,25 @@ func (f *fixture) deadLetters(topic string, want int) map[string]map[string]stri
 		})
 	}
 	return got
+}
+
+// Issue 20 item 3: a behaviour topic records interests; a replayed
+// record changes nothing.
+func TestInterestTopic(t *testing.T) {
+	f := newFixture(t)
+	f.users(1)
+	rec := []byte(`{"user_id":"u000","subject":"product:42","kind":"VIEW","at":"2026-11-01T10:00:00Z","data":{"src":"app"}}`)
+	f.produce("interests.v1", "u000", rec, rec, []byte(`{"user_id":"u000","subject":"product:42","kind":"CLICK"}`))
+	f.consumer(f.client, kafkaapi.Config{})
+	var page herald.InterestPage
+	f.waitFor("two interests", 20*time.Second, func() bool {
+		var err error
+		page, err = f.client.ListInterests(f.ctx, herald.InterestFilter{UserID: "u000"})
+		return err == nil && len(page.Interests) == 2
+	})
+	if in := page.Interests[1]; in.Kind != "VIEW" || !in.At.Equal(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)) || in.Data["src"] != "app" {
+		t.Fatalf("interests: %+v", page.Interests)
+	}
 }
 
 // Bad configuration is refused naming the key.

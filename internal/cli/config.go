@@ -50,6 +50,9 @@ type Config struct {
 	// IdempotencyRetention: how long an Idempotency-Key is remembered
 	// (0: forever).
 	IdempotencyRetention time.Duration `koanf:"idempotency_retention"`
+	// InterestRetention: interests last shown longer ago are pruned (90
+	// days; 0: kept forever).
+	InterestRetention time.Duration `koanf:"interest_retention"`
 	// DeviceMaxAge: devices not seen for this long are pruned (270 days;
 	// 0: never).
 	DeviceMaxAge time.Duration `koanf:"device_max_age"`
@@ -186,6 +189,9 @@ type RemindersConfig struct {
 	Gap          time.Duration `koanf:"gap"`
 	PollInterval time.Duration `koanf:"poll_interval"`
 	Enabled      bool          `koanf:"enabled"`
+	// Retention: stopped reminders are deleted this long after they
+	// stopped (0: kept forever).
+	Retention time.Duration `koanf:"retention"`
 }
 
 // TypeConfig is one entry of the types: section, herald.TypeConfig's file
@@ -233,6 +239,7 @@ func defaultConfig() Config {
 		DefaultTimezone:          "Asia/Seoul",
 		MaxAttempts:              4,
 		IdempotencyRetention:     24 * time.Hour,
+		InterestRetention:        herald.DefaultInterestRetention,
 		DeviceMaxAge:             270 * 24 * time.Hour,
 		DeviceTokenTakeoverAfter: 24 * time.Hour,
 		MaintenanceInterval:      time.Hour,
@@ -269,7 +276,7 @@ func defaultConfig() Config {
 			SendTimeout: 10 * time.Second, PollInterval: time.Second, ReapInterval: 5 * time.Second,
 		},
 		Reminders: RemindersConfig{Lease: 30 * time.Second, BatchSize: 500, Gap: 60 * time.Second,
-			PollInterval: 500 * time.Millisecond, Enabled: true},
+			PollInterval: 500 * time.Millisecond, Enabled: true, Retention: herald.DefaultReminderRetention},
 		Kafka: defaultKafkaConfig(),
 	}
 }
@@ -340,8 +347,10 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		DailyCap:        c.DailyCap,
 		Worker:          herald.WorkerConfig(c.Worker),
 		Reminders: herald.ReminderConfig{Lease: c.Reminders.Lease, BatchSize: c.Reminders.BatchSize,
-			Gap: off(c.Reminders.Gap), PollInterval: c.Reminders.PollInterval, Disabled: !c.Reminders.Enabled},
+			Gap: off(c.Reminders.Gap), PollInterval: c.Reminders.PollInterval, Disabled: !c.Reminders.Enabled,
+			Retention: off(c.Reminders.Retention)},
 		IdempotencyRetention:     off(c.IdempotencyRetention),
+		InterestRetention:        off(c.InterestRetention),
 		DeviceMaxAge:             off(c.DeviceMaxAge),
 		DeviceTokenTakeoverAfter: off(c.DeviceTokenTakeoverAfter),
 		Retention:                off(c.Retention),

@@ -30,6 +30,9 @@ type KafkaConfig struct {
 	NotificationTopics []string `koanf:"notification_topics"`
 	// EventTopics carry business events (POST /v1/events' body as JSON).
 	EventTopics []string `koanf:"event_topics"`
+	// InterestTopics are behaviour topics: interests (POST
+	// /v1/interests' body as JSON).
+	InterestTopics []string `koanf:"interest_topics"`
 	// Retries and RetryDelay: a failing record is tried again this many
 	// times, this far apart, then dead-lettered (S3.10).
 	Retries    int           `koanf:"retries"`
@@ -53,7 +56,7 @@ type KafkaConfig struct {
 
 func defaultKafkaConfig() KafkaConfig {
 	return KafkaConfig{Group: kafkaapi.DefaultGroup, NotificationTopics: []string{"notification.push.v1"},
-		EventTopics: []string{"herald.events"}, Retries: kafkaapi.DefaultRetries, RetryDelay: kafkaapi.DefaultRetryDelay,
+		EventTopics: []string{"herald.events"}, InterestTopics: []string{"herald.interests"}, Retries: kafkaapi.DefaultRetries, RetryDelay: kafkaapi.DefaultRetryDelay,
 		DeadLetterSuffix: kafkaapi.DefaultDeadLetterSuffix, MaxPollRecords: kafkaapi.DefaultMaxPollRecords,
 		SessionTimeout: 45 * time.Second, NotificationEncoding: string(kafkaapi.EncodingJSON)}
 }
@@ -75,6 +78,9 @@ func (k KafkaConfig) topics() ([]kafkaapi.Topic, error) {
 	}
 	for _, n := range k.EventTopics {
 		ts = append(ts, kafkaapi.Topic{Name: n, Kind: kafkaapi.KindEvents})
+	}
+	for _, n := range k.InterestTopics {
+		ts = append(ts, kafkaapi.Topic{Name: n, Kind: kafkaapi.KindInterests})
 	}
 	return ts, nil
 }
@@ -110,7 +116,7 @@ func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client
 		closers = append(closers, b)
 		k.Brokers = []string{b.Addr()}
 		attrs := []any{"emulator", "kafka", "brokers", b.Addr(), "notification_topics", k.NotificationTopics,
-			"event_topics", k.EventTopics}
+			"event_topics", k.EventTopics, "interest_topics", k.InterestTopics}
 		if k.SchemaRegistryURL == "" {
 			r, err := startDevRegistry(cfg.Dev.SchemaRegistryAddr, k.NotificationTopics)
 			if err != nil {

@@ -14,10 +14,6 @@ type NotificationStore interface {
 
 var _ NotificationStore = store.Store(nil)
 
-// pruneBatch bounds one retention delete so a large backlog is removed in
-// short transactions that never hold the database for long.
-const pruneBatch = 1000
-
 // NewNotificationPruner is retention: every interval it deletes the
 // notifications (with their deliveries and attempts) whose deliveries all
 // finished longer than retention ago, in batches of pruneBatch. A zero (or
@@ -25,15 +21,5 @@ const pruneBatch = 1000
 // to Prune calls.
 func NewNotificationPruner(st NotificationStore, interval, retention time.Duration) *Pruner {
 	return agePruner("notification_pruner", "notifications", "finished notifications", interval, retention,
-		func(ctx context.Context, cutoff time.Time) (int, error) {
-			total := 0
-			for ctx.Err() == nil {
-				n, err := st.PruneFinished(ctx, cutoff, pruneBatch)
-				total += n
-				if err != nil || n < pruneBatch {
-					return total, err
-				}
-			}
-			return total, ctx.Err()
-		})
+		batched(st.PruneFinished))
 }

@@ -66,3 +66,23 @@ func enabledEvery(interval, age time.Duration) time.Duration {
 	}
 	return interval
 }
+
+// pruneBatch bounds one delete of a batched pruner, so a large backlog is
+// removed in short transactions that never hold the database for long.
+const pruneBatch = 1000
+
+// batched prunes with prune in batches of pruneBatch until a batch comes
+// back short.
+func batched(prune func(ctx context.Context, cutoff time.Time, limit int) (int, error)) func(context.Context, time.Time) (int, error) {
+	return func(ctx context.Context, cutoff time.Time) (int, error) {
+		total := 0
+		for ctx.Err() == nil {
+			n, err := prune(ctx, cutoff, pruneBatch)
+			total += n
+			if err != nil || n < pruneBatch {
+				return total, err
+			}
+		}
+		return total, ctx.Err()
+	}
+}

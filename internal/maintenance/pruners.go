@@ -13,6 +13,8 @@ type Pruners struct {
 	Idempotency   *Pruner
 	Policy        *Pruner
 	Notifications *Pruner
+	Interests     *Pruner
+	Reminders     *Pruner
 }
 
 // PruneResult counts what one Prune removed.
@@ -20,11 +22,13 @@ type PruneResult struct {
 	Devices, Triggers, Notifications int
 	// Policy counts expired dedupe locks and daily counts deleted.
 	Policy int
+	// Interests and Reminders count aged interests and stopped reminders.
+	Interests, Reminders int
 }
 
 // Prune runs every pruner once, now, whatever their intervals: stale
-// devices, expired idempotency records, expired policy rows, then finished
-// notifications past retention. It stops at the first error.
+// devices, expired idempotency records, expired policy rows, finished
+// notifications past retention, aged interests, then stopped reminders. It stops at the first error.
 func (p Pruners) Prune(ctx context.Context, now time.Time) (PruneResult, error) {
 	var r PruneResult
 	var err error
@@ -45,6 +49,16 @@ func (p Pruners) Prune(ctx context.Context, now time.Time) (PruneResult, error) 
 	}
 	if p.Notifications != nil {
 		if r.Notifications, err = p.Notifications.Prune(ctx, now); err != nil {
+			return r, err
+		}
+	}
+	if p.Interests != nil {
+		if r.Interests, err = p.Interests.Prune(ctx, now); err != nil {
+			return r, err
+		}
+	}
+	if p.Reminders != nil {
+		if r.Reminders, err = p.Reminders.Prune(ctx, now); err != nil {
 			return r, err
 		}
 	}
