@@ -77,8 +77,10 @@ func validEventName(field, name string) error {
 	if name == "" {
 		return heraldtype.FieldErrorf(field, "is required")
 	}
-	if len(name) > MaxTypeLength || !typePattern.MatchString(name) {
-		return heraldtype.FieldErrorf(field, "must be 1-%d characters of a-z, 0-9, '_', '.', '-', starting with a letter or digit", MaxTypeLength)
+	// Upper case too: product systems name their events PRICE_CHANGE
+	// (seed 003); names compare exactly.
+	if len(name) > MaxTypeLength || !eventNamePattern.MatchString(name) {
+		return heraldtype.FieldErrorf(field, "must be 1-%d characters of letters, digits, '_', '.', '-', starting with a letter or digit", MaxTypeLength)
 	}
 	return nil
 }

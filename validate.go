@@ -29,9 +29,12 @@ const (
 )
 
 var (
-	typePattern   = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
-	phonePattern  = regexp.MustCompile(`^\+[1-9][0-9]{1,14}$`) // E.164
-	localePattern = regexp.MustCompile(`^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$`)
+	typePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
+	// eventNamePattern is an event's name (POST /v1/events, a rule's
+	// when.event, a reminder's stop.on_event).
+	eventNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	phonePattern     = regexp.MustCompile(`^\+[1-9][0-9]{1,14}$`) // E.164
+	localePattern    = regexp.MustCompile(`^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$`)
 )
 
 // validID checks an id chosen by the caller (user, device): printable

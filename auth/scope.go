@@ -39,6 +39,8 @@ const (
 	ScopeEventsWrite        Scope = "events:write"
 	ScopeInterestsRead      Scope = "interests:read"
 	ScopeInterestsWrite     Scope = "interests:write"
+	ScopeRulesRead          Scope = "rules:read"
+	ScopeRulesWrite         Scope = "rules:write"
 	ScopeAdmin              Scope = "admin"
 )
 
@@ -50,7 +52,7 @@ func AllScopes() []Scope {
 		ScopeInboxRead, ScopeInboxWrite, ScopePreferencesRead, ScopePreferencesWrite,
 		ScopeSuppressionsRead, ScopeSuppressionsWrite, ScopeMetricsRead,
 		ScopeRemindersRead, ScopeRemindersWrite, ScopeEventsWrite, ScopeInterestsRead, ScopeInterestsWrite,
-		ScopeAdmin,
+		ScopeRulesRead, ScopeRulesWrite, ScopeAdmin,
 	}
 }
 

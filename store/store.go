@@ -47,6 +47,7 @@ type Store interface {
 	APIKeys
 	Reminders
 	Interests
+	Rules
 	Policies
 
 	// Migrate applies the embedded migrations that have not run yet.

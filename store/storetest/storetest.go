@@ -67,6 +67,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("BadArguments", func(t *testing.T) { testBadArguments(t, newStore) })
 	t.Run("Reminders", func(t *testing.T) { testReminders(t, h) })
 	t.Run("Interests", func(t *testing.T) { testInterests(t, newStore) })
+	t.Run("Rules", func(t *testing.T) { testRules(t, newStore) })
 }
 
 // base is the suite's "now": a fixed instant with microseconds, so a store

@@ -1,0 +1,115 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// putRule: PUT /v1/rules/{name} creates (201) or replaces (200) an event
+// rule (issue 20 item 2), validated on save; the answer is the stored
+// rule.
+func (s *Server) putRule(w http.ResponseWriter, r *http.Request) error {
+	var in herald.Rule
+	if err := s.decodeJSON(w, r, &in, bodySpec{}); err != nil {
+		return err
+	}
+	if in.Name != "" && in.Name != r.PathValue("name") {
+		return heraldtype.FieldErrorf("name", "is the path's name; leave it out or give the same")
+	}
+	in.Name = r.PathValue("name")
+	rule, created, err := s.client.PutRule(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, rule)
+	return nil
+}
+
+// getRule: GET /v1/rules/{name}.
+func (s *Server) getRule(w http.ResponseWriter, r *http.Request) error {
+	rule, err := s.client.GetRule(r.Context(), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, rule)
+	return nil
+}
+
+// deleteRule: DELETE /v1/rules/{name}; 204.
+func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request) error {
+	if err := s.client.DeleteRule(r.Context(), r.PathValue("name")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// listRules: GET /v1/rules?source=&event=&cursor=&limit= lists rules by
+// name: {"rules":[…],"next_cursor":"…"}.
+func (s *Server) listRules(w http.ResponseWriter, r *http.Request) error {
+	var f herald.RuleFilter
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return heraldtype.Errorf(heraldtype.EINVALID, "the query string is malformed: %s", err.Error())
+	}
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for n := range q {
+			if !yield(n) {
+				return
+			}
+		}
+	}) {
+		vs := q[name]
+		if len(vs) > 1 {
+			return heraldtype.FieldErrorf(name, "is given %d times; give it once", len(vs))
+		}
+		switch v := vs[0]; name {
+		case "source":
+			f.Source = v
+		case "event":
+			f.Event = v
+		case "cursor":
+			f.Cursor = v
+		case "limit":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return heraldtype.FieldErrorf("limit", "must be a positive integer")
+			}
+			f.Limit = n
+		default:
+			return heraldtype.FieldErrorf(name, "is not a filter (source, event, cursor, limit)")
+		}
+	}
+	page, err := s.client.ListRules(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+// dryRunRule: POST /v1/rules/{name}/dry-run with an event (POST
+// /v1/events' body) answers what the rule would do with it — detected or
+// not and why, the audience size and a sample, the rendered message —
+// without sending anything.
+func (s *Server) dryRunRule(w http.ResponseWriter, r *http.Request) error {
+	var in herald.Event
+	if err := s.decodeJSON(w, r, &in, bodySpec{timeField: "occurred_at"}); err != nil {
+		return err
+	}
+	out, err := s.client.DryRunRule(r.Context(), r.PathValue("name"), in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

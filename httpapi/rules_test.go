@@ -1,0 +1,76 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/auth"
+)
+
+// Issue 20 item 2: PUT creates (201) then replaces (200), GET reads and
+// lists, the dry run answers without sending, DELETE removes; bad input
+// names the field; the endpoints need their scopes.
+func TestRulesAPI(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.seedUser("u1")
+	e.do("PUT", "/v1/types/price_drop", map[string]any{"channels": []string{"push"}}).expect(t, http.StatusOK, nil)
+	e.do("POST", "/v1/interests", map[string]any{"user_id": "u1", "subject": "product:42", "kind": "VIEW"}).expect(t, http.StatusOK, nil)
+	rule := map[string]any{
+		"source":   map[string]any{"kafka_topic": "product.inventory.v1"},
+		"when":     map[string]any{"event": "PRICE_CHANGE", "detect": map[string]any{"price_drop_pct": 10}},
+		"audience": map[string]any{"interest": map[string]any{"kinds": []string{"VIEW", "CLICK", "ADD_TO_CART"}, "within": "168h"}, "limit": 100000},
+		"notify": map[string]any{"type": "price_drop", "title": "{{.product_name}} is {{.drop_pct}}% off", "body": "Now {{.current_price}}",
+			"channels": []string{"push", "in_app"}},
+	}
+	var r herald.Rule
+	e.do("PUT", "/v1/rules/price-drop", rule).expect(t, http.StatusCreated, &r)
+	if r.Name != "price-drop" || r.When.Detect.PriceDropPct != 10 {
+		t.Fatalf("created: %+v", r)
+	}
+	e.do("PUT", "/v1/rules/price-drop", rule).expect(t, http.StatusOK, &r)
+	e.do("GET", "/v1/rules/price-drop", nil).expect(t, http.StatusOK, &r)
+	var page herald.RulePage
+	e.do("GET", "/v1/rules?event=PRICE_CHANGE", nil).expect(t, http.StatusOK, &page)
+	if len(page.Rules) != 1 {
+		t.Fatalf("list: %+v", page)
+	}
+	var dry herald.RuleDryRun
+	e.do("POST", "/v1/rules/price-drop/dry-run", map[string]any{"name": "PRICE_CHANGE", "subject": "product:42",
+		"data": map[string]string{"product_name": "Kettle", "previous_price": "10000", "current_price": "8500"}}).expect(t, http.StatusOK, &dry)
+	if !dry.Detected || dry.AudienceSize != 1 || dry.Notification == nil || dry.Notification.Title != "Kettle is 15% off" {
+		t.Fatalf("dry run: %+v", dry)
+	}
+	for name, tc := range map[string]struct {
+		body  map[string]any
+		field string
+	}{
+		"bad template":  {map[string]any{"when": rule["when"], "audience": rule["audience"], "notify": map[string]any{"type": "price_drop", "title": "{{.x"}}, "notify.title"},
+		"bad threshold": {map[string]any{"when": map[string]any{"event": "PRICE_CHANGE", "detect": map[string]any{"price_drop_pct": 0.0, "price_drop_abs": -3}}, "audience": rule["audience"], "notify": rule["notify"]}, "when.detect.price_drop_abs"},
+		"unknown type":  {map[string]any{"when": rule["when"], "audience": rule["audience"], "notify": map[string]any{"type": "nope", "title": "x"}}, "notify.type"},
+		"unknown field": {map[string]any{"when": rule["when"], "audience": rule["audience"], "notify": rule["notify"], "color": "red"}, "color"},
+		"other name":    {map[string]any{"name": "other", "when": rule["when"], "audience": rule["audience"], "notify": rule["notify"]}, "name"},
+	} {
+		res := e.do("PUT", "/v1/rules/bad", tc.body)
+		if res.status != http.StatusBadRequest {
+			t.Fatalf("%s: status %d %s", name, res.status, res.body)
+		}
+		if eb := res.errorBody(t); eb.Field != tc.field {
+			t.Fatalf("%s: field %q, want %q (%s)", name, eb.Field, tc.field, res.body)
+		}
+	}
+	e.do("DELETE", "/v1/rules/price-drop", nil).expect(t, http.StatusNoContent, nil)
+	e.do("GET", "/v1/rules/price-drop", nil).expect(t, http.StatusNotFound, nil)
+
+	_, key, err := e.keys.Create(t.Context(), "notify-only", []auth.Scope{auth.ScopeNotificationsWrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ method, path string }{
+		{"PUT", "/v1/rules/x"}, {"GET", "/v1/rules/x"}, {"DELETE", "/v1/rules/x"}, {"GET", "/v1/rules"}, {"POST", "/v1/rules/x/dry-run"},
+	} {
+		if res := e.do(c.method, c.path, map[string]any{}, "Authorization", "Bearer "+key); res.status != http.StatusForbidden {
+			t.Fatalf("%s %s with notifications:write: %d", c.method, c.path, res.status)
+		}
+	}
+}

@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald"
+)
+
+func newRulesCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "rules",
+		Short: "Manage the event rules of a running Herald (S3.2, S3.4)",
+	}
+	cmd.AddCommand(newRulesListCmd(e), newRulesGetCmd(e), newRulesPutCmd(e), newRulesDeleteCmd(e), newRulesDryRunCmd(e))
+	return cmd
+}
+
+// readJSONArg reads a JSON document from path ("-": standard input).
+func readJSONArg(cmd *cobra.Command, path string, v any) error {
+	r := cmd.InOrStdin()
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	dec := json.NewDecoder(io.LimitReader(r, 1<<20))
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+func newRulesListCmd(e *env) *cobra.Command {
+	var server, source, event, cursor string
+	var limit int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List rules by name",
+		Example: "  herald rules list\n  herald rules list --source product.inventory.v1 --event PRICE_CHANGE",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q := url.Values{}
+			for k, v := range map[string]string{"source": source, "event": event, "cursor": cursor} {
+				if v != "" {
+					q.Set(k, v)
+				}
+			}
+			if limit > 0 {
+				q.Set("limit", fmt.Sprint(limit))
+			}
+			var page herald.RulePage
+			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, "/v1/rules?"+q.Encode(), nil, nil, &page); err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(e.stdout, page)
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tSOURCE\tEVENT\tTYPE\tENABLED")
+			for _, r := range page.Rules {
+				source := r.Source.KafkaTopic
+				if source == "" {
+					source = "http"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\n", printable(r.Name), printable(source), printable(r.When.Event),
+					printable(r.Notify.Type), !r.Disabled)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if page.NextCursor != "" {
+				fmt.Fprintf(e.stdout, "\nmore: --cursor %s\n", page.NextCursor)
+			}
+			return nil
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	f := cmd.Flags()
+	f.StringVar(&source, "source", "", "a Kafka topic, or http")
+	f.StringVar(&event, "event", "", "event name")
+	f.StringVar(&cursor, "cursor", "", "continue after a previous page")
+	f.IntVar(&limit, "limit", 50, "page size (max 200)")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newRulesGetCmd(e *env) *cobra.Command {
+	var server string
+	cmd := &cobra.Command{
+		Use:   "get NAME",
+		Short: "Show one rule (JSON)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var r herald.Rule
+			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, "/v1/rules/"+url.PathEscape(args[0]), nil, nil, &r); err != nil {
+				return err
+			}
+			return printJSON(e.stdout, r)
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	return cmd
+}
+
+func newRulesPutCmd(e *env) *cobra.Command {
+	var server, file string
+	cmd := &cobra.Command{
+		Use:     "put NAME -f rule.json",
+		Short:   "Create or replace a rule from its JSON (PUT /v1/rules/NAME's body)",
+		Example: "  herald rules put price-drop -f price-drop.json\n  cat rule.json | herald rules put price-drop -f -",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var body json.RawMessage
+			if err := readJSONArg(cmd, file, &body); err != nil {
+				return err
+			}
+			var r herald.Rule
+			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodPut, "/v1/rules/"+url.PathEscape(args[0]), nil, body, &r); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "rule %s saved (%s, %s)\n", printable(r.Name), printable(r.When.Event), printable(r.Notify.Type))
+			return nil
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	cmd.Flags().StringVarP(&file, "file", "f", "", "the rule's JSON (- for standard input)")
+	cmd.MarkFlagRequired("file")
+	return cmd
+}
+
+func newRulesDeleteCmd(e *env) *cobra.Command {
+	var server string
+	cmd := &cobra.Command{
+		Use:   "delete NAME...",
+		Short: "Delete rules",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c := newAPIClient(cmd, server)
+			for _, name := range args {
+				if err := c.do(cmd.Context(), http.MethodDelete, "/v1/rules/"+url.PathEscape(name), nil, nil, nil); err != nil {
+					return fmt.Errorf("rule %s: %w", name, err)
+				}
+				fmt.Fprintf(e.stdout, "deleted rule %s\n", printable(name))
+			}
+			return nil
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	return cmd
+}
+
+func newRulesDryRunCmd(e *env) *cobra.Command {
+	var server, file string
+	cmd := &cobra.Command{
+		Use:   "dry-run NAME -f event.json",
+		Short: "Show what a rule would do with an event — detection, audience, message — without sending",
+		Example: `  echo '{"name":"PRICE_CHANGE","subject":"product:42","data":{"product_name":"Kettle","previous_price":"10000","current_price":"8500"}}' \
+    | herald rules dry-run price-drop -f -`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var body json.RawMessage
+			if err := readJSONArg(cmd, file, &body); err != nil {
+				return err
+			}
+			var out herald.RuleDryRun
+			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodPost, "/v1/rules/"+url.PathEscape(args[0])+"/dry-run", nil, body, &out); err != nil {
+				return err
+			}
+			return printJSON(e.stdout, out)
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	cmd.Flags().StringVarP(&file, "file", "f", "", "the event's JSON, POST /v1/events' body (- for standard input)")
+	cmd.MarkFlagRequired("file")
+	return cmd
+}

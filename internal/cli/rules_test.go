@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Issue 20 item 2: herald rules put|list|get|dry-run|delete against a
+// running server.
+func TestRulesCommands(t *testing.T) {
+	s := startDev(t)
+	if code, _ := call(t, "PUT", s.api+"/v1/types/price_drop", `{"channels":["push"]}`); code != 200 {
+		t.Fatalf("declare type: %d", code)
+	}
+	call(t, "PUT", s.api+"/v1/users/u1", `{}`)
+	call(t, "POST", s.api+"/v1/interests", `{"user_id":"u1","subject":"product:42","kind":"VIEW"}`)
+	dir := t.TempDir()
+	ruleFile, eventFile := filepath.Join(dir, "rule.json"), filepath.Join(dir, "event.json")
+	os.WriteFile(ruleFile, []byte(`{"when":{"event":"PRICE_CHANGE","detect":{"price_drop_pct":10}},
+		"audience":{"interest":{"kinds":["VIEW"],"within":"168h"}},
+		"notify":{"type":"price_drop","title":"{{.product_name}} is {{.drop_pct}}% off","body":"Now {{.current_price}}"}}`), 0o600)
+	os.WriteFile(eventFile, []byte(`{"name":"PRICE_CHANGE","subject":"product:42",
+		"data":{"product_name":"Kettle","previous_price":"10000","current_price":"8500"}}`), 0o600)
+	run := func(args ...string) (string, int) {
+		var out, errb bytes.Buffer
+		code := Run(context.Background(), append(args, "--server", s.api), &out, &errb, nil)
+		return out.String() + errb.String(), code
+	}
+	if out, code := run("rules", "put", "price-drop", "-f", ruleFile); code != 0 || !strings.Contains(out, "rule price-drop saved") {
+		t.Fatalf("put: %d %s", code, out)
+	}
+	if out, code := run("rules", "list"); code != 0 || !strings.Contains(out, "price-drop") || !strings.Contains(out, "PRICE_CHANGE") {
+		t.Fatalf("list: %d %s", code, out)
+	}
+	if out, code := run("rules", "get", "price-drop"); code != 0 || !strings.Contains(out, `"price_drop_pct": 10`) {
+		t.Fatalf("get: %d %s", code, out)
+	}
+	out, code := run("rules", "dry-run", "price-drop", "-f", eventFile)
+	if code != 0 || !strings.Contains(out, `"detected": true`) || !strings.Contains(out, `"audience_size": 1`) ||
+		!strings.Contains(out, "Kettle is 15% off") {
+		t.Fatalf("dry-run: %d %s", code, out)
+	}
+	if out, code := run("rules", "put", "bad", "-f", eventFile); code == 0 || !strings.Contains(out, "invalid_argument") {
+		t.Fatalf("put of an event as a rule: %d %s", code, out)
+	}
+	if out, code := run("rules", "delete", "price-drop"); code != 0 || !strings.Contains(out, "deleted rule price-drop") {
+		t.Fatalf("delete: %d %s", code, out)
+	}
+}
