@@ -36,6 +36,7 @@ const (
 	ScopeMetricsRead        Scope = "metrics:read"
 	ScopeRemindersRead      Scope = "reminders:read"
 	ScopeRemindersWrite     Scope = "reminders:write"
+	ScopeEventsRead         Scope = "events:read"
 	ScopeEventsWrite        Scope = "events:write"
 	ScopeInterestsRead      Scope = "interests:read"
 	ScopeInterestsWrite     Scope = "interests:write"
@@ -51,7 +52,7 @@ func AllScopes() []Scope {
 		ScopeNotificationsRead, ScopeNotificationsWrite, ScopeDeliveriesRead, ScopeDeliveriesAdmin,
 		ScopeInboxRead, ScopeInboxWrite, ScopePreferencesRead, ScopePreferencesWrite,
 		ScopeSuppressionsRead, ScopeSuppressionsWrite, ScopeMetricsRead,
-		ScopeRemindersRead, ScopeRemindersWrite, ScopeEventsWrite, ScopeInterestsRead, ScopeInterestsWrite,
+		ScopeRemindersRead, ScopeRemindersWrite, ScopeEventsRead, ScopeEventsWrite, ScopeInterestsRead, ScopeInterestsWrite,
 		ScopeRulesRead, ScopeRulesWrite, ScopeAdmin,
 	}
 }

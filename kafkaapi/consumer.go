@@ -21,6 +21,7 @@ package kafkaapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -43,16 +44,19 @@ type Kind string
 const (
 	// KindEvents: business events (herald.Event as JSON), applied with
 	// Client.Track — the one engine behind POST /v1/events too.
-	KindEvents Kind = "events"
+	KindEvents Kind = herald.RecordEvents
 	// KindNotifications: notification requests, seed 003's
 	// NotificationEvent as JSON, enqueued like POST /v1/notifications and
 	// idempotent by notificationId.
-	KindNotifications Kind = "notifications"
+	KindNotifications Kind = herald.RecordNotifications
 	// KindInterests: a behaviour topic — interests (POST /v1/interests'
 	// single form as JSON), recorded with Client.RecordInterests; a
 	// replayed record changes nothing (the later time wins).
-	KindInterests Kind = "interests"
+	KindInterests Kind = herald.RecordInterests
 )
+
+// String is the kind's name.
+func (k Kind) String() string { return string(k) }
 
 // Topic is one topic the consumer reads.
 type Topic struct {
@@ -73,6 +77,7 @@ type Client interface {
 	Enqueue(ctx context.Context, r herald.Request) (herald.Result, error)
 	Track(ctx context.Context, e herald.Event) (herald.TrackResult, error)
 	RecordInterests(ctx context.Context, in []herald.InterestInput) (int, error)
+	RecordDeadEvent(ctx context.Context, d heraldtype.DeadEvent) (int64, error)
 }
 
 var _ Client = (*herald.Client)(nil)
@@ -326,9 +331,28 @@ func (c *Consumer) apply(ctx context.Context, fetches kgo.Fetches) []*kgo.Record
 // reports false only when ctx ended first: the record was not settled
 // and must not be committed.
 func (c *Consumer) handle(ctx context.Context, r *kgo.Record) bool {
-	kind := c.kinds[r.Topic]
+	call, err := c.decode(ctx, r)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return false
+	case permanent(err):
+		return c.deadLetter(ctx, r, nil, err, 1)
+	default:
+		// The decoder could not reach what it needs (the schema
+		// registry): the record is tried again like a failed call.
+		call = &decoded{apply: func(ctx context.Context) error {
+			again, err := c.decode(ctx, r)
+			if err != nil {
+				return err
+			}
+			return again.apply(ctx)
+		}}
+	}
 	for attempt := 1; ; attempt++ {
-		err := c.call(ctx, kind, r)
+		cctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
+		err := call.apply(cctx)
+		cancel()
 		if err == nil {
 			c.metrics.records.WithLabelValues(r.Topic, "applied").Inc()
 			return true
@@ -337,7 +361,7 @@ func (c *Consumer) handle(ctx context.Context, r *kgo.Record) bool {
 			return false
 		}
 		if permanent(err) || attempt > c.cfg.Retries {
-			return c.deadLetter(ctx, r, err, attempt)
+			return c.deadLetter(ctx, r, call.payload, err, attempt)
 		}
 		c.metrics.records.WithLabelValues(r.Topic, "retried").Inc()
 		c.log.Warn("kafka: record failed; retrying", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset,
@@ -350,36 +374,57 @@ func (c *Consumer) handle(ctx context.Context, r *kgo.Record) bool {
 	}
 }
 
-// call decodes a record and makes its one Client call, bounded.
-func (c *Consumer) call(ctx context.Context, kind Kind, r *kgo.Record) error {
-	cctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
-	defer cancel()
-	switch kind {
+// decoded is a decoded record: the one Client call it makes, and that
+// call's input as JSON (kept with a dead letter, for a replay).
+type decoded struct {
+	apply   func(ctx context.Context) error
+	payload []byte
+}
+
+// decode decodes a record into its Client call.
+func (c *Consumer) decode(ctx context.Context, r *kgo.Record) (*decoded, error) {
+	var in any
+	var apply func(ctx context.Context) error
+	switch c.kinds[r.Topic] {
 	case KindNotifications:
 		req, err := decodeNotificationRequest(ctx, c.decoders[r.Topic], r)
 		if err != nil {
+			return nil, err
+		}
+		in = req
+		apply = func(ctx context.Context) error {
+			res, err := c.client.Enqueue(ctx, req)
+			if err == nil && res.Replayed {
+				c.metrics.records.WithLabelValues(r.Topic, "replayed").Inc()
+			}
 			return err
 		}
-		res, err := c.client.Enqueue(cctx, req)
-		if err == nil && res.Replayed {
-			c.metrics.records.WithLabelValues(r.Topic, "replayed").Inc()
-		}
-		return err
 	case KindInterests:
-		var in herald.InterestInput
-		if err := strictJSON(r.Value, &in); err != nil {
-			return &decodeError{err}
+		var it herald.InterestInput
+		if err := strictJSON(r.Value, &it); err != nil {
+			return nil, &decodeError{err}
 		}
-		_, err := c.client.RecordInterests(cctx, []herald.InterestInput{in})
-		return err
+		in = it
+		apply = func(ctx context.Context) error {
+			_, err := c.client.RecordInterests(ctx, []herald.InterestInput{it})
+			return err
+		}
 	default:
 		e, err := decodeEvent(r)
 		if err != nil {
+			return nil, err
+		}
+		in = e
+		apply = func(ctx context.Context) error {
+			_, err := c.client.Track(ctx, e)
 			return err
 		}
-		_, err = c.client.Track(cctx, e)
-		return err
 	}
+	payload, err := json.Marshal(in)
+	if err != nil {
+		return nil, &decodeError{err}
+	}
+	return &decoded{apply: apply, payload: payload}, nil
 }
 
 // permanent says a retry cannot help: the record does not decode, or
@@ -401,7 +446,7 @@ func permanent(err error) bool {
 // deadLetter writes r to its topic's dead-letter topic with the headers
 // that say where it came from and why (S3.10). It retries the produce
 // until it succeeds or ctx ends (then false: the record is not settled).
-func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, cause error, attempts int) bool {
+func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, payload []byte, cause error, attempts int) bool {
 	dl := &kgo.Record{
 		Topic: r.Topic + c.cfg.DeadLetterSuffix,
 		Key:   r.Key,
@@ -414,9 +459,25 @@ func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, cause error, a
 			kgo.RecordHeader{Key: HeaderAttempts, Value: []byte(strconv.Itoa(attempts))},
 		),
 	}
+	dead := heraldtype.DeadEvent{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Kind: string(c.kinds[r.Topic]),
+		Key: r.Key, Value: r.Value, Payload: payload, Error: cause.Error(), Attempts: attempts}
+	produced := false
 	for {
+		// The dead-letter topic first, then the record in the database
+		// (GET /v1/events/dead, replay); both before the offset commit.
+		// Done again after a crash, the topic may get a second copy and
+		// the database keeps the first (one row per topic, partition and
+		// offset).
 		pctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
-		err := c.kafka.ProduceSync(pctx, dl).FirstErr()
+		var err error
+		if !produced {
+			if err = c.kafka.ProduceSync(pctx, dl).FirstErr(); err == nil {
+				produced = true
+			}
+		}
+		if err == nil {
+			_, err = c.client.RecordDeadEvent(pctx, dead)
+		}
 		cancel()
 		if err == nil {
 			c.metrics.records.WithLabelValues(r.Topic, "dead_lettered").Inc()
@@ -427,7 +488,8 @@ func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, cause error, a
 		if ctx.Err() != nil {
 			return false
 		}
-		c.log.Error("kafka: cannot write to the dead-letter topic; the partition waits", "topic", dl.Topic, "err", err)
+		c.log.Error("kafka: cannot dead-letter a record; the partition waits", "topic", r.Topic, "partition", r.Partition,
+			"offset", r.Offset, "err", err)
 		select {
 		case <-ctx.Done():
 			return false

@@ -315,6 +315,52 @@ func TestPoisonRecordsAreDeadLettered(t *testing.T) {
 	if n := c.calls.Load(); n != 4 {
 		t.Fatalf("%d enqueue calls, want 4 (the unknown user 3 times, the good one once)", n)
 	}
+
+	// Each is kept in the database too (GET /v1/events/dead), and the one
+	// that decoded replays once its cause is fixed.
+	page, err := f.client.ListDeadEvents(f.ctx, herald.DeadEventFilter{Topic: requests})
+	if err != nil || len(page.DeadEvents) != 2 {
+		t.Fatalf("dead events of %s: %+v, %v", requests, page, err)
+	}
+	ghost, poison := page.DeadEvents[0], page.DeadEvents[1] // newest first
+	if ghost.Offset != 1 || ghost.Attempts != 3 || len(ghost.Payload) == 0 || poison.Payload != nil || poison.Attempts != 1 {
+		t.Fatalf("dead events: %+v / %+v", ghost, poison)
+	}
+	if err := f.client.ReplayDeadEvent(f.ctx, poison.ID); heraldtype.ErrorCode(err) != heraldtype.ECONFLICT {
+		t.Fatalf("replaying an undecodable record: %v, want conflict", err)
+	}
+	if err := f.client.ReplayDeadEvent(f.ctx, ghost.ID); heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
+		t.Fatalf("replaying before the user exists: %v", err)
+	}
+	if d, _ := f.client.GetDeadEvent(f.ctx, ghost.ID); d.ReplayedAt != nil || d.ReplayError == "" {
+		t.Fatalf("a failed replay is not recorded: %+v", d)
+	}
+	if _, err := f.client.PutUser(f.ctx, "nobody", herald.UserInput{}); err != nil {
+		t.Fatal(err)
+	}
+	dry, err := f.client.ReplayDeadEvents(f.ctx, herald.DeadEventFilter{Kind: kafkaapi.KindNotifications.String()}, true)
+	if err != nil || dry.Matched != 2 || dry.Replayed != 0 {
+		t.Fatalf("dry run: %+v, %v", dry, err)
+	}
+	res, err := f.client.ReplayDeadEvents(f.ctx, herald.DeadEventFilter{Topic: requests}, false)
+	if err != nil || res.Replayed != 1 || res.Failed != 1 {
+		t.Fatalf("bulk replay: %+v, %v (want the ghost replayed, the undecodable one failed)", res, err)
+	}
+	hist, err := f.client.ListHistory(f.ctx, herald.HistoryFilter{UserID: "nobody", Limit: 10})
+	if err != nil || len(hist.Notifications) != 1 {
+		t.Fatalf("the replayed request: %+v, %v", hist, err)
+	}
+	n, _ := f.client.GetNotification(f.ctx, hist.Notifications[0].NotificationID)
+	if n.IdempotencyKey != "n-ghost" {
+		t.Fatalf("replayed under key %q", n.IdempotencyKey)
+	}
+	// Replaying it again sends nothing twice: the notificationId holds.
+	if err := f.client.ReplayDeadEvent(f.ctx, ghost.ID); err != nil {
+		t.Fatal(err)
+	}
+	if hist, _ := f.client.ListHistory(f.ctx, herald.HistoryFilter{UserID: "nobody", Limit: 10}); len(hist.Notifications) != 1 {
+		t.Fatalf("a second replay enqueued again: %d", len(hist.Notifications))
+	}
 }
 
 // deadLetters reads want records of a dead-letter topic, keyed by their

@@ -48,11 +48,6 @@ type NotificationEvent struct {
 	Timestamp int64 `json:"timestamp,omitempty" avro:"timestamp"`
 }
 
-// NotificationNamespace is the idempotency namespace of the notification
-// requests read from topic: a notificationId replays only a request of the
-// same topic, never an API caller's key (issue 23).
-func NotificationNamespace(topic string) string { return "kafka:" + topic }
-
 // decodeNotificationRequest turns a NotificationEvent record into the
 // trigger POST /v1/notifications would make of it, idempotent by its
 // notificationId (else the record's position). The product, when named,
@@ -68,7 +63,7 @@ func decodeNotificationRequest(ctx context.Context, dec decoder, r *kgo.Record) 
 		key = recordID(r)
 	}
 	req := herald.Request{
-		IdempotencyKey: key, IdempotencyNamespace: NotificationNamespace(r.Topic),
+		IdempotencyKey: key, IdempotencyNamespace: herald.TopicNamespace(r.Topic),
 		UserID: ev.UserID, Type: strings.ToLower(ev.NotificationType), Title: ev.Title, Body: ev.Body,
 		Data: ev.Data, Priority: heraldtype.Priority(strings.ToUpper(ev.Priority)), DedupeKey: ev.ProductID,
 	}

@@ -48,6 +48,7 @@ type Store interface {
 	Reminders
 	Interests
 	Rules
+	DeadEvents
 	Policies
 
 	// Migrate applies the embedded migrations that have not run yet.

@@ -3,10 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Issue 20 item 2: herald rules put|list|get|dry-run|delete against a
@@ -50,4 +53,47 @@ func TestRulesCommands(t *testing.T) {
 	if out, code := run("rules", "delete", "price-drop"); code != 0 || !strings.Contains(out, "deleted rule price-drop") {
 		t.Fatalf("delete: %d %s", code, out)
 	}
+}
+
+// Issue 20 item 5: a notification request for a user Herald does not
+// know yet is retried, dead-lettered and recorded; herald events dead
+// lists it, replay --dry-run counts it, and once the user exists herald
+// events replay sends it.
+func TestEventsCommands(t *testing.T) {
+	s := startDev(t)
+	brokers := s.logs.logValue("dev mode: Kafka broker started (in-process, Kafka protocol)", "brokers")
+	prod, err := kgo.NewClient(kgo.SeedBrokers(brokers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	req := `{"notificationId":"n-late","userId":"late","notificationType":"WELCOME","title":"Hi","channels":["PUSH"]}`
+	if err := prod.ProduceSync(t.Context(), &kgo.Record{Topic: "notification.push.v1", Value: []byte(req)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, int) {
+		var out, errb bytes.Buffer
+		code := Run(context.Background(), append(args, "--server", s.api), &out, &errb, nil)
+		return out.String() + errb.String(), code
+	}
+	var out string
+	waitFor(t, "the dead event", func() bool {
+		out, _ = run("events", "dead", "--topic", "notification.push.v1")
+		return strings.Contains(out, "notification.push.v1")
+	})
+	if !strings.Contains(out, "notifications") || !strings.Contains(out, "not found") {
+		t.Fatalf("dead events:\n%s", out)
+	}
+	if out, code := run("events", "replay", "--all", "--dry-run"); code != 0 || !strings.Contains(out, "would replay 1 dead event") {
+		t.Fatalf("dry run: %d %s", code, out)
+	}
+	call(t, "PUT", s.api+"/v1/users/late", `{}`)
+	call(t, "POST", s.api+"/v1/users/late/devices", `{"device_id":"d1","token":"tok-late","platform":"android","push_opt_in":true}`)
+	if out, code := run("events", "replay", "--all"); code != 0 || !strings.Contains(out, "replayed 1 dead event, 0 failed") {
+		t.Fatalf("replay: %d %s", code, out)
+	}
+	waitFor(t, "the push", func() bool {
+		_, msgs := call(t, "GET", s.emulator+"/emulator/stats", "")
+		return fmt.Sprint(msgs["accepted"]) == "1"
+	})
 }

@@ -68,6 +68,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Reminders", func(t *testing.T) { testReminders(t, h) })
 	t.Run("Interests", func(t *testing.T) { testInterests(t, newStore) })
 	t.Run("Rules", func(t *testing.T) { testRules(t, newStore) })
+	t.Run("DeadEvents", func(t *testing.T) { testDeadEvents(t, newStore) })
 }
 
 // base is the suite's "now": a fixed instant with microseconds, so a store

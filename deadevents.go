@@ -1,0 +1,174 @@
+package herald
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// DeadEvent is a Kafka record Herald gave up on (issue 20 item 5, S3.10).
+type DeadEvent = heraldtype.DeadEvent
+
+// DeadEventFilter selects dead events.
+type DeadEventFilter = heraldtype.DeadEventFilter
+
+// DeadEventPage is one page of dead events, newest first.
+type DeadEventPage struct {
+	DeadEvents []DeadEvent `json:"dead_events"`
+	NextCursor string      `json:"next_cursor,omitempty"`
+}
+
+// The kinds of record a Kafka topic carries (kafkaapi), as a dead event
+// names them.
+const (
+	RecordNotifications = "notifications"
+	RecordEvents        = "events"
+	RecordInterests     = "interests"
+)
+
+// TopicNamespace is the idempotency namespace of the notification
+// requests read from a Kafka topic: a notificationId replays only a
+// request of the same topic, never an API caller's key (issue 23).
+func TopicNamespace(topic string) string { return "kafka:" + topic }
+
+// DeadEventReplay is what replaying dead events did.
+type DeadEventReplay struct {
+	// Matched counts the dead events selected; with a dry run nothing
+	// else happens.
+	Matched  int `json:"matched"`
+	Replayed int `json:"replayed"`
+	Failed   int `json:"failed"`
+	// Errors names the failures, by dead event id (at most 100).
+	Errors map[int64]string `json:"errors,omitempty"`
+}
+
+// RecordDeadEvent keeps a record the Kafka intake gave up on, so an
+// operator can read it (GET /v1/events/dead) and replay it. A record of
+// a topic, partition and offset is kept once; the id of the first is
+// returned.
+func (c *Client) RecordDeadEvent(ctx context.Context, d DeadEvent) (int64, error) {
+	switch d.Kind {
+	case RecordNotifications, RecordEvents, RecordInterests:
+	default:
+		return 0, heraldtype.FieldErrorf("kind", "must be %s, %s or %s", RecordNotifications, RecordEvents, RecordInterests)
+	}
+	if d.Topic == "" {
+		return 0, heraldtype.FieldErrorf("topic", "is required")
+	}
+	return c.store.PutDeadEvent(ctx, d, c.now().UTC())
+}
+
+// GetDeadEvent returns one dead event.
+func (c *Client) GetDeadEvent(ctx context.Context, id int64) (DeadEvent, error) {
+	return c.store.GetDeadEvent(ctx, id)
+}
+
+// ListDeadEvents returns a page of dead events, newest first.
+func (c *Client) ListDeadEvents(ctx context.Context, f DeadEventFilter) (DeadEventPage, error) {
+	ds, next, err := c.store.ListDeadEvents(ctx, f)
+	if err != nil {
+		return DeadEventPage{}, err
+	}
+	return DeadEventPage{DeadEvents: ds, NextCursor: next}, nil
+}
+
+// ReplayDeadEvent feeds one dead event back: the call its record made —
+// the notification request's enqueue (under its notificationId, so a
+// request that did get through once is not sent twice), the event's
+// Track, the interest's record — is made again, and the outcome is
+// recorded on the dead event. A record that never decoded cannot be
+// replayed (conflict): fix the producer and send it again.
+func (c *Client) ReplayDeadEvent(ctx context.Context, id int64) error {
+	d, err := c.store.GetDeadEvent(ctx, id)
+	if err != nil {
+		return err
+	}
+	replayable, callErr := c.replay(ctx, d)
+	if !replayable {
+		return callErr
+	}
+	msg := ""
+	if callErr != nil {
+		msg = callErr.Error()
+	}
+	if err := c.store.MarkDeadEventReplayed(ctx, id, msg, c.now().UTC()); err != nil {
+		return err
+	}
+	return callErr
+}
+
+// replay makes a dead event's call again; replayable is false when it
+// cannot be made at all (err then says why).
+func (c *Client) replay(ctx context.Context, d DeadEvent) (replayable bool, err error) {
+	if len(d.Payload) == 0 {
+		return false, heraldtype.Errorf(heraldtype.ECONFLICT, "dead event %d never decoded (%s): fix the producer and send it again", d.ID, d.Error)
+	}
+	undecodable := func(err error) (bool, error) {
+		return false, heraldtype.Errorf(heraldtype.ECONFLICT, "dead event %d: its payload does not decode: %v", d.ID, err)
+	}
+	switch d.Kind {
+	case RecordNotifications:
+		var r Request
+		if err := json.Unmarshal(d.Payload, &r); err != nil {
+			return undecodable(err)
+		}
+		r.IdempotencyNamespace = TopicNamespace(d.Topic)
+		_, err := c.Enqueue(ctx, r)
+		return true, err
+	case RecordInterests:
+		var in InterestInput
+		if err := json.Unmarshal(d.Payload, &in); err != nil {
+			return undecodable(err)
+		}
+		_, err := c.RecordInterests(ctx, []InterestInput{in})
+		return true, err
+	case RecordEvents:
+		var e Event
+		if err := json.Unmarshal(d.Payload, &e); err != nil {
+			return undecodable(err)
+		}
+		_, err := c.Track(ctx, e)
+		return true, err
+	}
+	return false, heraldtype.Errorf(heraldtype.ECONFLICT, "dead event %d has an unknown kind %q", d.ID, d.Kind)
+}
+
+// maxReplayErrors bounds the errors a bulk replay names.
+const maxReplayErrors = 100
+
+// ReplayDeadEvents replays every dead event f selects that has not been
+// replayed yet (f.Replayed is taken as "no"), oldest pages first as
+// listed; with dryRun it only counts them (herald events replay
+// --dry-run).
+func (c *Client) ReplayDeadEvents(ctx context.Context, f DeadEventFilter, dryRun bool) (DeadEventReplay, error) {
+	f.Replayed, f.Limit = "no", 200
+	var out DeadEventReplay
+	for {
+		ds, next, err := c.store.ListDeadEvents(ctx, f)
+		if err != nil {
+			return out, err
+		}
+		for _, d := range ds {
+			out.Matched++
+			if dryRun {
+				continue
+			}
+			if err := c.ReplayDeadEvent(ctx, d.ID); err != nil {
+				out.Failed++
+				if out.Errors == nil {
+					out.Errors = map[int64]string{}
+				}
+				if len(out.Errors) < maxReplayErrors {
+					out.Errors[d.ID] = err.Error()
+				}
+				continue
+			}
+			out.Replayed++
+		}
+		if next == "" {
+			return out, nil
+		}
+		f.Cursor = next
+	}
+}

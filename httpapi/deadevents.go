@@ -1,0 +1,123 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// The Kafka intake's dead events (issue 20 item 5, S3.10).
+
+func deadEventID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		return 0, heraldtype.FieldErrorf("id", "must be a positive integer")
+	}
+	return id, nil
+}
+
+// listDeadEvents: GET /v1/events/dead?topic=&kind=&replayed=&cursor=&limit=,
+// newest first: {"dead_events":[…],"next_cursor":"…"}.
+func (s *Server) listDeadEvents(w http.ResponseWriter, r *http.Request) error {
+	var f herald.DeadEventFilter
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return heraldtype.Errorf(heraldtype.EINVALID, "the query string is malformed: %s", err.Error())
+	}
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for n := range q {
+			if !yield(n) {
+				return
+			}
+		}
+	}) {
+		vs := q[name]
+		if len(vs) > 1 {
+			return heraldtype.FieldErrorf(name, "is given %d times; give it once", len(vs))
+		}
+		switch v := vs[0]; name {
+		case "topic":
+			f.Topic = v
+		case "kind":
+			f.Kind = v
+		case "replayed":
+			f.Replayed = v
+		case "cursor":
+			f.Cursor = v
+		case "limit":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return heraldtype.FieldErrorf("limit", "must be a positive integer")
+			}
+			f.Limit = n
+		default:
+			return heraldtype.FieldErrorf(name, "is not a filter (topic, kind, replayed, cursor, limit)")
+		}
+	}
+	page, err := s.client.ListDeadEvents(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+// getDeadEvent: GET /v1/events/dead/{id}.
+func (s *Server) getDeadEvent(w http.ResponseWriter, r *http.Request) error {
+	id, err := deadEventID(r)
+	if err != nil {
+		return err
+	}
+	d, err := s.client.GetDeadEvent(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
+// replayDeadEvent: POST /v1/events/dead/{id}/replay makes the record's
+// call again; the answer is the dead event with the replay's outcome
+// (200), or the call's error.
+func (s *Server) replayDeadEvent(w http.ResponseWriter, r *http.Request) error {
+	id, err := deadEventID(r)
+	if err != nil {
+		return err
+	}
+	if err := s.client.ReplayDeadEvent(r.Context(), id); err != nil {
+		return err
+	}
+	d, err := s.client.GetDeadEvent(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
+// replayDeadEventsBody selects the dead events a bulk replay feeds back.
+type replayDeadEventsBody struct {
+	Topic  string `json:"topic"`
+	Kind   string `json:"kind"`
+	DryRun bool   `json:"dry_run"`
+}
+
+// replayDeadEvents: POST /v1/events/dead/replay {"topic"?, "kind"?,
+// "dry_run"?} replays every dead event not yet replayed that matches, or
+// only counts them: {"matched","replayed","failed","errors"}.
+func (s *Server) replayDeadEvents(w http.ResponseWriter, r *http.Request) error {
+	var in replayDeadEventsBody
+	if err := s.decodeJSON(w, r, &in, bodySpec{optional: true}); err != nil {
+		return err
+	}
+	out, err := s.client.ReplayDeadEvents(r.Context(), herald.DeadEventFilter{Topic: in.Topic, Kind: in.Kind}, in.DryRun)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald"
+)
+
+func newEventsCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "events",
+		Short: "Inspect and replay the Kafka records Herald gave up on (S3.10)",
+	}
+	cmd.AddCommand(newEventsDeadCmd(e), newEventsReplayCmd(e))
+	return cmd
+}
+
+func newEventsDeadCmd(e *env) *cobra.Command {
+	var server, topic, kind, replayed, cursor string
+	var limit int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "dead [ID]",
+		Short:   "List dead events newest first, or show one (JSON)",
+		Example: "  herald events dead\n  herald events dead --topic notification.push.v1 --replayed no\n  herald events dead 42",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c := newAPIClient(cmd, server)
+			if len(args) == 1 {
+				var d herald.DeadEvent
+				if err := c.do(cmd.Context(), http.MethodGet, "/v1/events/dead/"+url.PathEscape(args[0]), nil, nil, &d); err != nil {
+					return err
+				}
+				return printJSON(e.stdout, d)
+			}
+			q := url.Values{}
+			for k, v := range map[string]string{"topic": topic, "kind": kind, "replayed": replayed, "cursor": cursor} {
+				if v != "" {
+					q.Set(k, v)
+				}
+			}
+			if limit > 0 {
+				q.Set("limit", fmt.Sprint(limit))
+			}
+			var page herald.DeadEventPage
+			if err := c.do(cmd.Context(), http.MethodGet, "/v1/events/dead?"+q.Encode(), nil, nil, &page); err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(e.stdout, page)
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tTOPIC\tPARTITION\tOFFSET\tKIND\tATTEMPTS\tREPLAYED\tERROR")
+			for _, d := range page.DeadEvents {
+				replayed := "-"
+				if d.ReplayedAt != nil {
+					replayed = d.ReplayedAt.Format(time.RFC3339)
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%d\t%s\t%s\n", d.ID, printable(d.Topic), d.Partition, d.Offset, d.Kind,
+					d.Attempts, replayed, printable(d.Error))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if page.NextCursor != "" {
+				fmt.Fprintf(e.stdout, "\nmore: --cursor %s\n", page.NextCursor)
+			}
+			return nil
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	f := cmd.Flags()
+	f.StringVar(&topic, "topic", "", "the record's topic")
+	f.StringVar(&kind, "kind", "", "notifications, events or interests")
+	f.StringVar(&replayed, "replayed", "", "yes or no")
+	f.StringVar(&cursor, "cursor", "", "continue after a previous page")
+	f.IntVar(&limit, "limit", 50, "page size (max 200)")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newEventsReplayCmd(e *env) *cobra.Command {
+	var server, topic, kind string
+	var all, dryRun bool
+	cmd := &cobra.Command{
+		Use:   "replay [ID...]",
+		Short: "Feed dead events back: by id, or --all of a topic or kind (--dry-run counts them)",
+		Example: "  herald events replay 42 43\n  herald events replay --all --topic notification.push.v1 --dry-run\n" +
+			"  herald events replay --all --kind events",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c := newAPIClient(cmd, server)
+			if all == (len(args) > 0) {
+				return fmt.Errorf("give dead event ids, or --all (with --topic and/or --kind)")
+			}
+			if all {
+				var out herald.DeadEventReplay
+				body := map[string]any{"topic": topic, "kind": kind, "dry_run": dryRun}
+				if err := c.do(cmd.Context(), http.MethodPost, "/v1/events/dead/replay", nil, body, &out); err != nil {
+					return err
+				}
+				if dryRun {
+					fmt.Fprintf(e.stdout, "would replay %s\n", count(out.Matched, "dead event", "dead events"))
+					return nil
+				}
+				fmt.Fprintf(e.stdout, "replayed %s, %s failed\n", count(out.Replayed, "dead event", "dead events"), strconv.Itoa(out.Failed))
+				for id, msg := range out.Errors {
+					fmt.Fprintf(e.stdout, "  %d: %s\n", id, printable(msg))
+				}
+				return nil
+			}
+			for _, id := range args {
+				if err := c.do(cmd.Context(), http.MethodPost, "/v1/events/dead/"+url.PathEscape(id)+"/replay", nil, nil, nil); err != nil {
+					return fmt.Errorf("dead event %s: %w", id, err)
+				}
+				fmt.Fprintf(e.stdout, "replayed dead event %s\n", id)
+			}
+			return nil
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	f := cmd.Flags()
+	f.BoolVar(&all, "all", false, "every dead event not yet replayed that matches --topic and --kind")
+	f.StringVar(&topic, "topic", "", "with --all: only this topic's")
+	f.StringVar(&kind, "kind", "", "with --all: only this kind's")
+	f.BoolVar(&dryRun, "dry-run", false, "with --all: only count them")
+	return cmd
+}

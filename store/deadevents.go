@@ -1,0 +1,67 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// DeadEvents keeps the Kafka records Herald gave up on (issue 20 item 5,
+// S3.10). Store embeds it.
+type DeadEvents interface {
+	// PutDeadEvent records d (its ID and CreatedAt are the store's and
+	// now) and returns its id. One record of a topic, partition and
+	// offset is kept once: recording it again (a consumer that died
+	// before committing the offset, and dead-lettered it again) returns
+	// the first one's id and changes nothing.
+	PutDeadEvent(ctx context.Context, d heraldtype.DeadEvent, now time.Time) (int64, error)
+	// GetDeadEvent returns one; ENOTFOUND if none.
+	GetDeadEvent(ctx context.Context, id int64) (heraldtype.DeadEvent, error)
+	// ListDeadEvents returns a page, newest first, and the next page's
+	// cursor.
+	ListDeadEvents(ctx context.Context, f heraldtype.DeadEventFilter) ([]heraldtype.DeadEvent, string, error)
+	// MarkDeadEventReplayed records a replay of id: done (replayErr "")
+	// sets ReplayedAt = now and clears ReplayError; failed keeps
+	// ReplayedAt and sets ReplayError. ENOTFOUND if none.
+	MarkDeadEventReplayed(ctx context.Context, id int64, replayErr string, now time.Time) error
+}
+
+// Page sizes of the dead-event listing.
+const (
+	DefaultDeadEventPage = 50
+	MaxDeadEventPage     = 200
+)
+
+// CheckDeadEvent refuses a record without a topic or a kind.
+func CheckDeadEvent(d heraldtype.DeadEvent) error {
+	if d.Topic == "" || d.Kind == "" {
+		return heraldtype.Errorf(heraldtype.EINVALID, "dead event: a topic and a kind are required")
+	}
+	return nil
+}
+
+// CheckDeadEventFilter checks f and returns its page size and the id
+// before which the page starts (0: the first page).
+func CheckDeadEventFilter(f heraldtype.DeadEventFilter) (limit int, before int64, err error) {
+	switch f.Replayed {
+	case "", "yes", "no":
+	default:
+		return 0, 0, heraldtype.FieldErrorf("replayed", "must be yes or no")
+	}
+	if f.Cursor != "" {
+		if before, err = decodeCursor(f.Cursor); err != nil {
+			return 0, 0, err
+		}
+	}
+	if limit, err = pageSize(f.Limit, DefaultDeadEventPage, MaxDeadEventPage); err != nil {
+		return 0, 0, err
+	}
+	return limit, before, nil
+}
+
+// DeadEventPage trims dead events read newest first with a LIMIT of
+// limit+1.
+func DeadEventPage(ds []heraldtype.DeadEvent, limit int) ([]heraldtype.DeadEvent, string) {
+	return page(ds, limit, func(d heraldtype.DeadEvent) string { return encodeCursor(d.ID) })
+}
