@@ -44,6 +44,14 @@ type NotificationValidator interface {
 	ValidateNotification(n *heraldtype.Notification) error
 }
 
+// VAPIDKeyer is an optional Provider capability: a Web Push provider
+// tells the VAPID public key (base64url) web apps subscribe with (the
+// applicationServerKey of PushManager.subscribe), which
+// Client.VAPIDPublicKey and GET /v1/webpush/vapid-public-key answer.
+type VAPIDKeyer interface {
+	VAPIDPublicKey() string
+}
+
 // CodeLister is an optional Provider capability: the error codes its sends
 // can fail with (heraldtype.SendError.Code). Each listed code gets its own
 // value of the metrics' code label; any other code is counted as "other",

@@ -113,6 +113,8 @@ type Config struct {
 	// Streams bounds the inbox's SSE streams: lifetime, credential checks,
 	// and how many per user and per API key.
 	Streams StreamConfig
+	// CORS lets web pages of the listed origins call the API (cors.go).
+	CORS CORSConfig
 }
 
 // Server is Herald's HTTP API as an http.Handler.
@@ -126,6 +128,7 @@ type Server struct {
 	// readTimeout and writeTimeout are the per-request deadlines (0: none).
 	readTimeout, writeTimeout time.Duration
 	streams                   *streams
+	corsCfg                   CORSConfig
 	// rules records every route's access rule, for the tests that check
 	// that no route is left open by accident.
 	rules map[string]access
@@ -154,10 +157,14 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkCORS(cfg.CORS); err != nil {
+		return nil, err
+	}
 	s := &Server{client: cfg.Client, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, mux: http.NewServeMux(),
 		auth: cfg.Auth, limits: limits, rules: map[string]access{},
 		readTimeout:  orDefault(cfg.ReadTimeout, DefaultReadTimeout),
-		writeTimeout: orDefault(cfg.WriteTimeout, DefaultWriteTimeout), streams: newStreams(cfg.Streams)}
+		writeTimeout: orDefault(cfg.WriteTimeout, DefaultWriteTimeout), streams: newStreams(cfg.Streams),
+		corsCfg: cfg.CORS}
 	s.routes(cfg.Metrics)
 	return s, nil
 }
@@ -239,6 +246,9 @@ func (s *Server) routes(metrics http.Handler) {
 	s.handle("DELETE /v1/suppressions/{channel}/{address}", needScope(auth.ScopeSuppressionsWrite), s.deleteSuppression)
 	s.handle("GET /healthz", openAccess(), s.healthz)
 	s.handle("GET /readyz", openAccess(), s.readyz)
+	// The VAPID public key is public by design: a web page needs it to
+	// subscribe before it has any credential.
+	s.handle("GET /v1/webpush/vapid-public-key", openAccess(), s.vapidPublicKey)
 	if metrics != nil {
 		a := needScope(auth.ScopeMetricsRead)
 		if s.auth.OpenMetrics {
@@ -261,6 +271,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.setDeadlines(rw, start)
 	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 	h, pattern := s.mux.Handler(r)
+	if s.cors(rw, r) {
+		pattern = "cors preflight"
+	}
 	defer func() {
 		status := rw.status
 		if status == 0 {
@@ -293,6 +306,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}()
+	if pattern == "cors preflight" {
+		return
+	}
 	if pattern == "" || !cleanPath(r.URL.EscapedPath()) {
 		pattern = ""
 		s.unmatched(rw, r, h)

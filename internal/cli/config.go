@@ -138,6 +138,9 @@ type HTTPConfig struct {
 	StreamCredentialCheck time.Duration `koanf:"stream_credential_check"`
 	MaxStreamsPerUser     int           `koanf:"max_streams_per_user"`
 	MaxStreamsPerKey      int           `koanf:"max_streams_per_key"`
+	// CORSAllowedOrigins: web pages of these origins may call the API
+	// from the browser (none by default; "*" for any).
+	CORSAllowedOrigins []string `koanf:"cors_allowed_origins"`
 }
 
 // streams is the httpapi.StreamConfig of c.

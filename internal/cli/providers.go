@@ -38,6 +38,11 @@ type WebPushConfig struct {
 	VAPIDPublicKey  string `koanf:"vapid_public_key"`
 	VAPIDPrivateKey string `koanf:"vapid_private_key"`
 	Subject         string `koanf:"subject"` // mailto: or https: contact
+	// AllowInsecureEndpoints accepts http:// subscription endpoints and
+	// AllowPrivateEndpoints ones on loopback or private addresses: for a
+	// test push service only (issue 21 item 6; docs/SECURITY.md).
+	AllowInsecureEndpoints bool `koanf:"allow_insecure_endpoints"`
+	AllowPrivateEndpoints  bool `koanf:"allow_private_endpoints"`
 }
 
 // TwilioConfig configures SMS through the Twilio Messages API.
@@ -144,7 +149,8 @@ func (c *Config) realProviders(ps map[string]herald.Provider) error {
 	}
 	if c.WebPush.VAPIDPrivateKey != "" {
 		p, err := webpush.New(webpush.Config{VAPIDPublicKey: c.WebPush.VAPIDPublicKey,
-			VAPIDPrivateKey: c.WebPush.VAPIDPrivateKey, Subject: c.WebPush.Subject})
+			VAPIDPrivateKey: c.WebPush.VAPIDPrivateKey, Subject: c.WebPush.Subject,
+			AllowInsecureEndpoints: c.WebPush.AllowInsecureEndpoints, AllowPrivateEndpoints: c.WebPush.AllowPrivateEndpoints})
 		if err != nil {
 			return fmt.Errorf("webpush: %w", err)
 		}
@@ -200,6 +206,7 @@ func (c *Config) routing(ps map[string]herald.Provider, dev bool) (map[heraldtyp
 // devProviders starts every emulator and points a provider at each.
 func (c *Config) devProviders(ps map[string]herald.Provider, log *slog.Logger) ([]io.Closer, error) {
 	var closers []io.Closer
+	var vapidPublic string
 	emuLog := func(name string) *slog.Logger { return log.With("component", name+"-emulator") }
 
 	fe, err := startDevEmulator(c.Dev.FCMAddr, log)
@@ -233,14 +240,23 @@ func (c *Config) devProviders(ps map[string]herald.Provider, log *slog.Logger) (
 		return closers, fmt.Errorf("dev: start Web Push emulator on %s: %w", c.Dev.WebPushAddr, err)
 	}
 	closers = append(closers, we)
-	pub, priv, err := webpush.GenerateVAPIDKeys()
-	if err != nil {
-		return closers, err
+	// The configured VAPID keys when there are some (a web page
+	// subscribed with them keeps working across restarts), else a pair
+	// made for this run.
+	pub, priv, subject := c.WebPush.VAPIDPublicKey, c.WebPush.VAPIDPrivateKey, c.WebPush.Subject
+	if priv == "" {
+		if pub, priv, err = webpush.GenerateVAPIDKeys(); err != nil {
+			return closers, err
+		}
+	}
+	if subject == "" {
+		subject = "mailto:dev@herald.invalid"
 	}
 	if ps["webpush"], err = webpush.New(webpush.Config{VAPIDPublicKey: pub, VAPIDPrivateKey: priv,
-		Subject: "mailto:dev@herald.invalid", AllowInsecureEndpoints: true, AllowPrivateEndpoints: true}); err != nil {
-		return closers, err
+		Subject: subject, AllowInsecureEndpoints: true, AllowPrivateEndpoints: true}); err != nil {
+		return closers, fmt.Errorf("webpush: %w", err)
 	}
+	vapidPublic = pub
 
 	te := twilioemu.New(twilioemu.Config{Logger: emuLog("twilio")})
 	if _, err := te.Start(c.Dev.TwilioAddr); err != nil {
@@ -269,7 +285,8 @@ func (c *Config) devProviders(ps map[string]herald.Provider, log *slog.Logger) (
 	}
 	announceEmulator(log, "fcm", fe.URL(), fe.URL(), "project", devProject)
 	announceEmulator(log, "apns", ae.URL(), ae.URL(), "tls", "self-signed certificate (curl -k)", "topic", devTopic)
-	announceEmulator(log, "webpush", we.URL(), we.URL(), "subscriptions", we.URL()+"/emulator/subscriptions")
+	announceEmulator(log, "webpush", we.URL(), we.URL(), "subscriptions", we.URL()+"/emulator/subscriptions",
+		"vapid_public_key", vapidPublic)
 	announceEmulator(log, "twilio", te.URL(), te.URL())
 	announceEmulator(log, "smtp", "smtp://"+se.Addr(), se.HTTPURL())
 	return closers, nil

@@ -169,6 +169,7 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 		RateLimit:   cfg.RateLimit.httpapi(),
 		ReadTimeout: off(cfg.HTTP.ReadTimeout), WriteTimeout: off(cfg.HTTP.WriteTimeout),
 		Streams: cfg.HTTP.streams(),
+		CORS:    httpapi.CORSConfig{AllowedOrigins: cfg.HTTP.CORSAllowedOrigins},
 	})
 	if err != nil {
 		return err

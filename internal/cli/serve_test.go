@@ -93,6 +93,12 @@ type devServer struct {
 // startDev runs `herald serve --dev` on free ports, as a newcomer would.
 func startDev(t *testing.T, extra ...string) *devServer {
 	t.Helper()
+	return startDevEnv(t, nil, extra...)
+}
+
+// startDevEnv is startDev with more environment variables.
+func startDevEnv(t *testing.T, moreEnv []string, extra ...string) *devServer {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := &syncBuffer{}
 	args := append([]string{"serve", "--dev", "--listen", "127.0.0.1:0", "--emulator-addr", "127.0.0.1:0",
@@ -101,6 +107,7 @@ func startDev(t *testing.T, extra ...string) *devServer {
 	env := []string{"HERALD_DEV__APNS_ADDR=127.0.0.1:0", "HERALD_DEV__WEBPUSH_ADDR=127.0.0.1:0",
 		"HERALD_DEV__TWILIO_ADDR=127.0.0.1:0", "HERALD_DEV__SMTP_ADDR=127.0.0.1:0", "HERALD_DEV__SMTP_HTTP_ADDR=127.0.0.1:0",
 		"HERALD_DEV__KAFKA_ADDR=127.0.0.1:0", "HERALD_DEV__SCHEMA_REGISTRY_ADDR=127.0.0.1:0"}
+	env = append(env, moreEnv...)
 	go func() { done <- Run(ctx, args, io.Discard, logs, env) }()
 	s := &devServer{logs: logs}
 	var once sync.Once
@@ -395,6 +402,35 @@ func TestDevModeKafkaIntake(t *testing.T) {
 	resp.Body.Close()
 	if len(msgs) != 1 || msgs[0]["token"] != "tok-1" {
 		t.Fatalf("emulator messages = %v, want one to tok-1", msgs)
+	}
+}
+
+// Issue 21 item 6: serve --dev sends Web Push with the configured VAPID
+// keys when there are some, says the public key on start, and GET
+// /v1/webpush/vapid-public-key answers it, without credentials.
+func TestDevModeWebPushKeys(t *testing.T) {
+	var out bytes.Buffer
+	if code := Run(context.Background(), []string{"vapid", "generate"}, &out, io.Discard, nil); code != 0 {
+		t.Fatalf("vapid generate: %d", code)
+	}
+	pub := regexp.MustCompile(`(?m)vapid_public_key: *"?([A-Za-z0-9_-]+)`).FindStringSubmatch(out.String())
+	priv := regexp.MustCompile(`(?m)vapid_private_key: *"?([A-Za-z0-9_-]+)`).FindStringSubmatch(out.String())
+	if pub == nil || priv == nil {
+		t.Fatalf("vapid generate printed:\n%s", out.String())
+	}
+	s := startDevEnv(t, []string{"HERALD_WEBPUSH__VAPID_PUBLIC_KEY=" + pub[1], "HERALD_WEBPUSH__VAPID_PRIVATE_KEY=" + priv[1]})
+	if got := s.logs.emulatorURL("webpush", "vapid_public_key"); got != pub[1] {
+		t.Fatalf("start-up line's vapid_public_key = %q, want the configured %q", got, pub[1])
+	}
+	code, body := call(t, "GET", s.api+"/v1/webpush/vapid-public-key", "")
+	if code != 200 || body["public_key"] != pub[1] {
+		t.Fatalf("GET vapid-public-key: %d %v", code, body)
+	}
+	// Without configured keys dev mode makes a pair and says which.
+	s2 := startDev(t)
+	key := s2.logs.emulatorURL("webpush", "vapid_public_key")
+	if code, body := call(t, "GET", s2.api+"/v1/webpush/vapid-public-key", ""); code != 200 || key == "" || body["public_key"] != key {
+		t.Fatalf("generated key: %d %v, start-up line %q", code, body, key)
 	}
 }
 

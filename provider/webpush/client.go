@@ -56,6 +56,11 @@ func New(cfg Config) (*Client, error) {
 // a web app passes to PushManager.subscribe.
 func (c *Client) PublicKey() string { return c.cfg.VAPIDPublicKey }
 
+// VAPIDPublicKey is PublicKey under the name of the root package's
+// herald.VAPIDKeyer capability: GET /v1/webpush/vapid-public-key answers
+// it.
+func (c *Client) VAPIDPublicKey() string { return c.cfg.VAPIDPublicKey }
+
 // ValidateNotification reports whether n fits a Web Push message (see
 // CheckPayload). The root package finds it by type assertion and calls it
 // when a notification is accepted.
@@ -86,7 +91,7 @@ func (c *Client) Send(ctx context.Context, m *heraldtype.Message) (string, error
 	if err != nil {
 		if errors.Is(err, errForbiddenAddress) {
 			return "", &heraldtype.SendError{Class: heraldtype.ClassPermanent, Code: CodeEndpointForbidden,
-				Message: err.Error() + " (set AllowPrivateEndpoints to allow it)", Err: err}
+				Message: err.Error() + " (" + privateHint + ")", Err: err}
 		}
 		// http.Client errors name the method and URL, never the headers,
 		// so the VAPID token cannot leak through them.

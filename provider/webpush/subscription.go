@@ -78,6 +78,14 @@ func invalidSubscription(msg string) *heraldtype.SendError {
 	return &heraldtype.SendError{Class: heraldtype.ClassPermanent, Code: CodeInvalidSubscription, Message: msg, TokenInvalid: true}
 }
 
+// The hints of the endpoint refusals name the setting that lifts them,
+// as the herald binary's configuration spells it and as the Go Config
+// does (issue 21 item 6).
+const (
+	insecureHint = "for a plain-HTTP test push service set webpush.allow_insecure_endpoints: true (Go: Config.AllowInsecureEndpoints)"
+	privateHint  = "for a push service on a private or loopback address set webpush.allow_private_endpoints: true (Go: Config.AllowPrivateEndpoints)"
+)
+
 // checkEndpoint validates a subscription endpoint URL. Error messages
 // quote the URL: it is an address, not a secret.
 func checkEndpoint(raw string, allowHTTP, allowPrivate bool) (*url.URL, error) {
@@ -95,7 +103,7 @@ func checkEndpoint(raw string, allowHTTP, allowPrivate bool) (*url.URL, error) {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && allowHTTP:
 	case u.Scheme == "http":
-		return nil, fmt.Errorf("endpoint %q is not https (set AllowInsecureEndpoints for a plain-HTTP emulator)", raw)
+		return nil, fmt.Errorf("endpoint %q is not https (%s)", raw, insecureHint)
 	default:
 		return nil, fmt.Errorf("endpoint %q is not an https URL", raw)
 	}
@@ -108,12 +116,12 @@ func checkEndpoint(raw string, allowHTTP, allowPrivate bool) (*url.URL, error) {
 	if !allowPrivate {
 		host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
 		if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-			return nil, fmt.Errorf("endpoint %q is on localhost (set AllowPrivateEndpoints for a local emulator)", raw)
+			return nil, fmt.Errorf("endpoint %q is on localhost (%s)", raw, privateHint)
 		}
 		ip, err := netip.ParseAddr(host)
 		switch {
 		case err == nil && !publicAddr(ip):
-			return nil, fmt.Errorf("endpoint %q is on a non-public address (set AllowPrivateEndpoints for a local emulator)", raw)
+			return nil, fmt.Errorf("endpoint %q is on a non-public address (%s)", raw, privateHint)
 		case err != nil && numericHost(host):
 			return nil, fmt.Errorf("endpoint %q has a numeric host that is not a plain IP address", raw)
 		}
