@@ -129,6 +129,11 @@ func (c *Client) Send(ctx context.Context, m *heraldtype.Message) (string, error
 	// A failed QUIT after an accepted mail must not turn into a retry, so
 	// its error is ignored; the connection is closed either way.
 	defer c.mail.CloseWithSMTPClient(conn) //nolint:errcheck // see above.
+	// SMTPUTF8 only when an address needs it (issue 21 item 2): a server
+	// that advertises it but mishandles it, or a relay that passes the
+	// mail to one without it, then only ever sees the mails that cannot
+	// do without.
+	conn.SkipSMTPUTF8(!needsSMTPUTF8(c.cfg.from.Address, m.Address))
 	if err := c.mail.SendWithSMTPClient(conn, msg); err != nil {
 		return "", classify(err)
 	}
@@ -221,3 +226,16 @@ func (c *Client) String() string {
 // Format makes every fmt verb print String, so the password the Client
 // holds never reaches a log.
 func (c *Client) Format(f fmt.State, _ rune) { fmt.Fprint(f, c.String()) }
+
+// needsSMTPUTF8 reports whether an envelope address is not ASCII (an
+// internationalised local part, RFC 6531), which only SMTPUTF8 carries.
+func needsSMTPUTF8(addrs ...string) bool {
+	for _, a := range addrs {
+		for i := 0; i < len(a); i++ {
+			if a[i] >= 0x80 {
+				return true
+			}
+		}
+	}
+	return false
+}

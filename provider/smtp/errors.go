@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"net/textproto"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -112,7 +113,7 @@ func classifyReply(se *heraldtype.SendError, code int, enhanced string) {
 	se.Code = Code(code)
 	if code >= 500 {
 		se.Class = heraldtype.ClassPermanent
-		se.Suppress = enhanced == "5.1.1" || enhanced == "5.1.10"
+		se.Suppress = noSuchMailbox(code, enhanced, se.Message)
 	} else {
 		se.Class = heraldtype.ClassTemporary
 	}
@@ -121,35 +122,77 @@ func classifyReply(se *heraldtype.SendError, code int, enhanced string) {
 	}
 }
 
-// enhancedCode finds an RFC 3463 enhanced status code ("5.1.1") at the
-// start of an SMTP reply text, or returns "".
-func enhancedCode(text string) string {
-	// go-mail's error texts prefix the reply with context; the enhanced
-	// code is the first word that looks like one.
-	for _, w := range strings.Fields(text) {
-		w = strings.TrimRight(w, ",:;")
-		parts := strings.Split(w, ".")
-		if len(parts) != 3 || (parts[0] != "2" && parts[0] != "4" && parts[0] != "5") {
-			continue
-		}
-		if digits(parts[1], 3) && digits(parts[2], 3) {
-			return w
-		}
+// noSuchMailbox reports whether a permanent reply says the mailbox does
+// not exist (issue 21 item 2), so the address is suppressed:
+//
+//   - the enhanced status 5.1.1 (bad destination mailbox) or 5.1.10 (null
+//     MX, RFC 7505), whether the server advertised ENHANCEDSTATUSCODES or
+//     only wrote the code in its text ("550-5.1.1 The email account that
+//     you tried to reach does not exist");
+//   - or, with no enhanced code at all, a 550, 551 or 553 whose text says
+//     so in the words the major servers use ("User unknown", "No such
+//     user", "does not exist", "Recipient not found", …) — unless it also
+//     speaks of policy, spam, blocking or rate, which a bounce for a real
+//     mailbox does.
+//
+// A bare 550 is as often a policy or spam refusal as an unknown user, so
+// nothing else suppresses: suppressing on it could silence a whole domain
+// over one bad day.
+func noSuchMailbox(code int, enhanced, text string) bool {
+	if enhanced == "" {
+		enhanced = enhancedCode(text)
 	}
-	return ""
-}
-
-// digits reports whether s is 1..n ASCII digits.
-func digits(s string, n int) bool {
-	if s == "" || len(s) > n {
+	switch enhanced {
+	case "5.1.1", "5.1.10":
+		return true
+	case "":
+	default:
+		// An enhanced code that says something else (5.7.1 policy, 5.2.2
+		// mailbox full) is believed over the wording.
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
+	if code != 550 && code != 551 && code != 553 {
+		return false
+	}
+	t := strings.ToLower(text)
+	for _, w := range notAMailboxExceptions {
+		if strings.Contains(t, w) {
 			return false
 		}
 	}
-	return true
+	for _, w := range noSuchMailboxWords {
+		if strings.Contains(t, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// noSuchMailboxWords are how servers without enhanced codes say that a
+// mailbox does not exist (lower case).
+var noSuchMailboxWords = []string{
+	"user unknown", "unknown user", "no such user", "no such recipient", "no such mailbox",
+	"does not exist", "doesn't exist", "doesn't have a", "recipient not found", "user not found",
+	"address not found", "mailbox not found", "unknown recipient", "invalid recipient", "recipient unknown",
+	"not a valid mailbox", "no mailbox here", "mailbox does not exist", "account does not exist",
+}
+
+// notAMailboxExceptions are words of a refusal that is about the sender
+// or the message, not the mailbox (lower case).
+var notAMailboxExceptions = []string{"spam", "policy", "blocked", "blacklist", "blocklist", "reputation", "rate limit", "relay"}
+
+// enhancedCodePattern finds an RFC 3463 enhanced status code in a reply
+// text, wherever the server or the library put it: "550 5.1.1 …",
+// "550-5.1.1 …", "(5.1.1)", "\"5.1.1", "#5.1.1".
+var enhancedCodePattern = regexp.MustCompile(`(?:^|[^0-9.])([245]\.[0-9]{1,3}\.[0-9]{1,3})(?:[^0-9.]|$)`)
+
+// enhancedCode finds an RFC 3463 enhanced status code ("5.1.1") in an SMTP
+// reply text, or returns "".
+func enhancedCode(text string) string {
+	if m := enhancedCodePattern.FindStringSubmatch(text); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // replyCodes are the failure replies of RFC 5321 (section 4.2.3) and its
