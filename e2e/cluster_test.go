@@ -190,6 +190,10 @@ func newCluster(t *testing.T) *cluster {
 		"HERALD_WORKER__REAP_INTERVAL=500ms",
 		"HERALD_LEADER_TTL=3s",
 		"HERALD_LOG__LEVEL=info",
+		// Three instances and the test's own pool share the machine's
+		// PostgreSQL (max_connections 100) with the other test packages
+		// running at the same time: a small pool per instance.
+		"HERALD_DATABASE_MAX_CONNS=8",
 		// A non-dev serve refuses to start without an API key; the
 		// instances are driven through the in-process client, not the API.
 		"HERALD_BOOTSTRAP_API_KEY=e2e-bootstrap-key-0123456789abcdef0123",

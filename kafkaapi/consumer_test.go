@@ -203,7 +203,7 @@ func TestNotificationRequestsAreEnqueued(t *testing.T) {
 // whole topic: still exactly one notification per request.
 func TestLostOffsetCommitsReplayWithoutDuplicates(t *testing.T) {
 	f := newFixture(t)
-	const users, perUser = 20, 10
+	const users, perUser = 10, 10
 	f.users(users)
 	for i := range users {
 		vals := make([][]byte, perUser)
@@ -235,7 +235,7 @@ func TestLostOffsetCommitsReplayWithoutDuplicates(t *testing.T) {
 	first := &countingClient{Client: f.client}
 	// A refused commit is retried until the call's deadline; keep it short.
 	stop := f.consumer(first, kafkaapi.Config{Group: "g", CallTimeout: 300 * time.Millisecond})
-	f.waitFor("every request applied", 30*time.Second, func() bool { return f.notifications(users) == users*perUser })
+	f.waitFor("every request applied", 90*time.Second, func() bool { return f.notifications(users) == users*perUser })
 	stop()
 	if refused.Load() == 0 {
 		t.Fatal("no offset commit was attempted")
@@ -244,7 +244,7 @@ func TestLostOffsetCommitsReplayWithoutDuplicates(t *testing.T) {
 
 	second := &countingClient{Client: f.client}
 	f.consumer(second, kafkaapi.Config{Group: "g"})
-	f.waitFor("the second consumer to re-read the topic", 30*time.Second, func() bool { return second.calls.Load() >= users*perUser })
+	f.waitFor("the second consumer to re-read the topic", 90*time.Second, func() bool { return second.calls.Load() >= users*perUser })
 	if got := f.notifications(users); got != users*perUser {
 		t.Fatalf("%d notifications after the redelivery, want %d", got, users*perUser)
 	}
@@ -256,7 +256,7 @@ func TestLostOffsetCommitsReplayWithoutDuplicates(t *testing.T) {
 // nothing.
 func TestRebalanceMidStreamLosesAndDuplicatesNothing(t *testing.T) {
 	f := newFixture(t)
-	const users, perUser = 30, 20
+	const users, perUser = 20, 15
 	f.users(users)
 	// A slow first member, so the rebalance lands mid-stream.
 	slow := &countingClient{Client: f.client, before: func(int64) error { time.Sleep(2 * time.Millisecond); return nil }}
@@ -273,7 +273,7 @@ func TestRebalanceMidStreamLosesAndDuplicatesNothing(t *testing.T) {
 	f.consumer(other, kafkaapi.Config{Group: "g", MaxPollRecords: 20})
 	f.waitFor("the second member to get partitions", 30*time.Second, func() bool { return other.calls.Load() > 0 })
 	stopA()
-	f.waitFor("every request applied", 60*time.Second, func() bool { return f.notifications(users) == users*perUser })
+	f.waitFor("every request applied", 120*time.Second, func() bool { return f.notifications(users) == users*perUser })
 	// Give a duplicate the time to show up.
 	time.Sleep(300 * time.Millisecond)
 	if got := f.notifications(users); got != users*perUser {
