@@ -46,6 +46,7 @@ type Store interface {
 	Channels
 	APIKeys
 	Reminders
+	Campaigns
 	Policies
 
 	// Migrate applies the embedded migrations that have not run yet.

@@ -66,6 +66,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("StatusAgreement", func(t *testing.T) { testStatusAgreement(t, newStore) })
 	t.Run("BadArguments", func(t *testing.T) { testBadArguments(t, newStore) })
 	t.Run("Reminders", func(t *testing.T) { testReminders(t, h) })
+	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, newStore) })
 }
 
 // base is the suite's "now": a fixed instant with microseconds, so a store
