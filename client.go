@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/campaign"
 	"github.com/heraldhq/herald/internal/dispatch"
 	"github.com/heraldhq/herald/internal/leadership"
 	"github.com/heraldhq/herald/internal/maintenance"
@@ -106,6 +107,8 @@ type Config struct {
 	Worker WorkerConfig
 	// Reminders tunes the reminder scheduler (S2).
 	Reminders ReminderConfig
+	// Campaigns tunes the campaign runner (S3.7).
+	Campaigns CampaignConfig
 	// DisableWorkers runs the Client as an API-only instance.
 	DisableWorkers bool
 	// IdempotencyRetention is how long an Idempotency-Key is remembered.
@@ -243,6 +246,7 @@ type Client struct {
 	store     store.Store
 	worker    *dispatch.Worker
 	scheduler *reminder.Scheduler
+	campaigns *campaign.Runner
 	elector   *leadership.Elector
 	pruners   maintenance.Pruners
 	types     *policy.Catalog

@@ -53,6 +53,14 @@ func (c *Client) newElector() error {
 		c.scheduler = sch
 		daemons = append(daemons, sch)
 	}
+	if !cfg.Campaigns.Disabled {
+		run, err := c.newCampaignRunner()
+		if err != nil {
+			return err
+		}
+		c.campaigns = run
+		daemons = append(daemons, run)
+	}
 	if v, ok := cfg.Store.(store.QueueVacuumer); ok {
 		services = append(services, maintenance.NewQueueVacuum(v, maintenance.DefaultVacuumInterval))
 	}

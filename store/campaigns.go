@@ -41,7 +41,7 @@ type Campaigns interface {
 	NextCampaignAt(ctx context.Context) (time.Time, bool, error)
 
 	// StartCampaignRun starts run p.RunID of p.Campaign in one
-	// transaction. With p.Advance, the campaign's NextAt/NextOccurrence
+	// transaction. With p.Advance (and Advanced in the answer), the campaign's NextAt/NextOccurrence
 	// move on first, guarded by the version the runner read: when the
 	// campaign moved on (another runner started this due time, an
 	// update), nothing is written and Started is false. The run row is
@@ -87,7 +87,9 @@ type CampaignRunStart struct {
 	// Advance, when set, moves the campaign's schedule on in the same
 	// transaction, guarded by Version.
 	Advance *CampaignAdvance
-	// Restart runs an existing run that is not running again.
+	// Restart runs an existing run that is not running again. RunID may
+	// be "" with Advance: the schedule moves on and no run starts (a due
+	// time the catch-up policy passed over).
 	Restart bool
 	Now     time.Time
 }
@@ -109,6 +111,8 @@ type CampaignRunStarted struct {
 	Started bool
 	// Created: the run row is new.
 	Created bool
+	// Advanced: p.Advance moved the campaign's schedule on.
+	Advanced bool
 }
 
 // CampaignBatch is one batch of a campaign run.

@@ -109,7 +109,7 @@ func CheckCampaignRunStart(p CampaignRunStart) error {
 	switch {
 	case p.Campaign == "":
 		return heraldtype.FieldErrorf("campaign", "must not be empty")
-	case p.RunID == "":
+	case p.RunID == "" && p.Advance == nil:
 		return heraldtype.FieldErrorf("run", "must not be empty")
 	case p.Now.IsZero():
 		return heraldtype.FieldErrorf("now", "must be set")

@@ -147,12 +147,16 @@ func (s *Store) StartCampaignRun(ctx context.Context, p store.CampaignRunStart) 
 		if a := p.Advance; a != nil {
 			var args []any
 			tag, err := tx.Exec(ctx, s.q(rules.CampaignAdvanceSQL("{s}.campaigns", p.Campaign, p.RunID, a.Version,
-				a.NextAt, a.NextOccurrence, p.Now, marker(&args))), args...)
+				a.NextAt, a.NextOccurrence, marker(&args))), args...)
 			if err != nil {
 				return formatError(err, what)
 			}
 			if tag.RowsAffected() == 0 {
 				return nil // moved on: another runner started this due time
+			}
+			out.Advanced = true
+			if p.RunID == "" {
+				return nil
 			}
 		} else {
 			tag, err := tx.Exec(ctx, s.q(`UPDATE {s}.campaigns SET last_run_id = $1 WHERE name = $2`), p.RunID, p.Campaign)

@@ -18,10 +18,16 @@ const CampaignUpdateSQL = `definition = excluded.definition, paused = excluded.p
 // guarded by the version the runner read: when another runner started
 // this due time first, or the campaign was updated, it changes no row and
 // the run is not started.
-func CampaignAdvanceSQL(table string, name, runID string, version int64, nextAt, nextOccurrence, now any, mark Marker) string {
-	return `UPDATE ` + table + ` SET next_at = ` + mark(nextAt) + `, next_occurrence = ` + mark(nextOccurrence) +
-		`, last_run_id = ` + mark(runID) + `, updated_at = ` + mark(now) + `, version = version + 1 WHERE name = ` +
-		mark(name) + ` AND version = ` + mark(version)
+//
+// It keeps updated_at, the time of the last PUT: an RRULE's DTSTART.
+// last_run_id moves to runID unless it is "" (a due time whose
+// occurrences the catch-up policy passed over starts no run).
+func CampaignAdvanceSQL(table string, name, runID string, version int64, nextAt, nextOccurrence any, mark Marker) string {
+	set := `next_at = ` + mark(nextAt) + `, next_occurrence = ` + mark(nextOccurrence)
+	if runID != "" {
+		set += `, last_run_id = ` + mark(runID)
+	}
+	return `UPDATE ` + table + ` SET ` + set + `, version = version + 1 WHERE name = ` + mark(name) + ` AND version = ` + mark(version)
 }
 
 // CampaignRunRestartSQL runs a finished run again (a manual re-run): from

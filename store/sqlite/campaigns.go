@@ -161,9 +161,13 @@ func (s *Store) StartCampaignRun(ctx context.Context, p store.CampaignRunStart) 
 		if a := p.Advance; a != nil {
 			var args []any
 			n, err := s.execN(ctx, tx, what, rules.CampaignAdvanceSQL("campaigns", p.Campaign, p.RunID, a.Version,
-				a.NextAt, a.NextOccurrence, p.Now, mark(&args)), args...)
+				a.NextAt, a.NextOccurrence, mark(&args)), args...)
 			if err != nil || n == 0 {
 				return err // moved on: another runner started this due time
+			}
+			out.Advanced = true
+			if p.RunID == "" {
+				return nil
 			}
 		} else {
 			n, err := s.execN(ctx, tx, what, `UPDATE campaigns SET last_run_id = ? WHERE name = ?`, p.RunID, p.Campaign)

@@ -150,7 +150,7 @@ func testCampaignStartOnce(t *testing.T, newStore NewStore) {
 	start := store.CampaignRunStart{Campaign: "daily", RunID: "20260315T000000Z", Occurrence: at(time.Hour), Advance: adv, Now: at(time.Hour)}
 	a := f.startRun(start)
 	b := f.startRun(start)
-	if !a.Started || !a.Created || b.Started {
+	if !a.Started || !a.Created || !a.Advanced || b.Started || b.Advanced {
 		t.Fatalf("first start %+v, second %+v: want exactly the first", a, b)
 	}
 	if a.Run.State != heraldtype.RunRunning || a.Run.Version != 1 || !a.Run.Occurrence.Equal(at(time.Hour)) {
@@ -159,6 +159,15 @@ func testCampaignStartOnce(t *testing.T, newStore NewStore) {
 	got, _ := f.s.GetCampaign(f.ctx, "daily")
 	if !got.NextAt.Equal(at(25*time.Hour)) || got.LastRunID != start.RunID || got.Version != c.Version+1 {
 		t.Fatalf("campaign after start = %+v", got)
+	}
+	// A due time the catch-up passed over moves the schedule on, no run.
+	skip := f.startRun(store.CampaignRunStart{Campaign: "daily", Advance: &store.CampaignAdvance{Version: got.Version,
+		NextAt: at(49 * time.Hour), NextOccurrence: at(49 * time.Hour)}, Now: at(26 * time.Hour)})
+	if !skip.Advanced || skip.Started {
+		t.Fatalf("advance without a run = %+v", skip)
+	}
+	if got, _ := f.s.GetCampaign(f.ctx, "daily"); !got.NextAt.Equal(at(49*time.Hour)) || got.LastRunID != start.RunID || !got.UpdatedAt.Equal(base()) {
+		t.Fatalf("campaign after a passed-over due time = %+v", got)
 	}
 	running, err := f.s.RunningCampaignRuns(f.ctx, 10)
 	if err != nil || len(running) != 1 || running[0].ID != start.RunID {

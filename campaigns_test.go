@@ -1,0 +1,144 @@
+package herald
+
+// Campaigns through the Client (issue 19 item 6, S3.7): validation naming
+// each field, a manual run and a re-run that reaches nobody twice, on the
+// embedded store with an injected clock and the runner ticked by hand.
+
+import (
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/campaign"
+)
+
+func newCampaignPipeline(t *testing.T) *pipeline {
+	t.Helper()
+	p := newPipeline(t, func(c *Config) {
+		c.Types["recommendation"] = TypeConfig{}
+		c.Logger = slog.New(slog.DiscardHandler)
+		c.Campaigns = CampaignConfig{Pause: -1}
+	})
+	p.clock.now = p.clock.now.Truncate(time.Second)
+	return p
+}
+
+func dailyReco() CampaignRequest {
+	return CampaignRequest{Name: "daily-reco", Type: "recommendation", Title: "Today's picks", Body: "For {{.User.ID}}",
+		Schedule: heraldtype.Schedule{Cron: "0 9 * * *"}, Audience: heraldtype.Audience{ActiveWithin: heraldtype.Duration(168 * time.Hour)},
+		Channels: []heraldtype.Channel{heraldtype.ChannelPush}}
+}
+
+// Issue 19 item 9: bad input is invalid_argument naming the field.
+func TestPutCampaignRefusesBadInputNamingTheField(t *testing.T) {
+	p := newCampaignPipeline(t)
+	cases := []struct {
+		field string
+		mod   func(*CampaignRequest)
+	}{
+		{"name", func(r *CampaignRequest) { r.Name = "Daily Reco" }},
+		{"type", func(r *CampaignRequest) { r.Type = "undeclared" }},
+		{"title", func(r *CampaignRequest) { r.Title = "{{.User.ID" }},
+		{"body", func(r *CampaignRequest) { r.Body = "{{if}}" }},
+		{"data.link", func(r *CampaignRequest) { r.Data = map[string]string{"link": "{{.Items"} }},
+		{"channels", func(r *CampaignRequest) { r.Channels = []heraldtype.Channel{"pigeon"} }},
+		{"schedule.cron", func(r *CampaignRequest) { r.Schedule.Cron = "61 9 * * *" }},
+		{"schedule.time_zone", func(r *CampaignRequest) { r.Schedule.TimeZone = "Mars/Olympus" }},
+		{"schedule.time_zone", func(r *CampaignRequest) { r.LocalTime, r.Schedule.TimeZone = true, "Asia/Seoul" }},
+		{"schedule.backoff", func(r *CampaignRequest) {
+			r.Schedule = heraldtype.Schedule{Backoff: &heraldtype.Backoff{First: heraldtype.Duration(time.Hour), Factor: 2, Max: heraldtype.Duration(2 * time.Hour)}}
+		}},
+		{"schedule.at", func(r *CampaignRequest) { r.Schedule = heraldtype.Schedule{At: time.Now().Add(-time.Hour)} }},
+		{"audience", func(r *CampaignRequest) { r.Audience = heraldtype.Audience{} }},
+		{"audience", func(r *CampaignRequest) { r.Audience.All = true }},
+		{"audience.active_within", func(r *CampaignRequest) { r.Audience.ActiveWithin = heraldtype.Duration(time.Minute) }},
+		{"fetch.url", func(r *CampaignRequest) { r.Fetch = &heraldtype.CampaignFetch{URL: "file:///etc/passwd"} }},
+		{"fetch.timeout", func(r *CampaignRequest) {
+			r.Fetch = &heraldtype.CampaignFetch{URL: "http://reco.local/v1", Timeout: heraldtype.Duration(time.Hour)}
+		}},
+		{"fetch.concurrency", func(r *CampaignRequest) {
+			r.Fetch = &heraldtype.CampaignFetch{URL: "http://reco.local/v1", Concurrency: 1000}
+		}},
+		{"fetch.batch_size", func(r *CampaignRequest) {
+			r.Fetch = &heraldtype.CampaignFetch{URL: "http://reco.local/v1", BatchSize: -1}
+		}},
+	}
+	for _, c := range cases {
+		r := dailyReco()
+		c.mod(&r)
+		_, _, err := p.client.PutCampaign(p.ctx, r)
+		var he *heraldtype.Error
+		if !errors.As(err, &he) || he.Code != heraldtype.EINVALID || he.Field != c.field {
+			t.Errorf("%s: got %v, want invalid_argument on %s", c.field, err, c.field)
+		}
+	}
+	if _, err := p.client.GetCampaign(p.ctx, "daily-reco"); heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
+		t.Fatalf("a refused campaign was stored: %v", err)
+	}
+}
+
+// S3.7: a manual run reaches the audience now; a re-run of it reaches
+// nobody twice; a run still running cannot be asked for again.
+func TestManualRunAndReRunSendNobodyTwice(t *testing.T) {
+	p := newCampaignPipeline(t)
+	for _, u := range []string{"u1", "u2", "u3"} {
+		p.device(u, "d-"+u, "tok-"+u)
+	}
+	c, created, err := p.client.PutCampaign(p.ctx, dailyReco())
+	if err != nil || !created || c.NextAt.IsZero() || c.Schedule.Cron != "0 9 * * *" {
+		t.Fatalf("put: %+v %v %v", c, created, err)
+	}
+	run, err := p.client.RunCampaign(p.ctx, "daily-reco", "")
+	if err != nil || !campaign.IsManual(run.ID) || run.State != heraldtype.RunRunning {
+		t.Fatalf("run: %+v %v", run, err)
+	}
+	if _, err := p.client.RunCampaign(p.ctx, "daily-reco", run.ID); heraldtype.ErrorCode(err) != heraldtype.ECONFLICT {
+		t.Fatalf("re-run of a running run = %v, want conflict", err)
+	}
+	if err := p.client.campaigns.Tick(p.ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.client.GetCampaignRun(p.ctx, "daily-reco", run.ID)
+	if err != nil || got.State != heraldtype.RunDone || got.Enqueued != 3 {
+		t.Fatalf("after the tick: %+v %v", got, err)
+	}
+	if sent := p.work(); sent != 3 {
+		t.Fatalf("sent %d, want 3", sent)
+	}
+	if _, err := p.client.RunCampaign(p.ctx, "daily-reco", run.ID); err != nil {
+		t.Fatal(err)
+	}
+	p.clock.Advance(campaign.DefaultLockAtLeast)
+	if err := p.client.campaigns.Tick(p.ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = p.client.GetCampaignRun(p.ctx, "daily-reco", run.ID)
+	if got.State != heraldtype.RunDone || got.Enqueued != 3 || got.Skipped != 3 || got.Restarts != 1 {
+		t.Fatalf("after the re-run: %+v", got)
+	}
+	if sent := p.work(); sent != 0 {
+		t.Fatalf("the re-run sent %d", sent)
+	}
+	if n := len(p.em.Messages()); n != 3 {
+		t.Fatalf("the emulator got %d messages, want 3", n)
+	}
+	if msg := string(p.em.Messages()[0].Message); !strings.Contains(msg, `"For u`) {
+		t.Fatalf("rendered message %s", msg)
+	}
+	page, err := p.client.ListCampaignRuns(p.ctx, CampaignRunFilter{Campaign: "daily-reco"})
+	if err != nil || len(page.Runs) != 1 {
+		t.Fatalf("runs: %+v %v", page, err)
+	}
+	if _, err := p.client.RunCampaign(p.ctx, "daily-reco", "manual-nope"); heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
+		t.Fatalf("re-run of no run = %v, want not_found", err)
+	}
+	if err := p.client.DeleteCampaign(p.ctx, "daily-reco"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.client.RunCampaign(p.ctx, "daily-reco", ""); heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
+		t.Fatalf("run of a deleted campaign = %v, want not_found", err)
+	}
+}
