@@ -37,7 +37,11 @@ const (
 	ScopeRemindersRead      Scope = "reminders:read"
 	ScopeRemindersWrite     Scope = "reminders:write"
 	ScopeEventsWrite        Scope = "events:write"
-	ScopeAdmin              Scope = "admin"
+	// ScopeCampaignsWrite also lets a key make Herald call the HTTP
+	// endpoint a campaign's fetch names: grant it as carefully as admin.
+	ScopeCampaignsRead  Scope = "campaigns:read"
+	ScopeCampaignsWrite Scope = "campaigns:write"
+	ScopeAdmin          Scope = "admin"
 )
 
 // AllScopes lists every scope, ScopeAdmin last.
@@ -47,7 +51,7 @@ func AllScopes() []Scope {
 		ScopeNotificationsRead, ScopeNotificationsWrite, ScopeDeliveriesRead, ScopeDeliveriesAdmin,
 		ScopeInboxRead, ScopeInboxWrite, ScopePreferencesRead, ScopePreferencesWrite,
 		ScopeSuppressionsRead, ScopeSuppressionsWrite, ScopeMetricsRead,
-		ScopeRemindersRead, ScopeRemindersWrite, ScopeEventsWrite, ScopeAdmin,
+		ScopeRemindersRead, ScopeRemindersWrite, ScopeEventsWrite, ScopeCampaignsRead, ScopeCampaignsWrite, ScopeAdmin,
 	}
 }
 
