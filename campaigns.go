@@ -73,7 +73,8 @@ type CampaignConfig struct {
 	// 50 ms; negative: none.
 	Pause time.Duration
 	// LockAtMost and LockAtLeast bound the per-campaign cluster lock a run
-	// holds, as ShedLock does (S3.7). Defaults 1 h and 5 min.
+	// holds, as ShedLock does (S3.7). Defaults 1 h and 5 min; a negative
+	// LockAtLeast: none.
 	LockAtMost, LockAtLeast time.Duration
 	// PollInterval bounds how long an idle runner waits before looking for
 	// due campaigns and manual runs written on another instance. Default 1 s.

@@ -79,8 +79,9 @@ type Config struct {
 	// negative: none.
 	Pause time.Duration
 	// LockAtMost and LockAtLeast are the per-campaign cluster lock's
-	// ShedLock bounds (S3.7). Defaults 1 h and 5 min. A run longer than
-	// LockAtMost stops at it and is resumed by the next tick.
+	// ShedLock bounds (S3.7). Defaults 1 h and 5 min; a negative
+	// LockAtLeast: none. A run longer than LockAtMost stops at it and is
+	// resumed by the next tick.
 	LockAtMost, LockAtLeast time.Duration
 	// Poll bounds how long an idle runner sleeps before looking again
 	// (another instance may have written a campaign or a manual run).
@@ -143,10 +144,13 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.LockAtMost <= 0 {
 		cfg.LockAtMost = DefaultLockAtMost
 	}
-	if cfg.LockAtLeast == 0 {
+	switch {
+	case cfg.LockAtLeast == 0:
 		cfg.LockAtLeast = DefaultLockAtLeast
+	case cfg.LockAtLeast < 0:
+		cfg.LockAtLeast = 0
 	}
-	if cfg.LockAtLeast < 0 || cfg.LockAtLeast > cfg.LockAtMost {
+	if cfg.LockAtLeast > cfg.LockAtMost {
 		return nil, fmt.Errorf("campaign: need 0 <= lock at least (%v) <= lock at most (%v)", cfg.LockAtLeast, cfg.LockAtMost)
 	}
 	if cfg.Poll <= 0 {

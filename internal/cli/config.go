@@ -81,6 +81,9 @@ type Config struct {
 	// Reminders tunes the reminder scheduler (README: Reminders and
 	// schedules).
 	Reminders RemindersConfig `koanf:"reminders"`
+	// Campaigns tunes the campaign runner (README: Reminders and
+	// schedules, Campaigns).
+	Campaigns CampaignsConfig `koanf:"campaigns"`
 	// Retry overrides the backoff per error class: temporary, throttled.
 	Retry map[string]RetryConfig `koanf:"retry"`
 	// Types declares notification types: channels, priority,
@@ -185,6 +188,17 @@ type RemindersConfig struct {
 	Enabled      bool          `koanf:"enabled"`
 }
 
+// CampaignsConfig is the campaigns: section, herald.CampaignConfig's file
+// and environment names.
+type CampaignsConfig struct {
+	BatchSize    int           `koanf:"batch_size"`
+	Pause        time.Duration `koanf:"pause"`
+	LockAtMost   time.Duration `koanf:"lock_at_most"`
+	LockAtLeast  time.Duration `koanf:"lock_at_least"`
+	PollInterval time.Duration `koanf:"poll_interval"`
+	Enabled      bool          `koanf:"enabled"`
+}
+
 // TypeConfig is one entry of the types: section, herald.TypeConfig's file
 // names (README: Delivery policy).
 type TypeConfig struct {
@@ -266,6 +280,8 @@ func defaultConfig() Config {
 		},
 		Reminders: RemindersConfig{Lease: 30 * time.Second, BatchSize: 500, Gap: 60 * time.Second,
 			PollInterval: 500 * time.Millisecond, Enabled: true},
+		Campaigns: CampaignsConfig{BatchSize: 500, Pause: 50 * time.Millisecond, LockAtMost: time.Hour,
+			LockAtLeast: 5 * time.Minute, PollInterval: time.Second, Enabled: true},
 	}
 }
 
@@ -336,6 +352,9 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		Worker:          herald.WorkerConfig(c.Worker),
 		Reminders: herald.ReminderConfig{Lease: c.Reminders.Lease, BatchSize: c.Reminders.BatchSize,
 			Gap: off(c.Reminders.Gap), PollInterval: c.Reminders.PollInterval, Disabled: !c.Reminders.Enabled},
+		Campaigns: herald.CampaignConfig{BatchSize: c.Campaigns.BatchSize, Pause: off(c.Campaigns.Pause),
+			LockAtMost: c.Campaigns.LockAtMost, LockAtLeast: off(c.Campaigns.LockAtLeast),
+			PollInterval: c.Campaigns.PollInterval, Disabled: !c.Campaigns.Enabled},
 		IdempotencyRetention:     off(c.IdempotencyRetention),
 		DeviceMaxAge:             off(c.DeviceMaxAge),
 		DeviceTokenTakeoverAfter: off(c.DeviceTokenTakeoverAfter),
