@@ -186,16 +186,20 @@ func (r *Runner) Wake() {
 // Run starts and runs campaigns until ctx (the leader's term) ends.
 func (r *Runner) Run(ctx context.Context) {
 	for ctx.Err() == nil {
-		if err := r.Tick(ctx); err != nil && ctx.Err() == nil {
+		err := r.Tick(ctx)
+		if err != nil && ctx.Err() == nil {
 			r.log.Error("campaign: tick failed", "err", err)
 		}
-		r.sleep(ctx)
+		r.sleep(ctx, err != nil)
 	}
 }
 
-func (r *Runner) sleep(ctx context.Context) {
+// sleep waits for the next due campaign, a Wake or at most Poll; after a
+// failed tick always Poll, so a failure that lasts is not retried in a
+// tight loop.
+func (r *Runner) sleep(ctx context.Context, failed bool) {
 	d := r.cfg.Poll
-	if next, ok, err := r.cfg.Store.NextCampaignAt(ctx); err == nil && ok {
+	if next, ok, err := r.cfg.Store.NextCampaignAt(ctx); err == nil && ok && !failed {
 		d = min(d, max(next.Sub(r.cfg.Now()), 0))
 	}
 	if d == 0 {
