@@ -135,6 +135,14 @@ func TestManualRunAndReRunSendNobodyTwice(t *testing.T) {
 	if _, err := p.client.RunCampaign(p.ctx, "daily-reco", "manual-nope"); heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
 		t.Fatalf("re-run of no run = %v, want not_found", err)
 	}
+	// Retention: the finished run goes, with its recipient records.
+	p.clock.Advance(31 * 24 * time.Hour)
+	if res, err := p.client.RunMaintenance(p.ctx); err != nil || res.CampaignRuns != 1 {
+		t.Fatalf("RunMaintenance = %+v, %v; want one campaign run pruned", res, err)
+	}
+	if _, err := p.client.GetCampaignRun(p.ctx, "daily-reco", run.ID); heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
+		t.Fatalf("pruned run = %v, want not_found", err)
+	}
 	if err := p.client.DeleteCampaign(p.ctx, "daily-reco"); err != nil {
 		t.Fatal(err)
 	}

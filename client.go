@@ -126,8 +126,9 @@ type Config struct {
 	// an ACTIVE device's token.
 	DeviceTokenTakeoverAfter time.Duration
 	// Retention deletes notifications (with their deliveries and
-	// attempts) whose deliveries all finished this long ago. Default 30
-	// days; negative keeps them forever.
+	// attempts) whose deliveries all finished this long ago, and campaign
+	// runs (with their recipient records) finished this long ago. Default
+	// 30 days; negative keeps them forever.
 	Retention time.Duration
 	// MaintenanceInterval is how often the elected leader prunes (devices,
 	// idempotency records, expired policy rows, retention). Default 1 h;
@@ -500,11 +501,14 @@ type MaintenanceResult struct {
 	Devices, Triggers, Notifications int
 	// Policy counts expired dedupe locks and daily counts deleted.
 	Policy int
+	// CampaignRuns counts finished campaign runs deleted (with their
+	// recipient records).
+	CampaignRuns int
 }
 
 // RunMaintenance prunes, once and now: devices not seen within
-// DeviceMaxAge, idempotency records older than IdempotencyRetention and
-// notifications finished longer than Retention ago. The elected leader also
+// DeviceMaxAge, idempotency records older than IdempotencyRetention, and
+// notifications and campaign runs finished longer than Retention ago. The elected leader also
 // does this every MaintenanceInterval.
 func (c *Client) RunMaintenance(ctx context.Context) (MaintenanceResult, error) {
 	r, err := c.pruners.Prune(ctx, c.now())

@@ -36,6 +36,7 @@ func (c *Client) newElector() error {
 		Idempotency:   maintenance.NewIdempotencyPruner(cfg.Store, pruneEvery, cfg.IdempotencyRetention),
 		Policy:        maintenance.NewPolicyPruner(cfg.Store, pruneEvery),
 		Notifications: maintenance.NewNotificationPruner(cfg.Store, pruneEvery, cfg.Retention),
+		CampaignRuns:  maintenance.NewCampaignRunPruner(cfg.Store, pruneEvery, cfg.Retention),
 	}
 	services := []leadership.Service{
 		maintenance.NewLeaseReaper(cfg.Store, reapEvery, ttl, c.metrics),
@@ -43,6 +44,7 @@ func (c *Client) newElector() error {
 		c.pruners.Idempotency,
 		c.pruners.Policy,
 		c.pruners.Notifications,
+		c.pruners.CampaignRuns,
 	}
 	var daemons []leadership.Daemon
 	if !cfg.Reminders.Disabled {

@@ -70,6 +70,11 @@ type Campaigns interface {
 	// it all back.
 	AdvanceCampaignRun(ctx context.Context, b CampaignBatch) (CampaignBatchResult, error)
 
+	// PruneCampaignRuns deletes, oldest first and at most limit, runs that
+	// finished before cutoff, with their recipient records, and returns
+	// how many runs it deleted. Running runs are never deleted.
+	PruneCampaignRuns(ctx context.Context, cutoff time.Time, limit int) (int, error)
+
 	// AudienceUsers returns up to q.Limit users after q.After in id order
 	// (keyset: never the whole audience at once), each with its time zone:
 	// every user, or with q.ActiveSince those with a device seen at or

@@ -13,6 +13,7 @@ type Pruners struct {
 	Idempotency   *Pruner
 	Policy        *Pruner
 	Notifications *Pruner
+	CampaignRuns  *Pruner
 }
 
 // PruneResult counts what one Prune removed.
@@ -20,11 +21,13 @@ type PruneResult struct {
 	Devices, Triggers, Notifications int
 	// Policy counts expired dedupe locks and daily counts deleted.
 	Policy int
+	// CampaignRuns counts finished campaign runs deleted.
+	CampaignRuns int
 }
 
 // Prune runs every pruner once, now, whatever their intervals: stale
 // devices, expired idempotency records, expired policy rows, then finished
-// notifications past retention. It stops at the first error.
+// notifications and campaign runs past retention. It stops at the first error.
 func (p Pruners) Prune(ctx context.Context, now time.Time) (PruneResult, error) {
 	var r PruneResult
 	var err error
@@ -45,6 +48,11 @@ func (p Pruners) Prune(ctx context.Context, now time.Time) (PruneResult, error) 
 	}
 	if p.Notifications != nil {
 		if r.Notifications, err = p.Notifications.Prune(ctx, now); err != nil {
+			return r, err
+		}
+	}
+	if p.CampaignRuns != nil {
+		if r.CampaignRuns, err = p.CampaignRuns.Prune(ctx, now); err != nil {
 			return r, err
 		}
 	}

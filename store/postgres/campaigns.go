@@ -325,6 +325,19 @@ WHERE campaign = $1 AND run_id = $2`), b.Campaign, b.RunID))
 	return out, nil
 }
 
+// PruneCampaignRuns implements store.Campaigns.
+func (s *Store) PruneCampaignRuns(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	if err := store.CheckPruneFinished(limit); err != nil {
+		return 0, err
+	}
+	var args []any
+	tag, err := s.pool.Exec(ctx, s.q(rules.CampaignRunPruneSQL("{s}.campaign_runs", cutoff, limit, marker(&args))), args...)
+	if err != nil {
+		return 0, formatError(err, "campaign runs")
+	}
+	return int(tag.RowsAffected()), nil
+}
+
 // AudienceUsers implements store.Campaigns: a keyset page of users by id.
 func (s *Store) AudienceUsers(ctx context.Context, q store.AudienceQuery) ([]store.AudienceUser, error) {
 	if err := store.CheckAudienceQuery(q); err != nil {

@@ -77,6 +77,14 @@ func CampaignRunCountSQL(table, campaign, runID string, enqueued, skipped int, m
 		` WHERE campaign = ` + mark(campaign) + ` AND run_id = ` + mark(runID)
 }
 
+// CampaignRunPruneSQL deletes up to limit finished runs of table (the
+// store's name for campaign_runs) that finished before cutoff, oldest
+// first; their recipient rows go with them (ON DELETE CASCADE).
+func CampaignRunPruneSQL(table string, cutoff any, limit int, mark Marker) string {
+	return `DELETE FROM ` + table + ` WHERE (campaign, run_id) IN (SELECT campaign, run_id FROM ` + table +
+		` WHERE state <> 'running' AND finished_at < ` + mark(cutoff) + ` ORDER BY finished_at LIMIT ` + mark(limit) + `)`
+}
+
 // AudienceActiveSQL is the condition of "active within" (S3.7): the user
 // has a device seen at or after since. users is the users table's name in
 // the query; devices the devices table's.

@@ -335,6 +335,21 @@ VALUES `+rowMarks(len(ns), 4)+` ON CONFLICT DO NOTHING RETURNING user_id`, args.
 	return out, err
 }
 
+// PruneCampaignRuns implements store.Campaigns.
+func (s *Store) PruneCampaignRuns(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	if err := store.CheckPruneFinished(limit); err != nil {
+		return 0, err
+	}
+	var n int
+	err := s.inTx(ctx, func(tx *writeTx) error {
+		var args []any
+		var err error
+		n, err = s.execN(ctx, tx, "campaign runs", rules.CampaignRunPruneSQL("campaign_runs", cutoff, limit, mark(&args)), args...)
+		return err
+	})
+	return n, err
+}
+
 // AudienceUsers implements store.Campaigns: a keyset page of users by id.
 func (s *Store) AudienceUsers(ctx context.Context, q store.AudienceQuery) ([]store.AudienceUser, error) {
 	if err := store.CheckAudienceQuery(q); err != nil {

@@ -70,6 +70,7 @@ func testCampaigns(t *testing.T, newStore NewStore) {
 	t.Run("StartOnce", func(t *testing.T) { testCampaignStartOnce(t, newStore) })
 	t.Run("Batches", func(t *testing.T) { testCampaignBatches(t, newStore) })
 	t.Run("Audience", func(t *testing.T) { testCampaignAudience(t, newStore) })
+	t.Run("Prune", func(t *testing.T) { testCampaignPrune(t, newStore) })
 }
 
 func testCampaignRows(t *testing.T, newStore NewStore) {
@@ -299,5 +300,46 @@ func testCampaignAudience(t *testing.T, newStore NewStore) {
 	}
 	if _, err := f.s.AudienceUsers(f.ctx, store.AudienceQuery{}); heraldtype.ErrorCode(err) != heraldtype.EINVALID {
 		t.Fatalf("AudienceUsers(limit 0) = %v, want invalid_argument", err)
+	}
+}
+
+// testCampaignPrune: finished runs past the cutoff go with their
+// recipient records, oldest first, at most limit; running ones stay.
+func testCampaignPrune(t *testing.T, newStore NewStore) {
+	f := newFixture(t, newStore)
+	f.user("u1")
+	f.putCampaign(campaign("daily", at(time.Hour)), base())
+	finish := func(id string, at time.Time) {
+		run := f.startRun(store.CampaignRunStart{Campaign: "daily", RunID: id, Occurrence: base(), Now: base()}).Run
+		b := f.batchOf("daily", id, run.Version, "u1")
+		b.Finish, b.Now = heraldtype.RunDone, at
+		if r := f.advance(b); !r.Applied || r.Enqueued != 1 {
+			t.Fatalf("finish %s: %+v", id, r)
+		}
+	}
+	finish("r1", at(time.Hour))
+	finish("r2", at(2*time.Hour))
+	finish("r3", at(3*time.Hour))
+	f.startRun(store.CampaignRunStart{Campaign: "daily", RunID: "r4", Occurrence: base(), Now: base()})
+	n, err := f.s.PruneCampaignRuns(f.ctx, at(3*time.Hour), 1)
+	if err != nil || n != 1 {
+		t.Fatalf("PruneCampaignRuns(limit 1) = %d, %v", n, err)
+	}
+	if _, err := f.s.GetCampaignRun(f.ctx, "daily", "r1"); heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
+		t.Fatalf("the oldest run was not pruned: %v", err)
+	}
+	if n, err = f.s.PruneCampaignRuns(f.ctx, at(10*time.Hour), 10); err != nil || n != 2 {
+		t.Fatalf("PruneCampaignRuns = %d, %v; want r2 and r3", n, err)
+	}
+	if _, err := f.s.GetCampaignRun(f.ctx, "daily", "r4"); err != nil {
+		t.Fatalf("the running run was pruned: %v", err)
+	}
+	// The recipient records went with r1: running r1 again would reach u1.
+	re := f.startRun(store.CampaignRunStart{Campaign: "daily", RunID: "r1", Occurrence: base(), Now: at(11 * time.Hour)})
+	if r := f.advance(f.batchOf("daily", "r1", re.Run.Version, "u1")); r.Enqueued != 1 {
+		t.Fatalf("recipient records survived their run: %+v", r)
+	}
+	if _, err := f.s.PruneCampaignRuns(f.ctx, base(), 0); heraldtype.ErrorCode(err) != heraldtype.EINVALID {
+		t.Fatalf("limit 0 = %v, want invalid_argument", err)
 	}
 }
