@@ -16,7 +16,10 @@ func TestCampaignsAPI(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.seedUser("u1")
 	e.do("PUT", "/v1/types/recommendation", map[string]any{"channels": []string{"in_app"}}).expect(t, http.StatusOK, nil)
-	body := map[string]any{"type": "recommendation", "title": "Today's picks", "body": "For {{.User.ID}}",
+	// The README's example: the fetched items in the body and the data.
+	body := map[string]any{"type": "recommendation", "title": "Your picks for today",
+		"body":     "{{(index .Items 0).name}}, {{(index .Items 1).name}} and more",
+		"data":     map[string]any{"product_id": "{{(index .Items 0).id}}"},
 		"schedule": map[string]any{"cron": "0 9 * * *", "time_zone": "Asia/Seoul"},
 		"audience": map[string]any{"active_within": "168h"},
 		"fetch":    map[string]any{"url": "http://reco.internal/v1/recommendations", "timeout": "5s", "concurrency": 4}}

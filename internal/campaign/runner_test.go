@@ -43,7 +43,7 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	st    store.Store
 	db    *sql.DB
@@ -54,7 +54,7 @@ type env struct {
 // start is 2026-03-07 08:00 in Seoul.
 var start = time.Date(2026, 3, 6, 23, 0, 0, 0, time.UTC)
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "herald.db"), sqlite.Options{})
 	if err != nil {
