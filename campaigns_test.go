@@ -5,9 +5,13 @@ package herald
 // embedded store with an injected clock and the runner ticked by hand.
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,5 +152,84 @@ func TestManualRunAndReRunSendNobodyTwice(t *testing.T) {
 	}
 	if _, err := p.client.RunCampaign(p.ctx, "daily-reco", ""); heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
 		t.Fatalf("run of a deleted campaign = %v, want not_found", err)
+	}
+}
+
+// Seed 003's daily recommendations end to end (S3.7): at 09:00 Seoul the
+// runner asks the recommendation API for each batch's users, renders three
+// items per user, and the pipeline delivers them to the FCM emulator —
+// once per user; a user the API has nothing for gets nothing and is
+// counted.
+func TestSeedDailyRecommendations(t *testing.T) {
+	p := newCampaignPipeline(t)
+	// 08:59:00 in Seoul, today.
+	seoul, _ := time.LoadLocation("Asia/Seoul")
+	now := p.clock.Now().In(seoul)
+	p.clock.now = time.Date(now.Year(), now.Month(), now.Day(), 8, 59, 0, 0, seoul).UTC()
+	for _, u := range []string{"u1", "u2", "u3"} {
+		p.device(u, "d-"+u, "tok-"+u)
+	}
+	var calls atomic.Int64
+	reco := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		var req struct {
+			UserIDs []string `json:"user_ids"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		users := map[string]any{}
+		for _, u := range req.UserIDs {
+			if u == "u3" {
+				continue // nothing to recommend
+			}
+			users[u] = map[string]any{"items": []any{
+				map[string]any{"id": "p1", "name": "Kettle"}, map[string]any{"id": "p2", "name": "Mug"},
+				map[string]any{"id": "p3", "name": "Tea"}}, "fields": map[string]any{"strategy": "similar"}}
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"users": users})
+	}))
+	defer reco.Close()
+	req := dailyReco()
+	req.Fetch = &heraldtype.CampaignFetch{URL: reco.URL}
+	req.Title = "오늘의 추천 상품"
+	req.Body = "{{(index .Items 0).name}}, {{(index .Items 1).name}}, {{(index .Items 2).name}}을(를) 추천드려요!"
+	req.Data = map[string]string{"strategy": "{{.Fields.strategy}}", "productIds": "{{range $i, $it := .Items}}{{if $i}},{{end}}{{$it.id}}{{end}}"}
+	if _, _, err := p.client.PutCampaign(p.ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.client.campaigns.Tick(p.ctx); err != nil || calls.Load() != 0 {
+		t.Fatalf("08:59: tick %v, %d calls", err, calls.Load())
+	}
+	p.clock.Advance(time.Minute)
+	if err := p.client.campaigns.Tick(p.ctx); err != nil {
+		t.Fatal(err)
+	}
+	page, err := p.client.ListCampaignRuns(p.ctx, CampaignRunFilter{Campaign: "daily-reco"})
+	if err != nil || len(page.Runs) != 1 {
+		t.Fatalf("runs: %+v %v", page, err)
+	}
+	run := page.Runs[0]
+	if run.State != heraldtype.RunDone || run.Enqueued != 2 || run.FetchFailed != 1 || !strings.Contains(run.LastError, `"u3"`) {
+		t.Fatalf("run: %+v", run)
+	}
+	if sent := p.work(); sent != 2 {
+		t.Fatalf("sent %d, want 2", sent)
+	}
+	msgs := p.em.Messages()
+	if len(msgs) != 2 {
+		t.Fatalf("%d messages at the emulator", len(msgs))
+	}
+	for _, m := range msgs {
+		body := string(m.Message)
+		if !strings.Contains(body, "Kettle, Mug, Tea을(를) 추천드려요!") || !strings.Contains(body, `"productIds":"p1,p2,p3"`) ||
+			!strings.Contains(body, `"strategy":"similar"`) {
+			t.Fatalf("message %s", body)
+		}
+	}
+	// The next tick, the same day: nothing more.
+	if err := p.client.campaigns.Tick(p.ctx); err != nil || p.work() != 0 {
+		t.Fatalf("a second tick sent again (%v)", err)
 	}
 }
