@@ -1,5 +1,5 @@
 -- Campaigns (issue 19 item 6, S3.7), column for column the same as
--- SQLite's 0010: a named recurring send to an audience. The campaign row
+-- SQLite's 0014: a named recurring send to an audience. The campaign row
 -- holds its schedule state (next_at, a version every write bumps, which
 -- guards a scheduled start); each run is a row keyed by (campaign, run_id)
 -- — a due time runs once — with its audience cursor and counts; each user
