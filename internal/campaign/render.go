@@ -3,6 +3,7 @@ package campaign
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"text/template"
@@ -64,12 +65,29 @@ func Parse(c heraldtype.Campaign) (*Content, error) {
 }
 
 func parse(field, text string) (*template.Template, error) {
-	t, err := template.New(field).Option("missingkey=error").Parse(text)
+	t, err := template.New(field).Option("missingkey=error").Funcs(template.FuncMap{"printf": boundedPrintf}).Parse(text)
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "template: ")
 		return nil, heraldtype.FieldErrorf(field, "is not a valid template: %s", msg)
 	}
 	return t, nil
+}
+
+// printfWidths finds the widths and precisions of a format's verbs.
+var printfWidths = regexp.MustCompile(`%[-+# 0]*(\d+|\*)?(?:\.(\d+|\*))?`)
+
+// boundedPrintf is text/template's printf with widths and precisions of at
+// most 99: the builtin would build whatever "%999999999d" asks for before
+// the output limit (maxRendered) could refuse it.
+func boundedPrintf(format string, args ...any) (string, error) {
+	for _, m := range printfWidths.FindAllStringSubmatch(format, -1) {
+		for _, n := range m[1:] {
+			if n == "*" || len(n) > 2 {
+				return "", fmt.Errorf("printf: a width or precision above 99 (%q)", m[0])
+			}
+		}
+	}
+	return fmt.Sprintf(format, args...), nil
 }
 
 // Rendered is one recipient's message.
