@@ -523,3 +523,30 @@ func (s *countingStore) AudienceUsers(ctx context.Context, q store.AudienceQuery
 	}
 	return us, err
 }
+
+// A paused campaign does not run on its schedule; a manual run of it
+// does, and a local-time campaign's manual run is due now, not at a wall
+// time.
+func TestPausedCampaignRunsOnlyByHand(t *testing.T) {
+	e := newEnv(t)
+	e.users(2, "America/New_York")
+	e.daily("paused", func(c *heraldtype.Campaign) { c.Paused, c.LocalTime = true, true })
+	r := e.runner("a", nil)
+	e.clock.Advance(48 * time.Hour)
+	e.tick(r)
+	if rs := e.runs("paused"); len(rs) != 0 {
+		t.Fatalf("a paused campaign ran: %+v", rs)
+	}
+	if _, err := e.st.StartCampaignRun(e.ctx, store.CampaignRunStart{Campaign: "paused", RunID: ManualPrefix + "1",
+		Occurrence: e.clock.Now(), Now: e.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	e.tick(r)
+	if run := e.onlyRun("paused"); run.State != heraldtype.RunDone || run.Enqueued != 2 {
+		t.Fatalf("manual run: %+v", run)
+	}
+	var withSendAt int
+	if err := e.db.QueryRowContext(e.ctx, `SELECT count(*) FROM notifications WHERE send_at IS NOT NULL`).Scan(&withSendAt); err != nil || withSendAt != 0 {
+		t.Fatalf("%d notifications of a manual run have a send_at (%v)", withSendAt, err)
+	}
+}

@@ -54,7 +54,8 @@ type Metrics struct {
 	ReminderLag prometheus.Histogram
 
 	// Campaigns counts campaign runs by event (S3.7): started (a due
-	// time), resumed (after a crash, a hand-over or the lock's at-most),
+	// time), resumed (a run picked up again: after a crash, a hand-over,
+	// the lock's at-most, or a re-run by hand),
 	// done, failed (the run reached nobody it considered), locked (the
 	// campaign's cluster lock was held elsewhere), missed (due times the
 	// catch-up policy passed over). Never labelled by campaign name, so
