@@ -294,7 +294,8 @@ func (r *Runner) startDue(ctx context.Context, c heraldtype.Campaign, now time.T
 	plan, err := Plan(c, r.cfg.DefaultZone)
 	if err != nil {
 		// A stored schedule that no longer compiles (a zone the tz database
-		// dropped) would be due forever: it is paused, visibly, in the log.
+		// dropped) would be due forever: its next_at is cleared (GET shows
+		// none), and the log says why. A PUT with a valid schedule revives it.
 		r.log.Warn("campaign: a campaign's schedule no longer compiles; it will not run on schedule", "campaign", c.Name, "err", err)
 		_, err := r.cfg.Store.StartCampaignRun(ctx, store.CampaignRunStart{Campaign: c.Name, Now: now,
 			Advance: &store.CampaignAdvance{Version: c.Version}})
