@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/campaign"
 	"github.com/heraldhq/herald/internal/dispatch"
 	"github.com/heraldhq/herald/internal/leadership"
 	"github.com/heraldhq/herald/internal/maintenance"
@@ -114,6 +115,8 @@ type Config struct {
 	Worker WorkerConfig
 	// Reminders tunes the reminder scheduler (S2).
 	Reminders ReminderConfig
+	// Campaigns tunes the campaign runner (S3.7).
+	Campaigns CampaignConfig
 	// DisableWorkers runs the Client as an API-only instance.
 	DisableWorkers bool
 	// InterestRetention is how long an interest is kept after it was last
@@ -134,8 +137,9 @@ type Config struct {
 	// an ACTIVE device's token.
 	DeviceTokenTakeoverAfter time.Duration
 	// Retention deletes notifications (with their deliveries and
-	// attempts) whose deliveries all finished this long ago. Default 30
-	// days; negative keeps them forever.
+	// attempts) whose deliveries all finished this long ago, and campaign
+	// runs (with their recipient records) finished this long ago. Default
+	// 30 days; negative keeps them forever.
 	Retention time.Duration
 	// MaintenanceInterval is how often the elected leader prunes (devices,
 	// idempotency records, expired policy rows, retention). Default 1 h;
@@ -264,6 +268,7 @@ type Client struct {
 	store     store.Store
 	worker    *dispatch.Worker
 	scheduler *reminder.Scheduler
+	campaigns *campaign.Runner
 	elector   *leadership.Elector
 	pruners   maintenance.Pruners
 	types     *policy.Catalog
@@ -527,11 +532,14 @@ type MaintenanceResult struct {
 	// InterestRetention and reminders stopped longer than
 	// ReminderConfig.Retention ago.
 	Interests, Reminders int
+	// CampaignRuns counts finished campaign runs deleted (with their
+	// recipient records).
+	CampaignRuns int
 }
 
 // RunMaintenance prunes, once and now: devices not seen within
-// DeviceMaxAge, idempotency records older than IdempotencyRetention and
-// notifications finished longer than Retention ago. The elected leader also
+// DeviceMaxAge, idempotency records older than IdempotencyRetention, and
+// notifications and campaign runs finished longer than Retention ago. The elected leader also
 // does this every MaintenanceInterval.
 func (c *Client) RunMaintenance(ctx context.Context) (MaintenanceResult, error) {
 	r, err := c.pruners.Prune(ctx, c.now())

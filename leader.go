@@ -38,6 +38,7 @@ func (c *Client) newElector() error {
 		Notifications: maintenance.NewNotificationPruner(cfg.Store, pruneEvery, cfg.Retention),
 		Interests:     maintenance.NewInterestPruner(cfg.Store, pruneEvery, cfg.InterestRetention),
 		Reminders:     maintenance.NewReminderPruner(cfg.Store, pruneEvery, cfg.Reminders.Retention),
+		CampaignRuns:  maintenance.NewCampaignRunPruner(cfg.Store, pruneEvery, cfg.Retention),
 	}
 	services := []leadership.Service{
 		maintenance.NewLeaseReaper(cfg.Store, reapEvery, ttl, c.metrics),
@@ -47,6 +48,7 @@ func (c *Client) newElector() error {
 		c.pruners.Notifications,
 		c.pruners.Interests,
 		c.pruners.Reminders,
+		c.pruners.CampaignRuns,
 	}
 	var daemons []leadership.Daemon
 	if !cfg.Reminders.Disabled {
@@ -56,6 +58,14 @@ func (c *Client) newElector() error {
 		}
 		c.scheduler = sch
 		daemons = append(daemons, sch)
+	}
+	if !cfg.Campaigns.Disabled {
+		run, err := c.newCampaignRunner()
+		if err != nil {
+			return err
+		}
+		c.campaigns = run
+		daemons = append(daemons, run)
 	}
 	if v, ok := cfg.Store.(store.QueueVacuumer); ok {
 		services = append(services, maintenance.NewQueueVacuum(v, maintenance.DefaultVacuumInterval))

@@ -42,7 +42,11 @@ const (
 	ScopeInterestsWrite     Scope = "interests:write"
 	ScopeRulesRead          Scope = "rules:read"
 	ScopeRulesWrite         Scope = "rules:write"
-	ScopeAdmin              Scope = "admin"
+	// ScopeCampaignsWrite also lets a key make Herald call the HTTP
+	// endpoint a campaign's fetch names: grant it as carefully as admin.
+	ScopeCampaignsRead  Scope = "campaigns:read"
+	ScopeCampaignsWrite Scope = "campaigns:write"
+	ScopeAdmin          Scope = "admin"
 )
 
 // AllScopes lists every scope, ScopeAdmin last.
@@ -53,7 +57,7 @@ func AllScopes() []Scope {
 		ScopeInboxRead, ScopeInboxWrite, ScopePreferencesRead, ScopePreferencesWrite,
 		ScopeSuppressionsRead, ScopeSuppressionsWrite, ScopeMetricsRead,
 		ScopeRemindersRead, ScopeRemindersWrite, ScopeEventsRead, ScopeEventsWrite, ScopeInterestsRead, ScopeInterestsWrite,
-		ScopeRulesRead, ScopeRulesWrite, ScopeAdmin,
+		ScopeRulesRead, ScopeRulesWrite, ScopeCampaignsRead, ScopeCampaignsWrite, ScopeAdmin,
 	}
 }
 

@@ -49,6 +49,7 @@ type Store interface {
 	Interests
 	Rules
 	DeadEvents
+	Campaigns
 	Policies
 
 	// Migrate applies the embedded migrations that have not run yet.

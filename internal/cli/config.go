@@ -87,6 +87,9 @@ type Config struct {
 	// Kafka: intake of notification requests and events (issue 20; README:
 	// Events and notification requests over Kafka).
 	Kafka KafkaConfig `koanf:"kafka"`
+	// Campaigns tunes the campaign runner (README: Reminders and
+	// schedules, Campaigns).
+	Campaigns CampaignsConfig `koanf:"campaigns"`
 	// Retry overrides the backoff per error class: temporary, throttled.
 	Retry map[string]RetryConfig `koanf:"retry"`
 	// Types declares notification types: channels, priority,
@@ -197,6 +200,17 @@ type RemindersConfig struct {
 	Retention time.Duration `koanf:"retention"`
 }
 
+// CampaignsConfig is the campaigns: section, herald.CampaignConfig's file
+// and environment names.
+type CampaignsConfig struct {
+	BatchSize    int           `koanf:"batch_size"`
+	Pause        time.Duration `koanf:"pause"`
+	LockAtMost   time.Duration `koanf:"lock_at_most"`
+	LockAtLeast  time.Duration `koanf:"lock_at_least"`
+	PollInterval time.Duration `koanf:"poll_interval"`
+	Enabled      bool          `koanf:"enabled"`
+}
+
 // TypeConfig is one entry of the types: section, herald.TypeConfig's file
 // names (README: Delivery policy).
 type TypeConfig struct {
@@ -281,6 +295,8 @@ func defaultConfig() Config {
 		Reminders: RemindersConfig{Lease: 30 * time.Second, BatchSize: 500, Gap: 60 * time.Second,
 			PollInterval: 500 * time.Millisecond, Enabled: true, Retention: herald.DefaultReminderRetention},
 		Kafka: defaultKafkaConfig(),
+		Campaigns: CampaignsConfig{BatchSize: 500, Pause: 50 * time.Millisecond, LockAtMost: time.Hour,
+			LockAtLeast: 5 * time.Minute, PollInterval: time.Second, Enabled: true},
 	}
 }
 
@@ -352,6 +368,9 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		Reminders: herald.ReminderConfig{Lease: c.Reminders.Lease, BatchSize: c.Reminders.BatchSize,
 			Gap: off(c.Reminders.Gap), PollInterval: c.Reminders.PollInterval, Disabled: !c.Reminders.Enabled,
 			Retention: off(c.Reminders.Retention)},
+		Campaigns: herald.CampaignConfig{BatchSize: c.Campaigns.BatchSize, Pause: off(c.Campaigns.Pause),
+			LockAtMost: c.Campaigns.LockAtMost, LockAtLeast: off(c.Campaigns.LockAtLeast),
+			PollInterval: c.Campaigns.PollInterval, Disabled: !c.Campaigns.Enabled},
 		IdempotencyRetention:     off(c.IdempotencyRetention),
 		InterestRetention:        off(c.InterestRetention),
 		DeviceMaxAge:             off(c.DeviceMaxAge),

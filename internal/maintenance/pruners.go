@@ -15,6 +15,7 @@ type Pruners struct {
 	Notifications *Pruner
 	Interests     *Pruner
 	Reminders     *Pruner
+	CampaignRuns  *Pruner
 }
 
 // PruneResult counts what one Prune removed.
@@ -24,11 +25,14 @@ type PruneResult struct {
 	Policy int
 	// Interests and Reminders count aged interests and stopped reminders.
 	Interests, Reminders int
+	// CampaignRuns counts finished campaign runs deleted.
+	CampaignRuns int
 }
 
 // Prune runs every pruner once, now, whatever their intervals: stale
 // devices, expired idempotency records, expired policy rows, finished
-// notifications past retention, aged interests, then stopped reminders. It stops at the first error.
+// notifications and campaign runs past retention, aged interests, then
+// stopped reminders. It stops at the first error.
 func (p Pruners) Prune(ctx context.Context, now time.Time) (PruneResult, error) {
 	var r PruneResult
 	var err error
@@ -59,6 +63,11 @@ func (p Pruners) Prune(ctx context.Context, now time.Time) (PruneResult, error) 
 	}
 	if p.Reminders != nil {
 		if r.Reminders, err = p.Reminders.Prune(ctx, now); err != nil {
+			return r, err
+		}
+	}
+	if p.CampaignRuns != nil {
+		if r.CampaignRuns, err = p.CampaignRuns.Prune(ctx, now); err != nil {
 			return r, err
 		}
 	}

@@ -53,6 +53,22 @@ type Metrics struct {
 	// time (S2.7).
 	ReminderLag prometheus.Histogram
 
+	// Campaigns counts campaign runs by event (S3.7): started (a due
+	// time), resumed (a run picked up again: after a crash, a hand-over,
+	// the lock's at-most, or a re-run by hand),
+	// done, failed (the run reached nobody it considered), locked (the
+	// campaign's cluster lock was held elsewhere), missed (due times the
+	// catch-up policy passed over). Never labelled by campaign name, so
+	// the series stay bounded.
+	Campaigns *prometheus.CounterVec // labels: event
+	// CampaignRecipients counts the users campaign runs considered, by
+	// outcome: enqueued, skipped (already reached by the run),
+	// fetch_failed, render_failed.
+	CampaignRecipients *prometheus.CounterVec // labels: outcome
+	// CampaignFetchErrors counts failed calls to campaigns' fetch
+	// endpoints (timeout, transport error, non-2xx, a bad answer).
+	CampaignFetchErrors prometheus.Counter
+
 	// Every label value goes through one of these sets (Type, Provider,
 	// Code), so the number of series stays bounded whatever triggers and
 	// providers send.
@@ -117,12 +133,22 @@ func New(reg prometheus.Registerer) *Metrics {
 		Name: "herald_reminder_lag_seconds", Help: "Time from an occurrence's due time to its enqueue.",
 		Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300},
 	})
+	m.Campaigns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_campaign_runs_total", Help: "Campaign runs by event (started, resumed, done, failed, locked, missed).",
+	}, []string{"event"})
+	m.CampaignRecipients = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_campaign_recipients_total", Help: "Users campaign runs considered, by outcome.",
+	}, []string{"outcome"})
+	m.CampaignFetchErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "herald_campaign_fetch_errors_total", Help: "Failed calls to campaign fetch endpoints.",
+	})
 	// Herald's own outcome and reason values: always declared.
 	m.codes.add("none", "allowed", "deferred", "opted_out", "rate_limited", "policy_error")
 	if reg != nil {
 		reg.MustRegister(m.Accepted, m.Sent, m.Failed, m.Retried, m.Dead, m.Skipped, m.Unknown,
 			m.Requeued, m.InvalidatedTokens, m.Throttled, m.QueueDepth, m.SendLatency, m.EndToEndLatency,
-			m.PolicyDecisions, m.Reminders, m.RemindersStopped, m.ReminderLag)
+			m.PolicyDecisions, m.Reminders, m.RemindersStopped, m.ReminderLag,
+			m.Campaigns, m.CampaignRecipients, m.CampaignFetchErrors)
 	}
 	return m
 }

@@ -1,0 +1,44 @@
+package campaign
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+func TestRender(t *testing.T) {
+	c, err := Parse(heraldtype.Campaign{Title: "Hi {{.User.ID}}", Body: `{{printf "%.2f" (index .Fields "price")}} {{len .Items}}`,
+		Data: map[string]string{"first": "{{(index .Items 0).id}}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Render(View{User: ViewUser{ID: "u1"}, Items: []any{map[string]any{"id": "p1"}}, Fields: map[string]any{"price": 9.5}})
+	if err != nil || r.Title != "Hi u1" || r.Body != "9.50 1" || r.Data["first"] != "p1" {
+		t.Fatalf("render = %+v, %v", r, err)
+	}
+	for name, tc := range map[string]struct {
+		body, want string
+	}{
+		"missing field key": {"{{.Fields.name}}", `map has no entry for key "name"`},
+		"missing item":      {"{{index .Items 3}}", "out of range"},
+		"unknown field":     {"{{.User.Email}}", "can't evaluate field Email"},
+		"huge printf width": {`{{printf "%999999999d" 1}}`, "above 99"},
+		"huge output":       {`{{range .Items}}{{printf "%99d" 1}}{{printf "%99d" 1}}{{end}}`, "renders more than"},
+	} {
+		c, err := Parse(heraldtype.Campaign{Body: tc.body})
+		if err != nil {
+			t.Fatalf("%s: parse: %v", name, err)
+		}
+		items := []any{1}
+		if name == "huge output" {
+			items = make([]any, 1000)
+		}
+		if _, err := c.Render(View{Items: items}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", name, err, tc.want)
+		}
+	}
+	if _, err := Parse(heraldtype.Campaign{Data: map[string]string{"x": "{{"}}); heraldtype.ErrorCode(err) != heraldtype.EINVALID || !strings.Contains(err.Error(), "data.x") {
+		t.Fatalf("a data template that does not parse = %v", err)
+	}
+}

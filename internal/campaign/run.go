@@ -1,0 +1,216 @@
+package campaign
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/audience"
+	"github.com/heraldhq/herald/internal/schedule"
+	"github.com/heraldhq/herald/store"
+)
+
+// execute runs one run from its cursor to the end of its audience, a
+// batch at a time. It returns early, leaving the run running at its last
+// cursor, when ctx ends (the lock's at-most, the leader's term) or a
+// batch cannot be written; the next tick resumes it. A run another runner
+// moved on (a restart, a second runner after a hand-over) is left to it.
+func (r *Runner) execute(ctx context.Context, run heraldtype.CampaignRun) error {
+	c, err := r.cfg.Store.GetCampaign(ctx, run.Campaign)
+	if heraldtype.ErrorCode(err) == heraldtype.ENOTFOUND {
+		return nil // deleted, with its runs
+	} else if err != nil {
+		return err
+	}
+	if run.Cursor != "" || run.Version > 1 {
+		r.cfg.Metrics.Campaigns.WithLabelValues("resumed").Inc()
+	}
+	content, err := r.parsed(c)
+	if err == nil {
+		var src audience.Source
+		if src, err = audience.For(c.Audience, r.cfg.Store, run.Occurrence); err == nil {
+			return r.batches(ctx, c, content, src, run)
+		}
+	}
+	// A stored campaign the API would refuse now (it cannot be fixed by
+	// trying again): the run fails, with the reason on it.
+	_, ferr := r.advance(ctx, c, store.CampaignBatch{Campaign: run.Campaign, RunID: run.ID, Version: run.Version,
+		Cursor: run.Cursor, LastError: err.Error(), Finish: heraldtype.RunFailed, Now: r.cfg.Now().UTC()})
+	return ferr
+}
+
+func (r *Runner) batches(ctx context.Context, c heraldtype.Campaign, content *Content, src audience.Source, run heraldtype.CampaignRun) error {
+	var wall time.Time
+	if c.LocalTime && !IsManual(run.ID) {
+		early, err := schedule.LoadZone("time_zone", schedule.EarliestZone)
+		if err != nil {
+			return err
+		}
+		wall = schedule.WallClock(run.Occurrence, early)
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		users, err := src.Next(ctx, run.Cursor, r.cfg.BatchSize)
+		if err != nil {
+			return err
+		}
+		b := store.CampaignBatch{Campaign: run.Campaign, RunID: run.ID, Version: run.Version, Cursor: run.Cursor}
+		if len(users) == 0 {
+			// The end of the audience. A run that considered recipients and
+			// reached none of them (every fetch or render failed) failed.
+			b.Finish = heraldtype.RunDone
+			if run.Recipients > 0 && run.Enqueued+run.Skipped == 0 {
+				b.Finish = heraldtype.RunFailed
+			}
+			b.Now = r.cfg.Now().UTC()
+			res, err := r.advance(ctx, c, b)
+			if err == nil && res.Applied {
+				r.cfg.Metrics.Campaigns.WithLabelValues(string(b.Finish)).Inc()
+				r.log.Info("campaign: run finished", "campaign", c.Name, "run", run.ID, "state", b.Finish,
+					"recipients", res.Run.Recipients, "enqueued", res.Run.Enqueued, "skipped", res.Run.Skipped,
+					"fetch_failed", res.Run.FetchFailed, "render_failed", res.Run.RenderFailed, "last_error", res.Run.LastError)
+			}
+			return err
+		}
+		if err := r.fill(ctx, c, content, run, users, wall, &b); err != nil {
+			return err
+		}
+		res, err := r.advance(ctx, c, b)
+		if err != nil || !res.Applied {
+			return err
+		}
+		run = res.Run
+		if r.cfg.Pause > 0 {
+			t := time.NewTimer(r.cfg.Pause)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+	}
+}
+
+// fill makes the batch of users: their content fetched (when the campaign
+// fetches), rendered and built into one notification each. A user whose
+// content cannot be fetched or rendered is counted and left out; the
+// batch goes on with the others.
+func (r *Runner) fill(ctx context.Context, c heraldtype.Campaign, content *Content, run heraldtype.CampaignRun,
+	users []audience.User, wall time.Time, b *store.CampaignBatch) error {
+	b.Recipients, b.Cursor = len(users), users[len(users)-1].ID
+	var got fetched
+	if c.Fetch != nil {
+		ids := make([]string, len(users))
+		for i, u := range users {
+			ids[i] = u.ID
+		}
+		got = fetchAll(ctx, r.cfg.HTTPClient, *c.Fetch, c.Name, run.ID, ids)
+		if err := ctx.Err(); err != nil {
+			return err // cut short, not failed: the batch is fetched again on resumption
+		}
+		if got.err != nil {
+			b.LastError = got.err.Error()
+			r.cfg.Metrics.CampaignFetchErrors.Inc()
+			r.log.Warn("campaign: fetch failed", "campaign", c.Name, "run", run.ID, "err", got.err)
+		}
+	}
+	for _, u := range users {
+		v := View{User: ViewUser(u), Campaign: c.Name, Run: run.ID}
+		if c.Fetch != nil {
+			uc, ok := got.content[u.ID]
+			if !ok {
+				b.FetchFailed++
+				if !got.failed[u.ID] {
+					b.LastError = fmt.Sprintf("fetch: the answer has no content for user %q", u.ID)
+				}
+				continue
+			}
+			v.Items, v.Fields = uc.Items, uc.Fields
+		}
+		rendered, err := content.Render(v)
+		if err != nil {
+			b.RenderFailed++
+			b.LastError = fmt.Sprintf("user %q: %v", u.ID, err)
+			continue
+		}
+		m := Message{Campaign: c, Run: run, UserID: u.ID, Rendered: rendered}
+		if !wall.IsZero() {
+			m.SendAt = schedule.LocalInstant(wall, r.zone(u.Timezone))
+		}
+		p, err := r.cfg.Build(ctx, m)
+		if code := heraldtype.ErrorCode(err); code == heraldtype.EINVALID {
+			b.RenderFailed++
+			b.LastError = fmt.Sprintf("user %q: %v", u.ID, err)
+			continue
+		} else if err != nil {
+			return err // not the user's: the batch is tried again
+		}
+		if b.Enqueue == nil {
+			b.Enqueue = &p
+		} else {
+			b.Enqueue.Notifications = append(b.Enqueue.Notifications, p.Notifications...)
+		}
+	}
+	b.Now = r.cfg.Now().UTC()
+	if b.Enqueue != nil {
+		b.Enqueue.Now = b.Now
+	}
+	return nil
+}
+
+// advance writes a batch and records what it did.
+func (r *Runner) advance(ctx context.Context, c heraldtype.Campaign, b store.CampaignBatch) (store.CampaignBatchResult, error) {
+	res, err := r.cfg.Store.AdvanceCampaignRun(ctx, b)
+	if err != nil || !res.Applied {
+		return res, err
+	}
+	m := r.cfg.Metrics.CampaignRecipients
+	m.WithLabelValues("enqueued").Add(float64(res.Enqueued))
+	m.WithLabelValues("skipped").Add(float64(res.Skipped))
+	m.WithLabelValues("fetch_failed").Add(float64(b.FetchFailed))
+	m.WithLabelValues("render_failed").Add(float64(b.RenderFailed))
+	if res.Enqueued > 0 && r.cfg.Enqueued != nil {
+		r.cfg.Enqueued(c.Type, res.Result)
+	}
+	return res, nil
+}
+
+// zone is a user's zone for local-time delivery.
+func (r *Runner) zone(tz string) *time.Location {
+	if tz != "" {
+		if loc, err := schedule.LoadZone("timezone", tz); err == nil {
+			return loc
+		}
+	}
+	loc, err := schedule.LoadZone("timezone", r.cfg.DefaultZone)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// parsed returns c's parsed templates, cached per campaign version.
+func (r *Runner) parsed(c heraldtype.Campaign) (*Content, error) {
+	k := contentKey{c.Name, c.Version}
+	r.mu.Lock()
+	content, ok := r.content[k]
+	r.mu.Unlock()
+	if ok {
+		return content, nil
+	}
+	content, err := Parse(c)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if len(r.content) > 1024 {
+		clear(r.content)
+	}
+	r.content[k] = content
+	r.mu.Unlock()
+	return content, nil
+}

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald"
+)
+
+func newCampaignsCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "campaigns",
+		Short: "Inspect and run the campaigns of a running Herald (S3.7)",
+	}
+	cmd.AddCommand(newCampaignsListCmd(e), newCampaignsGetCmd(e), newCampaignsRunCmd(e))
+	return cmd
+}
+
+func newCampaignsListCmd(e *env) *cobra.Command {
+	var server, cursor string
+	var limit int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List campaigns by name",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q := url.Values{}
+			if cursor != "" {
+				q.Set("cursor", cursor)
+			}
+			if limit > 0 {
+				q.Set("limit", fmt.Sprint(limit))
+			}
+			var page herald.CampaignPage
+			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, "/v1/campaigns?"+q.Encode(), nil, nil, &page); err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(e.stdout, page)
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tSCHEDULE\tAUDIENCE\tNEXT\tPAUSED\tLAST RUN")
+			for _, c := range page.Campaigns {
+				next := "-"
+				if !c.NextAt.IsZero() {
+					next = c.NextAt.Format(time.RFC3339)
+				}
+				sched := c.Schedule.Cron
+				if sched == "" {
+					sched = c.Schedule.RRule
+				}
+				if c.Schedule.TimeZone != "" {
+					sched += " " + c.Schedule.TimeZone
+				}
+				if c.LocalTime {
+					sched += " (local time)"
+				}
+				aud := "all"
+				if !c.Audience.All {
+					aud = "active " + c.Audience.ActiveWithin.Std().String()
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\n", printable(c.Name), printable(sched), aud, next, c.Paused, printable(c.LastRunID))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if page.NextCursor != "" {
+				fmt.Fprintf(e.stdout, "\nmore: --cursor %s\n", page.NextCursor)
+			}
+			return nil
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	f := cmd.Flags()
+	f.StringVar(&cursor, "cursor", "", "continue after a previous page")
+	f.IntVar(&limit, "limit", 50, "page size (max 200)")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newCampaignsGetCmd(e *env) *cobra.Command {
+	var server string
+	var runs bool
+	cmd := &cobra.Command{
+		Use:   "get NAME",
+		Short: "Show one campaign (JSON), or with --runs its latest runs",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c := newAPIClient(cmd, server)
+			path := "/v1/campaigns/" + url.PathEscape(args[0])
+			if !runs {
+				var out herald.Campaign
+				if err := c.do(cmd.Context(), http.MethodGet, path, nil, nil, &out); err != nil {
+					return err
+				}
+				return printJSON(e.stdout, out)
+			}
+			var page herald.CampaignRunPage
+			if err := c.do(cmd.Context(), http.MethodGet, path+"/runs", nil, nil, &page); err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "RUN\tSTATE\tRECIPIENTS\tENQUEUED\tSKIPPED\tFETCH FAILED\tRENDER FAILED\tSTARTED\tLAST ERROR")
+			for _, r := range page.Runs {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", printable(r.ID), r.State, r.Recipients, r.Enqueued,
+					r.Skipped, r.FetchFailed, r.RenderFailed, r.StartedAt.Format(time.RFC3339), printable(r.LastError))
+			}
+			return tw.Flush()
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	cmd.Flags().BoolVar(&runs, "runs", false, "list the campaign's runs, newest first")
+	return cmd
+}
+
+func newCampaignsRunCmd(e *env) *cobra.Command {
+	var server, run string
+	cmd := &cobra.Command{
+		Use:   "run NAME",
+		Short: "Run a campaign now, or run one of its runs again (reaching only whom it missed)",
+		Example: "  herald campaigns run daily-reco\n" +
+			"  herald campaigns run daily-reco --run 20261207T000000Z   # recovery after a failed fetch",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var body any
+			if run != "" {
+				body = map[string]string{"run": run}
+			}
+			var out herald.CampaignRun
+			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodPost,
+				"/v1/campaigns/"+url.PathEscape(args[0])+"/run", nil, body, &out); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "campaign %s: run %s started; follow it with herald campaigns get %s --runs\n",
+				printable(args[0]), printable(out.ID), printable(args[0]))
+			return nil
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	cmd.Flags().StringVar(&run, "run", "", "the id of a finished run to run again")
+	return cmd
+}
