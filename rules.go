@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/audience"
 	"github.com/heraldhq/herald/internal/rule"
 	"github.com/heraldhq/herald/store"
 )
@@ -190,56 +191,46 @@ func (c *Client) DryRunRule(ctx context.Context, name string, e Event) (RuleDryR
 	return out, nil
 }
 
-// ruleAudience streams the recipients of rule c for the event with
+// ruleAudience streams the recipients of rule cr for the event with
 // fields f to fn, in batches of at most audiencePage users and never more
-// than the rule's limit in all: the interested users of the event's
-// subject (keyset pages, never the whole audience at once), an explicit
-// list, or the event's user (S3.3).
+// than the rule's limit in all, from the rule's audience.Source: the
+// interested users of the event's subject (keyset pages, never the whole
+// audience at once), an explicit list, or the event's user (S3.3).
 func (c *Client) ruleAudience(ctx context.Context, cr *rule.Compiled, f rule.Fields, e Event, now time.Time, fn func([]string) error) error {
 	a := cr.Rule.Audience
-	left := a.Limit
+	var src audience.Source
 	switch {
 	case a.EventUser:
 		if e.UserID == "" {
 			return nil
 		}
-		return fn([]string{e.UserID})
+		src = audience.List([]string{e.UserID})
 	case len(a.UserIDs) > 0:
-		users := a.UserIDs
-		if len(users) > left {
-			users = users[:left]
-		}
-		return fn(users)
-	}
-	if e.Subject == "" {
+		src = audience.List(a.UserIDs)
+	case e.Subject == "":
 		return nil // an event about no subject interests nobody
+	default:
+		q := heraldtype.InterestQuery{Subject: e.Subject, Kinds: a.Interest.Kinds}
+		if w := time.Duration(a.Interest.Within); w > 0 {
+			q.Since = now.Add(-w)
+		}
+		src = audience.Interested(c.store, q, func(data map[string]string) bool { return cr.Admits(f, data) })
 	}
-	q := heraldtype.InterestQuery{Subject: e.Subject, Kinds: a.Interest.Kinds}
-	if w := time.Duration(a.Interest.Within); w > 0 {
-		q.Since = now.Add(-w)
-	}
+	after, left := "", a.Limit
 	for left > 0 {
-		q.Limit = min(audiencePage, left)
-		page, err := c.store.InterestedUsers(ctx, q)
-		if err != nil {
+		page, err := src.Next(ctx, after, min(audiencePage, left))
+		if err != nil || len(page) == 0 {
 			return err
 		}
-		users := make([]string, 0, len(page))
-		for _, u := range page {
-			if cr.Admits(f, u.Data) {
-				users = append(users, u.UserID)
-			}
+		users := make([]string, len(page))
+		for i, u := range page {
+			users[i] = u.ID
 		}
-		if len(users) > 0 {
-			if err := fn(users); err != nil {
-				return err
-			}
+		if err := fn(users); err != nil {
+			return err
 		}
 		left -= len(users)
-		if len(page) < q.Limit {
-			return nil
-		}
-		q.After = page[len(page)-1].UserID
+		after = users[len(users)-1]
 	}
 	return nil
 }
