@@ -2,12 +2,8 @@ package httpapi
 
 import (
 	"net/http"
-	"net/url"
-	"slices"
-	"strconv"
 
 	"github.com/heraldhq/herald"
-	"github.com/heraldhq/herald/heraldtype"
 )
 
 // putCampaign: PUT /v1/campaigns/{name} creates (201) or replaces (200) a
@@ -107,33 +103,6 @@ func (s *Server) runCampaign(w http.ResponseWriter, r *http.Request) error {
 // parsePageQuery reads cursor and limit; any other or repeated parameter
 // is an error naming it.
 func parsePageQuery(raw string) (cursor string, limit int, err error) {
-	q, err := url.ParseQuery(raw)
-	if err != nil {
-		return "", 0, heraldtype.Errorf(heraldtype.EINVALID, "the query string is malformed: %s", err.Error())
-	}
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for n := range q {
-			if !yield(n) {
-				return
-			}
-		}
-	}) {
-		vs := q[name]
-		if len(vs) > 1 {
-			return "", 0, heraldtype.FieldErrorf(name, "is given %d times; give it once", len(vs))
-		}
-		switch name {
-		case "cursor":
-			cursor = vs[0]
-		case "limit":
-			n, err := strconv.Atoi(vs[0])
-			if err != nil || n < 1 {
-				return "", 0, heraldtype.FieldErrorf("limit", "must be a positive integer")
-			}
-			limit = n
-		default:
-			return "", 0, heraldtype.FieldErrorf(name, "is not a parameter here (cursor, limit)")
-		}
-	}
-	return cursor, limit, nil
+	err = parseQuery(raw, map[string]func(string) error{"cursor": setString(&cursor), "limit": setLimit(&limit)})
+	return cursor, limit, err
 }

@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"net/url"
-	"slices"
 	"strconv"
 
 	"github.com/heraldhq/herald"
@@ -24,39 +22,11 @@ func deadEventID(r *http.Request) (int64, error) {
 // newest first: {"dead_events":[…],"next_cursor":"…"}.
 func (s *Server) listDeadEvents(w http.ResponseWriter, r *http.Request) error {
 	var f herald.DeadEventFilter
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		return heraldtype.Errorf(heraldtype.EINVALID, "the query string is malformed: %s", err.Error())
-	}
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for n := range q {
-			if !yield(n) {
-				return
-			}
-		}
-	}) {
-		vs := q[name]
-		if len(vs) > 1 {
-			return heraldtype.FieldErrorf(name, "is given %d times; give it once", len(vs))
-		}
-		switch v := vs[0]; name {
-		case "topic":
-			f.Topic = v
-		case "kind":
-			f.Kind = v
-		case "replayed":
-			f.Replayed = v
-		case "cursor":
-			f.Cursor = v
-		case "limit":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return heraldtype.FieldErrorf("limit", "must be a positive integer")
-			}
-			f.Limit = n
-		default:
-			return heraldtype.FieldErrorf(name, "is not a filter (topic, kind, replayed, cursor, limit)")
-		}
+	if err := parseQuery(r.URL.RawQuery, map[string]func(string) error{
+		"topic": setString(&f.Topic), "kind": setString(&f.Kind), "replayed": setString(&f.Replayed),
+		"cursor": setString(&f.Cursor), "limit": setLimit(&f.Limit),
+	}); err != nil {
+		return err
 	}
 	page, err := s.client.ListDeadEvents(r.Context(), f)
 	if err != nil {

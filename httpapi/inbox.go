@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -223,28 +222,6 @@ func (s *Server) deleteSuppression(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-// parseQuery applies a setter per known parameter; an unknown or repeated
-// parameter is an error, so a typo is never silently ignored.
-func parseQuery(raw string, setters map[string]func(string) error) error {
-	q, err := url.ParseQuery(raw)
-	if err != nil {
-		return heraldtype.Errorf(heraldtype.EINVALID, "the query string is malformed: %s", err.Error())
-	}
-	for name, vs := range q {
-		set, ok := setters[name]
-		if !ok {
-			return heraldtype.FieldErrorf(name, "is not a parameter of this endpoint")
-		}
-		if len(vs) > 1 {
-			return heraldtype.FieldErrorf(name, "is given %d times; give it once", len(vs))
-		}
-		if err := set(vs[0]); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 

@@ -2,9 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"net/url"
-	"slices"
-	"strconv"
 	"time"
 
 	"github.com/heraldhq/herald"
@@ -50,35 +47,10 @@ func (s *Server) postInterests(w http.ResponseWriter, r *http.Request) error {
 // lists the user's interests by subject and kind.
 func (s *Server) listInterests(w http.ResponseWriter, r *http.Request) error {
 	f := herald.InterestFilter{UserID: r.PathValue("id")}
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		return heraldtype.Errorf(heraldtype.EINVALID, "the query string is malformed: %s", err.Error())
-	}
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for n := range q {
-			if !yield(n) {
-				return
-			}
-		}
-	}) {
-		vs := q[name]
-		if len(vs) > 1 {
-			return heraldtype.FieldErrorf(name, "is given %d times; give it once", len(vs))
-		}
-		switch v := vs[0]; name {
-		case "subject":
-			f.Subject = v
-		case "cursor":
-			f.Cursor = v
-		case "limit":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return heraldtype.FieldErrorf("limit", "must be a positive integer")
-			}
-			f.Limit = n
-		default:
-			return heraldtype.FieldErrorf(name, "is not a filter (subject, cursor, limit)")
-		}
+	if err := parseQuery(r.URL.RawQuery, map[string]func(string) error{
+		"subject": setString(&f.Subject), "cursor": setString(&f.Cursor), "limit": setLimit(&f.Limit),
+	}); err != nil {
+		return err
 	}
 	page, err := s.client.ListInterests(r.Context(), f)
 	if err != nil {

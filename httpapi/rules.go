@@ -2,9 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"net/url"
-	"slices"
-	"strconv"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/heraldtype"
@@ -57,37 +54,10 @@ func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request) error {
 // name: {"rules":[…],"next_cursor":"…"}.
 func (s *Server) listRules(w http.ResponseWriter, r *http.Request) error {
 	var f herald.RuleFilter
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		return heraldtype.Errorf(heraldtype.EINVALID, "the query string is malformed: %s", err.Error())
-	}
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for n := range q {
-			if !yield(n) {
-				return
-			}
-		}
-	}) {
-		vs := q[name]
-		if len(vs) > 1 {
-			return heraldtype.FieldErrorf(name, "is given %d times; give it once", len(vs))
-		}
-		switch v := vs[0]; name {
-		case "source":
-			f.Source = v
-		case "event":
-			f.Event = v
-		case "cursor":
-			f.Cursor = v
-		case "limit":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return heraldtype.FieldErrorf("limit", "must be a positive integer")
-			}
-			f.Limit = n
-		default:
-			return heraldtype.FieldErrorf(name, "is not a filter (source, event, cursor, limit)")
-		}
+	if err := parseQuery(r.URL.RawQuery, map[string]func(string) error{
+		"source": setString(&f.Source), "event": setString(&f.Event), "cursor": setString(&f.Cursor), "limit": setLimit(&f.Limit),
+	}); err != nil {
+		return err
 	}
 	page, err := s.client.ListRules(r.Context(), f)
 	if err != nil {
