@@ -224,7 +224,10 @@ func TestLostOffsetCommitsReplayWithoutDuplicates(t *testing.T) {
 			for _, rp := range rt.Partitions {
 				sp := kmsg.NewOffsetCommitResponseTopicPartition()
 				sp.Partition = rp.Partition
-				sp.ErrorCode = 15 // COORDINATOR_NOT_AVAILABLE
+				// OFFSET_METADATA_TOO_LARGE: refused for good, at once (a
+				// retriable code would be retried until the call's
+				// deadline), without touching the group's membership.
+				sp.ErrorCode = 12
 				st.Partitions = append(st.Partitions, sp)
 			}
 			resp.Topics = append(resp.Topics, st)
@@ -233,8 +236,7 @@ func TestLostOffsetCommitsReplayWithoutDuplicates(t *testing.T) {
 		return resp, nil, true
 	})
 	first := &countingClient{Client: f.client}
-	// A refused commit is retried until the call's deadline; keep it short.
-	stop := f.consumer(first, kafkaapi.Config{Group: "g", CallTimeout: 300 * time.Millisecond})
+	stop := f.consumer(first, kafkaapi.Config{Group: "g"})
 	f.waitFor("every request applied", 90*time.Second, func() bool { return f.notifications(users) == users*perUser })
 	stop()
 	if refused.Load() == 0 {
