@@ -275,9 +275,10 @@ func (s *Store) writeBatch(ps []store.EnqueueParams) (_ []step, done func() ([]s
 		}
 		return steps, func() ([]store.EnqueueResult, []wake) {
 			results := make([]store.EnqueueResult, len(ps))
+			items := inboxByNotification(shared.inbox)
 			for i, p := range ps {
 				results[i] = shared.result(p)
-				results[i].Inbox = inboxOf(shared.inbox, p)
+				results[i].Inbox = inboxOf(items, p)
 			}
 			return results, []wake{shared.wake()}
 		}, nil
@@ -334,20 +335,28 @@ func mergeCalls(batch []store.EnqueueParams) (store.EnqueueParams, bool) {
 	return m, true
 }
 
-// inboxOf are the items of the notifications of p.
-func inboxOf(items []heraldtype.InboxItem, p store.EnqueueParams) []heraldtype.InboxItem {
+// inboxByNotification indexes inbox items by their notification.
+func inboxByNotification(items []heraldtype.InboxItem) map[string][]heraldtype.InboxItem {
 	if len(items) == 0 {
 		return nil
 	}
-	ids := make(map[string]bool, len(p.Notifications))
-	for _, n := range p.Notifications {
-		ids[n.ID] = true
+	m := make(map[string][]heraldtype.InboxItem, len(items))
+	for _, it := range items {
+		m[it.NotificationID] = append(m[it.NotificationID], it)
+	}
+	return m
+}
+
+// inboxOf are the items of the notifications of p, in the order of its
+// notifications: a batch of many triggers looks each one's up instead of
+// scanning every item of the batch per trigger.
+func inboxOf(items map[string][]heraldtype.InboxItem, p store.EnqueueParams) []heraldtype.InboxItem {
+	if len(items) == 0 {
+		return nil
 	}
 	var out []heraldtype.InboxItem
-	for _, it := range items {
-		if ids[it.NotificationID] {
-			out = append(out, it)
-		}
+	for _, n := range p.Notifications {
+		out = append(out, items[n.ID]...)
 	}
 	return out
 }

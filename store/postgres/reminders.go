@@ -403,7 +403,11 @@ func (s *Store) StopReminders(ctx context.Context, sel store.ReminderSelector, r
 // ClaimReminders implements store.Reminders in one statement: the due
 // reminders FOR UPDATE SKIP LOCKED (S2.4), leased, and returned with
 // their user's time zone and the user's latest send from another
-// reminder (the collision gap, S2.5) — no query per reminder.
+// reminder (the collision gap, S2.5) — no query per reminder. It runs
+// under indexPlans, as the queue's claim does: planned on statistics, the
+// lease UPDATE hash-joined the batch to a sequential scan of every
+// reminder (6 ms of a 19 ms claim at 20,000 rows, and growing with the
+// table; auto_explain, docs/PERFORMANCE.md session 9).
 func (s *Store) ClaimReminders(ctx context.Context, p store.ReminderClaimParams) ([]store.ReminderClaim, error) {
 	if err := store.CheckReminderClaim(p); err != nil {
 		return nil, err
@@ -422,20 +426,20 @@ SELECT ` + reminderColumnsOf("l.") + `, l.rescued, coalesce(u.timezone, ''),
 	(SELECT max(o.last_sent_at) FROM {s}.reminders o WHERE o.user_id = l.user_id AND o.id <> l.id AND o.last_sent_at IS NOT NULL)
 FROM l LEFT JOIN {s}.users u ON u.id = l.user_id
 ORDER BY l.next_at, l.id`)
-	rows, err := s.pool.Query(ctx, query, args...)
+	var claims []store.ReminderClaim
+	err := s.indexedQuery(ctx, "reminders", query, func(rows pgx.Rows) (err error) {
+		claims, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.ReminderClaim, error) {
+			var c store.ReminderClaim
+			var last *time.Time
+			var err error
+			c.Reminder, err = scanReminder(r, &c.Rescued, &c.UserTimeZone, &last)
+			c.UserLastSentAt = timeOf(last)
+			return c, err
+		})
+		return err
+	}, args...)
 	if err != nil {
-		return nil, formatError(err, "reminders")
-	}
-	claims, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.ReminderClaim, error) {
-		var c store.ReminderClaim
-		var last *time.Time
-		var err error
-		c.Reminder, err = scanReminder(r, &c.Rescued, &c.UserTimeZone, &last)
-		c.UserLastSentAt = timeOf(last)
-		return c, err
-	})
-	if err != nil {
-		return nil, formatError(err, "reminders")
+		return nil, err
 	}
 	return claims, nil
 }
