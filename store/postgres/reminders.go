@@ -558,8 +558,10 @@ func (s *Store) fire(ctx context.Context, tx pgx.Tx, owner string, fires []store
 		}
 		fixes, done = append(writes, fixes...), d
 	}
-	if err := runPipeline(ctx, c, fixes); err != nil {
-		return nil, err
+	if len(fixes) > 0 {
+		if err := runPipeline(ctx, c, fixes); err != nil {
+			return nil, err
+		}
 	}
 	if done == nil {
 		return nil, nil

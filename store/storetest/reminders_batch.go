@@ -161,6 +161,24 @@ func testReminderFireBatchReplay(t *testing.T, newStore NewStore) {
 	if r := f.getReminder("b"); r.SentCount != 1 || r.LastNotificationID != nid {
 		t.Fatalf("b after its fire: %+v", r)
 	}
+
+	// A batch whose only sent occurrence is a replay writes no
+	// notification at all.
+	f.putReminder(reminder("c", "u1", at(time.Hour)), at(time.Second))
+	c := f.claimAll("s1", at(time.Hour), 3)["c"]
+	only := f.occurrence(c, at(2*time.Hour))
+	earlier = *only.Enqueue
+	earlier.Notifications = []heraldtype.Notification{only.Enqueue.Notifications[0]}
+	earlier.Notifications[0].ID = "n-earlier-c"
+	f.enqueue(earlier)
+	res := f.fireReminders("s1", at(time.Hour), only)[0]
+	if !res.Applied || !res.Result.Replayed || res.Result.Notifications[0].ID != "n-earlier-c" {
+		t.Fatalf("lone replayed fire = %+v", res)
+	}
+	f.noNotification(only.Enqueue.Notifications[0].ID)
+	if r := f.getReminder("c"); r.SentCount != 1 || r.LastNotificationID != "n-earlier-c" {
+		t.Fatalf("c after its replayed fire: %+v", r)
+	}
 }
 
 // testReminderFireBatchRollback: a fire whose occurrence cannot be
