@@ -77,7 +77,9 @@ type Reminders interface {
 	// or with neither NextAt nor StopReason, is refused before anything
 	// is written (CheckReminderFires). The fires are applied in reminder
 	// id order (FireOrder), the order every write of several reminders
-	// locks them in; the results keep the order of fires.
+	// locks them in, as one set (FireBatch: of several fires of one
+	// reminder with the same Version only the first can apply); the
+	// results keep the order of fires.
 	FireReminders(ctx context.Context, owner string, fires []ReminderFire, now time.Time) ([]FireResult, error)
 	// ReleaseReminders drops owner's lease on the reminders (a scheduler
 	// stopping, or one that could not build an occurrence); they are due

@@ -198,3 +198,51 @@ func FireOrder(fires []ReminderFire) []int {
 	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(fires[a].ID, fires[b].ID) })
 	return order
 }
+
+// FireBatch is FireOrder without repeats: of several fires of one
+// reminder with the same Version only the first (in the order of fires)
+// can apply — a fire moves the version on — so a store leaves the others
+// out of its one guarded statement and reports them not applied. Fires of
+// one reminder with different versions all stay; at most one of them
+// has the reminder's version.
+func FireBatch(fires []ReminderFire) []int {
+	order := FireOrder(fires)
+	type key struct {
+		id      string
+		version int64
+	}
+	seen := make(map[key]bool, len(order))
+	return slices.DeleteFunc(order, func(i int) bool {
+		k := key{fires[i].ID, fires[i].Version}
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+		return false
+	})
+}
+
+// FireIndex finds the fire of a batch (FireBatch) that a store's guarded
+// UPDATE applied from what the statement returns for each reminder it
+// changed: its id and new version, the fire's Version + 1.
+type FireIndex map[string][]int
+
+// NewFireIndex indexes the fires of batch by reminder id.
+func NewFireIndex(fires []ReminderFire, batch []int) FireIndex {
+	x := make(FireIndex, len(batch))
+	for _, i := range batch {
+		x[fires[i].ID] = append(x[fires[i].ID], i)
+	}
+	return x
+}
+
+// Applied returns the index of the fire that left reminder id at
+// version; ok false if none of the batch did.
+func (x FireIndex) Applied(fires []ReminderFire, id string, version int64) (int, bool) {
+	for _, i := range x[id] {
+		if fires[i].Version+1 == version {
+			return i, true
+		}
+	}
+	return 0, false
+}

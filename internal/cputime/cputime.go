@@ -6,6 +6,13 @@
 package cputime
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -38,3 +45,39 @@ func Report(b *testing.B) func() {
 		}
 	}
 }
+
+// Processes is the user + system CPU time so far of the processes pids
+// (for example the PostgreSQL backends serving a benchmark's
+// connections), read from /proc/<pid>/stat (Linux). A process that is
+// gone counts nothing.
+func Processes(pids ...int) (time.Duration, error) {
+	var total time.Duration
+	for _, pid := range pids {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		// The fields after the command (in parentheses, which may hold
+		// spaces): state is field 3, utime 14 and stime 15.
+		rest := string(b[bytes.LastIndexByte(b, ')')+1:])
+		f := strings.Fields(rest)
+		if len(f) < 13 {
+			return 0, fmt.Errorf("cputime: /proc/%d/stat: %d fields", pid, len(f))
+		}
+		for _, s := range f[11:13] {
+			ticks, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("cputime: /proc/%d/stat: %w", pid, err)
+			}
+			total += time.Duration(ticks) * time.Second / userHZ
+		}
+	}
+	return total, nil
+}
+
+// userHZ is the unit of the times in /proc/<pid>/stat: USER_HZ, 100 on
+// every architecture Linux exports it for (sysconf(_SC_CLK_TCK) needs cgo).
+const userHZ = 100

@@ -1,6 +1,7 @@
 package cputime
 
 import (
+	"os"
 	"testing"
 	"time"
 )
@@ -28,4 +29,21 @@ func BenchmarkReport(b *testing.B) {
 		x++
 	}
 	_ = x
+}
+
+// TestProcessesSelf: this process's CPU time read from /proc grows while
+// it computes, and a process that does not exist counts nothing.
+func TestProcessesSelf(t *testing.T) {
+	a, err := Processes(os.Getpid(), 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := 0
+	for start := time.Now(); time.Since(start) < 100*time.Millisecond; {
+		x++
+	}
+	b, err := Processes(os.Getpid())
+	if err != nil || b <= a {
+		t.Fatalf("CPU time went from %v to %v (%v) after busy work (%d)", a, b, err, x)
+	}
 }

@@ -281,10 +281,7 @@ func (s *Store) claimTrigger(ctx context.Context, q txQuerier, p store.EnqueuePa
 // record was written; without, a taken key fails the step with
 // errKeyTaken (the pipelined enqueue, whose later writes must not run).
 func (s *Store) triggerStep(p store.EnqueueParams, inserted *bool) step {
-	ids := make([]string, len(p.Notifications))
-	for i, n := range p.Notifications {
-		ids[i] = n.ID
-	}
+	ids := notificationIDs(p)
 	st := step{what: "trigger " + quote(p.IdempotencyKey),
 		sql: s.q(`INSERT INTO {s}.triggers (namespace, idempotency_key, request_hash, notification_ids, created_at)
 VALUES ($1, $2, $3, $4, $5)`),
@@ -304,6 +301,59 @@ VALUES ($1, $2, $3, $4, $5)`),
 		return err
 	}
 	return st
+}
+
+// triggersStep inserts the idempotency records of several triggers in
+// one statement (each with a key), leaving a taken key alone (ON CONFLICT
+// DO NOTHING, which waits for a transaction that holds it uncommitted);
+// taken[i] reports that ps[i]'s key was taken, by an earlier trigger or
+// by an earlier one of ps. FireReminders settles those one by one, as
+// claimTrigger does.
+func (s *Store) triggersStep(ps []store.EnqueueParams, taken []bool) step {
+	k := len(ps)
+	namespace, key, hash, ids, created := make([]string, k), make([]string, k), make([]string, k), make([]string, k),
+		make([]time.Time, k)
+	for i, p := range ps {
+		taken[i] = true
+		b, _ := json.Marshal(notificationIDs(p))
+		namespace[i], key[i], hash[i], ids[i], created[i] = p.IdempotencyNamespace, p.IdempotencyKey, p.RequestHash, string(b), p.Now
+	}
+	// The notification ids travel as JSON arrays: unnest cannot take an
+	// array of arrays of different lengths.
+	return step{what: "triggers", sql: s.q(`INSERT INTO {s}.triggers (namespace, idempotency_key, request_hash, notification_ids, created_at)
+SELECT x.namespace, x.key, x.hash, ARRAY(SELECT jsonb_array_elements_text(x.ids::jsonb)), x.created
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY
+	AS x (namespace, key, hash, ids, created, ord)
+ORDER BY x.ord
+ON CONFLICT DO NOTHING
+RETURNING namespace, idempotency_key`),
+		args: []any{namespace, key, hash, ids, created},
+		read: func(rows txRows) error {
+			index := make(map[[2]string][]int, k)
+			for i := range ps {
+				index[[2]string{namespace[i], key[i]}] = append(index[[2]string{namespace[i], key[i]}], i)
+			}
+			for rows.Next() {
+				var ns, key string
+				if err := rows.Scan(&ns, &key); err != nil {
+					return err
+				}
+				// Of several triggers with one key, the first inserted it.
+				if i := index[[2]string{ns, key}]; len(i) > 0 {
+					taken[i[0]] = false
+				}
+			}
+			return nil
+		}}
+}
+
+// notificationIDs are the ids of p's notifications, in order.
+func notificationIDs(p store.EnqueueParams) []string {
+	ids := make([]string, len(p.Notifications))
+	for i, n := range p.Notifications {
+		ids[i] = n.ID
+	}
+	return ids
 }
 
 // readTrigger returns the original notifications of an existing trigger,

@@ -220,27 +220,17 @@ func (s *Store) enqueueMany(ctx context.Context, batch []*enqueueCall) (_ []stor
 			steps = append(steps, s.triggerStep(c.p, nil))
 		}
 	}
-	merged, mergeable := mergeCalls(batch)
-	var shared enqueueState
-	states := make([]enqueueState, len(batch))
-	if mergeable {
-		writes, err := s.writeSteps(merged, &shared)
-		if err != nil {
-			return nil, nil, err, true
-		}
-		steps = append(steps, writes...)
-	} else {
-		for i, c := range batch {
-			writes, err := s.writeSteps(c.p, &states[i])
-			if err != nil {
-				// Bad input of one call, found before anything was
-				// sent: alone, it gets the error and the others are
-				// written.
-				return nil, nil, err, true
-			}
-			steps = append(steps, writes...)
-		}
+	ps := make([]store.EnqueueParams, len(batch))
+	for i, c := range batch {
+		ps[i] = c.p
 	}
+	writes, done, err := s.writeBatch(ps)
+	if err != nil {
+		// Bad input of one call, found before anything was sent: alone,
+		// it gets the error and the others are written.
+		return nil, nil, err, true
+	}
+	steps = append(steps, writes...)
 	steps = append(steps, step{sql: "COMMIT", what: "transaction"})
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -264,19 +254,51 @@ func (s *Store) enqueueMany(ctx context.Context, batch []*enqueueCall) (_ []stor
 			return nil, nil, err, false
 		}
 	}
-	results := make([]store.EnqueueResult, len(batch))
-	if mergeable {
-		for i, c := range batch {
-			results[i] = shared.result(c.p)
-			results[i].Inbox = inboxOf(shared.inbox, c.p)
-		}
-		return results, []wake{shared.wake()}, nil, false
-	}
-	wakes := make([]wake, len(batch))
-	for i, c := range batch {
-		results[i], wakes[i] = states[i].result(c.p), states[i].wake()
-	}
+	results, wakes := done()
 	return results, wakes, nil, false
+}
+
+// writeBatch returns the statements that write several checked triggers
+// whose idempotency keys (if any) are taken, in one transaction, and
+// done, which gives each trigger's result and whom to wake once those
+// statements ran. Triggers that can share statements (mergeCalls) are
+// written by one statement per table, as one trigger of all their
+// notifications; the others by their own statements, one after another.
+// Group commit (enqueueMany) and a batch of reminder fires
+// (FireReminders) write their triggers with it.
+func (s *Store) writeBatch(ps []store.EnqueueParams) (_ []step, done func() ([]store.EnqueueResult, []wake), _ error) {
+	if merged, ok := mergeCalls(ps); ok {
+		var shared enqueueState
+		steps, err := s.writeSteps(merged, &shared)
+		if err != nil {
+			return nil, nil, err
+		}
+		return steps, func() ([]store.EnqueueResult, []wake) {
+			results := make([]store.EnqueueResult, len(ps))
+			items := inboxByNotification(shared.inbox)
+			for i, p := range ps {
+				results[i] = shared.result(p)
+				results[i].Inbox = inboxOf(items, p)
+			}
+			return results, []wake{shared.wake()}
+		}, nil
+	}
+	var steps []step
+	states := make([]enqueueState, len(ps))
+	for i, p := range ps {
+		writes, err := s.writeSteps(p, &states[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		steps = append(steps, writes...)
+	}
+	return steps, func() ([]store.EnqueueResult, []wake) {
+		results, wakes := make([]store.EnqueueResult, len(ps)), make([]wake, len(ps))
+		for i, p := range ps {
+			results[i], wakes[i] = states[i].result(p), states[i].wake()
+		}
+		return results, wakes
+	}, nil
 }
 
 // mergeCalls returns the triggers of a batch as one trigger of all their
@@ -286,13 +308,12 @@ func (s *Store) enqueueMany(ctx context.Context, batch []*enqueueCall) (_ []stor
 // (their own differ by how long they waited): an immediate delivery of an
 // earlier call is due, and stamped, a few milliseconds later than its
 // call's time, never earlier.
-func mergeCalls(batch []*enqueueCall) (store.EnqueueParams, bool) {
-	first := batch[0].p
+func mergeCalls(batch []store.EnqueueParams) (store.EnqueueParams, bool) {
+	first := batch[0]
 	m := store.EnqueueParams{MaxAttempts: first.MaxAttempts, PushProviders: first.PushProviders,
 		ChannelProviders: first.ChannelProviders, Now: first.Now}
 	n := 0
-	for _, c := range batch {
-		p := c.p
+	for _, p := range batch {
 		if p.MaxAttempts != m.MaxAttempts || !maps.Equal(p.PushProviders, m.PushProviders) ||
 			!maps.Equal(p.ChannelProviders, m.ChannelProviders) {
 			return store.EnqueueParams{}, false
@@ -303,10 +324,10 @@ func mergeCalls(batch []*enqueueCall) (store.EnqueueParams, bool) {
 		n += len(p.Notifications)
 	}
 	m.Notifications = make([]heraldtype.Notification, 0, n)
-	for _, c := range batch {
-		for _, no := range c.p.Notifications {
+	for _, p := range batch {
+		for _, no := range p.Notifications {
 			if no.IdempotencyKey == "" {
-				no.IdempotencyKey = c.p.IdempotencyKey
+				no.IdempotencyKey = p.IdempotencyKey
 			}
 			m.Notifications = append(m.Notifications, no)
 		}
@@ -314,20 +335,28 @@ func mergeCalls(batch []*enqueueCall) (store.EnqueueParams, bool) {
 	return m, true
 }
 
-// inboxOf are the items of the notifications of p.
-func inboxOf(items []heraldtype.InboxItem, p store.EnqueueParams) []heraldtype.InboxItem {
+// inboxByNotification indexes inbox items by their notification.
+func inboxByNotification(items []heraldtype.InboxItem) map[string][]heraldtype.InboxItem {
 	if len(items) == 0 {
 		return nil
 	}
-	ids := make(map[string]bool, len(p.Notifications))
-	for _, n := range p.Notifications {
-		ids[n.ID] = true
+	m := make(map[string][]heraldtype.InboxItem, len(items))
+	for _, it := range items {
+		m[it.NotificationID] = append(m[it.NotificationID], it)
+	}
+	return m
+}
+
+// inboxOf are the items of the notifications of p, in the order of its
+// notifications: a batch of many triggers looks each one's up instead of
+// scanning every item of the batch per trigger.
+func inboxOf(items map[string][]heraldtype.InboxItem, p store.EnqueueParams) []heraldtype.InboxItem {
+	if len(items) == 0 {
+		return nil
 	}
 	var out []heraldtype.InboxItem
-	for _, it := range items {
-		if ids[it.NotificationID] {
-			out = append(out, it)
-		}
+	for _, n := range p.Notifications {
+		out = append(out, items[n.ID]...)
 	}
 	return out
 }

@@ -261,7 +261,7 @@ func TestEnqueueBatchCommitsWaitingCallsTogether(t *testing.T) {
 func TestMergeCalls(t *testing.T) {
 	a, b := batchTrigger("n1", "u1", "k1"), batchTrigger("n2", "u2", "")
 	b.Now = a.Now.Add(3 * time.Millisecond)
-	m, ok := mergeCalls([]*enqueueCall{{p: a}, {p: b}})
+	m, ok := mergeCalls([]store.EnqueueParams{a, b})
 	if !ok || len(m.Notifications) != 2 || !m.Now.Equal(b.Now) || m.IdempotencyKey != "" {
 		t.Fatalf("merged %+v, %v", m, ok)
 	}
@@ -273,7 +273,7 @@ func TestMergeCalls(t *testing.T) {
 	}
 	c := batchTrigger("n3", "u3", "")
 	c.PushProviders = map[heraldtype.Platform]string{heraldtype.PlatformAndroid: "other"}
-	if _, ok := mergeCalls([]*enqueueCall{{p: a}, {p: c}}); ok {
+	if _, ok := mergeCalls([]store.EnqueueParams{a, c}); ok {
 		t.Fatal("calls with other push routing merged")
 	}
 }

@@ -403,7 +403,11 @@ func (s *Store) StopReminders(ctx context.Context, sel store.ReminderSelector, r
 // ClaimReminders implements store.Reminders in one statement: the due
 // reminders FOR UPDATE SKIP LOCKED (S2.4), leased, and returned with
 // their user's time zone and the user's latest send from another
-// reminder (the collision gap, S2.5) — no query per reminder.
+// reminder (the collision gap, S2.5) — no query per reminder. It runs
+// under indexPlans, as the queue's claim does: planned on statistics, the
+// lease UPDATE hash-joined the batch to a sequential scan of every
+// reminder (6 ms of a 19 ms claim at 20,000 rows, and growing with the
+// table; auto_explain, docs/PERFORMANCE.md session 9).
 func (s *Store) ClaimReminders(ctx context.Context, p store.ReminderClaimParams) ([]store.ReminderClaim, error) {
 	if err := store.CheckReminderClaim(p); err != nil {
 		return nil, err
@@ -422,84 +426,207 @@ SELECT ` + reminderColumnsOf("l.") + `, l.rescued, coalesce(u.timezone, ''),
 	(SELECT max(o.last_sent_at) FROM {s}.reminders o WHERE o.user_id = l.user_id AND o.id <> l.id AND o.last_sent_at IS NOT NULL)
 FROM l LEFT JOIN {s}.users u ON u.id = l.user_id
 ORDER BY l.next_at, l.id`)
-	rows, err := s.pool.Query(ctx, query, args...)
+	var claims []store.ReminderClaim
+	err := s.indexedQuery(ctx, "reminders", query, func(rows pgx.Rows) (err error) {
+		claims, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.ReminderClaim, error) {
+			var c store.ReminderClaim
+			var last *time.Time
+			var err error
+			c.Reminder, err = scanReminder(r, &c.Rescued, &c.UserTimeZone, &last)
+			c.UserLastSentAt = timeOf(last)
+			return c, err
+		})
+		return err
+	}, args...)
 	if err != nil {
-		return nil, formatError(err, "reminders")
-	}
-	claims, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.ReminderClaim, error) {
-		var c store.ReminderClaim
-		var last *time.Time
-		var err error
-		c.Reminder, err = scanReminder(r, &c.Rescued, &c.UserTimeZone, &last)
-		c.UserLastSentAt = timeOf(last)
-		return c, err
-	})
-	if err != nil {
-		return nil, formatError(err, "reminders")
+		return nil, err
 	}
 	return claims, nil
 }
 
-// FireReminders implements store.Reminders in one transaction: for each
-// fire, in id order (the lock order of every write of several
-// reminders), its guarded UPDATE (rules.ReminderFireSQL) locks the
-// reminder row, and only when it changed the row is the occurrence
-// enqueued, through the code path of EnqueueTx. Any error rolls all of
-// it back. The dispatchers are woken after the commit, as Enqueue wakes
-// them.
+// FireReminders implements store.Reminders in one transaction, with a
+// number of statements that does not grow with the batch (issue 19 item
+// 10):
+//
+//  1. the batch's reminder rows are locked in id order (the lock order of
+//     every write of several reminders), and one guarded UPDATE
+//     (rules.ReminderFireSQL) advances those whose version, lease and
+//     state still match the claim, returning them — pipelined, one round
+//     trip;
+//  2. the idempotency records of the applied fires' occurrences are
+//     inserted in one statement; a key already taken (a replay, rare) is
+//     settled on its own, as EnqueueTx settles one;
+//  3. the other applied fires' notifications are written together by the
+//     statements of the group commit (writeBatch: one statement per
+//     table for the lot), with the last-notification fix of any replay —
+//     pipelined, one round trip.
+//
+// A fire refused by the guard enqueues nothing. Any error rolls all of it
+// back. The dispatchers are woken after the commit, as Enqueue wakes them.
 func (s *Store) FireReminders(ctx context.Context, owner string, fires []store.ReminderFire, now time.Time) ([]store.FireResult, error) {
 	if err := store.CheckReminderFires(owner, fires, now); err != nil {
 		return nil, err
 	}
-	results := make([]store.FireResult, len(fires))
-	var woken wake
+	batch := store.FireBatch(fires)
+	var results []store.FireResult
+	var woken []wake
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		woken = wake{}
-		for _, i := range store.FireOrder(fires) {
-			f := fires[i]
-			results[i] = store.FireResult{ID: f.ID}
-			var args []any
-			v := rules.FireValues{ID: f.ID, Version: f.Version, Sends: f.Sends, StopReason: f.StopReason, Now: now,
-				NextAt: f.NextAt, NextOccurrence: f.NextOccurrence}
-			if f.Enqueue != nil {
-				v.NotificationID = f.Enqueue.Notifications[0].ID
-			}
-			update := s.q(rules.ReminderFireSQL("{s}.reminders", owner, v, marker(&args)))
-			tag, err := tx.Exec(ctx, update, args...)
-			if err != nil {
-				return formatError(err, "reminder "+quote(f.ID))
-			}
-			if tag.RowsAffected() == 0 {
-				continue // the reminder moved on since the claim
-			}
-			results[i].Applied = true
-			if f.Enqueue == nil {
-				continue
-			}
-			res, w, err := s.enqueue(ctx, pgxQuerier{tx}, *f.Enqueue)
-			if err != nil {
-				return err
-			}
-			results[i].Result = res
-			woken.deliveries = woken.deliveries || w.deliveries
-			woken.inboxUsers = append(woken.inboxUsers, w.inboxUsers...)
-			if f.Sends > 0 && res.Replayed && len(res.Notifications) > 0 && res.Notifications[0].ID != v.NotificationID {
-				// The occurrence's key had already produced a notification:
-				// the reminder points at that one.
-				_, err := tx.Exec(ctx, s.q(`UPDATE {s}.reminders SET last_notification_id = $1 WHERE id = $2`),
-					res.Notifications[0].ID, f.ID)
-				if err != nil {
-					return formatError(err, "reminder "+quote(f.ID))
-				}
-			}
+		results = make([]store.FireResult, len(fires))
+		for i, f := range fires {
+			results[i].ID = f.ID
 		}
-		return nil
+		var err error
+		woken, err = s.fire(ctx, tx, owner, fires, batch, now, results)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.waker.post(woken)
+	for _, w := range woken {
+		s.waker.post(w)
+	}
 	return results, nil
+}
+
+// fire writes the fires of batch on tx into results and returns whom to
+// wake once tx commits.
+func (s *Store) fire(ctx context.Context, tx pgx.Tx, owner string, fires []store.ReminderFire, batch []int, now time.Time,
+	results []store.FireResult) ([]wake, error) {
+	c := tx.Conn()
+	steps := []step{enqueuePlans, s.lockReminders(fires, batch), s.fireStep(owner, fires, batch, now, results)}
+	if err := runPipeline(ctx, c, steps); err != nil {
+		return nil, err
+	}
+	// The applied fires that enqueue, in id order; keyed: those of them
+	// with an idempotency key (every occurrence has one).
+	var enqueue, keyed []int
+	var keyedParams []store.EnqueueParams
+	for _, i := range batch {
+		if results[i].Applied && fires[i].Enqueue != nil {
+			enqueue = append(enqueue, i)
+			if p := *fires[i].Enqueue; p.IdempotencyKey != "" {
+				keyed, keyedParams = append(keyed, i), append(keyedParams, p)
+			}
+		}
+	}
+	if len(enqueue) == 0 {
+		return nil, nil
+	}
+	replayed := map[int]bool{}
+	if len(keyed) > 0 {
+		taken := make([]bool, len(keyed))
+		if err := runPipeline(ctx, c, []step{s.triggersStep(keyedParams, taken)}); err != nil {
+			return nil, err
+		}
+		for j, i := range keyed {
+			if !taken[j] {
+				continue
+			}
+			res, replay, err := s.claimTrigger(ctx, pgxQuerier{tx}, keyedParams[j])
+			if err != nil {
+				return nil, err
+			}
+			if replay {
+				replayed[i], results[i].Result = true, res
+			}
+			// Not a replay: the record vanished (pruned) in between and
+			// claimTrigger took the key; the trigger is written below.
+		}
+	}
+	var write []int
+	var ps []store.EnqueueParams
+	var fixes []step
+	for _, i := range enqueue {
+		if !replayed[i] {
+			write, ps = append(write, i), append(ps, *fires[i].Enqueue)
+			continue
+		}
+		// The occurrence's key had already produced a notification: the
+		// reminder points at that one.
+		res, f := results[i].Result, fires[i]
+		if f.Sends > 0 && len(res.Notifications) > 0 && res.Notifications[0].ID != f.Enqueue.Notifications[0].ID {
+			fixes = append(fixes, step{what: "reminder " + quote(f.ID),
+				sql:  s.q(`UPDATE {s}.reminders SET last_notification_id = $1 WHERE id = $2`),
+				args: []any{res.Notifications[0].ID, f.ID}})
+		}
+	}
+	var done func() ([]store.EnqueueResult, []wake)
+	if len(ps) > 0 {
+		writes, d, err := s.writeBatch(ps)
+		if err != nil {
+			return nil, err
+		}
+		fixes, done = append(writes, fixes...), d
+	}
+	if len(fixes) > 0 {
+		if err := runPipeline(ctx, c, fixes); err != nil {
+			return nil, err
+		}
+	}
+	if done == nil {
+		return nil, nil
+	}
+	res, woken := done()
+	for j, i := range write {
+		results[i].Result = res[j]
+	}
+	return woken, nil
+}
+
+// lockReminders locks the reminder rows of the batch in id order, the
+// order every write of several reminders locks them in, so that a fire
+// batch and a bulk stop never wait for each other in a cycle. The fire's
+// UPDATE that follows then finds each row as the last commit left it.
+func (s *Store) lockReminders(fires []store.ReminderFire, batch []int) step {
+	ids := make([]string, len(batch))
+	for j, i := range batch {
+		ids[j] = fires[i].ID
+	}
+	return step{what: "reminders", sql: s.q(`SELECT id FROM {s}.reminders WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`),
+		args: []any{ids}, read: func(rows txRows) error {
+			for rows.Next() {
+			}
+			return nil
+		}}
+}
+
+// fireStep is the batch's guarded UPDATE (rules.ReminderFireSQL), the
+// fires' values as arrays; it marks the applied fires in results.
+func (s *Store) fireStep(owner string, fires []store.ReminderFire, batch []int, now time.Time, results []store.FireResult) step {
+	k := len(batch)
+	id, nid, stop := make([]string, k), make([]string, k), make([]string, k)
+	version, sends := make([]int64, k), make([]int32, k)
+	next, nominal := make([]*time.Time, k), make([]*time.Time, k)
+	for j, i := range batch {
+		f := fires[i]
+		id[j], version[j], sends[j], stop[j] = f.ID, f.Version, int32(f.Sends), f.StopReason
+		next[j], nominal[j] = nullTime(f.NextAt), nullTime(f.NextOccurrence)
+		if f.Enqueue != nil {
+			nid[j] = f.Enqueue.Notifications[0].ID
+		}
+	}
+	var args []any
+	m := marker(&args)
+	source := func(m rules.Marker) string {
+		return `unnest(` + m(id) + `::text[], ` + m(version) + `::bigint[], ` + m(sends) + `::int[], ` + m(nid) + `::text[], ` +
+			m(stop) + `::text[], ` + m(next) + `::timestamptz[], ` + m(nominal) + `::timestamptz[])
+	AS x (reminder_id, claimed_version, sends, notification_id, stop_reason, next_at, next_occurrence)`
+	}
+	index := store.NewFireIndex(fires, batch)
+	return step{what: "reminders", sql: s.q(rules.ReminderFireSQL("{s}.reminders", source, owner, now, m)), args: args,
+		read: func(rows txRows) error {
+			for rows.Next() {
+				var id string
+				var version int64
+				if err := rows.Scan(&id, &version); err != nil {
+					return err
+				}
+				if i, ok := index.Applied(fires, id, version); ok {
+					results[i].Applied = true
+				}
+			}
+			return nil
+		}}
 }
 
 // ReleaseReminders implements store.Reminders.

@@ -64,40 +64,38 @@ func ReminderDueSQL(now any, mark Marker) string {
 	return `state = 'active' AND next_at <= ` + mark(now) + ` AND (lease_until IS NULL OR lease_until <= ` + mark(now) + `)`
 }
 
-// ReminderFireSQL is the guarded UPDATE of one fire of FireReminders
-// (S2.4, S2.6) on table (the store's name for reminders): it applies
-// only while the reminder is active, has the version the scheduler
-// claimed and is leased by owner, so a reminder updated, stopped,
-// deleted or claimed by another scheduler since the claim is left alone
-// (the statement changes no row, and the store enqueues nothing). A
-// sent fire is counted (Sends occurrences) and recorded as the last send (its
-// notification notificationID, at now); the reminder is then due at
-// fire.NextAt or stopped with fire.StopReason; the lease is dropped and
-// the version moves on.
-func ReminderFireSQL(table, owner string, f FireValues, mark Marker) string {
-	set := ``
-	if f.Sends > 0 {
-		set = `sent_count = sent_count + ` + mark(f.Sends) + `, last_notification_id = ` + mark(f.NotificationID) +
-			`, last_sent_at = ` + mark(f.Now) + `, `
-	}
-	if f.StopReason != "" {
-		set += ReminderStopSet(f.StopReason, f.Now, mark)
-	} else {
-		set += `next_at = ` + mark(f.NextAt) + `, next_occurrence = ` + mark(f.NextOccurrence) + `, lease_owner = '', lease_until = NULL, version = version + 1, updated_at = ` +
-			mark(f.Now)
-	}
-	return `UPDATE ` + table + ` SET ` + set + ` WHERE id = ` + mark(f.ID) + ` AND version = ` + mark(f.Version) +
-		` AND lease_owner = ` + mark(owner) + ` AND state = 'active'`
-}
-
-// FireValues are the values of one fire's UPDATE, each in the store's
-// encoding (Now and NextAt are times as the store writes them).
-type FireValues struct {
-	ID      string
-	Version int64
-	// Sends is how many occurrences the fire sent (sent_count grows by it).
-	Sends                       int
-	NotificationID              string
-	StopReason                  string
-	Now, NextAt, NextOccurrence any
+// ReminderFireSQL is the guarded UPDATE of a batch of fires of
+// FireReminders (S2.4, S2.6) on table (the store's name for reminders),
+// one statement for the whole batch. source is a FROM item in the
+// store's dialect that yields one row per fire, named x, with the
+// columns (reminder_id, claimed_version, sends, notification_id,
+// stop_reason, next_at, next_occurrence) in the store's encoding; it is called with the
+// statement's Marker where its text goes, so that its values are marked
+// in order.
+//
+// A fire applies only while its reminder is active, has the version the
+// scheduler claimed and is leased by owner, so a reminder updated,
+// stopped, deleted or claimed by another scheduler since the claim is
+// left alone (no row, and the store enqueues nothing for it). A sent fire
+// (sends > 0) is counted and recorded as the last send (its notification,
+// at now); the reminder is then due at next_at, or stopped for
+// stop_reason as ReminderStopSet stops one; the lease is dropped and the
+// version moves on. The statement returns the id and the new version of
+// each reminder it changed: the applied fire is the one of that id whose
+// version is one less. At most one fire per (id, version) may be in x.
+func ReminderFireSQL(table string, source func(Marker) string, owner, now any, mark Marker) string {
+	stopped := `x.stop_reason <> ''`
+	set := `sent_count = r.sent_count + x.sends,
+	last_notification_id = CASE WHEN x.sends > 0 THEN x.notification_id ELSE r.last_notification_id END,
+	last_sent_at = CASE WHEN x.sends > 0 THEN ` + mark(now) + ` ELSE r.last_sent_at END,
+	state = CASE WHEN ` + stopped + ` THEN 'stopped' ELSE 'active' END, stop_reason = x.stop_reason,
+	stopped_at = CASE WHEN ` + stopped + ` THEN ` + mark(now) + ` ELSE r.stopped_at END,
+	next_at = CASE WHEN ` + stopped + ` THEN NULL ELSE x.next_at END,
+	next_occurrence = CASE WHEN ` + stopped + ` THEN NULL ELSE x.next_occurrence END,
+	lease_owner = '', lease_until = NULL, version = r.version + 1, updated_at = ` + mark(now)
+	from := source(mark)
+	return `UPDATE ` + table + ` AS r SET ` + set + `
+FROM ` + from + `
+WHERE r.id = x.reminder_id AND r.version = x.claimed_version AND r.lease_owner = ` + mark(owner) + ` AND r.state = 'active'
+RETURNING id, version`
 }

@@ -448,42 +448,47 @@ func prefixed(prefix, columns string) string {
 	return strings.Join(cols, ", ")
 }
 
-// FireReminders implements store.Reminders in one transaction: for each
-// fire, its guarded UPDATE (rules.ReminderFireSQL), and only when that
-// changed the reminder, its enqueue through the code path of Enqueue.
-// Any error rolls all of it back.
+// FireReminders implements store.Reminders in one transaction: one
+// guarded UPDATE for the whole batch (rules.ReminderFireSQL, the fires'
+// values as one JSON array), then, in reminder id order, the enqueue of
+// each applied fire through the code path of Enqueue. Any error rolls
+// all of it back.
 func (s *Store) FireReminders(ctx context.Context, owner string, fires []store.ReminderFire, now time.Time) ([]store.FireResult, error) {
 	if err := store.CheckReminderFires(owner, fires, now); err != nil {
 		return nil, err
 	}
-	results := make([]store.FireResult, len(fires))
-	err := s.inTx(ctx, func(tx *writeTx) error {
-		for _, i := range store.FireOrder(fires) {
+	batch := store.FireBatch(fires)
+	values, err := fireValues(fires, batch)
+	if err != nil {
+		return nil, err
+	}
+	var args []any
+	source := func(m rules.Marker) string {
+		return `(SELECT value ->> 0 AS reminder_id, value ->> 1 AS claimed_version, value ->> 2 AS sends, value ->> 3 AS notification_id,
+		value ->> 4 AS stop_reason, value ->> 5 AS next_at, value ->> 6 AS next_occurrence
+	FROM json_each(` + m(values) + `)) AS x`
+	}
+	update := rules.ReminderFireSQL("reminders", source, owner, now, mark(&args))
+	index := store.NewFireIndex(fires, batch)
+	var results []store.FireResult
+	err = s.inTx(ctx, func(tx *writeTx) error {
+		results = make([]store.FireResult, len(fires))
+		for i, f := range fires {
+			results[i].ID = f.ID
+		}
+		if err := s.applyFires(ctx, tx, update, args, fires, index, results); err != nil {
+			return err
+		}
+		for _, i := range batch {
 			f := fires[i]
-			results[i] = store.FireResult{ID: f.ID}
-			var args []any
-			v := rules.FireValues{ID: f.ID, Version: f.Version, Sends: f.Sends, StopReason: f.StopReason, Now: now,
-				NextAt: f.NextAt, NextOccurrence: f.NextOccurrence}
-			if f.Enqueue != nil {
-				v.NotificationID = f.Enqueue.Notifications[0].ID
-			}
-			update := rules.ReminderFireSQL("reminders", owner, v, mark(&args))
-			res, err := s.exec(ctx, tx, update, args...)
-			n, err := affected(res, err, "reminder "+quote(f.ID))
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				continue // the reminder moved on since the claim
-			}
-			results[i].Applied = true
-			if f.Enqueue == nil {
+			if !results[i].Applied || f.Enqueue == nil {
 				continue
 			}
+			var err error
 			if results[i].Result, err = s.enqueue(ctx, tx, *f.Enqueue); err != nil {
 				return err
 			}
-			if err := s.replayedNotification(ctx, tx, f, v.NotificationID, results[i].Result); err != nil {
+			if err := s.replayedNotification(ctx, tx, f, f.Enqueue.Notifications[0].ID, results[i].Result); err != nil {
 				return err
 			}
 		}
@@ -493,6 +498,56 @@ func (s *Store) FireReminders(ctx context.Context, owner string, fires []store.R
 		return nil, err
 	}
 	return results, nil
+}
+
+// applyFires runs the batch's guarded UPDATE and marks the applied fires
+// in results.
+func (s *Store) applyFires(ctx context.Context, tx *writeTx, update string, args []any, fires []store.ReminderFire,
+	index store.FireIndex, results []store.FireResult) error {
+	rows, err := s.query(ctx, tx, update, args...)
+	if err != nil {
+		return formatError(err, "reminders")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var version int64
+		if err := rows.Scan(&id, &version); err != nil {
+			return formatError(err, "reminders")
+		}
+		if i, ok := index.Applied(fires, id, version); ok {
+			results[i].Applied = true
+		}
+	}
+	return formatError(rows.Err(), "reminders")
+}
+
+// fireValues encodes the fires of batch as the JSON array the fire's
+// UPDATE reads: per fire [id, version, sends, notification id, stop
+// reason, next_at, next_occurrence], times in microseconds (null: none).
+func fireValues(fires []store.ReminderFire, batch []int) (string, error) {
+	vs := make([][7]any, len(batch))
+	for j, i := range batch {
+		f := fires[i]
+		nid := ""
+		if f.Enqueue != nil {
+			nid = f.Enqueue.Notifications[0].ID
+		}
+		vs[j] = [7]any{f.ID, f.Version, f.Sends, nid, f.StopReason, jsonMicros(f.NextAt), jsonMicros(f.NextOccurrence)}
+	}
+	b, err := json.Marshal(vs)
+	if err != nil {
+		return "", fmt.Errorf("sqlite: reminder fires: %w", err)
+	}
+	return string(b), nil
+}
+
+// jsonMicros is t in microseconds, or nil (JSON null) for the zero time.
+func jsonMicros(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return micros(t)
 }
 
 // replayedNotification points a sent reminder at the notification its

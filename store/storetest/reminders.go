@@ -93,6 +93,9 @@ func testReminders(t *testing.T, h Harness) {
 	t.Run("Fire", func(t *testing.T) { testReminderFire(t, h.New) })
 	t.Run("FireMovedOn", func(t *testing.T) { testReminderFireMovedOn(t, h.New) })
 	t.Run("FireAllOrNothing", func(t *testing.T) { testReminderFireAllOrNothing(t, h.New) })
+	t.Run("FireBatchMixed", func(t *testing.T) { testReminderFireBatchMixed(t, h.New) })
+	t.Run("FireBatchReplay", func(t *testing.T) { testReminderFireBatchReplay(t, h.New) })
+	t.Run("FireBatchRollback", func(t *testing.T) { testReminderFireBatchRollback(t, h.New) })
 	t.Run("Arguments", func(t *testing.T) { testReminderArguments(t, h.New) })
 }
 
