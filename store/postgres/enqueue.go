@@ -346,7 +346,9 @@ WHERE t.namespace = $1 AND t.idempotency_key = $2 ORDER BY x.ord`), p.Idempotenc
 // notification order. It fails in PostgreSQL (user_not_found raises,
 // migration 0009), so the transaction is aborted there: the statements
 // pipelined after it are skipped and its COMMIT rolls back, even if the
-// user is created before they would have run.
+// user is created before they would have run. It KEY SHARE locks every
+// user it finds, as the notifications' foreign key did per row before
+// migration 0015, so no user is deleted before the trigger commits.
 func (s *Store) checkUsers(ns []heraldtype.Notification) step {
 	var ids []string
 	seen := make(map[string]bool, len(ns))
@@ -358,7 +360,7 @@ func (s *Store) checkUsers(ns []heraldtype.Notification) step {
 	}
 	return step{what: "users", sql: s.q(`SELECT {s}.user_not_found(m.id) FROM (
 	SELECT u.id FROM unnest($1::text[]) WITH ORDINALITY AS u (id, ord)
-	WHERE NOT EXISTS (SELECT 1 FROM {s}.users x WHERE x.id = u.id) ORDER BY u.ord LIMIT 1
+	WHERE NOT EXISTS (SELECT 1 FROM {s}.users x WHERE x.id = u.id FOR KEY SHARE) ORDER BY u.ord LIMIT 1
 ) m`), args: []any{ids},
 		read: func(rows txRows) error {
 			if rows.Next() {
