@@ -116,8 +116,8 @@ func (s *Store) enqueuePipelined(ctx context.Context, c *pgx.Conn, p store.Enque
 }
 
 // enqueuePlans, first in the enqueue transaction, makes its prepared
-// statements run their generic plans, planned for index probes (as
-// indexPlans does for the queue statements). Without it PostgreSQL
+// statements run their generic plans, planned for index probes
+// (indexPlans, as for the queue statements). Without it PostgreSQL
 // re-plans the enqueue statements on every call — a custom plan, since a
 // generic plan's cost, estimated for ten-element arrays, never beats the
 // custom plans' average for one — 330 µs of planning per single-recipient
@@ -126,7 +126,7 @@ func (s *Store) enqueuePipelined(ctx context.Context, c *pgx.Conn, p store.Enque
 // probes per array element (LATERAL, OFFSET 0), so its best plan does not
 // depend on the values; the planner settings keep a generic plan made
 // while the tables were new and empty from being a scan.
-var enqueuePlans = step{what: "transaction", sql: indexPlans + `, set_config('plan_cache_mode', 'force_generic_plan', true)`}
+var enqueuePlans = step{what: "transaction", sql: indexPlans}
 
 // errKeyTaken: the idempotency key of a pipelined enqueue was already
 // taken.
