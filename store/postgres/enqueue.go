@@ -116,8 +116,8 @@ func (s *Store) enqueuePipelined(ctx context.Context, c *pgx.Conn, p store.Enque
 }
 
 // enqueuePlans, first in the enqueue transaction, makes its prepared
-// statements run their generic plans, planned for index probes (as
-// indexPlans does for the queue statements). Without it PostgreSQL
+// statements run their generic plans, planned for index probes
+// (indexPlans, as for the queue statements). Without it PostgreSQL
 // re-plans the enqueue statements on every call — a custom plan, since a
 // generic plan's cost, estimated for ten-element arrays, never beats the
 // custom plans' average for one — 330 µs of planning per single-recipient
@@ -126,7 +126,7 @@ func (s *Store) enqueuePipelined(ctx context.Context, c *pgx.Conn, p store.Enque
 // probes per array element (LATERAL, OFFSET 0), so its best plan does not
 // depend on the values; the planner settings keep a generic plan made
 // while the tables were new and empty from being a scan.
-var enqueuePlans = step{what: "transaction", sql: indexPlans + `, set_config('plan_cache_mode', 'force_generic_plan', true)`}
+var enqueuePlans = step{what: "transaction", sql: indexPlans}
 
 // errKeyTaken: the idempotency key of a pipelined enqueue was already
 // taken.
@@ -396,7 +396,9 @@ WHERE t.namespace = $1 AND t.idempotency_key = $2 ORDER BY x.ord`), p.Idempotenc
 // notification order. It fails in PostgreSQL (user_not_found raises,
 // migration 0009), so the transaction is aborted there: the statements
 // pipelined after it are skipped and its COMMIT rolls back, even if the
-// user is created before they would have run.
+// user is created before they would have run. It KEY SHARE locks every
+// user it finds, as the notifications' foreign key did per row before
+// migration 0019, so no user is deleted before the trigger commits.
 func (s *Store) checkUsers(ns []heraldtype.Notification) step {
 	var ids []string
 	seen := make(map[string]bool, len(ns))
@@ -408,7 +410,7 @@ func (s *Store) checkUsers(ns []heraldtype.Notification) step {
 	}
 	return step{what: "users", sql: s.q(`SELECT {s}.user_not_found(m.id) FROM (
 	SELECT u.id FROM unnest($1::text[]) WITH ORDINALITY AS u (id, ord)
-	WHERE NOT EXISTS (SELECT 1 FROM {s}.users x WHERE x.id = u.id) ORDER BY u.ord LIMIT 1
+	WHERE NOT EXISTS (SELECT 1 FROM {s}.users x WHERE x.id = u.id FOR KEY SHARE) ORDER BY u.ord LIMIT 1
 ) m`), args: []any{ids},
 		read: func(rows txRows) error {
 			if rows.Next() {

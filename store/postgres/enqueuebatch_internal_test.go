@@ -55,7 +55,7 @@ func batchTrigger(id, user, key string) store.EnqueueParams {
 }
 
 // holdUser locks user's row FOR UPDATE until the returned function
-// runs: an enqueue to that user waits on its foreign key check, holding
+// runs: an enqueue to that user waits on its users check (KEY SHARE), holding
 // the only enqueue slot, so the calls after it queue up.
 func holdUser(t *testing.T, s *Store, user string) (release func()) {
 	t.Helper()
@@ -279,14 +279,15 @@ func TestMergeCalls(t *testing.T) {
 }
 
 // blockedEnqueue waits for a backend other than not that waits on a lock
-// while inserting this schema's notifications, and returns its pid.
+// in this schema's users check (the KEY SHARE lock it takes, migration
+// 0019), and returns its pid.
 func blockedEnqueue(t *testing.T, s *Store, not int32) int32 {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var pid int32
 		err := s.pool.QueryRow(t.Context(), `SELECT pid FROM pg_stat_activity
-WHERE wait_event_type = 'Lock' AND pid <> $2 AND strpos(query, $1) > 0 LIMIT 1`, s.prefix+"notifications", not).Scan(&pid)
+WHERE wait_event_type = 'Lock' AND pid <> $2 AND strpos(query, $1) > 0 LIMIT 1`, s.prefix+"user_not_found", not).Scan(&pid)
 		if err == nil {
 			return pid
 		}

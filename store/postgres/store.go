@@ -190,10 +190,16 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 // entries (EXPLAIN ANALYZE in docs/PERFORMANCE.md), and a cached generic
 // plan keeps such a choice until the next ANALYZE. Each statement's
 // driving set is a short list of ids or the head of the pending index, so
-// the nested loop is always right. set_config(…, true) lasts until the
+// the nested loop is always right. For the same reason the statements run
+// their generic plans (plan_cache_mode), made under these settings: in
+// auto mode PostgreSQL re-planned the claim on most calls (509 plans of
+// 891 claims in a 100,000-delivery bench, and again after each of the
+// leader's VACUUM ANALYZEs; pg_stat_statements with track_planning,
+// docs/PERFORMANCE.md session 9). set_config(…, true) lasts until the
 // transaction ends: other statements on the connection plan freely.
 const indexPlans = `SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true),
-	set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)`
+	set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
+	set_config('plan_cache_mode', 'force_generic_plan', true)`
 
 // indexedQuery runs one statement in its own transaction after indexPlans,
 // in one pipelined round trip (BEGIN, indexPlans, the statement, COMMIT),

@@ -88,8 +88,9 @@ func (s *Store) upsertDevice(ctx context.Context, d heraldtype.Device, now time.
 			// The holder's row is locked (FOR UPDATE) until commit, so a
 			// heartbeat or another registration cannot change it between
 			// the check and the detach.
-			err := tx.QueryRow(ctx, s.q(`SELECT 1 FROM {s}.devices WHERE token = $1 AND id <> $2 AND user_id <> $3
-	AND status = 'ACTIVE' AND last_seen_at >= $4 LIMIT 1 FOR UPDATE`), d.Token, d.ID, d.UserID, takeoverBefore).Scan(&one)
+			err := tx.QueryRow(ctx, s.q(`SELECT 1 FROM {s}.devices WHERE token = $1 AND token <> '' AND id <> $2
+	AND user_id <> $3 AND status = 'ACTIVE' AND last_seen_at >= $4 LIMIT 1 FOR UPDATE`), d.Token, d.ID, d.UserID,
+				takeoverBefore).Scan(&one)
 			switch {
 			case err == nil:
 				return store.ErrTokenHeld()
@@ -98,9 +99,13 @@ func (s *Store) upsertDevice(ctx context.Context, d heraldtype.Device, now time.
 			}
 		}
 		if d.Token != "" {
+			// token <> '' (true of $2 here) lets a generic plan use the
+			// partial index devices_token; without it the plan PostgreSQL
+			// settles on after five runs scanned every device (a
+			// registration cost O(devices), docs/PERFORMANCE.md session 9).
 			_, err := tx.Exec(ctx, s.q(`UPDATE {s}.devices SET token = '', status = 'INVALID', invalidated_at = $1,
 	invalid_reason = 'token_moved', updated_at = $1
-WHERE token = $2 AND id <> $3`), now, d.Token, d.ID)
+WHERE token = $2 AND token <> '' AND id <> $3`), now, d.Token, d.ID)
 			if err != nil {
 				return formatError(err, "device token")
 			}
