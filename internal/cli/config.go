@@ -176,6 +176,7 @@ type WorkerConfig struct {
 	PollInterval  time.Duration `koanf:"poll_interval"`
 	ReapInterval  time.Duration `koanf:"reap_interval"`
 	StoreTimeout  time.Duration `koanf:"store_timeout"`
+	OutcomeMargin time.Duration `koanf:"outcome_margin"`
 }
 
 // RemindersConfig is the reminders: section, herald.ReminderConfig's file

@@ -87,9 +87,18 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre 
 		}
 	}
 
+	// The policy may have waited on its store (a type lookup, preferences
+	// the prefetch could not read) for up to StoreTimeout: the guards below
+	// read the clock again, never trusting a time taken before it.
+	now = w.cfg.Now()
+	// need is the lease a send must have left when it starts: its timeout,
+	// then the time to record its outcome (issue 24 item 2).
+	need := w.cfg.SendTimeout + w.cfg.OutcomeMargin
+
 	// Wait for the provider's throttle, but never past the point where the
-	// send could still finish inside the lease: such a delivery goes back
-	// to the queue unattempted, due when the throttle would let it go.
+	// send could still finish and be recorded inside the lease: such a
+	// delivery goes back to the queue unattempted, due when the throttle
+	// would let it go.
 	th := w.throttleFor(sender, &job)
 	wait, cancel := th.reserve(now)
 	lease, lost := w.flights.lease(d.ID)
@@ -98,7 +107,7 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre 
 		return store.Outcome{}, false
 	}
 	if wait > 0 {
-		if now.Add(wait + w.cfg.SendTimeout).After(lease) {
+		if now.Add(wait + need).After(lease) {
 			cancel()
 			return w.release(d, now, now.Add(wait)), true
 		}
@@ -116,7 +125,7 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre 
 			return store.Outcome{}, false
 		}
 	}
-	if lease.Sub(now) < w.cfg.SendTimeout {
+	if lease.Sub(now) < need {
 		return w.release(d, now, now), true
 	}
 
