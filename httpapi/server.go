@@ -113,6 +113,14 @@ type Config struct {
 	// Streams bounds the inbox's SSE streams: lifetime, credential checks,
 	// and how many per user and per API key.
 	Streams StreamConfig
+	// StoreTimeout bounds the store work of a request: the credential
+	// lookup and the handler's calls, not the arrival of its body. When it
+	// passes the caller gets 503 unavailable with Retry-After, saying the
+	// store did not answer, instead of waiting as long as its own client
+	// does on a database that went silent (a network partition). The inbox
+	// stream and the health probes are exempt (/readyz has its own 2 s).
+	// Default DefaultStoreTimeout; negative: no limit.
+	StoreTimeout time.Duration
 }
 
 // Server is Herald's HTTP API as an http.Handler.
@@ -125,7 +133,9 @@ type Server struct {
 	limits  *limiters
 	// readTimeout and writeTimeout are the per-request deadlines (0: none).
 	readTimeout, writeTimeout time.Duration
-	streams                   *streams
+	// storeTimeout bounds a request's store work (0: none; deadline.go).
+	storeTimeout time.Duration
+	streams      *streams
 	// rules records every route's access rule, for the tests that check
 	// that no route is left open by accident.
 	rules map[string]access
@@ -157,7 +167,8 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{client: cfg.Client, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, mux: http.NewServeMux(),
 		auth: cfg.Auth, limits: limits, rules: map[string]access{},
 		readTimeout:  orDefault(cfg.ReadTimeout, DefaultReadTimeout),
-		writeTimeout: orDefault(cfg.WriteTimeout, DefaultWriteTimeout), streams: newStreams(cfg.Streams)}
+		writeTimeout: orDefault(cfg.WriteTimeout, DefaultWriteTimeout), streams: newStreams(cfg.Streams),
+		storeTimeout: orDefault(cfg.StoreTimeout, DefaultStoreTimeout)}
 	s.routes(cfg.Metrics)
 	return s, nil
 }
@@ -167,13 +178,30 @@ func New(cfg Config) (*Server, error) {
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // handle registers a route with its access rule (auth.go): the rule runs
-// before the handler, and a route cannot be registered without one.
+// before the handler, and a route cannot be registered without one. Its
+// store work is bounded by Config.StoreTimeout (deadline.go).
 func (s *Server) handle(pattern string, a access, h handlerFunc) {
+	s.register(pattern, a, h, true)
+}
+
+// handleUnbounded registers a route whose store work is not bounded by
+// Config.StoreTimeout: the inbox stream, which lives for as long as its
+// user reads it, and the probes, which have bounds of their own.
+func (s *Server) handleUnbounded(pattern string, a access, h handlerFunc) {
+	s.register(pattern, a, h, false)
+}
+
+func (s *Server) register(pattern string, a access, h handlerFunc, bounded bool) {
 	if !a.valid() {
 		panic("httpapi: route " + pattern + " has no access rule")
 	}
 	s.rules[pattern] = a
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if bounded {
+			var done func()
+			r, done = s.boundStore(r)
+			defer done()
+		}
 		r, err := s.guard(w, r, a)
 		if err != nil {
 			refuseBody(w, r)
@@ -200,7 +228,7 @@ func (s *Server) routes(metrics http.Handler) {
 	s.handle("POST /v1/tokens", userOnlyAccess(), s.registerOwnDevice)
 	s.handle("POST /v1/tokens/heartbeat", userOnlyAccess(), s.heartbeatOwnDevice)
 	s.handle("GET /v1/users/{id}/inbox", userOrScope(auth.ScopeInboxRead), s.listInbox)
-	s.handle("GET /v1/users/{id}/inbox/stream", userOrScope(auth.ScopeInboxRead).withQueryToken(), s.streamInbox)
+	s.handleUnbounded("GET /v1/users/{id}/inbox/stream", userOrScope(auth.ScopeInboxRead).withQueryToken(), s.streamInbox)
 	s.handle("POST /v1/users/{id}/inbox/read", userOrScope(auth.ScopeInboxWrite), s.markInboxRead)
 	s.handle("POST /v1/users/{id}/inbox/read-all", userOrScope(auth.ScopeInboxWrite), s.markAllInboxRead)
 	s.handle("POST /v1/users/{id}/inbox/{item_id}/archive", userOrScope(auth.ScopeInboxWrite), s.archiveInboxItem)
@@ -226,14 +254,14 @@ func (s *Server) routes(metrics http.Handler) {
 	s.handle("POST /v1/events", needScope(auth.ScopeEventsWrite), s.postEvent)
 	s.handle("GET /v1/suppressions", needScope(auth.ScopeSuppressionsRead), s.listSuppressions)
 	s.handle("DELETE /v1/suppressions/{channel}/{address}", needScope(auth.ScopeSuppressionsWrite), s.deleteSuppression)
-	s.handle("GET /healthz", openAccess(), s.healthz)
-	s.handle("GET /readyz", openAccess(), s.readyz)
+	s.handleUnbounded("GET /healthz", openAccess(), s.healthz)
+	s.handleUnbounded("GET /readyz", openAccess(), s.readyz)
 	if metrics != nil {
 		a := needScope(auth.ScopeMetricsRead)
 		if s.auth.OpenMetrics {
 			a = openAccess()
 		}
-		s.handle("GET /metrics", a, func(w http.ResponseWriter, r *http.Request) error {
+		s.handleUnbounded("GET /metrics", a, func(w http.ResponseWriter, r *http.Request) error {
 			metrics.ServeHTTP(w, r)
 			return nil
 		})

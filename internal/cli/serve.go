@@ -168,7 +168,8 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 			OpenMetrics: !cfg.Auth.MetricsAuth},
 		RateLimit:   cfg.RateLimit.httpapi(),
 		ReadTimeout: off(cfg.HTTP.ReadTimeout), WriteTimeout: off(cfg.HTTP.WriteTimeout),
-		Streams: cfg.HTTP.streams(),
+		StoreTimeout: off(cfg.HTTP.StoreTimeout),
+		Streams:      cfg.HTTP.streams(),
 	})
 	if err != nil {
 		return err
