@@ -17,11 +17,12 @@ import (
 )
 
 // Store is the part of store.Store the worker uses. It is defined here, where
-// it is consumed, so tests can fake five methods instead of the whole seam.
+// it is consumed, so tests can fake six methods instead of the whole seam.
 type Store interface {
 	Claim(ctx context.Context, p store.ClaimParams) ([]heraldtype.Job, error)
 	ExtendLeases(ctx context.Context, owner string, ids []int64, until time.Time) ([]int64, error)
 	Complete(ctx context.Context, outcomes []store.Outcome) (int, error)
+	ReportLate(ctx context.Context, outcomes []store.Outcome) (int, error)
 	NextRunAt(ctx context.Context) (time.Time, bool, error)
 	QueueStats(ctx context.Context) (map[heraldtype.DeliveryState]int, error)
 }

@@ -270,7 +270,7 @@ func (w *Worker) skip(d *heraldtype.Delivery, now time.Time, code, msg string) s
 func (w *Worker) dead(d *heraldtype.Delivery, now time.Time, code, msg string) store.Outcome {
 	m := w.cfg.Metrics
 	m.Dead.WithLabelValues(m.Provider(d.Provider), m.Code(code)).Inc()
-	return w.outcome(d, now, store.Dead{Failure: store.Failure{ErrorCode: code, Error: msg}})
+	return w.outcome(d, now, store.Dead{Failure: store.Failure{ErrorCode: code, Error: msg, NotSent: true}})
 }
 
 // release returns a delivery to the queue without counting an attempt.
