@@ -1,11 +1,12 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -24,67 +25,56 @@ const storeRetryAfter = 2 * time.Second
 // passed; errorBody tells it from the caller's own cancellation by it.
 var errStoreDeadline = errors.New("httpapi: the store did not answer within the request's store timeout")
 
-// storeDeadline bounds the store work of one request: the credential
-// lookup and the handler's Client calls, but not the time the caller takes
-// to send its body (which Config.ReadTimeout bounds), so a slow upload is
-// never mistaken for a silent database. It cancels the request's context
-// with errStoreDeadline when it fires.
-type storeDeadline struct {
-	d      time.Duration
-	cancel context.CancelCauseFunc
+// storeTimeoutKey carries the store timeout of a bounded request, for the
+// message that names it.
+type storeTimeoutKey struct{}
 
-	mu    sync.Mutex
-	timer *time.Timer
-	fired bool
-}
+// The store work of a bounded route is given Config.StoreTimeout twice,
+// each a real context deadline (so the database driver, and anything that
+// sizes its own waits by the deadline, sees it): once for the credential
+// lookup of the guard, and once, after the request's body has arrived,
+// for the handler's Client calls. The body's arrival is not store time —
+// Config.ReadTimeout bounds it — so a slow upload is never mistaken for a
+// silent database.
 
-type storeDeadlineKey struct{}
-
-// boundStore returns r with its context bounded by the store timeout, and
-// the function that releases it when the request is done. A request of a
-// route registered unbounded, or a server without the timeout, is
-// returned as is.
-func (s *Server) boundStore(r *http.Request) (*http.Request, func()) {
+// storeCtx bounds ctx by the store timeout, with errStoreDeadline as its
+// cause when it passes. Without a timeout it returns ctx as is.
+func (s *Server) storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	if s.storeTimeout <= 0 {
-		return r, func() {}
+		return ctx, func() {}
 	}
-	ctx, cancel := context.WithCancelCause(r.Context())
-	sd := &storeDeadline{d: s.storeTimeout, cancel: cancel}
-	sd.timer = time.AfterFunc(sd.d, sd.fire)
-	ctx = context.WithValue(ctx, storeDeadlineKey{}, sd)
-	return r.WithContext(ctx), func() {
-		sd.timer.Stop()
-		cancel(nil)
-	}
+	ctx = context.WithValue(ctx, storeTimeoutKey{}, s.storeTimeout)
+	return context.WithTimeoutCause(ctx, s.storeTimeout, errStoreDeadline)
 }
 
-func (sd *storeDeadline) fire() {
-	sd.mu.Lock()
-	sd.fired = true
-	sd.mu.Unlock()
-	sd.cancel(errStoreDeadline)
+// readBody reads a request's whole body before its handler's store
+// deadline starts, within Config.MaxBodyBytes and the read deadline, and
+// puts it back as r.Body; a read that failed is kept as the error the
+// handler's decodeJSON then reports (413, 408, 400), exactly as if it had
+// read the body itself.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	r.Body = &readBody{r: bytes.NewReader(body), err: err}
 }
 
-// pauseStoreDeadline stops the clock of ctx's store deadline while the
-// request's body arrives, and returns the function that restarts it, with
-// the whole timeout, once the body is in. Without a deadline it does
-// nothing.
-func pauseStoreDeadline(ctx context.Context) (resume func()) {
-	sd, ok := ctx.Value(storeDeadlineKey{}).(*storeDeadline)
-	if !ok {
-		return func() {}
-	}
-	sd.mu.Lock()
-	stopped := sd.timer.Stop()
-	sd.mu.Unlock()
-	return func() {
-		sd.mu.Lock()
-		defer sd.mu.Unlock()
-		if stopped && !sd.fired {
-			sd.timer.Reset(sd.d)
-		}
-	}
+// readBody is a body read ahead: its bytes, then its read error (or EOF).
+type readBody struct {
+	r   *bytes.Reader
+	err error
 }
+
+func (b *readBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err == io.EOF && b.err != nil {
+		err = b.err
+	}
+	return n, err
+}
+
+func (b *readBody) Close() error { return nil }
 
 // storeTimedOut reports whether ctx ended because its store deadline
 // passed.
@@ -103,9 +93,9 @@ func retryAfterStore(w http.ResponseWriter) {
 // trigger retried with its Idempotency-Key returns the notifications a
 // commit whose answer was lost created, and creates them otherwise.
 func storeTimeoutMessage(ctx context.Context) string {
-	d := DefaultStoreTimeout
-	if sd, ok := ctx.Value(storeDeadlineKey{}).(*storeDeadline); ok {
-		d = sd.d
+	d, ok := ctx.Value(storeTimeoutKey{}).(time.Duration)
+	if !ok {
+		d = DefaultStoreTimeout
 	}
 	return "the store did not answer within " + d.String() + "; retry the request (a trigger with the same Idempotency-Key)"
 }

@@ -34,9 +34,7 @@ type bodySpec struct {
 // wrong type, an unknown field, a key given twice or in another case than
 // the field's (strict.go), or anything after the object (400).
 func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, dst any, spec bodySpec) error {
-	resume := pauseStoreDeadline(r.Context()) // the caller's upload is not store time
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
-	resume()
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {

@@ -114,7 +114,8 @@ type Config struct {
 	// and how many per user and per API key.
 	Streams StreamConfig
 	// StoreTimeout bounds the store work of a request: the credential
-	// lookup and the handler's calls, not the arrival of its body. When it
+	// lookup, and then the handler's calls, each (deadline.go), not the
+	// arrival of its body, which is read before the handler runs. When it
 	// passes the caller gets 503 unavailable with Retry-After, saying the
 	// store did not answer, instead of waiting as long as its own client
 	// does on a database that went silent (a network partition). The inbox
@@ -197,18 +198,36 @@ func (s *Server) register(pattern string, a access, h handlerFunc, bounded bool)
 	}
 	s.rules[pattern] = a
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if bounded {
-			var done func()
-			r, done = s.boundStore(r)
-			defer done()
+		if !bounded {
+			r, err := s.guard(w, r, a)
+			if err != nil {
+				refuseBody(w, r)
+			} else {
+				err = h(w, r)
+			}
+			if err != nil {
+				s.writeError(w, r, err)
+			}
+			return
 		}
-		r, err := s.guard(w, r, a)
+		// The store deadline of the guard, then (deadline.go) the body,
+		// then the store deadline of the handler.
+		base := r.Context()
+		gctx, cancel := s.storeCtx(base)
+		g, err := s.guard(w, r.WithContext(gctx), a)
 		if err != nil {
-			refuseBody(w, r)
-		} else {
-			err = h(w, r)
+			refuseBody(w, g)
+			s.writeError(w, g, err)
+			cancel()
+			return
 		}
-		if err != nil {
+		p := g.Context().Value(principalKey{})
+		cancel()
+		s.readBody(w, r)
+		hctx, cancel := s.storeCtx(context.WithValue(base, principalKey{}, p))
+		defer cancel()
+		r = r.WithContext(hctx)
+		if err := h(w, r); err != nil {
 			s.writeError(w, r, err)
 		}
 	})
