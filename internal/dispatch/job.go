@@ -51,9 +51,10 @@ func (w *Worker) run(ctx, claimCtx context.Context, job heraldtype.Job, pre poli
 
 // attempt decides the outcome of one claimed delivery, sending it if it may
 // be sent. It reports false when no outcome must be recorded: the worker is
-// shutting down mid-send, or the lease was lost. The delivery's lease then
-// expires and the reaper decides by its guarantee (S1.3): that is the
-// designed at_least_once duplicate window.
+// shutting down mid-send. The delivery's lease then expires and the reaper
+// decides by its guarantee (S1.3): that is the designed at_least_once
+// duplicate window. A lease found lost before the send still gets its
+// outcome (lostUnsent), which the store records only as a late report.
 func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre policy.Prefetched) (store.Outcome, bool) {
 	d := &job.Delivery
 	now := w.cfg.Now()
@@ -104,7 +105,7 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre 
 	lease, lost := w.flights.lease(d.ID)
 	if lost {
 		cancel()
-		return store.Outcome{}, false
+		return w.lostUnsent(d, now), true
 	}
 	if wait > 0 {
 		if now.Add(wait + need).After(lease) {
@@ -122,7 +123,7 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre 
 		}
 		now = w.cfg.Now()
 		if lease, lost = w.flights.lease(d.ID); lost {
-			return store.Outcome{}, false
+			return w.lostUnsent(d, now), true
 		}
 	}
 	if lease.Sub(now) < need {
@@ -271,6 +272,14 @@ func (w *Worker) dead(d *heraldtype.Delivery, now time.Time, code, msg string) s
 	m := w.cfg.Metrics
 	m.Dead.WithLabelValues(m.Provider(d.Provider), m.Code(code)).Inc()
 	return w.outcome(d, now, store.Dead{Failure: store.Failure{ErrorCode: code, Error: msg, NotSent: true}})
+}
+
+// lostUnsent is the outcome of a delivery whose lease the heartbeat found
+// taken (reaped, or claimed by another worker) before its send started: a
+// release the store's lease guard ignores, recorded instead as a late
+// report that this worker never sent it (issue 24 item 3).
+func (w *Worker) lostUnsent(d *heraldtype.Delivery, now time.Time) store.Outcome {
+	return w.release(d, now, now)
 }
 
 // release returns a delivery to the queue without counting an attempt.

@@ -64,3 +64,37 @@ func TestLateOutcomeRecordedAsLateReport(t *testing.T) {
 		}
 	}
 }
+
+// A delivery whose lease the heartbeat found taken before its send started
+// is not sent, and the worker says so: its release is ignored by the lease
+// guard and recorded as a late report "not_sent" (issue 24 item 3).
+func TestLostLeaseReportedNotSent(t *testing.T) {
+	t.Parallel()
+	var h *harness
+	var sends int
+	sender := senderFunc(func(_ context.Context, m *heraldtype.Message) (string, error) {
+		sends++
+		return "pm-" + m.Key, nil
+	})
+	h = newHarness(t, map[string]Sender{"fcm": sender}, func(cfg *Config) {
+		cfg.Policy = policyFunc(func(*heraldtype.Job, time.Time) (policy.Decision, error) {
+			// While the policy waits, the reaper ends the lease and the
+			// heartbeat learns it.
+			ctx := context.Background()
+			now := h.clock.Advance(time.Hour)
+			if _, err := h.store.ReapExpiredLeases(ctx, now); err != nil {
+				t.Fatal(err)
+			}
+			h.w.heartbeat(ctx)
+			return policy.Decision{Verdict: policy.Allow}, nil
+		})
+	})
+	id := h.add(fakeDelivery{guarantee: heraldtype.AtMostOnce})
+	h.runOnce(1)
+	d := h.store.get(id)
+	last := d.Attempts[len(d.Attempts)-1]
+	if sends != 0 || d.State != heraldtype.StateUnknown || last.Outcome != heraldtype.OutcomeLateReport ||
+		last.ErrorCode != heraldtype.ReportNotSent {
+		t.Fatalf("sends %d, delivery %s, attempts %+v; want unsent, unknown, reported not_sent", sends, d.State, d.Attempts)
+	}
+}
