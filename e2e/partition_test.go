@@ -146,7 +146,7 @@ func TestPartitionedInstance(t *testing.T) {
 	const (
 		users        = 200
 		perTrigger   = 100
-		triggers     = 60 // × 100 = 6,000 deliveries, half of each guarantee
+		triggers     = 30 // × 100 = 3,000 deliveries, half of each guarantee
 		lease        = 4 * time.Second
 		storeTimeout = time.Second
 		cutFor       = 3 * lease / 2
