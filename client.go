@@ -229,6 +229,11 @@ type WorkerConfig struct {
 	PollInterval  time.Duration // default 1 s (S4.2)
 	ReapInterval  time.Duration // default 5 s; the elected leader reaps
 	StoreTimeout  time.Duration // bounds each store call of the worker, default lease_duration
+	// OutcomeMargin is the lease a send must leave after its timeout to
+	// record its outcome: a send starts only with SendTimeout +
+	// OutcomeMargin of lease left. Default 2 s (less for a lease too short
+	// for it: half of what SendTimeout leaves).
+	OutcomeMargin time.Duration
 }
 
 // ReminderConfig tunes the reminder scheduler, a leader-only service
@@ -405,6 +410,7 @@ func NewClient(cfg Config) (*Client, error) {
 			LeaseDuration:  cfg.Worker.LeaseDuration,
 			SendTimeout:    cfg.Worker.SendTimeout,
 			StoreTimeout:   cfg.Worker.StoreTimeout,
+			OutcomeMargin:  cfg.Worker.OutcomeMargin,
 			PollInterval:   cfg.Worker.PollInterval,
 			Retry:          cfg.Retry,
 			Now:            cfg.Now,

@@ -266,7 +266,12 @@ type Delivery struct {
 	CreatedAt         time.Time     `json:"created_at"`
 	UpdatedAt         time.Time     `json:"updated_at"`
 	FinishedAt        *time.Time    `json:"finished_at,omitempty"`
-	Attempts          []Attempt     `json:"attempts,omitempty"`
+	// LateReport is what the worker whose lease expired reported about it
+	// afterwards (one of the Report… codes), when that report is the
+	// newest row of the delivery's timeline: "not_sent" on an unknown
+	// delivery says it may be replayed with confidence (issue 24 item 3).
+	LateReport string    `json:"late_report,omitempty"`
+	Attempts   []Attempt `json:"attempts,omitempty"`
 }
 
 // IdempotencyKey is the key sent to the app as data.messageId (S0.5), so
@@ -303,6 +308,27 @@ const (
 	// OutcomePolicyError returned the delivery to the queue because the
 	// policy store failed: nothing is sent blind (S1.3). Not counted.
 	OutcomePolicyError AttemptOutcome = "policy_error"
+	// OutcomeLateReport is a worker's outcome for a lease that had already
+	// expired — the reaper had moved the delivery (unknown, or back to
+	// pending) — recorded as what the worker says happened, never as a
+	// move: the delivery's state is left alone (S1.3, issue 24 item 3).
+	// Its error code is one of the Report… codes, its error the details.
+	OutcomeLateReport AttemptOutcome = "late_report"
+)
+
+// What a worker reports about a lease that expired before its outcome was
+// recorded: the error code of an OutcomeLateReport attempt row.
+const (
+	// ReportNotSent: the worker never handed the message to a provider
+	// (it released it, the policy refused it, the device was gone, …).
+	ReportNotSent = "not_sent"
+	// ReportSent: the provider accepted the message.
+	ReportSent = "sent"
+	// ReportSendFailed: the provider refused the message.
+	ReportSendFailed = "send_failed"
+	// ReportSendUnknown: the message was sent and its answer never came
+	// (a timeout, a network error): the provider may have it.
+	ReportSendUnknown = "send_unknown"
 )
 
 // Attempt is one row of a delivery's timeline.

@@ -94,6 +94,12 @@ func errorBody(ctx context.Context, err error) (body ErrorBody, logLevel slog.Le
 			return ErrorBody{Code: he.Code, Message: he.Message, Field: he.Field}, 0, false
 		}
 	}
+	if storeTimedOut(ctx) {
+		// Whatever the store's driver made of its cancelled call, the
+		// cause is a database that did not answer in time: never a 500
+		// (issue 24 item 1).
+		return ErrorBody{Code: heraldtype.EUNAVAILABLE, Message: storeTimeoutMessage(ctx)}, slog.LevelWarn, true
+	}
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		// The caller went away or the request timed out: not a bug.
 		return ErrorBody{Code: heraldtype.EUNAVAILABLE, Message: "the request was canceled or timed out"}, slog.LevelInfo, true
@@ -106,6 +112,9 @@ func errorBody(ctx context.Context, err error) (body ErrorBody, logLevel slog.Le
 // error body.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	body, level, logIt := errorBody(r.Context(), err)
+	if storeTimedOut(r.Context()) && body.Code == heraldtype.EUNAVAILABLE {
+		retryAfterStore(w)
+	}
 	if logIt {
 		s.log.LogAttrs(r.Context(), level, "http request failed",
 			slog.String("request_id", requestIDFrom(r.Context())),

@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/httpapi"
+	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/sqlite"
 )
 
@@ -99,6 +100,11 @@ type envOptions struct {
 	addresses bool
 	// now is the Client's clock (time.Now if nil).
 	now func() time.Time
+	// storeTimeout is the Server's Config.StoreTimeout.
+	storeTimeout time.Duration
+	// wrapStore, when set, wraps the store the Client uses (the keys use
+	// the store itself), e.g. to make it stall.
+	wrapStore func(store.Store) store.Store
 }
 
 // newEnv builds a Server over a real Client on a temp-file SQLite store.
@@ -123,8 +129,12 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var cs store.Store = s
+	if o.wrapStore != nil {
+		cs = o.wrapStore(s)
+	}
 	c, err := herald.NewClient(herald.Config{
-		Store:               s,
+		Store:               cs,
 		Providers:           providers,
 		DisableWorkers:      !o.workers,
 		MaintenanceInterval: -1,
@@ -158,7 +168,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	srv, err := httpapi.New(httpapi.Config{Client: c, Logger: logger, Metrics: o.metrics, MaxBodyBytes: o.maxBodyBytes,
 		Auth:      httpapi.AuthConfig{Keys: keys, UserTokens: o.userTokens, OpenMetrics: o.openMetrics},
-		RateLimit: o.rateLimit, ReadTimeout: o.readTimeout, WriteTimeout: o.writeTimeout, Streams: o.streams})
+		RateLimit: o.rateLimit, ReadTimeout: o.readTimeout, WriteTimeout: o.writeTimeout, Streams: o.streams,
+		StoreTimeout: o.storeTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,6 +115,15 @@ type Config struct {
 	Streams StreamConfig
 	// CORS lets web pages of the listed origins call the API (cors.go).
 	CORS CORSConfig
+	// StoreTimeout bounds the store work of a request: the credential
+	// lookup, and then the handler's calls, each (deadline.go), not the
+	// arrival of its body, which is read before the handler runs. When it
+	// passes the caller gets 503 unavailable with Retry-After, saying the
+	// store did not answer, instead of waiting as long as its own client
+	// does on a database that went silent (a network partition). The inbox
+	// stream and the health probes are exempt (/readyz has its own 2 s).
+	// Default DefaultStoreTimeout; negative: no limit.
+	StoreTimeout time.Duration
 }
 
 // Server is Herald's HTTP API as an http.Handler.
@@ -127,8 +136,10 @@ type Server struct {
 	limits  *limiters
 	// readTimeout and writeTimeout are the per-request deadlines (0: none).
 	readTimeout, writeTimeout time.Duration
-	streams                   *streams
-	corsCfg                   CORSConfig
+	// storeTimeout bounds a request's store work (0: none; deadline.go).
+	storeTimeout time.Duration
+	streams      *streams
+	corsCfg      CORSConfig
 	// rules records every route's access rule, for the tests that check
 	// that no route is left open by accident.
 	rules map[string]access
@@ -164,7 +175,7 @@ func New(cfg Config) (*Server, error) {
 		auth: cfg.Auth, limits: limits, rules: map[string]access{},
 		readTimeout:  orDefault(cfg.ReadTimeout, DefaultReadTimeout),
 		writeTimeout: orDefault(cfg.WriteTimeout, DefaultWriteTimeout), streams: newStreams(cfg.Streams),
-		corsCfg: cfg.CORS}
+		corsCfg: cfg.CORS, storeTimeout: orDefault(cfg.StoreTimeout, DefaultStoreTimeout)}
 	s.routes(cfg.Metrics)
 	return s, nil
 }
@@ -174,20 +185,55 @@ func New(cfg Config) (*Server, error) {
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // handle registers a route with its access rule (auth.go): the rule runs
-// before the handler, and a route cannot be registered without one.
+// before the handler, and a route cannot be registered without one. Its
+// store work is bounded by Config.StoreTimeout (deadline.go).
 func (s *Server) handle(pattern string, a access, h handlerFunc) {
+	s.register(pattern, a, h, true)
+}
+
+// handleUnbounded registers a route whose store work is not bounded by
+// Config.StoreTimeout: the inbox stream, which lives for as long as its
+// user reads it, and the probes, which have bounds of their own.
+func (s *Server) handleUnbounded(pattern string, a access, h handlerFunc) {
+	s.register(pattern, a, h, false)
+}
+
+func (s *Server) register(pattern string, a access, h handlerFunc, bounded bool) {
 	if !a.valid() {
 		panic("httpapi: route " + pattern + " has no access rule")
 	}
 	s.rules[pattern] = a
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		r, err := s.guard(w, r, a)
-		if err != nil {
-			refuseBody(w, r)
-		} else {
-			err = h(w, r)
+		if !bounded {
+			r, err := s.guard(w, r, a)
+			if err != nil {
+				refuseBody(w, r)
+			} else {
+				err = h(w, r)
+			}
+			if err != nil {
+				s.writeError(w, r, err)
+			}
+			return
 		}
+		// The store deadline of the guard, then (deadline.go) the body,
+		// then the store deadline of the handler.
+		base := r.Context()
+		gctx, cancel := s.storeCtx(base)
+		g, err := s.guard(w, r.WithContext(gctx), a)
 		if err != nil {
+			refuseBody(w, g)
+			s.writeError(w, g, err)
+			cancel()
+			return
+		}
+		p := g.Context().Value(principalKey{})
+		cancel()
+		s.readBody(w, r)
+		hctx, cancel := s.storeCtx(context.WithValue(base, principalKey{}, p))
+		defer cancel()
+		r = r.WithContext(hctx)
+		if err := h(w, r); err != nil {
 			s.writeError(w, r, err)
 		}
 	})
@@ -207,7 +253,7 @@ func (s *Server) routes(metrics http.Handler) {
 	s.handle("POST /v1/tokens", userOnlyAccess(), s.registerOwnDevice)
 	s.handle("POST /v1/tokens/heartbeat", userOnlyAccess(), s.heartbeatOwnDevice)
 	s.handle("GET /v1/users/{id}/inbox", userOrScope(auth.ScopeInboxRead), s.listInbox)
-	s.handle("GET /v1/users/{id}/inbox/stream", userOrScope(auth.ScopeInboxRead).withQueryToken(), s.streamInbox)
+	s.handleUnbounded("GET /v1/users/{id}/inbox/stream", userOrScope(auth.ScopeInboxRead).withQueryToken(), s.streamInbox)
 	s.handle("POST /v1/users/{id}/inbox/read", userOrScope(auth.ScopeInboxWrite), s.markInboxRead)
 	s.handle("POST /v1/users/{id}/inbox/read-all", userOrScope(auth.ScopeInboxWrite), s.markAllInboxRead)
 	s.handle("POST /v1/users/{id}/inbox/{item_id}/archive", userOrScope(auth.ScopeInboxWrite), s.archiveInboxItem)
@@ -250,8 +296,8 @@ func (s *Server) routes(metrics http.Handler) {
 	s.handle("GET /v1/campaigns/{name}/runs", needScope(auth.ScopeCampaignsRead), s.listCampaignRuns)
 	s.handle("GET /v1/suppressions", needScope(auth.ScopeSuppressionsRead), s.listSuppressions)
 	s.handle("DELETE /v1/suppressions/{channel}/{address}", needScope(auth.ScopeSuppressionsWrite), s.deleteSuppression)
-	s.handle("GET /healthz", openAccess(), s.healthz)
-	s.handle("GET /readyz", openAccess(), s.readyz)
+	s.handleUnbounded("GET /healthz", openAccess(), s.healthz)
+	s.handleUnbounded("GET /readyz", openAccess(), s.readyz)
 	// The VAPID public key is public by design: a web page needs it to
 	// subscribe before it has any credential.
 	s.handle("GET /v1/webpush/vapid-public-key", openAccess(), s.vapidPublicKey)
@@ -260,7 +306,7 @@ func (s *Server) routes(metrics http.Handler) {
 		if s.auth.OpenMetrics {
 			a = openAccess()
 		}
-		s.handle("GET /metrics", a, func(w http.ResponseWriter, r *http.Request) error {
+		s.handleUnbounded("GET /metrics", a, func(w http.ResponseWriter, r *http.Request) error {
 			metrics.ServeHTTP(w, r)
 			return nil
 		})

@@ -66,6 +66,10 @@ type Failure struct {
 	Error      string
 	RetryAfter time.Duration
 	Latency    time.Duration
+	// NotSent says the worker failed the delivery without handing it to a
+	// provider (no sender configured, a job without its notification, the
+	// policy undecidable for too long): what a late report says (Report).
+	NotSent bool
 }
 
 // Sent: the provider accepted the message. Final.
@@ -244,6 +248,10 @@ type OutcomeRow struct {
 	// Inbox writes the delivery's inbox item (InboxSent); its id becomes
 	// the provider message id.
 	Inbox bool
+	// Report is what the outcome says the worker did, one of the
+	// heraldtype.Report… codes: recorded by Store.ReportLate when the
+	// outcome arrives after its lease expired (issue 24 item 3).
+	Report string
 }
 
 // flatten is t's kind and row. RunAt is left zero when t leaves it so;
@@ -286,7 +294,28 @@ func flatten(t Transition) (kind, OutcomeRow) {
 	}
 	// The state of the zero value: a call on t would make it escape.
 	r.State = Transitions[k-1].State()
+	r.Report = report(t)
 	return k, r
+}
+
+// report is what an outcome making t says its worker did. Only a send
+// reached a provider: a release, a skip, a policy refusal or an inbox
+// write (written only by an applied outcome) did not.
+func report(t Transition) string {
+	switch t := t.(type) {
+	case Sent:
+		return heraldtype.ReportSent
+	case Retry:
+		return heraldtype.ReportSendFailed
+	case Unknown:
+		return heraldtype.ReportSendUnknown
+	case Dead:
+		if t.NotSent {
+			return heraldtype.ReportNotSent
+		}
+		return heraldtype.ReportSendFailed
+	}
+	return heraldtype.ReportNotSent
 }
 
 func failedRow(timeline heraldtype.AttemptOutcome, f Failure) OutcomeRow {

@@ -139,6 +139,15 @@ type Store interface {
 	// Each outcome's Transition is a move of Moves; CheckOutcome refuses
 	// the batch otherwise.
 	Complete(ctx context.Context, outcomes []Outcome) (int, error)
+	// ReportLate records the outcomes of leases the reaper already ended
+	// as late reports (store/latereport.go): for each outcome whose lease
+	// (delivery, attempt) the reaper expired, and that no replay or
+	// earlier report of that lease followed, one OutcomeLateReport attempt
+	// row saying what the worker did (OutcomeRow.Report, LateReportError).
+	// It changes no delivery (an append-only timeline write, not a move)
+	// and ignores every other outcome, so the worker may pass a whole batch
+	// Complete did not entirely apply. It returns how many it recorded.
+	ReportLate(ctx context.Context, outcomes []Outcome) (int, error)
 	// ReapExpiredLeases handles deliveries whose lease ended before now: an
 	// at_least_once delivery goes back to pending (run_at = now, attempt
 	// kept), an at_most_once one becomes unknown (S1.3). Each gets an

@@ -136,6 +136,8 @@ type HTTPConfig struct {
 	MaxHeaderBytes          int           `koanf:"max_header_bytes"`
 	MaxConnections          int           `koanf:"max_connections"`
 	MaxConnectionsPerClient int           `koanf:"max_connections_per_client"`
+	// StoreTimeout bounds a request's store work (503 unavailable after it).
+	StoreTimeout time.Duration `koanf:"store_timeout"`
 	// The inbox's SSE streams: httpapi.StreamConfig.
 	StreamMaxLifetime     time.Duration `koanf:"stream_max_lifetime"`
 	StreamCredentialCheck time.Duration `koanf:"stream_credential_check"`
@@ -185,6 +187,7 @@ type WorkerConfig struct {
 	PollInterval  time.Duration `koanf:"poll_interval"`
 	ReapInterval  time.Duration `koanf:"reap_interval"`
 	StoreTimeout  time.Duration `koanf:"store_timeout"`
+	OutcomeMargin time.Duration `koanf:"outcome_margin"`
 }
 
 // RemindersConfig is the reminders: section, herald.ReminderConfig's file
@@ -283,6 +286,7 @@ func defaultConfig() Config {
 		RateLimit: RateLimitConfig{APIKey: RateConfig{PerSecond: 500, Burst: 1000}, User: RateConfig{PerSecond: 5, Burst: 20},
 			FailedAuth: RateConfig{PerSecond: 1, Burst: 30}, FailedAuthClients: httpapi.DefaultMaxFailedAuthClients},
 		HTTP: HTTPConfig{ReadHeaderTimeout: httpapi.DefaultReadHeaderTimeout, ReadTimeout: httpapi.DefaultReadTimeout,
+			StoreTimeout: httpapi.DefaultStoreTimeout,
 			WriteTimeout: httpapi.DefaultWriteTimeout, IdleTimeout: httpapi.DefaultIdleTimeout,
 			MaxHeaderBytes: httpapi.DefaultMaxHeaderBytes, MaxConnections: httpapi.DefaultMaxConns,
 			MaxConnectionsPerClient: httpapi.DefaultMaxConnsPerClient,

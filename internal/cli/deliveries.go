@@ -75,11 +75,15 @@ func newDeliveriesListCmd(e *env) *cobra.Command {
 				return printJSON(e.stdout, page)
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNOTIFICATION\tUSER\tTYPE\tCHANNEL\tDEVICE\tSTATE\tATTEMPT\tERROR\tREPLAYS\tCREATED")
+			// REPORTED is what the worker whose lease expired said
+			// afterwards (issue 24 item 3): not_sent on an unknown
+			// delivery means it may be replayed with confidence.
+			fmt.Fprintln(tw, "ID\tNOTIFICATION\tUSER\tTYPE\tCHANNEL\tDEVICE\tSTATE\tATTEMPT\tERROR\tREPLAYS\tCREATED\tREPORTED")
 			for _, d := range page.Deliveries {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%d\t%s\n", d.ID, printable(d.NotificationID),
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%d\t%s\t%s\n", d.ID, printable(d.NotificationID),
 					printable(d.UserID), printable(d.Type), printable(string(d.Channel)), printable(d.DeviceID), d.State,
-					d.Attempt, d.MaxAttempts, printable(d.LastErrorCode), d.ReplayCount, d.CreatedAt.Format(time.RFC3339))
+					d.Attempt, d.MaxAttempts, printable(d.LastErrorCode), d.ReplayCount, d.CreatedAt.Format(time.RFC3339),
+					printable(d.LateReport))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -155,6 +159,7 @@ func printDelivery(w io.Writer, d *heraldtype.Delivery) error {
 		field("last error", strings.TrimSuffix(printable(d.LastErrorCode)+": "+printable(d.LastError), ": "))
 	}
 	field("provider id", printable(d.ProviderMessageID))
+	field("late report", printable(d.LateReport))
 	if d.ReplayCount > 0 {
 		field("replays", fmt.Sprintf("%d, last at %s (%s)", d.ReplayCount, at(d.LastReplayAt), d.LastReplayResult))
 	}

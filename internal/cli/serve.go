@@ -168,8 +168,9 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 			OpenMetrics: !cfg.Auth.MetricsAuth},
 		RateLimit:   cfg.RateLimit.httpapi(),
 		ReadTimeout: off(cfg.HTTP.ReadTimeout), WriteTimeout: off(cfg.HTTP.WriteTimeout),
-		Streams: cfg.HTTP.streams(),
-		CORS:    httpapi.CORSConfig{AllowedOrigins: cfg.HTTP.CORSAllowedOrigins},
+		StoreTimeout: off(cfg.HTTP.StoreTimeout),
+		Streams:      cfg.HTTP.streams(),
+		CORS:         httpapi.CORSConfig{AllowedOrigins: cfg.HTTP.CORSAllowedOrigins},
 	})
 	if err != nil {
 		return err

@@ -43,6 +43,8 @@ func (s *benchStore) Claim(_ context.Context, p store.ClaimParams) ([]heraldtype
 	return jobs, nil
 }
 
+func (s *benchStore) ReportLate(context.Context, []store.Outcome) (int, error) { return 0, nil }
+
 func (s *benchStore) Complete(_ context.Context, o []store.Outcome) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -113,7 +113,7 @@ func (w *Worker) claimBatch(ctx, sendCtx context.Context, capacity int, withNext
 // slowed scope (one Web Push host, ThrottleScoper) must not hold back the
 // provider's other scopes, so its deliveries are claimed and released.
 func (w *Worker) throttledProviders(now time.Time) []string {
-	margin := w.cfg.LeaseDuration - w.cfg.SendTimeout
+	margin := w.cfg.LeaseDuration - w.cfg.SendTimeout - w.cfg.OutcomeMargin
 	var names []string
 	for name, th := range w.throttles {
 		if th.backlog(now) > margin {

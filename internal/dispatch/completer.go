@@ -132,12 +132,30 @@ func (c *completer) flush(ctx context.Context) error {
 		signal(c.flushed)
 		c.inboxWritten(batch)
 		if applied < len(batch) {
-			// The deliveries' leases were lost (reaped or claimed by
-			// another worker): the store's guards ignored the late
-			// outcomes (S4.4).
-			c.log.Info("dispatch: stale outcomes ignored", "ignored", len(batch)-applied, "batch", len(batch))
+			c.reportLate(ctx, batch, applied)
 		}
 	}
+}
+
+// reportLate records what the outcomes the store's guards ignored say,
+// when their lease was ended by the reaper (issue 24 item 3): an
+// at_most_once delivery the reaper made unknown then shows whether this
+// worker ever sent it, so an operator can replay it with confidence. The
+// store picks those out of the batch (the rest were duplicates of
+// recorded outcomes); their deliveries keep their state (S1.3, S4.4). A
+// failure only loses the reports, which are not retried: the deliveries'
+// states already say all the queue needs.
+func (c *completer) reportLate(ctx context.Context, batch []store.Outcome, applied int) {
+	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	reported, err := c.store.ReportLate(cctx, batch)
+	cancel()
+	if err != nil {
+		c.log.Warn("dispatch: stale outcomes ignored; recording them as late reports failed",
+			"ignored", len(batch)-applied, "batch", len(batch), "err", err)
+		return
+	}
+	c.log.Info("dispatch: stale outcomes ignored", "ignored", len(batch)-applied, "batch", len(batch),
+		"late_reports", reported)
 }
 
 // inboxWritten tells onInbox the users of the recorded batch's

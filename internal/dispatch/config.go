@@ -17,11 +17,12 @@ import (
 )
 
 // Store is the part of store.Store the worker uses. It is defined here, where
-// it is consumed, so tests can fake five methods instead of the whole seam.
+// it is consumed, so tests can fake six methods instead of the whole seam.
 type Store interface {
 	Claim(ctx context.Context, p store.ClaimParams) ([]heraldtype.Job, error)
 	ExtendLeases(ctx context.Context, owner string, ids []int64, until time.Time) ([]int64, error)
 	Complete(ctx context.Context, outcomes []store.Outcome) (int, error)
+	ReportLate(ctx context.Context, outcomes []store.Outcome) (int, error)
 	NextRunAt(ctx context.Context) (time.Time, bool, error)
 	QueueStats(ctx context.Context) (map[heraldtype.DeliveryState]int, error)
 }
@@ -63,10 +64,14 @@ const (
 	// sends in flight keep a provider's HTTP/2 streams busy while the
 	// store works: against 100 and 64, +29 % deliveries/s on PostgreSQL
 	// and +18 % on SQLite (docs/PERFORMANCE.md).
-	DefaultBatchSize          = 256
-	DefaultConcurrency        = 256
-	DefaultLeaseDuration      = 30 * time.Second
-	DefaultSendTimeout        = 10 * time.Second
+	DefaultBatchSize     = 256
+	DefaultConcurrency   = 256
+	DefaultLeaseDuration = 30 * time.Second
+	DefaultSendTimeout   = 10 * time.Second
+	// DefaultOutcomeMargin is the lease a send must leave after its
+	// timeout for its outcome to be recorded: a flush interval and one
+	// Complete commit, with room for a loaded database (issue 24 item 2).
+	DefaultOutcomeMargin      = 2 * time.Second
 	DefaultPollInterval       = time.Second // S4.2
 	DefaultFlushInterval      = 5 * time.Millisecond
 	DefaultFlushSize          = 200
@@ -104,8 +109,18 @@ type Config struct {
 	// longer than SendTimeout.
 	LeaseDuration time.Duration
 	// SendTimeout bounds one send. A send is never started on a lease with
-	// less than SendTimeout left.
+	// less than SendTimeout + OutcomeMargin left.
 	SendTimeout time.Duration
+	// OutcomeMargin is the time recording an outcome may take after its
+	// send ended (the completer's flush interval and one Complete commit).
+	// The send guard, which reads the clock when it decides, starts a send
+	// only on a lease with at least SendTimeout + OutcomeMargin left, so a
+	// send whose lease cannot be extended (the heartbeat fails: the store
+	// does not answer) still has its outcome recorded under its lease
+	// rather than racing the reaper. Default DefaultOutcomeMargin, or half
+	// of what LeaseDuration leaves after SendTimeout when that is less.
+	// LeaseDuration must be longer than SendTimeout + OutcomeMargin.
+	OutcomeMargin time.Duration
 	// PollInterval is the fallback wake-up when nothing signals new work
 	// (S4.2: 1 s).
 	PollInterval time.Duration
@@ -195,6 +210,7 @@ func (c Config) withDefaults() (Config, error) {
 		{"PolicyRetry", &c.PolicyRetry, DefaultPolicyRetry, false},
 		{"PolicyMaxDelay", &c.PolicyMaxDelay, DefaultPolicyMaxDelay, false},
 		{"StoreTimeout", &c.StoreTimeout, 0, false},
+		{"OutcomeMargin", &c.OutcomeMargin, 0, false},
 	}
 	for _, f := range durations {
 		if *f.v < 0 && !f.disabler {
@@ -209,6 +225,15 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.LeaseDuration <= c.SendTimeout {
 		return c, fmt.Errorf("dispatch: Config.LeaseDuration (%s) must be longer than SendTimeout (%s)", c.LeaseDuration, c.SendTimeout)
+	}
+	if c.OutcomeMargin == 0 {
+		// A short lease (tests, a tight deployment) keeps a usable default:
+		// half of what the send timeout leaves of it.
+		c.OutcomeMargin = min(DefaultOutcomeMargin, (c.LeaseDuration-c.SendTimeout)/2)
+	}
+	if c.LeaseDuration <= c.SendTimeout+c.OutcomeMargin {
+		return c, fmt.Errorf("dispatch: Config.LeaseDuration (%s) must be longer than SendTimeout + OutcomeMargin (%s + %s)",
+			c.LeaseDuration, c.SendTimeout, c.OutcomeMargin)
 	}
 	retry := DefaultRetry()
 	for class, p := range c.Retry {

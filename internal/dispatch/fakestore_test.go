@@ -275,6 +275,43 @@ func (s *fakeStore) apply(d *heraldtype.Delivery, o store.Outcome) {
 	}
 }
 
+// ReportLate follows rules.LateReportSQL: an outcome whose lease the
+// reaper expired, with no replay or report of that lease since, gets a
+// late_report attempt row.
+func (s *fakeStore) ReportLate(_ context.Context, outcomes []store.Outcome) (int, error) {
+	outcomes, err := store.CheckReportLate(outcomes)
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for i := range outcomes {
+		o := &outcomes[i]
+		d, ok := s.deliveries[o.DeliveryID]
+		if !ok {
+			continue
+		}
+		reaped := -1
+		for j, a := range d.Attempts {
+			switch {
+			case a.Attempt == o.Attempt && a.ErrorCode == "lease_expired":
+				reaped = j
+			case a.Outcome == heraldtype.OutcomeReplayed, a.Outcome == heraldtype.OutcomeLateReport && a.Attempt == o.Attempt:
+				reaped = -1
+			}
+		}
+		if reaped < 0 {
+			continue
+		}
+		r := o.Row()
+		d.Attempts = append(d.Attempts, heraldtype.Attempt{Attempt: o.Attempt, At: o.At, Outcome: heraldtype.OutcomeLateReport,
+			ErrorCode: r.Report, Error: store.LateReportError(o), ProviderMessageID: r.ProviderMessageID, Latency: r.Latency})
+		n++
+	}
+	return n, nil
+}
+
 func (s *fakeStore) ReapExpiredLeases(_ context.Context, now time.Time) (store.ReapResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -284,7 +321,7 @@ func (s *fakeStore) ReapExpiredLeases(_ context.Context, now time.Time) (store.R
 			continue
 		}
 		d.LeaseOwner, d.LeaseUntil = "", nil
-		row := heraldtype.Attempt{Attempt: d.Attempt, At: now}
+		row := heraldtype.Attempt{Attempt: d.Attempt, At: now, ErrorCode: "lease_expired"}
 		if d.Guarantee == heraldtype.AtMostOnce {
 			d.State, row.Outcome = heraldtype.StateUnknown, heraldtype.OutcomeUnknown
 			r.Unknown++

@@ -51,9 +51,10 @@ func (w *Worker) run(ctx, claimCtx context.Context, job heraldtype.Job, pre poli
 
 // attempt decides the outcome of one claimed delivery, sending it if it may
 // be sent. It reports false when no outcome must be recorded: the worker is
-// shutting down mid-send, or the lease was lost. The delivery's lease then
-// expires and the reaper decides by its guarantee (S1.3): that is the
-// designed at_least_once duplicate window.
+// shutting down mid-send. The delivery's lease then expires and the reaper
+// decides by its guarantee (S1.3): that is the designed at_least_once
+// duplicate window. A lease found lost before the send still gets its
+// outcome (lostUnsent), which the store records only as a late report.
 func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre policy.Prefetched) (store.Outcome, bool) {
 	d := &job.Delivery
 	now := w.cfg.Now()
@@ -87,18 +88,27 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre 
 		}
 	}
 
+	// The policy may have waited on its store (a type lookup, preferences
+	// the prefetch could not read) for up to StoreTimeout: the guards below
+	// read the clock again, never trusting a time taken before it.
+	now = w.cfg.Now()
+	// need is the lease a send must have left when it starts: its timeout,
+	// then the time to record its outcome (issue 24 item 2).
+	need := w.cfg.SendTimeout + w.cfg.OutcomeMargin
+
 	// Wait for the provider's throttle, but never past the point where the
-	// send could still finish inside the lease: such a delivery goes back
-	// to the queue unattempted, due when the throttle would let it go.
+	// send could still finish and be recorded inside the lease: such a
+	// delivery goes back to the queue unattempted, due when the throttle
+	// would let it go.
 	th := w.throttleFor(sender, &job)
 	wait, cancel := th.reserve(now)
 	lease, lost := w.flights.lease(d.ID)
 	if lost {
 		cancel()
-		return store.Outcome{}, false
+		return w.lostUnsent(d, now), true
 	}
 	if wait > 0 {
-		if now.Add(wait + w.cfg.SendTimeout).After(lease) {
+		if now.Add(wait + need).After(lease) {
 			cancel()
 			return w.release(d, now, now.Add(wait)), true
 		}
@@ -113,10 +123,10 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre 
 		}
 		now = w.cfg.Now()
 		if lease, lost = w.flights.lease(d.ID); lost {
-			return store.Outcome{}, false
+			return w.lostUnsent(d, now), true
 		}
 	}
-	if lease.Sub(now) < w.cfg.SendTimeout {
+	if lease.Sub(now) < need {
 		return w.release(d, now, now), true
 	}
 
@@ -261,7 +271,15 @@ func (w *Worker) skip(d *heraldtype.Delivery, now time.Time, code, msg string) s
 func (w *Worker) dead(d *heraldtype.Delivery, now time.Time, code, msg string) store.Outcome {
 	m := w.cfg.Metrics
 	m.Dead.WithLabelValues(m.Provider(d.Provider), m.Code(code)).Inc()
-	return w.outcome(d, now, store.Dead{Failure: store.Failure{ErrorCode: code, Error: msg}})
+	return w.outcome(d, now, store.Dead{Failure: store.Failure{ErrorCode: code, Error: msg, NotSent: true}})
+}
+
+// lostUnsent is the outcome of a delivery whose lease the heartbeat found
+// taken (reaped, or claimed by another worker) before its send started: a
+// release the store's lease guard ignores, recorded instead as a late
+// report that this worker never sent it (issue 24 item 3).
+func (w *Worker) lostUnsent(d *heraldtype.Delivery, now time.Time) store.Outcome {
+	return w.release(d, now, now)
 }
 
 // release returns a delivery to the queue without counting an attempt.

@@ -248,3 +248,59 @@ func TestPolicyPrefetchPerBatch(t *testing.T) {
 		}
 	}
 }
+
+// A slow policy store (a type lookup after its cache expired, preferences
+// the prefetch could not read) eats into the lease. The send guard reads
+// the clock when it decides, so no send starts with less than SendTimeout +
+// OutcomeMargin of lease left; one with exactly that much still goes
+// (issue 24 item 2).
+func TestSendGuardReadsClockAfterSlowPolicy(t *testing.T) {
+	t.Parallel()
+	const lease, send, margin = 30 * time.Second, 10 * time.Second, 2 * time.Second
+	for _, c := range []struct {
+		name     string
+		slow     time.Duration // how long the policy check takes, on the clock
+		wantSent bool
+	}{
+		{"fast policy", 0, true},
+		{"leaves exactly the margin", lease - send - margin, true},
+		{"leaves less than the margin", lease - send - margin + time.Millisecond, false},
+		{"leaves less than the send timeout", lease - send + time.Second, false},
+	} {
+		var h *harness
+		var id int64
+		var mu sync.Mutex
+		var leftAtSend []time.Duration
+		sender := senderFunc(func(_ context.Context, m *heraldtype.Message) (string, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			leftAtSend = append(leftAtSend, h.store.get(id).LeaseUntil.Sub(h.clock.Now()))
+			return "pm-" + m.Key, nil
+		})
+		h = newHarness(t, map[string]Sender{"fcm": sender}, func(cfg *Config) {
+			cfg.LeaseDuration, cfg.SendTimeout, cfg.OutcomeMargin = lease, send, margin
+			cfg.Policy = policyFunc(func(*heraldtype.Job, time.Time) (policy.Decision, error) {
+				h.clock.Advance(c.slow) // the store answered this late
+				return policy.Decision{Verdict: policy.Allow}, nil
+			})
+		})
+		id = h.add(fakeDelivery{guarantee: heraldtype.AtMostOnce})
+		h.runOnce(1)
+		d := h.store.get(id)
+		mu.Lock()
+		sends := len(leftAtSend)
+		for _, left := range leftAtSend {
+			if left < send+margin {
+				t.Errorf("%s: a send started with %s of lease left, want at least %s", c.name, left, send+margin)
+			}
+		}
+		mu.Unlock()
+		switch {
+		case c.wantSent && (sends != 1 || d.State != heraldtype.StateSent):
+			t.Errorf("%s: sends %d, delivery %s; want it sent once", c.name, sends, d.State)
+		case !c.wantSent && (sends != 0 || d.State != heraldtype.StatePending || d.Attempt != 0):
+			// Released unsent, the attempt not counted: due again at once.
+			t.Errorf("%s: sends %d, delivery %s attempt %d; want it released unsent", c.name, sends, d.State, d.Attempt)
+		}
+	}
+}

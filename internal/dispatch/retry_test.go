@@ -68,6 +68,9 @@ func TestConfigValidation(t *testing.T) {
 		{"negative batch", Config{Store: s, BatchSize: -1}, "BatchSize"},
 		{"negative lease", Config{Store: s, LeaseDuration: -time.Second}, "LeaseDuration"},
 		{"lease not longer than send", Config{Store: s, LeaseDuration: time.Second, SendTimeout: time.Second}, "longer than SendTimeout"},
+		{"lease not longer than send and margin", Config{Store: s, LeaseDuration: 3 * time.Second, SendTimeout: 2 * time.Second,
+			OutcomeMargin: time.Second}, "longer than SendTimeout + OutcomeMargin"},
+		{"negative margin", Config{Store: s, OutcomeMargin: -time.Second}, "OutcomeMargin"},
 		{"permanent retry", Config{Store: s, Retry: map[heraldtype.ErrorClass]heraldtype.RetryPolicy{heraldtype.ClassPermanent: {Base: time.Second}}}, "not retryable"},
 		{"zero base", Config{Store: s, Retry: map[heraldtype.ErrorClass]heraldtype.RetryPolicy{heraldtype.ClassTemporary: {}}}, "Base must be positive"},
 		{"shrinking factor", Config{Store: s, Retry: map[heraldtype.ErrorClass]heraldtype.RetryPolicy{heraldtype.ClassTemporary: {Base: time.Second, Factor: 0.5}}}, "Factor"},
@@ -86,8 +89,16 @@ func TestConfigValidation(t *testing.T) {
 	c := w.cfg
 	if c.BatchSize != DefaultBatchSize || c.Concurrency != DefaultConcurrency || c.LeaseDuration != DefaultLeaseDuration ||
 		c.SendTimeout != DefaultSendTimeout || c.PollInterval != DefaultPollInterval ||
-		c.FlushInterval != DefaultFlushInterval || c.FlushSize != DefaultFlushSize || c.Owner == "" {
+		c.FlushInterval != DefaultFlushInterval || c.FlushSize != DefaultFlushSize || c.Owner == "" ||
+		c.OutcomeMargin != DefaultOutcomeMargin {
 		t.Errorf("defaults not applied: %+v", c)
+	}
+	// A short lease keeps a usable margin: half of what the send timeout
+	// leaves of it.
+	if short, err := New(Config{Store: s, LeaseDuration: 3 * time.Second, SendTimeout: 2 * time.Second}); err != nil {
+		t.Errorf("short lease: %v", err)
+	} else if short.cfg.OutcomeMargin != 500*time.Millisecond {
+		t.Errorf("short lease: margin %s, want 500ms", short.cfg.OutcomeMargin)
 	}
 	if c.Retry[heraldtype.ClassThrottled].Base != time.Minute {
 		t.Errorf("throttled base = %s, want the 60 s default", c.Retry[heraldtype.ClassThrottled].Base)

@@ -135,7 +135,9 @@ func TestThrottledSendReleasedWhenLeaseTooShort(t *testing.T) {
 	var mu sync.Mutex
 	var waits []time.Duration
 	h := newHarness(t, map[string]Sender{"fcm": okSender()}, func(c *Config) {
-		c.LeaseDuration, c.SendTimeout = 2*time.Second, time.Second
+		// A send needs 1.5 s of lease left: its timeout and the time to
+		// record its outcome.
+		c.LeaseDuration, c.SendTimeout, c.OutcomeMargin = 2500*time.Millisecond, time.Second, 500*time.Millisecond
 	})
 	h.w.sleep = func(_ context.Context, d time.Duration) bool {
 		mu.Lock()

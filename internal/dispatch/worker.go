@@ -6,7 +6,8 @@
 // classify (S0.3).
 //
 // Guarantees: a delivery is sent only under a lease this worker holds with
-// at least SendTimeout left; leases of in-flight sends are extended past
+// at least SendTimeout + OutcomeMargin left, by the clock read when the send
+// is decided; leases of in-flight sends are extended past
 // half-life; an outcome is recorded only if the lease is still ours (the
 // store checks owner and attempt), so a late worker changes nothing. If the
 // process dies between a send and the flush of its outcome, the lease

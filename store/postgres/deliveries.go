@@ -65,6 +65,9 @@ FROM {s}.delivery_attempts WHERE delivery_id = ANY ($1::bigint[]) ORDER BY deliv
 		d := &ds[index[id]]
 		d.Attempts = append(d.Attempts, a)
 	}
+	for i := range ds {
+		ds[i].LateReport = store.LateReport(ds[i].Attempts)
+	}
 	return formatError(rows.Err(), "attempts")
 }
 

@@ -39,7 +39,8 @@ const (
 	maxBatchNotifications = 2000
 	// batchTimeout bounds a batch's transaction. A batch does not end
 	// with the context of the call that leads it: the other calls of the
-	// batch are not that caller's to cancel.
+	// batch are not that caller's to cancel. It ends at the latest
+	// deadline of its calls, though, when all have one (batchDeadline).
 	batchTimeout = 30 * time.Second
 )
 
@@ -176,7 +177,7 @@ func (s *Store) runBatch(batch []*enqueueCall) {
 		c.done = true
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(batch[0].ctx), batchTimeout)
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(batch[0].ctx), batchDeadline(batch, time.Now()))
 	defer cancel()
 	results, wakes, err, rolledBack := s.enqueueMany(ctx, batch)
 	s.batcher.batches.Add(1)
@@ -201,6 +202,29 @@ func (s *Store) runBatch(batch []*enqueueCall) {
 			signal(c.ready)
 		}
 	}
+}
+
+// batchDeadline is when a batch's transaction gives up: batchTimeout
+// from now, or the latest deadline of its calls when every call has one
+// and it is sooner — no call's work is cut before its own deadline, and
+// none waits on a database gone silent long after every caller has
+// stopped waiting (an API request's store timeout, issue 24 item 1).
+func batchDeadline(batch []*enqueueCall, now time.Time) time.Time {
+	limit := now.Add(batchTimeout)
+	var latest time.Time
+	for _, c := range batch {
+		d, ok := c.ctx.Deadline()
+		if !ok {
+			return limit
+		}
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	if latest.Before(limit) {
+		return latest
+	}
+	return limit
 }
 
 // enqueueMany writes several checked triggers in one pipelined

@@ -459,3 +459,40 @@ func TestEnqueueBatchConcurrent(t *testing.T) {
 	}
 	t.Logf("%d batches of %d calls in all", s.batcher.batches.Load(), s.batcher.batched.Load())
 }
+
+// TestEnqueueBatchEndsAtItsCallsDeadlines: a batch whose every call has a
+// deadline gives up at the latest of them, not after batchTimeout, so an
+// API request bounded by its store timeout is answered in time when the
+// database does not answer (issue 24 item 1).
+func TestEnqueueBatchEndsAtItsCallsDeadlines(t *testing.T) {
+	s := batchStore(t, 1, 2)
+	release := holdUser(t, s, "u1")
+	defer release()
+	soon := func(d time.Duration) context.Context {
+		ctx, cancel := context.WithTimeout(t.Context(), d)
+		t.Cleanup(cancel)
+		return ctx
+	}
+	first := enqueueAsync(soon(300*time.Millisecond), s, batchTrigger("n-a", "u1", ""))
+	waitLeading(t, s)
+	start := time.Now()
+	b := enqueueAsync(soon(time.Second), s, batchTrigger("n-b", "u1", ""))
+	c := enqueueAsync(soon(time.Second), s, batchTrigger("n-c", "u2", ""))
+	waitQueued(t, s, 2)
+	for name, ch := range map[string]<-chan enqueueAnswer{"a": first, "b": b, "c": c} {
+		select {
+		case a := <-ch:
+			if a.err == nil {
+				t.Errorf("call %s succeeded although its user was held", name)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("call %s did not answer within 10 s: its batch outlived every deadline", name)
+		}
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the batch answered after %s, want about 1 s", took)
+	}
+	if got := batchDeadline([]*enqueueCall{{ctx: t.Context()}}, batchNow); !got.Equal(batchNow.Add(batchTimeout)) {
+		t.Errorf("a call without a deadline: batch deadline %s, want batchTimeout", got)
+	}
+}

@@ -96,6 +96,11 @@ type Store struct {
 
 // Open connects to the database at dsn (a postgres:// URL or a key=value
 // string, as pgx accepts). It does not migrate; call Migrate.
+// pingTimeout bounds pgxpool's health ping of an idle connection unless
+// the DSN's pool_ping_timeout says otherwise: a healthy server answers in
+// milliseconds.
+const pingTimeout = 5 * time.Second
+
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	schema := opts.Schema
 	if schema == "" {
@@ -115,6 +120,15 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
+	}
+	if cfg.PingTimeout == 0 {
+		// pgxpool pings a connection idle for over a second before handing
+		// it out. A caller whose context ends first abandons that ping,
+		// which without a timeout of its own waits up to a minute on a
+		// database gone silent (a network partition), holding the
+		// connection and with it Close: a stopping instance hung for that
+		// minute after a partition (issue 24).
+		cfg.PingTimeout = pingTimeout
 	}
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "herald"

@@ -63,7 +63,7 @@ func loadAttempts(ctx context.Context, q querier, ds []heraldtype.Delivery) erro
 		index[d.ID] = i
 		ids[i] = d.ID
 	}
-	return inLists(ids, func(args []any) error {
+	err := inLists(ids, func(args []any) error {
 		rows, err := q.QueryContext(ctx, `SELECT delivery_id, attempt, at, outcome, error_code, error, retry_after,
 	provider_message_id, latency
 FROM delivery_attempts WHERE delivery_id IN (`+marks(len(args))+`) ORDER BY delivery_id, rowid`, args...)
@@ -85,6 +85,10 @@ FROM delivery_attempts WHERE delivery_id IN (`+marks(len(args))+`) ORDER BY deli
 		}
 		return formatError(rows.Err(), "attempts")
 	})
+	for i := range ds {
+		ds[i].LateReport = store.LateReport(ds[i].Attempts)
+	}
+	return err
 }
 
 // ListNotificationDeliveries implements store.Store. An unknown

@@ -135,6 +135,28 @@ func testMoves(t *testing.T, newStore NewStore) {
 			}
 			check(t, f, store.ByReap, nil, before, nil)
 		})
+		t.Run("ReportLate", func(t *testing.T) {
+			// Not a move: a late report only appends to the timeline
+			// (issue 24 item 3), whatever state each delivery is in.
+			t.Parallel()
+			f, js := everyState(t, newStore)
+			if _, err := f.s.ReapExpiredLeases(f.ctx, at(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			before := f.states(js)
+			var os []store.Outcome
+			for _, j := range js {
+				os = append(os, outcome(j, store.Sent{}, at(2*time.Hour)))
+			}
+			if _, err := f.s.ReportLate(f.ctx, os); err != nil {
+				t.Fatal(err)
+			}
+			for id, from := range before {
+				if to := f.stateOf(id); to != from {
+					t.Errorf("ReportLate moved delivery %d %s → %s", id, from, to)
+				}
+			}
+		})
 		t.Run("Replay", func(t *testing.T) {
 			t.Parallel()
 			f, js := everyState(t, newStore)
