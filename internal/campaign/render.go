@@ -3,12 +3,12 @@ package campaign
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 	"text/template"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/tmpl"
 )
 
 // Content is a campaign's message templates, parsed: title, body and the
@@ -65,29 +65,12 @@ func Parse(c heraldtype.Campaign) (*Content, error) {
 }
 
 func parse(field, text string) (*template.Template, error) {
-	t, err := template.New(field).Option("missingkey=error").Funcs(template.FuncMap{"printf": boundedPrintf}).Parse(text)
+	t, err := tmpl.Parse(field, text)
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "template: ")
 		return nil, heraldtype.FieldErrorf(field, "is not a valid template: %s", msg)
 	}
 	return t, nil
-}
-
-// printfWidths finds the widths and precisions of a format's verbs.
-var printfWidths = regexp.MustCompile(`%[-+# 0]*(\d+|\*)?(?:\.(\d+|\*))?`)
-
-// boundedPrintf is text/template's printf with widths and precisions of at
-// most 99: the builtin would build whatever "%999999999d" asks for before
-// the output limit (maxRendered) could refuse it.
-func boundedPrintf(format string, args ...any) (string, error) {
-	for _, m := range printfWidths.FindAllStringSubmatch(format, -1) {
-		for _, n := range m[1:] {
-			if n == "*" || len(n) > 2 {
-				return "", fmt.Errorf("printf: a width or precision above 99 (%q)", m[0])
-			}
-		}
-	}
-	return fmt.Sprintf(format, args...), nil
 }
 
 // Rendered is one recipient's message.
@@ -122,21 +105,9 @@ func (c *Content) Render(v View) (Rendered, error) {
 const maxRendered = 64 << 10
 
 func execute(t *template.Template, v View) (string, error) {
-	var b limitedBuilder
-	if err := t.Execute(&b, v); err != nil {
+	out, err := tmpl.Execute(t, v, maxRendered)
+	if err != nil {
 		return "", fmt.Errorf("render %s: %w", t.Name(), err)
 	}
-	return b.String(), nil
-}
-
-// limitedBuilder is a strings.Builder that refuses to grow past
-// maxRendered, so a template ranging over a huge fetched list cannot take
-// the runner's memory.
-type limitedBuilder struct{ strings.Builder }
-
-func (b *limitedBuilder) Write(p []byte) (int, error) {
-	if b.Len()+len(p) > maxRendered {
-		return 0, fmt.Errorf("renders more than %d bytes", maxRendered)
-	}
-	return b.Builder.Write(p)
+	return out, nil
 }
