@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -101,4 +103,26 @@ func printJSON(w io.Writer, v any) error {
 		return err
 	}
 	return escapeJSON(w, buf.Bytes())
+}
+
+// listQuery is a list endpoint's query string: the filters that are set
+// and, when positive, the page size.
+func listQuery(filters map[string]string, limit int) string {
+	q := url.Values{}
+	for k, v := range filters {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	return q.Encode()
+}
+
+// printMore says how to read the next page of a listing, when there is one.
+func printMore(w io.Writer, next string) {
+	if next != "" {
+		fmt.Fprintf(w, "\nmore: --cursor %s\n", next)
+	}
 }

@@ -30,15 +30,8 @@ func newCampaignsListCmd(e *env) *cobra.Command {
 		Short: "List campaigns by name",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q := url.Values{}
-			if cursor != "" {
-				q.Set("cursor", cursor)
-			}
-			if limit > 0 {
-				q.Set("limit", fmt.Sprint(limit))
-			}
 			var page herald.CampaignPage
-			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, "/v1/campaigns?"+q.Encode(), nil, nil, &page); err != nil {
+			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, "/v1/campaigns?"+listQuery(map[string]string{"cursor": cursor}, limit), nil, nil, &page); err != nil {
 				return err
 			}
 			if asJSON {
@@ -70,9 +63,7 @@ func newCampaignsListCmd(e *env) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if page.NextCursor != "" {
-				fmt.Fprintf(e.stdout, "\nmore: --cursor %s\n", page.NextCursor)
-			}
+			printMore(e.stdout, page.NextCursor)
 			return nil
 		},
 	}

@@ -88,9 +88,7 @@ func newDeliveriesListCmd(e *env) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if page.NextCursor != "" {
-				fmt.Fprintf(e.stdout, "\nmore: --cursor %s\n", page.NextCursor)
-			}
+			printMore(e.stdout, page.NextCursor)
 			return nil
 		},
 	}

@@ -40,17 +40,8 @@ func newEventsDeadCmd(e *env) *cobra.Command {
 				}
 				return printJSON(e.stdout, d)
 			}
-			q := url.Values{}
-			for k, v := range map[string]string{"topic": topic, "kind": kind, "replayed": replayed, "cursor": cursor} {
-				if v != "" {
-					q.Set(k, v)
-				}
-			}
-			if limit > 0 {
-				q.Set("limit", fmt.Sprint(limit))
-			}
 			var page herald.DeadEventPage
-			if err := c.do(cmd.Context(), http.MethodGet, "/v1/events/dead?"+q.Encode(), nil, nil, &page); err != nil {
+			if err := c.do(cmd.Context(), http.MethodGet, "/v1/events/dead?"+listQuery(map[string]string{"topic": topic, "kind": kind, "replayed": replayed, "cursor": cursor}, limit), nil, nil, &page); err != nil {
 				return err
 			}
 			if asJSON {
@@ -69,9 +60,7 @@ func newEventsDeadCmd(e *env) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if page.NextCursor != "" {
-				fmt.Fprintf(e.stdout, "\nmore: --cursor %s\n", page.NextCursor)
-			}
+			printMore(e.stdout, page.NextCursor)
 			return nil
 		},
 	}

@@ -31,17 +31,8 @@ func newRemindersListCmd(e *env) *cobra.Command {
 		Example: "  herald reminders list --user u1\n  herald reminders list --state stopped --type cart_reminder",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q := url.Values{}
-			for k, v := range map[string]string{"user_id": user, "type": typ, "state": state, "cursor": cursor} {
-				if v != "" {
-					q.Set(k, v)
-				}
-			}
-			if limit > 0 {
-				q.Set("limit", fmt.Sprint(limit))
-			}
 			var page herald.ReminderPage
-			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, "/v1/reminders?"+q.Encode(), nil, nil, &page); err != nil {
+			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, "/v1/reminders?"+listQuery(map[string]string{"user_id": user, "type": typ, "state": state, "cursor": cursor}, limit), nil, nil, &page); err != nil {
 				return err
 			}
 			if asJSON {
@@ -60,9 +51,7 @@ func newRemindersListCmd(e *env) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if page.NextCursor != "" {
-				fmt.Fprintf(e.stdout, "\nmore: --cursor %s\n", page.NextCursor)
-			}
+			printMore(e.stdout, page.NextCursor)
 			return nil
 		},
 	}

@@ -51,17 +51,8 @@ func newRulesListCmd(e *env) *cobra.Command {
 		Example: "  herald rules list\n  herald rules list --source product.inventory.v1 --event PRICE_CHANGE",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q := url.Values{}
-			for k, v := range map[string]string{"source": source, "event": event, "cursor": cursor} {
-				if v != "" {
-					q.Set(k, v)
-				}
-			}
-			if limit > 0 {
-				q.Set("limit", fmt.Sprint(limit))
-			}
 			var page herald.RulePage
-			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, "/v1/rules?"+q.Encode(), nil, nil, &page); err != nil {
+			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, "/v1/rules?"+listQuery(map[string]string{"source": source, "event": event, "cursor": cursor}, limit), nil, nil, &page); err != nil {
 				return err
 			}
 			if asJSON {
@@ -80,9 +71,7 @@ func newRulesListCmd(e *env) *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if page.NextCursor != "" {
-				fmt.Fprintf(e.stdout, "\nmore: --cursor %s\n", page.NextCursor)
-			}
+			printMore(e.stdout, page.NextCursor)
 			return nil
 		},
 	}
