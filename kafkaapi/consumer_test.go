@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -428,5 +429,52 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		if !errors.As(err, &he) || he.Code != heraldtype.EINVALID || he.Field != tc.field {
 			t.Fatalf("%+v: err %v, want invalid_argument naming %s", tc.cfg, err, tc.field)
 		}
+	}
+}
+
+// flakyDeadLetters fails the first fails RecordDeadEvent calls, as a
+// database that does not answer would.
+type flakyDeadLetters struct {
+	kafkaapi.Client
+	fails, calls atomic.Int64
+}
+
+func (f *flakyDeadLetters) RecordDeadEvent(ctx context.Context, d heraldtype.DeadEvent) (int64, error) {
+	if f.calls.Add(1) <= f.fails.Load() {
+		return 0, errors.New("database does not answer")
+	}
+	return f.Client.RecordDeadEvent(ctx, d)
+}
+
+// S3.10: a dead letter the database cannot record yet holds its partition
+// (the offset is not committed past it) and is recorded once the database
+// answers; the record after it is applied only then. A schema registry
+// that does not answer is a retried failure, not a decode error: the
+// record is dead-lettered only after its retries.
+func TestDeadLetterWaitsForTheDatabase(t *testing.T) {
+	f := newFixture(t)
+	f.users(1)
+	f.produce(requests, "k", []byte(`not json`), request("n-after", user(0)))
+	c := &flakyDeadLetters{Client: f.client}
+	c.fails.Store(2)
+	f.consumer(c, kafkaapi.Config{})
+	f.waitFor("the record after the poison", 20*time.Second, func() bool { return f.notifications(1) == 1 })
+	if n := c.calls.Load(); n != 3 {
+		t.Fatalf("RecordDeadEvent called %d times, want 3 (two failures, then recorded)", n)
+	}
+	page, err := f.client.ListDeadEvents(f.ctx, herald.DeadEventFilter{Topic: requests})
+	if err != nil || len(page.DeadEvents) != 1 {
+		t.Fatalf("dead events: %+v, %v", page, err)
+	}
+
+	// The registry is down: two tries, then the dead-letter topic.
+	const avroTopic = "avro.v1"
+	f.produce(avroTopic, "k", []byte{0, 0, 0, 0, 1, 2})
+	down := &countingClient{Client: f.client}
+	f.consumer(down, kafkaapi.Config{Group: "avro", Retries: 1, SchemaRegistryURL: "http://127.0.0.1:1",
+		Topics: []kafkaapi.Topic{{Name: avroTopic, Kind: kafkaapi.KindNotifications, Encoding: kafkaapi.EncodingAvro}}})
+	got := f.deadLetters(avroTopic+".dlq", 1)
+	if h := got[avroTopic+"@0"]; h[kafkaapi.HeaderAttempts] != "2" || !strings.Contains(h[kafkaapi.HeaderError], "schema registry") {
+		t.Fatalf("a record whose registry is down: %v, want 2 attempts naming the registry", got)
 	}
 }
