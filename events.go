@@ -25,6 +25,15 @@ type Event struct {
 	Data map[string]string `json:"data,omitempty"`
 	// OccurredAt defaults to now.
 	OccurredAt *time.Time `json:"occurred_at,omitempty"`
+	// Version orders the events of one subject (S3.1): an event whose
+	// version is not above the last one seen for its subject is stale and
+	// is dropped. Zero: the event is not ordered (never stale). A product
+	// system's event timestamp (epoch milliseconds) serves.
+	Version int64 `json:"version,omitempty"`
+	// Topic is the Kafka topic the event was read from, set by kafkaapi;
+	// "" for POST /v1/events. A rule whose source names a topic applies
+	// to that topic's events only; a rule without one to the others.
+	Topic string `json:"-"`
 }
 
 // TrackResult is what an event did.
