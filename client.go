@@ -21,6 +21,7 @@ import (
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/campaign"
 	"github.com/heraldhq/herald/internal/dispatch"
+	"github.com/heraldhq/herald/internal/fanout"
 	"github.com/heraldhq/herald/internal/leadership"
 	"github.com/heraldhq/herald/internal/maintenance"
 	"github.com/heraldhq/herald/internal/metrics"
@@ -117,6 +118,8 @@ type Config struct {
 	Reminders ReminderConfig
 	// Campaigns tunes the campaign runner (S3.7).
 	Campaigns CampaignConfig
+	// Rules tunes the rule runner and the events' retention (S3.5).
+	Rules RuleConfig
 	// DisableWorkers runs the Client as an API-only instance.
 	DisableWorkers bool
 	// InterestRetention is how long an interest is kept after it was last
@@ -265,6 +268,7 @@ type ReminderConfig struct {
 const (
 	DefaultInterestRetention = 90 * 24 * time.Hour
 	DefaultReminderRetention = 30 * 24 * time.Hour
+	DefaultEventRetention    = 7 * 24 * time.Hour
 )
 
 // Client is Herald's entry point for an embedding program.
@@ -274,13 +278,15 @@ type Client struct {
 	worker    *dispatch.Worker
 	scheduler *reminder.Scheduler
 	campaigns *campaign.Runner
-	elector   *leadership.Elector
-	pruners   maintenance.Pruners
-	types     *policy.Catalog
-	hub       *realtime.Hub
-	metrics   *metrics.Metrics
-	log       *slog.Logger
-	now       func() time.Time
+	// ruleRunner is the rule runner, when this instance runs it.
+	ruleRunner *fanout.Runner
+	elector    *leadership.Elector
+	pruners    maintenance.Pruners
+	types      *policy.Catalog
+	hub        *realtime.Hub
+	metrics    *metrics.Metrics
+	log        *slog.Logger
+	now        func() time.Time
 
 	mu         sync.Mutex
 	started    bool
@@ -317,6 +323,9 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	if cfg.Reminders.Retention == 0 {
 		cfg.Reminders.Retention = DefaultReminderRetention
+	}
+	if cfg.Rules.EventRetention == 0 {
+		cfg.Rules.EventRetention = DefaultEventRetention
 	}
 	if cfg.IdempotencyRetention == 0 {
 		cfg.IdempotencyRetention = 24 * time.Hour
@@ -541,6 +550,9 @@ type MaintenanceResult struct {
 	// CampaignRuns counts finished campaign runs deleted (with their
 	// recipient records).
 	CampaignRuns int
+	// Events counts event records and finished rule runs older than
+	// RuleConfig.EventRetention deleted.
+	Events int
 }
 
 // RunMaintenance prunes, once and now: devices not seen within

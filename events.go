@@ -2,9 +2,13 @@ package herald
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/rule"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -38,47 +42,346 @@ type Event struct {
 
 // TrackResult is what an event did.
 type TrackResult struct {
+	// EventID is the event's id (generated when the event named none).
+	EventID string `json:"event_id"`
 	// StoppedReminders counts the reminders the event stopped.
 	StoppedReminders int `json:"stopped_reminders"`
+	// Replayed: the event had been applied before (a redelivery); what it
+	// did then is answered and nothing is done again.
+	Replayed bool `json:"replayed,omitempty"`
+	// Stale: the event's version is not above the last one seen for its
+	// subject; no rule acted on it (S3.1).
+	Stale bool `json:"stale,omitempty"`
+	// Rules is what each rule for the event decided.
+	Rules []RuleOutcome `json:"rules,omitempty"`
 }
 
-// Track records what an event does. It stops, synchronously, every active
-// reminder of the event's user whose stop.on_event is the event's name and
-// whose stop.match fields all equal the event's data (issue 19 item 3):
-// once Track returns, none of them sends again.
+// RuleOutcome is one rule's decision on an event.
+type RuleOutcome struct {
+	Rule string `json:"rule"`
+	// Detected: the detector fired; Reason says why or why not.
+	Detected bool   `json:"detected"`
+	Reason   string `json:"reason,omitempty"`
+	// Run is the id of the fan-out the rule started (GET
+	// /v1/rules/{name}/runs), when it detected and has an audience.
+	Run string `json:"run,omitempty"`
+	// Error is what stopped the rule: a field the detector or a template
+	// needs that the event lacks, a rendered message the pipeline refuses.
+	Error string `json:"error,omitempty"`
+}
+
+// maxRecordTries bounds how often Track decides again when another event
+// of the same subject was applied between its read and its write.
+const maxRecordTries = 5
+
+// Track applies an event (POST /v1/events, and each Kafka event record).
+//
+// It stops, synchronously, every active reminder of the event's user
+// whose stop.on_event is the event's name and whose stop.match fields all
+// equal the event's data (issue 19 item 3): once Track returns, none of
+// them sends again.
+//
+// And it runs the rule engine (issue 20, S3.1–S3.5): each enabled rule of
+// the event's source (its Kafka topic, or the API) and name judges the
+// event with its detector, given what the detector remembered of the
+// event's subject; a rule that fires renders its notification and starts
+// a fan-out to its audience, worked by the rule runner. The event's
+// record, the subject's new detector state and version, and the fan-outs
+// commit in one transaction: a redelivered event (same source and id)
+// finds its record and does nothing again (Replayed), and an event whose
+// version is not above its subject's last is dropped as stale.
 func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
-	if err := validEventName("name", e.Name); err != nil {
+	if err := c.checkEvent(&e); err != nil {
 		return TrackResult{}, err
+	}
+	now := c.now().UTC()
+	source := store.SourceHTTP
+	if e.Topic != "" {
+		source = e.Topic
+	}
+	generated := e.ID == ""
+	if generated {
+		e.ID = newID(now)
+	}
+	rs, err := c.rulesFor(ctx, source, e.Name)
+	if err != nil {
+		return TrackResult{}, err
+	}
+	if len(rs) > 0 && !generated {
+		if out, ok, err := c.recordedEvent(ctx, source, e.ID); err != nil || ok {
+			return out, err
+		}
+	}
+	out := TrackResult{EventID: e.ID}
+	if e.UserID != "" {
+		n, err := c.store.StopReminders(ctx, store.ReminderSelector{UserID: e.UserID, Event: e.Name, Data: e.Data},
+			heraldtype.StopEvent, now)
+		if err != nil {
+			return TrackResult{}, err
+		}
+		if n > 0 {
+			c.metrics.RemindersStopped.WithLabelValues(heraldtype.StopEvent).Add(float64(n))
+		}
+		out.StoppedReminders = n
+	}
+	if len(rs) == 0 {
+		c.metrics.Events.WithLabelValues("no_rule").Inc()
+		return out, nil
+	}
+	for try := 1; ; try++ {
+		res, rec, err := c.decide(ctx, rs, source, e, now, out)
+		if err != nil {
+			return TrackResult{}, err
+		}
+		done, err := c.store.RecordEvent(ctx, rec)
+		switch {
+		case err != nil:
+			return TrackResult{}, err
+		case done.Replayed:
+			return c.replayedEvent(done.Outcome)
+		case done.Conflict && try < maxRecordTries:
+			continue // another event of the subject was applied meanwhile: decide again
+		case done.Conflict:
+			return TrackResult{}, heraldtype.Errorf(heraldtype.EUNAVAILABLE,
+				"event %q: its subject %q kept changing under %d tries; send it again", e.ID, e.Subject, maxRecordTries)
+		}
+		c.tracked(res, rec)
+		return res, nil
+	}
+}
+
+// checkEvent validates an event as Track takes it.
+func (c *Client) checkEvent(e *Event) error {
+	if err := validEventName("name", e.Name); err != nil {
+		return err
 	}
 	if e.ID != "" {
 		if err := validID("id", e.ID); err != nil {
-			return TrackResult{}, err
+			return err
 		}
 	}
 	if e.Subject != "" {
 		if err := validText("subject", e.Subject, MaxIDLength); err != nil {
-			return TrackResult{}, err
+			return err
 		}
 	}
-	if err := validData(e.Data, false); err != nil {
-		return TrackResult{}, err
+	if e.UserID != "" {
+		if err := validID("user_id", e.UserID); err != nil {
+			return err
+		}
 	}
-	if e.UserID == "" {
-		// Today an event acts on its user's reminders only.
-		return TrackResult{}, heraldtype.FieldErrorf("user_id", "is required")
+	if e.Version < 0 {
+		return heraldtype.FieldErrorf("version", "must not be negative")
 	}
-	if err := validID("user_id", e.UserID); err != nil {
-		return TrackResult{}, err
+	return validData(e.Data, false)
+}
+
+// rulesFor returns the enabled rules of a source and event name, compiled.
+func (c *Client) rulesFor(ctx context.Context, source, event string) ([]*rule.Compiled, error) {
+	var out []*rule.Compiled
+	f := RuleFilter{Source: source, Event: event, Enabled: true, Limit: store.MaxRulePage}
+	for {
+		rs, next, err := c.store.ListRules(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			cr, err := rule.Compile(r)
+			if err != nil {
+				// Stored before a check that now refuses it: it acts on
+				// nothing until it is saved again, and says so.
+				c.log.Warn("rules: a stored rule no longer compiles; it is skipped", "rule", r.Name, "err", err)
+				continue
+			}
+			out = append(out, cr)
+		}
+		if next == "" {
+			return out, nil
+		}
+		f.Cursor = next
 	}
-	n, err := c.store.StopReminders(ctx, store.ReminderSelector{UserID: e.UserID, Event: e.Name, Data: e.Data},
-		heraldtype.StopEvent, c.now().UTC())
+}
+
+// recordedEvent answers a redelivered event from its record.
+func (c *Client) recordedEvent(ctx context.Context, source, id string) (TrackResult, bool, error) {
+	raw, ok, err := c.store.RecordedEvent(ctx, source, id)
+	if err != nil || !ok {
+		return TrackResult{}, false, err
+	}
+	out, err := c.replayedEvent(raw)
+	return out, true, err
+}
+
+func (c *Client) replayedEvent(raw []byte) (TrackResult, error) {
+	var out TrackResult
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return TrackResult{}, fmt.Errorf("herald: a recorded event's outcome does not decode: %w", err)
+	}
+	out.Replayed = true
+	c.metrics.Events.WithLabelValues("replayed").Inc()
+	return out, nil
+}
+
+// decide reads the event's subject and lets each rule judge the event: it
+// returns the outcome and the record that writes it.
+func (c *Client) decide(ctx context.Context, rs []*rule.Compiled, source string, e Event, now time.Time, out TrackResult) (TrackResult, store.EventRecord, error) {
+	rec := store.EventRecord{Source: source, ID: e.ID, Name: e.Name, Subject: e.Subject, UserID: e.UserID,
+		Version: e.Version, Now: now}
+	states := map[string]rule.State{}
+	if e.Subject != "" {
+		subj, err := c.store.EventSubject(ctx, e.Subject)
+		if err != nil {
+			return out, rec, err
+		}
+		if len(subj.State) > 0 {
+			if err := json.Unmarshal(subj.State, &states); err != nil {
+				return out, rec, fmt.Errorf("herald: subject %q: its detector state does not decode: %w", e.Subject, err)
+			}
+		}
+		rec.Seq = subj.Seq
+		out.Stale = e.Version > 0 && subj.Seq > 0 && e.Version <= subj.Version
+	}
+	if !out.Stale {
+		at := now
+		if e.OccurredAt != nil {
+			at = e.OccurredAt.UTC()
+		}
+		fields := eventFields(e)
+		for _, cr := range rs {
+			o, run := c.judge(ctx, cr, source, e, fields, at, now, states)
+			out.Rules = append(out.Rules, o)
+			if run != nil {
+				rec.Runs = append(rec.Runs, *run)
+			}
+		}
+		if e.Subject != "" {
+			b, err := json.Marshal(states)
+			if err != nil {
+				return out, rec, err
+			}
+			rec.Write, rec.State = true, b
+		}
+	}
+	var err error
+	rec.Outcome, err = json.Marshal(out)
+	return out, rec, err
+}
+
+// judge is one rule's decision on an event: its detector's (updating the
+// subject's state in states), and, when it fires, the run that fans its
+// rendered notification out. A run that cannot send (a template needs a
+// field the event lacks, the rendered message is refused) is recorded
+// failed with the reason, so the rule's runs show it.
+func (c *Client) judge(ctx context.Context, cr *rule.Compiled, source string, e Event, fields rule.Fields,
+	at, now time.Time, states map[string]rule.State) (RuleOutcome, *heraldtype.RuleRun) {
+	r := cr.Rule
+	o := RuleOutcome{Rule: r.Name}
+	res, next, err := rule.Detect(r.When.Detect, fields, at, states[r.Name])
 	if err != nil {
-		return TrackResult{}, err
+		o.Error = err.Error()
+		return o, nil
 	}
-	if n > 0 {
-		c.metrics.RemindersStopped.WithLabelValues(heraldtype.StopEvent).Add(float64(n))
+	states[r.Name] = next
+	o.Detected, o.Reason = res.Fired, res.Reason
+	if !res.Fired {
+		return o, nil
 	}
-	return TrackResult{StoppedReminders: n}, nil
+	a, ok := jobAudience(cr, e, fields, now)
+	if !ok {
+		o.Reason += "; the audience is empty (" + a.Subject + ")"
+		return o, nil
+	}
+	run := &heraldtype.RuleRun{Rule: r.Name, ID: store.RuleRunID(source, e.ID), Source: source, EventID: e.ID,
+		Event: e.Name, Subject: e.Subject, Job: heraldtype.RuleJob{Audience: a}}
+	o.Run = run.ID
+	msg, err := c.ruleMessage(ctx, cr, fields, res)
+	run.Job.Notification = msg
+	run.Job.Notification.DedupeKey = e.Subject
+	if err != nil {
+		o.Error, run.LastError = err.Error(), err.Error()
+	}
+	return o, run
+}
+
+// jobAudience resolves a rule's audience for an event; ok is false when
+// it is empty by definition (an interest audience and an event about no
+// subject, an event-user audience and an event of no user), and then
+// a.Subject says why.
+func jobAudience(cr *rule.Compiled, e Event, f rule.Fields, now time.Time) (a heraldtype.JobAudience, ok bool) {
+	ra := cr.Rule.Audience
+	a.Limit = ra.Limit
+	switch {
+	case ra.EventUser:
+		if e.UserID == "" {
+			return heraldtype.JobAudience{Subject: "the event names no user"}, false
+		}
+		a.UserIDs = []string{e.UserID}
+	case len(ra.UserIDs) > 0:
+		a.UserIDs = ra.UserIDs
+	case e.Subject == "":
+		return heraldtype.JobAudience{Subject: "the event is about no subject"}, false
+	default:
+		a.Subject, a.Kinds = e.Subject, ra.Interest.Kinds
+		if w := time.Duration(ra.Interest.Within); w > 0 {
+			a.Since = now.Add(-w)
+		}
+		if b := ra.Interest.AtMost; b != nil {
+			if v, err := strconv.ParseFloat(f[b.EventField], 64); err == nil {
+				a.AtMost = &heraldtype.JobBound{InterestField: b.InterestField, Value: v}
+			}
+		}
+	}
+	return a, true
+}
+
+// ruleMessage renders a rule's notification for an event and checks it
+// as a trigger of it would be checked.
+func (c *Client) ruleMessage(ctx context.Context, cr *rule.Compiled, fields rule.Fields, res rule.Result) (heraldtype.RuleMessage, error) {
+	n := cr.Rule.Notify
+	msg := heraldtype.RuleMessage{Type: n.Type, Channels: n.Channels, Priority: n.Priority}
+	rendered, err := cr.Render(rule.Vars(fields, res))
+	if err != nil {
+		return msg, err
+	}
+	msg.Title, msg.Body, msg.Data = rendered.Title, rendered.Body, rendered.Data
+	trig := Request{UserID: "rule-check", Type: msg.Type, Title: msg.Title, Body: msg.Body, Data: msg.Data,
+		Channels: msg.Channels, Priority: msg.Priority}
+	if _, err := c.prepare(ctx, &trig); err != nil {
+		return msg, fmt.Errorf("the rendered notification is refused: %w", err)
+	}
+	msg.Channels = trig.Channels
+	return msg, nil
+}
+
+// tracked counts what an applied event did and wakes the rule runner.
+func (c *Client) tracked(out TrackResult, rec store.EventRecord) {
+	if out.Stale {
+		c.metrics.Events.WithLabelValues("stale").Inc()
+		return
+	}
+	c.metrics.Events.WithLabelValues("applied").Inc()
+	for _, o := range out.Rules {
+		outcome := "not_detected"
+		switch {
+		case o.Error != "":
+			outcome = "error"
+		case o.Detected:
+			outcome = "detected"
+		}
+		c.metrics.RuleDecisions.WithLabelValues(c.metrics.Rule(o.Rule), outcome).Inc()
+	}
+	started := 0
+	for _, run := range rec.Runs {
+		if run.LastError == "" {
+			started++
+		}
+	}
+	if started > 0 {
+		c.metrics.RuleRuns.WithLabelValues("started").Add(float64(started))
+		if c.ruleRunner != nil {
+			c.ruleRunner.Wake()
+		}
+	}
 }
 
 // validEventName: event names follow the type names' pattern.

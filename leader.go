@@ -39,6 +39,7 @@ func (c *Client) newElector() error {
 		Interests:     maintenance.NewInterestPruner(cfg.Store, pruneEvery, cfg.InterestRetention),
 		Reminders:     maintenance.NewReminderPruner(cfg.Store, pruneEvery, cfg.Reminders.Retention),
 		CampaignRuns:  maintenance.NewCampaignRunPruner(cfg.Store, pruneEvery, cfg.Retention),
+		Events:        maintenance.NewEventPruner(cfg.Store, pruneEvery, cfg.Rules.EventRetention),
 	}
 	services := []leadership.Service{
 		maintenance.NewLeaseReaper(cfg.Store, reapEvery, ttl, c.metrics),
@@ -49,6 +50,7 @@ func (c *Client) newElector() error {
 		c.pruners.Interests,
 		c.pruners.Reminders,
 		c.pruners.CampaignRuns,
+		c.pruners.Events,
 	}
 	var daemons []leadership.Daemon
 	if !cfg.Reminders.Disabled {
@@ -65,6 +67,14 @@ func (c *Client) newElector() error {
 			return err
 		}
 		c.campaigns = run
+		daemons = append(daemons, run)
+	}
+	if !cfg.Rules.Disabled {
+		run, err := c.newRuleRunner()
+		if err != nil {
+			return err
+		}
+		c.ruleRunner = run
 		daemons = append(daemons, run)
 	}
 	if v, ok := cfg.Store.(store.QueueVacuumer); ok {

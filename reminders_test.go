@@ -185,9 +185,13 @@ func TestReminderStoppedByEvent(t *testing.T) {
 	if r := p.reminder("cart-43"); r.State != heraldtype.ReminderActive || r.SentCount != 1 {
 		t.Fatalf("cart-43 (another item): %s sent %d", r.State, r.SentCount)
 	}
-	// Without the event's user nothing is stopped: the event names whose.
-	if _, err := p.client.Track(p.ctx, Event{Name: "checkout_completed"}); heraldtype.ErrorCode(err) != heraldtype.EINVALID {
-		t.Fatalf("an event without user_id: %v", err)
+	// Without the event's user no reminder is stopped: the event names
+	// whose (an event about a product alone is for the rules).
+	if out, err := p.client.Track(p.ctx, Event{Name: "checkout_completed"}); err != nil || out.StoppedReminders != 0 {
+		t.Fatalf("an event without user_id: %+v %v", out, err)
+	}
+	if r := p.reminder("cart-43"); r.State != heraldtype.ReminderActive {
+		t.Fatalf("cart-43 after an event of nobody: %s", r.State)
 	}
 }
 

@@ -2,10 +2,12 @@ package herald
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/audience"
+	"github.com/heraldhq/herald/internal/fanout"
 	"github.com/heraldhq/herald/internal/rule"
 	"github.com/heraldhq/herald/store"
 )
@@ -51,6 +53,92 @@ type RenderedNotification struct {
 	Body     string               `json:"body,omitempty"`
 	Data     map[string]string    `json:"data,omitempty"`
 	Channels []heraldtype.Channel `json:"channels"`
+}
+
+// RuleConfig tunes the rule runner, a leader-only service that fans rule
+// runs out (issue 20 item 4, S3.5); zero values take the defaults
+// documented on each field.
+type RuleConfig struct {
+	// BatchSize is how many recipients one batch of a run takes; each
+	// batch's notifications and the run's cursor commit together. Default
+	// 1000, which is also the most (MaxRecipients).
+	BatchSize int
+	// Pause is the wait between two batches of a run. Default 10 ms;
+	// negative: none.
+	Pause time.Duration
+	// Concurrency is how many runs the runner works on at once. Default 4.
+	Concurrency int
+	// PollInterval bounds how long an idle runner waits before looking for
+	// runs started on another instance. Default 1 s.
+	PollInterval time.Duration
+	// EventRetention is how long an applied event is remembered — a
+	// redelivery within it is answered from its record — and a finished
+	// rule run kept. Default 7 days; negative: forever.
+	EventRetention time.Duration
+	// Disabled turns the runner off on this instance.
+	Disabled bool
+}
+
+// RuleRun is one rule's fan-out of one event.
+type RuleRun = heraldtype.RuleRun
+
+// RuleRunPage is one page of a rule's runs, newest first.
+type RuleRunPage struct {
+	Runs       []RuleRun `json:"runs"`
+	NextCursor string    `json:"next_cursor,omitempty"`
+}
+
+// ListRuleRuns returns a page of the rule's runs, newest first (GET
+// /v1/rules/{name}/runs): each event the rule fired on, what it sends,
+// how far its fan-out went and why it stopped.
+func (c *Client) ListRuleRuns(ctx context.Context, f heraldtype.RuleRunFilter) (RuleRunPage, error) {
+	if err := validID("name", f.Rule); err != nil {
+		return RuleRunPage{}, err
+	}
+	if _, err := c.store.GetRule(ctx, f.Rule); err != nil {
+		return RuleRunPage{}, err
+	}
+	rs, next, err := c.store.ListRuleRuns(ctx, f)
+	if err != nil {
+		return RuleRunPage{}, err
+	}
+	if rs == nil {
+		rs = []RuleRun{}
+	}
+	return RuleRunPage{Runs: rs, NextCursor: next}, nil
+}
+
+// newRuleRunner builds the rule runner, a leader-only service.
+func (c *Client) newRuleRunner() (*fanout.Runner, error) {
+	rc := c.cfg.Rules
+	if rc.BatchSize > MaxRecipients {
+		return nil, fmt.Errorf("herald: the rule runner's batch size %d is above %d (MaxRecipients)", rc.BatchSize, MaxRecipients)
+	}
+	return fanout.New(fanout.Config{
+		Store: c.store, Build: c.buildRuleBatch,
+		Enqueued:  func(typ string, res store.EnqueueResult) { c.enqueued(typ, res, true) },
+		BatchSize: rc.BatchSize, Pause: rc.Pause, Concurrency: rc.Concurrency, Poll: rc.PollInterval,
+		Now: c.cfg.Now, Metrics: c.metrics, Logger: c.log,
+	})
+}
+
+// buildRuleBatch makes the trigger of one batch of a rule run: the run's
+// notification to each of users, validated and routed like any trigger,
+// de-duplicated per user × subject × type (S3.8), with the rule and the
+// event on its timeline (S3.12).
+func (c *Client) buildRuleBatch(ctx context.Context, run heraldtype.RuleRun, users []string) (store.EnqueueParams, error) {
+	n := run.Job.Notification
+	req := Request{UserIDs: users, Type: n.Type, Title: n.Title, Body: n.Body, Data: n.Data, Channels: n.Channels,
+		Priority: n.Priority, DedupeKey: n.DedupeKey}
+	p, err := c.prepare(ctx, &req)
+	if err != nil {
+		return p, err
+	}
+	src := &heraldtype.Source{Kind: heraldtype.SourceRule, ID: run.EventID, Name: run.Rule, Occurrence: run.ID, Event: run.Event}
+	for i := range p.Notifications {
+		p.Notifications[i].Source = src
+	}
+	return p, nil
 }
 
 // DryRunSample is how many recipients a dry run names.
@@ -162,77 +250,37 @@ func (c *Client) DryRunRule(ctx context.Context, name string, e Event) (RuleDryR
 		return out, nil
 	}
 	out.Detected, out.Reason = res.Fired, res.Reason
-	rendered, err := compiled.Render(rule.Vars(fields, res))
+	msg, err := c.ruleMessage(ctx, compiled, fields, res)
 	if err != nil {
 		out.Error = err.Error()
-	} else {
-		out.Notification = &RenderedNotification{Type: r.Notify.Type, Title: rendered.Title, Body: rendered.Body,
-			Data: rendered.Data, Channels: r.Notify.Channels}
-		trig := Request{UserID: "rule-check", Type: r.Notify.Type, Title: rendered.Title, Body: rendered.Body,
-			Data: rendered.Data, Channels: r.Notify.Channels, Priority: r.Notify.Priority}
-		if _, err := c.prepare(ctx, &trig); err != nil {
-			out.Error = "the rendered notification is refused: " + err.Error()
-		}
-		out.Notification.Channels = trig.Channels
 	}
-	err = c.ruleAudience(ctx, compiled, fields, e, now, func(users []string) error {
-		for _, u := range users {
+	if msg.Title != "" || msg.Body != "" || len(msg.Data) > 0 {
+		out.Notification = &RenderedNotification{Type: msg.Type, Title: msg.Title, Body: msg.Body, Data: msg.Data, Channels: msg.Channels}
+	}
+	a, ok := jobAudience(compiled, e, fields, now)
+	if !ok {
+		return out, nil
+	}
+	src := audience.ForJob(a, c.store)
+	after := ""
+	for out.AudienceSize < a.Limit {
+		page, err := src.Next(ctx, after, min(audiencePage, a.Limit-out.AudienceSize))
+		if err != nil {
+			return RuleDryRun{}, err
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, u := range page {
 			if len(out.Sample) < DryRunSample {
-				out.Sample = append(out.Sample, u)
+				out.Sample = append(out.Sample, u.ID)
 			}
 		}
-		out.AudienceSize += len(users)
-		return nil
-	})
-	if err != nil {
-		return RuleDryRun{}, err
+		out.AudienceSize += len(page)
+		after = page[len(page)-1].ID
 	}
-	out.AudienceCapped = out.AudienceSize >= r.Audience.Limit
+	out.AudienceCapped = out.AudienceSize >= a.Limit
 	return out, nil
-}
-
-// ruleAudience streams the recipients of rule cr for the event with
-// fields f to fn, in batches of at most audiencePage users and never more
-// than the rule's limit in all, from the rule's audience.Source: the
-// interested users of the event's subject (keyset pages, never the whole
-// audience at once), an explicit list, or the event's user (S3.3).
-func (c *Client) ruleAudience(ctx context.Context, cr *rule.Compiled, f rule.Fields, e Event, now time.Time, fn func([]string) error) error {
-	a := cr.Rule.Audience
-	var src audience.Source
-	switch {
-	case a.EventUser:
-		if e.UserID == "" {
-			return nil
-		}
-		src = audience.List([]string{e.UserID})
-	case len(a.UserIDs) > 0:
-		src = audience.List(a.UserIDs)
-	case e.Subject == "":
-		return nil // an event about no subject interests nobody
-	default:
-		q := heraldtype.InterestQuery{Subject: e.Subject, Kinds: a.Interest.Kinds}
-		if w := time.Duration(a.Interest.Within); w > 0 {
-			q.Since = now.Add(-w)
-		}
-		src = audience.Interested(c.store, q, func(data map[string]string) bool { return cr.Admits(f, data) })
-	}
-	after, left := "", a.Limit
-	for left > 0 {
-		page, err := src.Next(ctx, after, min(audiencePage, left))
-		if err != nil || len(page) == 0 {
-			return err
-		}
-		users := make([]string, len(page))
-		for i, u := range page {
-			users[i] = u.ID
-		}
-		if err := fn(users); err != nil {
-			return err
-		}
-		left -= len(users)
-		after = users[len(users)-1]
-	}
-	return nil
 }
 
 // eventFields are an event's fields as rules see them: its data, then

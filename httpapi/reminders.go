@@ -144,9 +144,10 @@ func parseReminderQuery(raw string, userFilter bool) (herald.ReminderFilter, err
 	return f, nil
 }
 
-// postEvent: POST /v1/events records a business event (herald.Event) and
-// answers what it did once it is done: {"stopped_reminders": n}. The
-// reminders it stops are stopped when the answer arrives.
+// postEvent: POST /v1/events applies a business event (herald.Event,
+// Client.Track) and answers what it did once it is done: the reminders it
+// stopped (stopped when the answer arrives) and each rule's decision, with
+// the fan-out it started.
 func (s *Server) postEvent(w http.ResponseWriter, r *http.Request) error {
 	var in herald.Event
 	if err := s.decodeJSON(w, r, &in, bodySpec{timeField: "occurred_at"}); err != nil {

@@ -83,3 +83,21 @@ func (s *Server) dryRunRule(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
+
+// listRuleRuns: GET /v1/rules/{name}/runs?cursor=&limit= lists the rule's
+// runs, newest first — each event it fired on, the rendered notification,
+// how far the fan-out went and why it stopped.
+func (s *Server) listRuleRuns(w http.ResponseWriter, r *http.Request) error {
+	f := heraldtype.RuleRunFilter{Rule: r.PathValue("name")}
+	if err := parseQuery(r.URL.RawQuery, map[string]func(string) error{
+		"cursor": setString(&f.Cursor), "limit": setLimit(&f.Limit),
+	}); err != nil {
+		return err
+	}
+	page, err := s.client.ListRuleRuns(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}

@@ -288,6 +288,7 @@ func (s *Server) routes(metrics http.Handler) {
 	s.handle("DELETE /v1/rules/{name}", needScope(auth.ScopeRulesWrite), s.deleteRule)
 	s.handle("GET /v1/rules", needScope(auth.ScopeRulesRead), s.listRules)
 	s.handle("POST /v1/rules/{name}/dry-run", needScope(auth.ScopeRulesRead), s.dryRunRule)
+	s.handle("GET /v1/rules/{name}/runs", needScope(auth.ScopeRulesRead), s.listRuleRuns)
 	s.handle("PUT /v1/campaigns/{name}", needScope(auth.ScopeCampaignsWrite), s.putCampaign)
 	s.handle("GET /v1/campaigns/{name}", needScope(auth.ScopeCampaignsRead), s.getCampaign)
 	s.handle("DELETE /v1/campaigns/{name}", needScope(auth.ScopeCampaignsWrite), s.deleteCampaign)

@@ -82,8 +82,14 @@ func CheckCampaignRunFilter(f heraldtype.CampaignRunFilter) (limit int, cur RunC
 	if f.Campaign == "" {
 		return 0, cur, heraldtype.FieldErrorf("campaign", "must not be empty")
 	}
-	if f.Cursor != "" {
-		b, derr := base64.RawURLEncoding.DecodeString(f.Cursor)
+	return checkRunPage(f.Cursor, f.Limit)
+}
+
+// checkRunPage decodes a page of runs' cursor (RunCursor, as runPage
+// encodes it) and page size.
+func checkRunPage(cursor string, size int) (limit int, cur RunCursor, err error) {
+	if cursor != "" {
+		b, derr := base64.RawURLEncoding.DecodeString(cursor)
 		micros, id, ok := strings.Cut(string(b), "|")
 		us, perr := strconv.ParseInt(micros, 10, 64)
 		if derr != nil || !ok || perr != nil || id == "" {
@@ -91,17 +97,24 @@ func CheckCampaignRunFilter(f heraldtype.CampaignRunFilter) (limit int, cur RunC
 		}
 		cur = RunCursor{StartedAt: time.UnixMicro(us).UTC(), ID: id}
 	}
-	if limit, err = pageSize(f.Limit, DefaultCampaignPage, MaxCampaignPage); err != nil {
+	if limit, err = pageSize(size, DefaultCampaignPage, MaxCampaignPage); err != nil {
 		return 0, cur, err
 	}
 	return limit, cur, nil
 }
 
+// runPage trims runs read newest first with a LIMIT of limit+1; the
+// cursor is the last one's start and id.
+func runPage[T any](rs []T, limit int, key func(T) (time.Time, string)) ([]T, string) {
+	return page(rs, limit, func(r T) string {
+		at, id := key(r)
+		return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("%d|%s", at.UnixMicro(), id)))
+	})
+}
+
 // CampaignRunPage trims runs read newest first with a LIMIT of limit+1.
 func CampaignRunPage(rs []heraldtype.CampaignRun, limit int) ([]heraldtype.CampaignRun, string) {
-	return page(rs, limit, func(r heraldtype.CampaignRun) string {
-		return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("%d|%s", r.StartedAt.UnixMicro(), r.ID)))
-	})
+	return runPage(rs, limit, func(r heraldtype.CampaignRun) (time.Time, string) { return r.StartedAt, r.ID })
 }
 
 // CheckCampaignRunStart validates the arguments of StartCampaignRun.

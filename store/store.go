@@ -50,6 +50,7 @@ type Store interface {
 	Rules
 	DeadEvents
 	Campaigns
+	Events
 	Policies
 
 	// Migrate applies the embedded migrations that have not run yet.

@@ -90,6 +90,9 @@ type Config struct {
 	// Campaigns tunes the campaign runner (README: Reminders and
 	// schedules, Campaigns).
 	Campaigns CampaignsConfig `koanf:"campaigns"`
+	// Rules tunes the rule runner and the events' retention (README:
+	// Event rules).
+	Rules RulesConfig `koanf:"rules"`
 	// Retry overrides the backoff per error class: temporary, throttled.
 	Retry map[string]RetryConfig `koanf:"retry"`
 	// Types declares notification types: channels, priority,
@@ -214,6 +217,17 @@ type CampaignsConfig struct {
 	Enabled      bool          `koanf:"enabled"`
 }
 
+// RulesConfig is the rules: section, herald.RuleConfig's file and
+// environment names.
+type RulesConfig struct {
+	BatchSize      int           `koanf:"batch_size"`
+	Pause          time.Duration `koanf:"pause"`
+	Concurrency    int           `koanf:"concurrency"`
+	PollInterval   time.Duration `koanf:"poll_interval"`
+	EventRetention time.Duration `koanf:"event_retention"`
+	Enabled        bool          `koanf:"enabled"`
+}
+
 // TypeConfig is one entry of the types: section, herald.TypeConfig's file
 // names (README: Delivery policy).
 type TypeConfig struct {
@@ -301,6 +315,8 @@ func defaultConfig() Config {
 		Kafka: defaultKafkaConfig(),
 		Campaigns: CampaignsConfig{BatchSize: 500, Pause: 50 * time.Millisecond, LockAtMost: time.Hour,
 			LockAtLeast: 5 * time.Minute, PollInterval: time.Second, Enabled: true},
+		Rules: RulesConfig{BatchSize: 1000, Pause: 10 * time.Millisecond, Concurrency: 4, PollInterval: time.Second,
+			EventRetention: herald.DefaultEventRetention, Enabled: true},
 	}
 }
 
@@ -375,6 +391,8 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		Campaigns: herald.CampaignConfig{BatchSize: c.Campaigns.BatchSize, Pause: off(c.Campaigns.Pause),
 			LockAtMost: c.Campaigns.LockAtMost, LockAtLeast: off(c.Campaigns.LockAtLeast),
 			PollInterval: c.Campaigns.PollInterval, Disabled: !c.Campaigns.Enabled},
+		Rules: herald.RuleConfig{BatchSize: c.Rules.BatchSize, Pause: off(c.Rules.Pause), Concurrency: c.Rules.Concurrency,
+			PollInterval: c.Rules.PollInterval, EventRetention: off(c.Rules.EventRetention), Disabled: !c.Rules.Enabled},
 		IdempotencyRetention:     off(c.IdempotencyRetention),
 		InterestRetention:        off(c.InterestRetention),
 		DeviceMaxAge:             off(c.DeviceMaxAge),

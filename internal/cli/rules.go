@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,7 +20,7 @@ func newRulesCmd(e *env) *cobra.Command {
 		Use:   "rules",
 		Short: "Manage the event rules of a running Herald (S3.2, S3.4)",
 	}
-	cmd.AddCommand(newRulesListCmd(e), newRulesGetCmd(e), newRulesPutCmd(e), newRulesDeleteCmd(e), newRulesDryRunCmd(e))
+	cmd.AddCommand(newRulesListCmd(e), newRulesGetCmd(e), newRulesPutCmd(e), newRulesDeleteCmd(e), newRulesDryRunCmd(e), newRulesRunsCmd(e))
 	return cmd
 }
 
@@ -173,5 +174,44 @@ func newRulesDryRunCmd(e *env) *cobra.Command {
 	addServerFlag(cmd, e, &server)
 	cmd.Flags().StringVarP(&file, "file", "f", "", "the event's JSON, POST /v1/events' body (- for standard input)")
 	cmd.MarkFlagRequired("file")
+	return cmd
+}
+
+func newRulesRunsCmd(e *env) *cobra.Command {
+	var server, cursor string
+	var limit int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "runs NAME",
+		Short:   "List a rule's runs, newest first: each event it fired on and how far its fan-out went",
+		Example: "  herald rules runs price-drop",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var page herald.RuleRunPage
+			path := "/v1/rules/" + url.PathEscape(args[0]) + "/runs?" + listQuery(map[string]string{"cursor": cursor}, limit)
+			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, path, nil, nil, &page); err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(e.stdout, page)
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "RUN\tEVENT\tSUBJECT\tSTATE\tRECIPIENTS\tENQUEUED\tCREATED\tLAST ERROR")
+			for _, r := range page.Runs {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", printable(r.ID), printable(r.Event), printable(r.Subject),
+					r.State, r.Recipients, r.Enqueued, r.CreatedAt.Format(time.RFC3339), printable(r.LastError))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			printMore(e.stdout, page.NextCursor)
+			return nil
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	f := cmd.Flags()
+	f.StringVar(&cursor, "cursor", "", "continue after a previous page")
+	f.IntVar(&limit, "limit", 50, "page size (max 200)")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

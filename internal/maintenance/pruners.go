@@ -16,6 +16,7 @@ type Pruners struct {
 	Interests     *Pruner
 	Reminders     *Pruner
 	CampaignRuns  *Pruner
+	Events        *Pruner
 }
 
 // PruneResult counts what one Prune removed.
@@ -27,6 +28,8 @@ type PruneResult struct {
 	Interests, Reminders int
 	// CampaignRuns counts finished campaign runs deleted.
 	CampaignRuns int
+	// Events counts event records and finished rule runs deleted.
+	Events int
 }
 
 // Prune runs every pruner once, now, whatever their intervals: stale
@@ -68,6 +71,11 @@ func (p Pruners) Prune(ctx context.Context, now time.Time) (PruneResult, error) 
 	}
 	if p.CampaignRuns != nil {
 		if r.CampaignRuns, err = p.CampaignRuns.Prune(ctx, now); err != nil {
+			return r, err
+		}
+	}
+	if p.Events != nil {
+		if r.Events, err = p.Events.Prune(ctx, now); err != nil {
 			return r, err
 		}
 	}

@@ -87,3 +87,10 @@ func (m *Metrics) Code(code string) string { return m.codes.get(code) }
 // DeclareCodes adds error and reason codes to the code label's set: each
 // provider's known codes and Herald's own.
 func (m *Metrics) DeclareCodes(codes ...string) { m.codes.add(codes...) }
+
+// Rule returns the label of a rule: its name if declared (DeclareRules),
+// else Other, so the rule series stay bounded.
+func (m *Metrics) Rule(name string) string { return m.rules.get(name) }
+
+// DeclareRules declares rule names as label values.
+func (m *Metrics) DeclareRules(names ...string) { m.rules.add(names...) }

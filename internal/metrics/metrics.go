@@ -72,7 +72,25 @@ type Metrics struct {
 	// Every label value goes through one of these sets (Type, Provider,
 	// Code), so the number of series stays bounded whatever triggers and
 	// providers send.
-	types, providers, codes labelSet
+	// Events counts the events the rule engine was given, by outcome
+	// (issue 20 item 6, S3.12): applied (at least one rule was for it),
+	// no_rule, stale (not newer than its subject's last), replayed (a
+	// redelivery answered from its record).
+	Events *prometheus.CounterVec // labels: outcome
+	// RuleDecisions counts each rule's decisions on events, by rule and
+	// outcome: detected, not_detected, error (the event lacks what the
+	// detector or a template needs).
+	RuleDecisions *prometheus.CounterVec // labels: rule, outcome
+	// RuleRecipients counts the users rule runs enqueued a notification
+	// for (fanned out), by rule; the pipeline's policy decisions
+	// (rate_limited, opted_out, …) are PolicyDecisions, by type.
+	RuleRecipients *prometheus.CounterVec // labels: rule
+	// RuleAudience is the size of each finished rule run's audience.
+	RuleAudience *prometheus.HistogramVec // labels: rule
+	// RuleRuns counts rule runs by event: started, resumed, done, failed.
+	RuleRuns *prometheus.CounterVec // labels: event
+
+	types, providers, codes, rules labelSet
 }
 
 // New creates the collectors and registers them on reg (if not nil).
@@ -142,12 +160,29 @@ func New(reg prometheus.Registerer) *Metrics {
 	m.CampaignFetchErrors = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "herald_campaign_fetch_errors_total", Help: "Failed calls to campaign fetch endpoints.",
 	})
+	m.Events = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_events_total", Help: "Events given to the rule engine, by outcome (applied, no_rule, stale, replayed).",
+	}, []string{"outcome"})
+	m.RuleDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_rule_decisions_total", Help: "Rule decisions on events, by rule and outcome (detected, not_detected, error).",
+	}, []string{"rule", "outcome"})
+	m.RuleRecipients = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_rule_recipients_total", Help: "Users rule runs enqueued a notification for, by rule.",
+	}, []string{"rule"})
+	m.RuleAudience = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "herald_rule_audience_size", Help: "Audience size of finished rule runs, by rule.",
+		Buckets: prometheus.ExponentialBuckets(1, 4, 10),
+	}, []string{"rule"})
+	m.RuleRuns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_rule_runs_total", Help: "Rule runs by event (started, resumed, done, failed).",
+	}, []string{"event"})
 	// Herald's own outcome and reason values: always declared.
 	m.codes.add("none", "allowed", "deferred", "opted_out", "rate_limited", "policy_error")
 	if reg != nil {
 		reg.MustRegister(m.Accepted, m.Sent, m.Failed, m.Retried, m.Dead, m.Skipped, m.Unknown,
 			m.Requeued, m.InvalidatedTokens, m.Throttled, m.QueueDepth, m.SendLatency, m.EndToEndLatency,
 			m.PolicyDecisions, m.Reminders, m.RemindersStopped, m.ReminderLag,
+			m.Events, m.RuleDecisions, m.RuleRecipients, m.RuleAudience, m.RuleRuns,
 			m.Campaigns, m.CampaignRecipients, m.CampaignFetchErrors)
 	}
 	return m

@@ -71,6 +71,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Rules", func(t *testing.T) { testRules(t, newStore) })
 	t.Run("DeadEvents", func(t *testing.T) { testDeadEvents(t, newStore) })
 	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, newStore) })
+	t.Run("Events", func(t *testing.T) { testEvents(t, newStore) })
 }
 
 // base is the suite's "now": a fixed instant with microseconds, so a store

@@ -1,0 +1,183 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// Events is what the rule engine keeps of the events it applied (issue 20
+// items 1 and 4, S3.1, S3.5). Store embeds it.
+//
+// An event the rules act on is a row keyed by (source, id) — its Kafka
+// topic or "http", and its id — holding what the engine decided. Each
+// subject (product:42) is a row holding the newest event version seen
+// (the stale guard) and what each rule's detector remembers of it, with a
+// sequence number every write bumps. RecordEvent writes the event, the
+// subject and the rule runs the event started in ONE transaction, guarded
+// by the sequence number the engine read: a redelivered event finds its
+// row and writes nothing, and two events of one subject decided at once
+// cannot both write. A rule run's batches then commit with the run's
+// cursor (AdvanceRuleRun), so a fan-out resumes after a crash and
+// reaches no one twice.
+type Events interface {
+	// RecordedEvent returns what the engine recorded of the event (source,
+	// id); ok false when it never applied it.
+	RecordedEvent(ctx context.Context, source, id string) (json.RawMessage, bool, error)
+	// EventSubject returns the subject's row; the zero Subject (Seq 0)
+	// when it has none.
+	EventSubject(ctx context.Context, subject string) (EventSubject, error)
+	// RecordEvent writes r in one transaction: the event's row (when it
+	// exists, nothing is written and Replayed says so, with the stored
+	// outcome), the subject (with r.Subject set and r.Write: guarded by
+	// r.Seq — 0 creates it — when it moved on nothing is written and
+	// Conflict says so), and the rule runs, created running.
+	RecordEvent(ctx context.Context, r EventRecord) (EventRecorded, error)
+	// RunningRuleRuns returns up to limit runs in state running, oldest
+	// first: the runs the rule runner works on.
+	RunningRuleRuns(ctx context.Context, limit int) ([]heraldtype.RuleRun, error)
+	// AdvanceRuleRun writes one batch of a run in ONE transaction, guarded
+	// by the run's version (it applies only while the run is running with
+	// b.Version): the enqueue of b.Enqueue, the run's cursor, counts, last
+	// error and, with b.Finish, its final state. Applied is false, and
+	// nothing is written, when the run moved on.
+	AdvanceRuleRun(ctx context.Context, b RuleBatch) (RuleBatchResult, error)
+	// ListRuleRuns returns a page of a rule's runs, newest first, and the
+	// next page's cursor.
+	ListRuleRuns(ctx context.Context, f heraldtype.RuleRunFilter) ([]heraldtype.RuleRun, string, error)
+	// PruneEvents deletes, oldest first and at most limit of each, the
+	// event rows recorded before cutoff and the rule runs that finished
+	// before it, and returns how many rows it deleted. Running runs and
+	// the subjects' rows are kept.
+	PruneEvents(ctx context.Context, cutoff time.Time, limit int) (int, error)
+}
+
+// EventSubject is one subject's row.
+type EventSubject struct {
+	// Version is the newest event version applied (0: none ordered).
+	Version int64
+	// Seq counts the row's writes; 0 when there is no row.
+	Seq int64
+	// State is each rule's detector state (rule name → rule.State), JSON.
+	State json.RawMessage
+}
+
+// EventRecord is one applied event.
+type EventRecord struct {
+	Source, ID, Name string
+	Subject, UserID  string
+	Version          int64
+	// Write, with Subject, writes the subject's row: Version (kept when
+	// lower than the stored one) and State, guarded by Seq.
+	Write   bool
+	Seq     int64
+	State   json.RawMessage
+	Outcome json.RawMessage
+	// Runs are the rule runs the event starts (Rule, ID, Source, EventID,
+	// Event, Subject, Job; State running unless failed with LastError).
+	Runs []heraldtype.RuleRun
+	Now  time.Time
+}
+
+// EventRecorded is what RecordEvent did.
+type EventRecorded struct {
+	// Replayed: the event had been recorded; Outcome is the stored one.
+	Replayed bool
+	Outcome  json.RawMessage
+	// Conflict: the subject moved on since Seq was read.
+	Conflict bool
+}
+
+// RuleBatch is one batch of a rule run.
+type RuleBatch struct {
+	Rule, RunID string
+	// Version is the run's version the runner last saw.
+	Version int64
+	// Cursor is the last user id of the batch.
+	Cursor string
+	// Enqueue holds the batch's notifications (nil when none).
+	Enqueue *EnqueueParams
+	// Recipients is added to the run's count.
+	Recipients int
+	LastError  string
+	// Finish, when set (done or failed), ends the run.
+	Finish heraldtype.CampaignRunState
+	Now    time.Time
+}
+
+// RuleBatchResult is what AdvanceRuleRun did.
+type RuleBatchResult struct {
+	Applied bool
+	Run     heraldtype.RuleRun
+	Result  EnqueueResult
+}
+
+// RuleRunID is the id of the run of an event: its source and id.
+func RuleRunID(source, eventID string) string { return source + "/" + eventID }
+
+// CheckEventRecord refuses a record that would write a broken row.
+func CheckEventRecord(r EventRecord) error {
+	switch {
+	case r.Source == "" || r.ID == "" || r.Name == "":
+		return heraldtype.FieldErrorf("event", "source, id and name must not be empty")
+	case r.Now.IsZero():
+		return heraldtype.FieldErrorf("now", "must be set")
+	case r.Write && r.Subject == "":
+		return heraldtype.FieldErrorf("subject", "must be set to write it")
+	case len(r.Outcome) == 0:
+		return heraldtype.FieldErrorf("outcome", "must be set")
+	}
+	for _, run := range r.Runs {
+		if run.Rule == "" || run.ID == "" {
+			return heraldtype.FieldErrorf("runs", "a run needs a rule and an id")
+		}
+	}
+	return nil
+}
+
+// CheckRuleBatch validates the arguments of AdvanceRuleRun.
+func CheckRuleBatch(b RuleBatch) error {
+	switch {
+	case b.Rule == "" || b.RunID == "":
+		return heraldtype.FieldErrorf("run", "rule and run must not be empty")
+	case b.Now.IsZero():
+		return heraldtype.FieldErrorf("now", "must be set")
+	case b.Finish != "" && b.Finish != heraldtype.RunDone && b.Finish != heraldtype.RunFailed:
+		return heraldtype.FieldErrorf("finish", "must be done or failed")
+	case b.Recipients < 0:
+		return heraldtype.FieldErrorf("recipients", "must not be negative")
+	case b.Enqueue != nil && len(b.Enqueue.Notifications) == 0:
+		return heraldtype.FieldErrorf("enqueue", "has no notifications")
+	}
+	return nil
+}
+
+// CheckRuleRunFilter returns the page size and cursor of ListRuleRuns.
+func CheckRuleRunFilter(f heraldtype.RuleRunFilter) (limit int, cur RunCursor, err error) {
+	if f.Rule == "" {
+		return 0, cur, heraldtype.FieldErrorf("rule", "must not be empty")
+	}
+	return checkRunPage(f.Cursor, f.Limit)
+}
+
+// RuleRunPage trims runs read newest first with a LIMIT of limit+1.
+func RuleRunPage(rs []heraldtype.RuleRun, limit int) ([]heraldtype.RuleRun, string) {
+	return runPage(rs, limit, func(r heraldtype.RuleRun) (time.Time, string) { return r.CreatedAt, r.ID })
+}
+
+// EncodeRuleJob and DecodeRuleJob are how both stores keep a run's job.
+func EncodeRuleJob(j heraldtype.RuleJob) ([]byte, error) { return json.Marshal(j) }
+
+// DecodeRuleJob reads what EncodeRuleJob wrote.
+func DecodeRuleJob(b []byte, j *heraldtype.RuleJob) error { return json.Unmarshal(b, j) }
+
+// RuleRunState is the state a new run is written with: failed when it
+// carries an error (a template that could not render), else running.
+func RuleRunState(r heraldtype.RuleRun) heraldtype.CampaignRunState {
+	if r.LastError != "" {
+		return heraldtype.RunFailed
+	}
+	return heraldtype.RunRunning
+}

@@ -1,0 +1,236 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
+)
+
+// The rule engine's events, subjects and runs: store.Events (issue 20
+// items 1 and 4). Two events of one subject decided at once: the second
+// RecordEvent's guarded subject UPDATE waits for the first to commit, then
+// finds the seq moved on and writes nothing; two deliveries of one event:
+// the second INSERT waits, then finds the row.
+
+const ruleRunColumns = `rule, run_id, source, event_id, event, subject, job, state, cursor, recipients, enqueued,
+	last_error, version, created_at, updated_at, finished_at`
+
+func scanRuleRun(row interface{ Scan(...any) error }) (heraldtype.RuleRun, error) {
+	var r heraldtype.RuleRun
+	var job []byte
+	var finished *time.Time
+	err := row.Scan(&r.Rule, &r.ID, &r.Source, &r.EventID, &r.Event, &r.Subject, &job, &r.State, &r.Cursor, &r.Recipients,
+		&r.Enqueued, &r.LastError, &r.Version, &r.CreatedAt, &r.UpdatedAt, &finished)
+	if err != nil {
+		return r, err
+	}
+	r.CreatedAt, r.UpdatedAt, r.FinishedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC(), timeOf(finished)
+	return r, store.DecodeRuleJob(job, &r.Job)
+}
+
+// RecordedEvent implements store.Events.
+func (s *Store) RecordedEvent(ctx context.Context, source, id string) (json.RawMessage, bool, error) {
+	var outcome []byte
+	err := s.pool.QueryRow(ctx, s.q(`SELECT outcome FROM {s}.events WHERE source = $1 AND id = $2`), source, id).Scan(&outcome)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, formatError(err, "event")
+	}
+	return outcome, true, nil
+}
+
+// EventSubject implements store.Events.
+func (s *Store) EventSubject(ctx context.Context, subject string) (store.EventSubject, error) {
+	var out store.EventSubject
+	var state []byte
+	err := s.pool.QueryRow(ctx, s.q(`SELECT version, seq, state FROM {s}.event_subjects WHERE subject = $1`), subject).
+		Scan(&out.Version, &out.Seq, &state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.EventSubject{}, nil
+	}
+	out.State = state
+	return out, formatError(err, "event subject")
+}
+
+// RecordEvent implements store.Events in one transaction.
+func (s *Store) RecordEvent(ctx context.Context, r store.EventRecord) (store.EventRecorded, error) {
+	if err := store.CheckEventRecord(r); err != nil {
+		return store.EventRecorded{}, err
+	}
+	var replayed, conflict bool
+	rollback := errors.New("rollback")
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		replayed, conflict = false, false
+		var args []any
+		tag, err := tx.Exec(ctx, s.q(rules.EventInsertSQL("{s}.events", r.Source, r.ID, r.Name, r.Subject, r.UserID,
+			r.Version, []byte(r.Outcome), r.Now, marker(&args))), args...)
+		if err != nil {
+			return formatError(err, "event")
+		}
+		if tag.RowsAffected() == 0 {
+			replayed = true
+			return rollback
+		}
+		if r.Write {
+			args = nil
+			q := rules.SubjectUpdateSQL("{s}.event_subjects", r.Subject, r.Seq, r.Version, []byte(r.State), r.Now, marker(&args))
+			if r.Seq == 0 {
+				args = nil
+				q = rules.SubjectCreateSQL("{s}.event_subjects", r.Subject, r.Version, []byte(r.State), r.Now, marker(&args))
+			}
+			tag, err := tx.Exec(ctx, s.q(q), args...)
+			if err != nil {
+				return formatError(err, "event subject")
+			}
+			if tag.RowsAffected() == 0 {
+				conflict = true
+				return rollback
+			}
+		}
+		for _, run := range r.Runs {
+			job, err := store.EncodeRuleJob(run.Job)
+			if err != nil {
+				return err
+			}
+			var finished *time.Time
+			state := store.RuleRunState(run)
+			if state != heraldtype.RunRunning {
+				now := r.Now.UTC()
+				finished = &now
+			}
+			if _, err := tx.Exec(ctx, s.q(`INSERT INTO {s}.rule_runs (rule, run_id, source, event_id, event, subject, job, state,
+	last_error, version, created_at, updated_at, finished_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $10, $11)
+ON CONFLICT (rule, run_id) DO NOTHING`), run.Rule, run.ID, run.Source, run.EventID, run.Event, run.Subject, job, string(state),
+				run.LastError, r.Now.UTC(), finished); err != nil {
+				return formatError(err, "rule run")
+			}
+		}
+		return nil
+	})
+	switch {
+	case replayed:
+		outcome, _, rerr := s.RecordedEvent(ctx, r.Source, r.ID)
+		return store.EventRecorded{Replayed: true, Outcome: outcome}, rerr
+	case conflict:
+		return store.EventRecorded{Conflict: true}, nil
+	}
+	return store.EventRecorded{}, err
+}
+
+// RunningRuleRuns implements store.Events.
+func (s *Store) RunningRuleRuns(ctx context.Context, limit int) ([]heraldtype.RuleRun, error) {
+	if err := store.CheckDueCampaigns(limit); err != nil {
+		return nil, err
+	}
+	return s.ruleRuns(ctx, `SELECT `+ruleRunColumns+` FROM {s}.rule_runs WHERE state = 'running'
+ORDER BY created_at, rule, run_id LIMIT $1`, limit)
+}
+
+func (s *Store) ruleRuns(ctx context.Context, query string, args ...any) ([]heraldtype.RuleRun, error) {
+	rows, err := s.pool.Query(ctx, s.q(query), args...)
+	if err != nil {
+		return nil, formatError(err, "rule runs")
+	}
+	defer rows.Close()
+	var rs []heraldtype.RuleRun
+	for rows.Next() {
+		r, err := scanRuleRun(rows)
+		if err != nil {
+			return nil, formatError(err, "rule runs")
+		}
+		rs = append(rs, r)
+	}
+	return rs, formatError(rows.Err(), "rule runs")
+}
+
+// AdvanceRuleRun implements store.Events: the guarded run update first
+// (it takes the run's row lock), then the enqueue through the code path
+// of Enqueue, in one transaction.
+func (s *Store) AdvanceRuleRun(ctx context.Context, b store.RuleBatch) (store.RuleBatchResult, error) {
+	if err := store.CheckRuleBatch(b); err != nil {
+		return store.RuleBatchResult{}, err
+	}
+	var out store.RuleBatchResult
+	var woken wake
+	what := "rule run " + quote(b.RunID)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		out, woken = store.RuleBatchResult{}, wake{}
+		enqueued := 0
+		if b.Enqueue != nil {
+			enqueued = len(b.Enqueue.Notifications)
+		}
+		var args []any
+		tag, err := tx.Exec(ctx, s.q(rules.RuleRunAdvanceSQL("{s}.rule_runs", rules.RuleRunAdvance{Rule: b.Rule, RunID: b.RunID,
+			Version: b.Version, Cursor: b.Cursor, Recipients: b.Recipients, Enqueued: enqueued, LastError: b.LastError,
+			Finish: string(b.Finish), Now: b.Now}, marker(&args))), args...)
+		if err != nil {
+			return formatError(err, what)
+		}
+		if tag.RowsAffected() == 0 {
+			return nil // the run moved on: nothing of the batch is written
+		}
+		out.Applied = true
+		if b.Enqueue != nil {
+			if out.Result, woken, err = s.enqueue(ctx, pgxQuerier{tx}, *b.Enqueue); err != nil {
+				return err
+			}
+		}
+		out.Run, err = scanRuleRun(tx.QueryRow(ctx, s.q(`SELECT `+ruleRunColumns+` FROM {s}.rule_runs
+WHERE rule = $1 AND run_id = $2`), b.Rule, b.RunID))
+		return formatError(err, what)
+	})
+	if err != nil {
+		return store.RuleBatchResult{}, err
+	}
+	s.waker.post(woken)
+	return out, nil
+}
+
+// ListRuleRuns implements store.Events.
+func (s *Store) ListRuleRuns(ctx context.Context, f heraldtype.RuleRunFilter) ([]heraldtype.RuleRun, string, error) {
+	limit, cur, err := store.CheckRuleRunFilter(f)
+	if err != nil {
+		return nil, "", err
+	}
+	q := `SELECT ` + ruleRunColumns + ` FROM {s}.rule_runs WHERE rule = $1`
+	args := []any{f.Rule, limit + 1}
+	if !cur.IsZero() {
+		q += ` AND (created_at, run_id) < ($3, $4)`
+		args = append(args, cur.StartedAt, cur.ID)
+	}
+	rs, err := s.ruleRuns(ctx, q+` ORDER BY created_at DESC, run_id DESC LIMIT $2`, args...)
+	if err != nil {
+		return nil, "", err
+	}
+	rs, next := store.RuleRunPage(rs, limit)
+	return rs, next, nil
+}
+
+// PruneEvents implements store.Events.
+func (s *Store) PruneEvents(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	if err := store.CheckPruneFinished(limit); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, q := range []func(rules.Marker) string{
+		func(m rules.Marker) string { return rules.EventPruneSQL("{s}.events", cutoff, limit, m) },
+		func(m rules.Marker) string { return rules.RuleRunPruneSQL("{s}.rule_runs", cutoff, limit, m) },
+	} {
+		var args []any
+		tag, err := s.pool.Exec(ctx, s.q(q(marker(&args))), args...)
+		if err != nil {
+			return n, formatError(err, "events")
+		}
+		n += int(tag.RowsAffected())
+	}
+	return n, nil
+}

@@ -1,0 +1,74 @@
+package rules
+
+// The rule engine's writes both stores make (issue 20 items 1 and 4,
+// S3.1, S3.5), each one statement written once here with the store's
+// table names and markers.
+
+// EventInsertSQL records an applied event by (source, id); it changes no
+// row when the event was recorded before (a redelivery), and the store
+// then writes nothing else of it.
+func EventInsertSQL(table string, source, id, name, subject, userID string, version int64, outcome, now any, mark Marker) string {
+	return `INSERT INTO ` + table + ` (source, id, name, subject, user_id, version, outcome, received_at) VALUES (` +
+		mark(source) + `, ` + mark(id) + `, ` + mark(name) + `, ` + mark(subject) + `, ` + mark(userID) + `, ` +
+		mark(version) + `, ` + mark(outcome) + `, ` + mark(now) + `) ON CONFLICT (source, id) DO NOTHING`
+}
+
+// SubjectCreateSQL creates a subject's row (seq 1); it changes no row
+// when another event created it first (the engine then reads it and
+// decides again).
+func SubjectCreateSQL(table, subject string, version int64, state, now any, mark Marker) string {
+	return `INSERT INTO ` + table + ` (subject, version, seq, state, updated_at) VALUES (` + mark(subject) + `, ` +
+		mark(version) + `, 1, ` + mark(state) + `, ` + mark(now) + `) ON CONFLICT (subject) DO NOTHING`
+}
+
+// SubjectUpdateSQL writes a subject's row, guarded by the seq the engine
+// read: when another event of the subject was applied in between, it
+// changes no row. The version only grows (an unordered event keeps it).
+func SubjectUpdateSQL(table, subject string, seq, version int64, state, now any, mark Marker) string {
+	return `UPDATE ` + table + ` SET version = CASE WHEN ` + mark(version) + ` > version THEN ` + mark(version) + ` ELSE version END, seq = seq + 1, state = ` +
+		mark(state) + `, updated_at = ` + mark(now) + ` WHERE subject = ` + mark(subject) + ` AND seq = ` + mark(seq)
+}
+
+// RuleRunAdvance is one batch's values for RuleRunAdvanceSQL.
+type RuleRunAdvance struct {
+	Rule, RunID string
+	Version     int64
+	Cursor      string
+	Recipients  int
+	Enqueued    int
+	LastError   string
+	// Finish is "" (still running), "done" or "failed".
+	Finish string
+	Now    any
+}
+
+// RuleRunAdvanceSQL is the guarded UPDATE that takes a rule run's batch:
+// it applies only while the run is running with the version the runner
+// saw, so a second runner of the same run (a leadership hand-over) makes
+// it change no row, and the store then writes nothing of the batch.
+func RuleRunAdvanceSQL(table string, v RuleRunAdvance, mark Marker) string {
+	set := `cursor = ` + mark(v.Cursor) + `, recipients = recipients + ` + mark(v.Recipients) +
+		`, enqueued = enqueued + ` + mark(v.Enqueued) + `, updated_at = ` + mark(v.Now) + `, version = version + 1`
+	if v.LastError != "" {
+		set += `, last_error = ` + mark(v.LastError)
+	}
+	if v.Finish != "" {
+		set += `, state = ` + mark(v.Finish) + `, finished_at = ` + mark(v.Now)
+	}
+	return `UPDATE ` + table + ` SET ` + set + ` WHERE rule = ` + mark(v.Rule) + ` AND run_id = ` + mark(v.RunID) +
+		` AND version = ` + mark(v.Version) + ` AND state = 'running'`
+}
+
+// EventPruneSQL deletes up to limit event rows received before cutoff,
+// oldest first. A redelivery older than the retention is applied again.
+func EventPruneSQL(table string, cutoff any, limit int, mark Marker) string {
+	return `DELETE FROM ` + table + ` WHERE (source, id) IN (SELECT source, id FROM ` + table +
+		` WHERE received_at < ` + mark(cutoff) + ` ORDER BY received_at LIMIT ` + mark(limit) + `)`
+}
+
+// RuleRunPruneSQL deletes up to limit rule runs that finished before
+// cutoff, oldest first; running runs are kept.
+func RuleRunPruneSQL(table string, cutoff any, limit int, mark Marker) string {
+	return `DELETE FROM ` + table + ` WHERE (rule, run_id) IN (SELECT rule, run_id FROM ` + table +
+		` WHERE state <> 'running' AND finished_at < ` + mark(cutoff) + ` ORDER BY finished_at LIMIT ` + mark(limit) + `)`
+}

@@ -1,0 +1,223 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
+)
+
+// The rule engine's events, subjects and runs: store.Events (issue 20
+// items 1 and 4). SQLite has one writer at a time, so the guards of
+// store/rules/events.go only ever find another writer's committed rows.
+
+const ruleRunColumns = `rule, run_id, source, event_id, event, subject, job, state, cursor, recipients, enqueued,
+	last_error, version, created_at, updated_at, finished_at`
+
+func scanRuleRun(sc interface{ Scan(...any) error }) (heraldtype.RuleRun, error) {
+	var r heraldtype.RuleRun
+	var job string
+	var created, updated int64
+	var finished sql.NullInt64
+	err := sc.Scan(&r.Rule, &r.ID, &r.Source, &r.EventID, &r.Event, &r.Subject, &job, &r.State, &r.Cursor, &r.Recipients,
+		&r.Enqueued, &r.LastError, &r.Version, &created, &updated, &finished)
+	if err != nil {
+		return r, err
+	}
+	r.CreatedAt, r.UpdatedAt, r.FinishedAt = fromMicros(created), fromMicros(updated), timeOf(finished)
+	return r, store.DecodeRuleJob([]byte(job), &r.Job)
+}
+
+// RecordedEvent implements store.Events.
+func (s *Store) RecordedEvent(ctx context.Context, source, id string) (json.RawMessage, bool, error) {
+	var outcome string
+	err := s.read.QueryRowContext(ctx, `SELECT outcome FROM events WHERE source = ? AND id = ?`, source, id).Scan(&outcome)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, formatError(err, "event")
+	}
+	return json.RawMessage(outcome), true, nil
+}
+
+// EventSubject implements store.Events.
+func (s *Store) EventSubject(ctx context.Context, subject string) (store.EventSubject, error) {
+	var out store.EventSubject
+	var state string
+	err := s.read.QueryRowContext(ctx, `SELECT version, seq, state FROM event_subjects WHERE subject = ?`, subject).
+		Scan(&out.Version, &out.Seq, &state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.EventSubject{}, nil
+	}
+	out.State = json.RawMessage(state)
+	return out, formatError(err, "event subject")
+}
+
+// RecordEvent implements store.Events in one transaction.
+func (s *Store) RecordEvent(ctx context.Context, r store.EventRecord) (store.EventRecorded, error) {
+	if err := store.CheckEventRecord(r); err != nil {
+		return store.EventRecorded{}, err
+	}
+	var replayed, conflict bool
+	rollback := errors.New("rollback")
+	err := s.inTx(ctx, func(tx *writeTx) error {
+		replayed, conflict = false, false
+		var args []any
+		n, err := s.execN(ctx, tx, "event", rules.EventInsertSQL("events", r.Source, r.ID, r.Name, r.Subject, r.UserID,
+			r.Version, string(r.Outcome), r.Now, mark(&args)), args...)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			replayed = true
+			return rollback
+		}
+		if r.Write {
+			args = nil
+			q := rules.SubjectUpdateSQL("event_subjects", r.Subject, r.Seq, r.Version, string(r.State), r.Now, mark(&args))
+			if r.Seq == 0 {
+				args = nil
+				q = rules.SubjectCreateSQL("event_subjects", r.Subject, r.Version, string(r.State), r.Now, mark(&args))
+			}
+			if n, err = s.execN(ctx, tx, "event subject", q, args...); err != nil {
+				return err
+			}
+			if n == 0 {
+				conflict = true
+				return rollback
+			}
+		}
+		for _, run := range r.Runs {
+			job, err := store.EncodeRuleJob(run.Job)
+			if err != nil {
+				return err
+			}
+			var finished any
+			state := store.RuleRunState(run)
+			if state != heraldtype.RunRunning {
+				finished = micros(r.Now)
+			}
+			if _, err := s.exec(ctx, tx, `INSERT INTO rule_runs (rule, run_id, source, event_id, event, subject, job, state,
+	last_error, version, created_at, updated_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
+ON CONFLICT (rule, run_id) DO NOTHING`, run.Rule, run.ID, run.Source, run.EventID, run.Event, run.Subject, string(job), state,
+				run.LastError, micros(r.Now), micros(r.Now), finished); err != nil {
+				return formatError(err, "rule run")
+			}
+		}
+		return nil
+	})
+	switch {
+	case replayed:
+		outcome, _, rerr := s.RecordedEvent(ctx, r.Source, r.ID)
+		return store.EventRecorded{Replayed: true, Outcome: outcome}, rerr
+	case conflict:
+		return store.EventRecorded{Conflict: true}, nil
+	}
+	return store.EventRecorded{}, err
+}
+
+// RunningRuleRuns implements store.Events.
+func (s *Store) RunningRuleRuns(ctx context.Context, limit int) ([]heraldtype.RuleRun, error) {
+	if err := store.CheckDueCampaigns(limit); err != nil {
+		return nil, err
+	}
+	return s.ruleRuns(ctx, `SELECT `+ruleRunColumns+` FROM rule_runs WHERE state = 'running'
+ORDER BY created_at, rule, run_id LIMIT ?`, limit)
+}
+
+func (s *Store) ruleRuns(ctx context.Context, query string, args ...any) ([]heraldtype.RuleRun, error) {
+	rows, err := s.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, formatError(err, "rule runs")
+	}
+	defer rows.Close()
+	var rs []heraldtype.RuleRun
+	for rows.Next() {
+		r, err := scanRuleRun(rows)
+		if err != nil {
+			return nil, formatError(err, "rule runs")
+		}
+		rs = append(rs, r)
+	}
+	return rs, formatError(rows.Err(), "rule runs")
+}
+
+// AdvanceRuleRun implements store.Events: the guarded run update first,
+// then the enqueue, in one transaction.
+func (s *Store) AdvanceRuleRun(ctx context.Context, b store.RuleBatch) (store.RuleBatchResult, error) {
+	if err := store.CheckRuleBatch(b); err != nil {
+		return store.RuleBatchResult{}, err
+	}
+	var out store.RuleBatchResult
+	what := "rule run " + quote(b.RunID)
+	err := s.inTx(ctx, func(tx *writeTx) error {
+		out = store.RuleBatchResult{}
+		enqueued := 0
+		if b.Enqueue != nil {
+			enqueued = len(b.Enqueue.Notifications)
+		}
+		var args []any
+		n, err := s.execN(ctx, tx, what, rules.RuleRunAdvanceSQL("rule_runs", rules.RuleRunAdvance{Rule: b.Rule, RunID: b.RunID,
+			Version: b.Version, Cursor: b.Cursor, Recipients: b.Recipients, Enqueued: enqueued, LastError: b.LastError,
+			Finish: string(b.Finish), Now: b.Now}, mark(&args)), args...)
+		if err != nil || n == 0 {
+			return err // the run moved on: nothing of the batch is written
+		}
+		out.Applied = true
+		if b.Enqueue != nil {
+			if out.Result, err = s.enqueue(ctx, tx, *b.Enqueue); err != nil {
+				return err
+			}
+		}
+		out.Run, err = scanRuleRun(s.txRow(ctx, tx, `SELECT `+ruleRunColumns+` FROM rule_runs WHERE rule = ? AND run_id = ?`,
+			b.Rule, b.RunID))
+		return formatError(err, what)
+	})
+	return out, err
+}
+
+// ListRuleRuns implements store.Events.
+func (s *Store) ListRuleRuns(ctx context.Context, f heraldtype.RuleRunFilter) ([]heraldtype.RuleRun, string, error) {
+	limit, cur, err := store.CheckRuleRunFilter(f)
+	if err != nil {
+		return nil, "", err
+	}
+	q := `SELECT ` + ruleRunColumns + ` FROM rule_runs WHERE rule = ?`
+	args := []any{f.Rule}
+	if !cur.IsZero() {
+		q += ` AND (created_at, run_id) < (?, ?)`
+		args = append(args, micros(cur.StartedAt), cur.ID)
+	}
+	rs, err := s.ruleRuns(ctx, q+` ORDER BY created_at DESC, run_id DESC LIMIT ?`, append(args, limit+1)...)
+	if err != nil {
+		return nil, "", err
+	}
+	rs, next := store.RuleRunPage(rs, limit)
+	return rs, next, nil
+}
+
+// PruneEvents implements store.Events.
+func (s *Store) PruneEvents(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	if err := store.CheckPruneFinished(limit); err != nil {
+		return 0, err
+	}
+	var n int
+	err := s.inTx(ctx, func(tx *writeTx) error {
+		var args []any
+		events, err := s.execN(ctx, tx, "events", rules.EventPruneSQL("events", cutoff, limit, mark(&args)), args...)
+		if err != nil {
+			return err
+		}
+		args = nil
+		runs, err := s.execN(ctx, tx, "rule runs", rules.RuleRunPruneSQL("rule_runs", cutoff, limit, mark(&args)), args...)
+		n = events + runs
+		return err
+	})
+	return n, err
+}
