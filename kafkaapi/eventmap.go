@@ -3,6 +3,7 @@ package kafkaapi
 import (
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -181,8 +182,9 @@ func (m *eventMapping) event(rec map[string]any) (herald.Event, error) {
 
 // text is a scalar field's text: a string itself, a number in decimal
 // (a float without an exponent: 10000, 99.99), a boolean, a timestamp in
-// RFC 3339. ok is false for null and absent fields and for what is not a
-// scalar (records, arrays, maps, bytes), which an event does not carry.
+// RFC 3339, a decimal in decimal notation. ok is false for null and absent
+// fields and for what is not a scalar (records, arrays, maps, bytes,
+// fixed), which an event does not carry.
 func text(v any) (s string, ok bool) {
 	switch x := v.(type) {
 	case string:
@@ -203,8 +205,23 @@ func text(v any) (s string, ok bool) {
 		return strconv.FormatFloat(x, 'f', -1, 64), true
 	case time.Time:
 		return x.UTC().Format(time.RFC3339Nano), true
+	case *big.Rat: // an Avro decimal
+		return decimalText(x), true
 	}
 	return "", false
+}
+
+// decimalText is an Avro decimal in decimal notation, with as many
+// fractional digits as it needs (a decimal's scale is at most its
+// precision, hence bounded; 8500.50 is 8500.5).
+func decimalText(r *big.Rat) string {
+	for digits := 0; digits < 64; digits++ {
+		s := r.FloatString(digits)
+		if v, ok := new(big.Rat).SetString(s); ok && v.Cmp(r) == 0 {
+			return s
+		}
+	}
+	return r.FloatString(64)
 }
 
 // epochMillis reads an integer (epoch milliseconds; in JSON, a number or

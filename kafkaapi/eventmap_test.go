@@ -2,6 +2,7 @@ package kafkaapi
 
 import (
 	"encoding/json"
+	"math/big"
 	"slices"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func TestFieldText(t *testing.T) {
 		{"x", "x", true}, {json.Number("8500.50"), "8500.50", true}, {true, "true", true},
 		{int(-3), "-3", true}, {int32(5), "5", true}, {int64(1764000000000), "1764000000000", true},
 		{float32(10000), "10000", true}, {float32(99.99), "99.99", true}, {float64(1e21), "1000000000000000000000", true},
-		{at, "2026-11-01T01:00:00Z", true},
+		{at, "2026-11-01T01:00:00Z", true}, {big.NewRat(17001, 2), "8500.5", true}, {big.NewRat(-3, 1), "-3", true},
 		{nil, "", false}, {[]byte("b"), "", false}, {map[string]any{"a": 1}, "", false}, {[]any{1}, "", false},
 	} {
 		if got, ok := text(tc.in); got != tc.want || ok != tc.ok {
