@@ -28,6 +28,7 @@ type trackingClient struct {
 	mu     sync.Mutex
 	events []herald.Event
 	topics atomic.Pointer[[]string]
+	polls  atomic.Int64
 }
 
 func (c *trackingClient) Track(_ context.Context, e herald.Event) (herald.TrackResult, error) {
@@ -38,6 +39,7 @@ func (c *trackingClient) Track(_ context.Context, e herald.Event) (herald.TrackR
 }
 
 func (c *trackingClient) RuleTopics(context.Context) ([]string, error) {
+	c.polls.Add(1)
 	if p := c.topics.Load(); p != nil {
 		return *p, nil
 	}
@@ -213,7 +215,7 @@ func TestRuleTopicsAreConsumed(t *testing.T) {
 	f.consumer(c, kafkaapi.Config{RuleTopicPoll: 50 * time.Millisecond,
 		RuleTopic: kafkaapi.Topic{Encoding: kafkaapi.EncodingAvro, Schema: text}})
 	// Polled a few times with no rule: the topic does not exist.
-	time.Sleep(200 * time.Millisecond)
+	f.waitFor("three polls", 20*time.Second, func() bool { return c.polls.Load() >= 3 })
 	plain, err := kgo.NewClient(kgo.SeedBrokers(f.broker.Addr()), kgo.ProducerLinger(0))
 	if err != nil {
 		t.Fatal(err)
