@@ -128,6 +128,9 @@ func (c *Client) replay(ctx context.Context, d DeadEvent) (replayable bool, err 
 		if err := json.Unmarshal(d.Payload, &e); err != nil {
 			return undecodable(err)
 		}
+		// The payload does not carry the topic (Event.Topic is not
+		// JSON); the dead event does, and a rule's source matches it.
+		e.Topic = d.Topic
 		_, err := c.Track(ctx, e)
 		return true, err
 	}

@@ -94,7 +94,13 @@ func TestAvroConfigErrors(t *testing.T) {
 	}{
 		{kafkaapi.Topic{Name: "a", Kind: kafkaapi.KindNotifications, Encoding: kafkaapi.EncodingAvro}, "", "kafka.schema_registry_url"},
 		{kafkaapi.Topic{Name: "a", Kind: kafkaapi.KindNotifications, Encoding: kafkaapi.EncodingAvro, Schema: "{"}, "", "kafka.topics[0].schema"},
-		{kafkaapi.Topic{Name: "a", Kind: kafkaapi.KindEvents, Encoding: kafkaapi.EncodingAvro}, "http://x", "kafka.topics[0].encoding"},
+		{kafkaapi.Topic{Name: "a", Kind: kafkaapi.KindInterests, Encoding: kafkaapi.EncodingAvro}, "http://x", "kafka.topics[0].encoding"},
+		{kafkaapi.Topic{Name: "a", Kind: kafkaapi.KindEvents, Encoding: kafkaapi.EncodingAvro, Shape: kafkaapi.ShapeEvent}, "http://x", "kafka.topics[0].shape"},
+		{kafkaapi.Topic{Name: "a", Kind: kafkaapi.KindEvents, Shape: "flat"}, "", "kafka.topics[0].shape"},
+		{kafkaapi.Topic{Name: "a", Kind: kafkaapi.KindNotifications, Shape: kafkaapi.ShapeFields}, "", "kafka.topics[0].shape"},
+		{kafkaapi.Topic{Name: "a", Kind: kafkaapi.KindEvents, Shape: kafkaapi.ShapeFields, Fields: kafkaapi.EventFields{Name: "-"}}, "", "kafka.topics[0].fields.name"},
+		{kafkaapi.Topic{Name: "a", Kind: kafkaapi.KindEvents, Shape: kafkaapi.ShapeFields, Fields: kafkaapi.EventFields{Subject: "product:{productId"}}, "", "kafka.topics[0].fields.subject"},
+		{kafkaapi.Topic{Name: "a", Kind: kafkaapi.KindEvents, Shape: kafkaapi.ShapeFields, Fields: kafkaapi.EventFields{Subject: "product:{}"}}, "", "kafka.topics[0].fields.subject"},
 		{kafkaapi.Topic{Name: "a", Kind: kafkaapi.KindNotifications, Encoding: "protobuf"}, "", "kafka.topics[0].encoding"},
 	} {
 		_, err := kafkaapi.New(kafkaapi.Config{Brokers: []string{"x:1"}, SchemaRegistryURL: tc.url, Topics: []kafkaapi.Topic{tc.topic}}, &countingClient{})

@@ -1,7 +1,8 @@
 // Package kafkaapi is Herald's Kafka transport (issue 20, S3.1, S3.10): a
-// franz-go consumer group that reads event topics and notification-request
-// topics and calls the public herald.Client, as httpapi does for HTTP. It
-// holds no SQL, no store and no provider code.
+// franz-go consumer group that reads event topics (the configured ones and
+// those the rules name), notification-request topics and interest topics,
+// JSON or Avro, and calls the public herald.Client, as httpapi does for
+// HTTP. It holds no SQL, no store and no provider code.
 //
 // Exactly once in effect: a record's work is one Client call whose
 // database transaction also records the record's identity — a
@@ -29,48 +30,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hamba/avro/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/heraldtype"
 )
-
-// Kind says what a topic carries.
-type Kind string
-
-const (
-	// KindEvents: business events (herald.Event as JSON), applied with
-	// Client.Track — the one engine behind POST /v1/events too.
-	KindEvents Kind = herald.RecordEvents
-	// KindNotifications: notification requests, seed 003's
-	// NotificationEvent as JSON, enqueued like POST /v1/notifications and
-	// idempotent by notificationId.
-	KindNotifications Kind = herald.RecordNotifications
-	// KindInterests: a behaviour topic — interests (POST /v1/interests'
-	// single form as JSON), recorded with Client.RecordInterests; a
-	// replayed record changes nothing (the later time wins).
-	KindInterests Kind = herald.RecordInterests
-)
-
-// String is the kind's name.
-func (k Kind) String() string { return string(k) }
-
-// Topic is one topic the consumer reads.
-type Topic struct {
-	Name string
-	Kind Kind
-	// Encoding of the record values; default EncodingJSON. Avro is taken
-	// by notification topics (seed 003 publishes NotificationEvent as
-	// Avro); event topics take JSON.
-	Encoding Encoding
-	// Schema, with EncodingAvro, is the fixed writer schema (.avsc text)
-	// of raw Avro values; empty: the Confluent wire format and the
-	// schema registry.
-	Schema string
-}
 
 // Client is what the consumer calls: the public herald.Client.
 type Client interface {
@@ -78,6 +43,10 @@ type Client interface {
 	Track(ctx context.Context, e herald.Event) (herald.TrackResult, error)
 	RecordInterests(ctx context.Context, in []herald.InterestInput) (int, error)
 	RecordDeadEvent(ctx context.Context, d heraldtype.DeadEvent) (int64, error)
+	// RuleTopics lists the Kafka topics enabled rules take their events
+	// from (a rule's source.kafka_topic): the consumer reads each as an
+	// event topic without being configured to.
+	RuleTopics(ctx context.Context) ([]string, error)
 }
 
 var _ Client = (*herald.Client)(nil)
@@ -110,6 +79,17 @@ type Config struct {
 	// is decoded with (its REST API); required by an Avro topic without
 	// a fixed Schema.
 	SchemaRegistryURL string
+	// RuleTopic says how the topics the rules name are read (Client.
+	// RuleTopics): its Encoding, Schema, Shape and Fields, as an event
+	// topic's. Its Name and Kind are not used: the rules name the
+	// topics, and they carry events. A topic listed in Topics keeps its
+	// own settings.
+	RuleTopic Topic
+	// RuleTopicPoll is how often the rules' topics are listed; a topic a
+	// new rule names is consumed from then on (from its start, when the
+	// group has no offset for it yet) until the consumer stops. Default
+	// 10 s; negative: the rules' topics are not followed.
+	RuleTopicPoll time.Duration
 	// Options are extra franz-go client options (TLS, SASL; tests' group
 	// timeouts), applied after Herald's own.
 	Options []kgo.Opt
@@ -126,6 +106,7 @@ const (
 	DefaultDeadLetterSuffix = ".dlq"
 	DefaultMaxPollRecords   = 500
 	DefaultCallTimeout      = 10 * time.Second
+	DefaultRuleTopicPoll    = 10 * time.Second
 )
 
 // Headers of a dead-lettered record (S3.10).
@@ -139,13 +120,17 @@ const (
 
 // Consumer reads the configured topics as a member of the consumer group.
 type Consumer struct {
-	cfg      Config
-	client   Client
-	kinds    map[string]Kind
-	decoders map[string]decoder
-	kafka    *kgo.Client
-	metrics  *consumerMetrics
-	log      *slog.Logger
+	cfg    Config
+	client Client
+	// mu guards readers: the rule-topic poller adds to it while the
+	// partitions' goroutines read it.
+	mu      sync.RWMutex
+	readers map[string]*topicReader
+	// ruleReader reads every topic a rule names (Config.RuleTopic).
+	ruleReader *topicReader
+	kafka      *kgo.Client
+	metrics    *consumerMetrics
+	log        *slog.Logger
 }
 
 // New checks cfg and connects the consumer's Kafka client (lazily: the
@@ -183,50 +168,34 @@ func New(cfg Config, client Client) (*Consumer, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	kinds := make(map[string]Kind, len(cfg.Topics))
-	decoders := make(map[string]decoder, len(cfg.Topics))
-	var registry *avroRegistry
+	if cfg.RuleTopicPoll == 0 {
+		cfg.RuleTopicPoll = DefaultRuleTopicPoll
+	}
+	build := &readers{registryURL: cfg.SchemaRegistryURL}
+	rds := make(map[string]*topicReader, len(cfg.Topics))
 	names := make([]string, 0, len(cfg.Topics))
 	for i, t := range cfg.Topics {
 		field := fmt.Sprintf("kafka.topics[%d]", i)
 		if t.Name == "" {
 			return nil, heraldtype.FieldErrorf(field+".name", "is required")
 		}
-		if _, dup := kinds[t.Name]; dup {
+		if _, dup := rds[t.Name]; dup {
 			return nil, heraldtype.FieldErrorf(field+".name", "topic %q is listed twice", t.Name)
 		}
-		switch t.Kind {
-		case KindEvents, KindNotifications, KindInterests:
-		default:
-			return nil, heraldtype.FieldErrorf(field+".kind", "must be %q, %q or %q, not %q", KindEvents, KindNotifications, KindInterests, t.Kind)
+		rd, err := build.reader(field, fmt.Sprintf("the topic %q", t.Name), t)
+		if err != nil {
+			return nil, err
 		}
-		kinds[t.Name] = t.Kind
+		rds[t.Name] = rd
 		names = append(names, t.Name)
-		switch {
-		case t.Encoding == "" || t.Encoding == EncodingJSON:
-			decoders[t.Name] = jsonDecoder{}
-		case t.Encoding != EncodingAvro:
-			return nil, heraldtype.FieldErrorf(field+".encoding", "must be %q or %q, not %q", EncodingJSON, EncodingAvro, t.Encoding)
-		case t.Kind != KindNotifications:
-			return nil, heraldtype.FieldErrorf(field+".encoding", "an %s topic takes json", t.Kind)
-		case t.Schema != "":
-			schema, err := avro.Parse(t.Schema)
-			if err != nil {
-				return nil, heraldtype.FieldErrorf(field+".schema", "does not parse: %v", err)
-			}
-			decoders[t.Name] = avroFixed{schema}
-		default:
-			if registry == nil {
-				if cfg.SchemaRegistryURL == "" {
-					return nil, heraldtype.FieldErrorf("kafka.schema_registry_url", "is required by the avro topic %q (or give the topic a fixed schema)", t.Name)
-				}
-				rc, err := sr.NewClient(sr.URLs(cfg.SchemaRegistryURL))
-				if err != nil {
-					return nil, heraldtype.FieldErrorf("kafka.schema_registry_url", "%v", err)
-				}
-				registry = &avroRegistry{client: rc, cache: map[int]avro.Schema{}}
-			}
-			decoders[t.Name] = registry
+	}
+	var ruleReader *topicReader
+	if cfg.RuleTopicPoll > 0 {
+		rt := cfg.RuleTopic
+		rt.Kind = KindEvents
+		var err error
+		if ruleReader, err = build.reader("kafka.rule_topic", "the rules' topics", rt); err != nil {
+			return nil, err
 		}
 	}
 	opts := append([]kgo.Opt{
@@ -256,7 +225,7 @@ func New(cfg Config, client Client) (*Consumer, error) {
 		kc.Close()
 		return nil, err
 	}
-	return &Consumer{cfg: cfg, client: client, kinds: kinds, decoders: decoders, kafka: kc, metrics: m, log: cfg.Logger}, nil
+	return &Consumer{cfg: cfg, client: client, readers: rds, ruleReader: ruleReader, kafka: kc, metrics: m, log: cfg.Logger}, nil
 }
 
 // Run consumes until ctx ends, then commits what it applied, leaves the
@@ -264,6 +233,20 @@ func New(cfg Config, client Client) (*Consumer, error) {
 func (c *Consumer) Run(ctx context.Context) error {
 	defer c.kafka.Close() // leaves the group
 	c.log.Info("kafka: consuming", "brokers", c.cfg.Brokers, "group", c.cfg.Group, "topics", c.topicNames())
+	if c.ruleReader != nil {
+		// Deferred after Close, so it runs first: the poller is done
+		// before the client closes.
+		pctx, cancel := context.WithCancel(ctx)
+		polled := make(chan struct{})
+		go func() {
+			defer close(polled)
+			c.followRuleTopics(pctx)
+		}()
+		defer func() {
+			cancel()
+			<-polled
+		}()
+	}
 	for {
 		fetches := c.kafka.PollRecords(ctx, c.cfg.MaxPollRecords)
 		if fetches.IsClientClosed() || ctx.Err() != nil {
@@ -385,9 +368,10 @@ type decoded struct {
 func (c *Consumer) decode(ctx context.Context, r *kgo.Record) (*decoded, error) {
 	var in any
 	var apply func(ctx context.Context) error
-	switch c.kinds[r.Topic] {
+	rd := c.reader(r.Topic)
+	switch rd.kind {
 	case KindNotifications:
-		req, err := decodeNotificationRequest(ctx, c.decoders[r.Topic], r)
+		req, err := decodeNotificationRequest(ctx, rd.dec, r)
 		if err != nil {
 			return nil, err
 		}
@@ -410,7 +394,7 @@ func (c *Consumer) decode(ctx context.Context, r *kgo.Record) (*decoded, error) 
 			return err
 		}
 	default:
-		e, err := decodeEvent(r)
+		e, err := rd.event(ctx, r)
 		if err != nil {
 			return nil, err
 		}
@@ -459,7 +443,7 @@ func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, payload []byte
 			kgo.RecordHeader{Key: HeaderAttempts, Value: []byte(strconv.Itoa(attempts))},
 		),
 	}
-	dead := heraldtype.DeadEvent{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Kind: string(c.kinds[r.Topic]),
+	dead := heraldtype.DeadEvent{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Kind: string(c.reader(r.Topic).kind),
 		Key: r.Key, Value: r.Value, Payload: payload, Error: cause.Error(), Attempts: attempts}
 	produced := false
 	for {
@@ -496,6 +480,14 @@ func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, payload []byte
 		case <-time.After(c.cfg.RetryDelay):
 		}
 	}
+}
+
+// reader is how topic is read. Every topic the client consumes has one:
+// a rule's topic gets its reader before it is added to the consumption.
+func (c *Consumer) reader(topic string) *topicReader {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.readers[topic]
 }
 
 func (c *Consumer) topicNames() []string {

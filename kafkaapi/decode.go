@@ -93,19 +93,17 @@ type eventJSON struct {
 	Subject    string                     `json:"subject"`
 	Data       map[string]json.RawMessage `json:"data"`
 	OccurredAt *time.Time                 `json:"occurred_at"`
+	Version    int64                      `json:"version"`
 }
 
-// decodeEvent turns an events-topic record into a herald.Event; an event
-// without an id is named by the record's position.
+// decodeEvent turns the record of an events topic of ShapeEvent into a
+// herald.Event.
 func decodeEvent(r *kgo.Record) (herald.Event, error) {
 	var ej eventJSON
 	if err := strictJSON(r.Value, &ej); err != nil {
 		return herald.Event{}, &decodeError{err}
 	}
-	e := herald.Event{ID: ej.ID, Name: ej.Name, UserID: ej.UserID, Subject: ej.Subject, OccurredAt: ej.OccurredAt}
-	if e.ID == "" {
-		e.ID = recordID(r)
-	}
+	e := herald.Event{ID: ej.ID, Name: ej.Name, UserID: ej.UserID, Subject: ej.Subject, OccurredAt: ej.OccurredAt, Version: ej.Version}
 	if len(ej.Data) > 0 {
 		e.Data = make(map[string]string, len(ej.Data))
 		for k, raw := range ej.Data {
@@ -141,10 +139,13 @@ func scalar(raw json.RawMessage) (string, error) {
 
 // strictJSON decodes one JSON object, refusing unknown fields and
 // trailing data, so a producer's typo is a dead letter naming the field
-// rather than a silently ignored value.
+// rather than a silently ignored value. A number decoded into an any
+// keeps its text (json.Number): a record mapped by its fields carries
+// 1764000000000 and 10000 as written.
 func strictJSON(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
+	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
 		return err
 	}

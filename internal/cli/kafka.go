@@ -28,7 +28,9 @@ type KafkaConfig struct {
 	// NotificationTopics carry notification requests (seed 003's
 	// NotificationEvent as JSON), enqueued once per notificationId.
 	NotificationTopics []string `koanf:"notification_topics"`
-	// EventTopics carry business events (POST /v1/events' body as JSON).
+	// EventTopics carry business events, read as EventEncoding and
+	// EventShape say; the topics the enabled rules name are read so too,
+	// without being listed (RuleTopicPoll).
 	EventTopics []string `koanf:"event_topics"`
 	// InterestTopics are behaviour topics: interests (POST
 	// /v1/interests' body as JSON).
@@ -50,39 +52,90 @@ type KafkaConfig struct {
 	// written with (raw Avro); empty: the Confluent wire format and
 	// SchemaRegistryURL.
 	NotificationSchemaFile string `koanf:"notification_schema_file"`
+	// EventEncoding of the event topics: json or avro (issue 20 item 8).
+	EventEncoding string `koanf:"event_encoding"`
+	// EventSchemaFile, with avro, is a fixed .avsc the event values are
+	// written with (raw Avro); empty: the registry's wire format.
+	EventSchemaFile string `koanf:"event_schema_file"`
+	// EventShape says how an event record becomes an event: event (POST
+	// /v1/events' body; json only) or fields (any flat record mapped by
+	// EventFields and EventSubject); empty: event for json, fields for
+	// avro.
+	EventShape string `koanf:"event_shape"`
+	// EventSubject, with fields, is the subject template: {field}
+	// placeholders over the record's fields ("-": no subject).
+	EventSubject string `koanf:"event_subject"`
+	// EventFields, with fields, names the record fields that give an
+	// event its own ("-": the record has none).
+	EventFields EventFieldsConfig `koanf:"event_fields"`
+	// RuleTopicPoll is how often the rules' topics are looked up; 0: the
+	// rules' topics are read only when listed in EventTopics.
+	RuleTopicPoll time.Duration `koanf:"rule_topic_poll"`
 	// SchemaRegistryURL is the schema registry (its REST API).
 	SchemaRegistryURL string `koanf:"schema_registry_url"`
+}
+
+// EventFieldsConfig is kafka.event_fields: kafkaapi.EventFields but the
+// subject (kafka.event_subject).
+type EventFieldsConfig struct {
+	ID         string `koanf:"id"`
+	Name       string `koanf:"name"`
+	UserID     string `koanf:"user_id"`
+	Version    string `koanf:"version"`
+	OccurredAt string `koanf:"occurred_at"`
 }
 
 func defaultKafkaConfig() KafkaConfig {
 	return KafkaConfig{Group: kafkaapi.DefaultGroup, NotificationTopics: []string{"notification.push.v1"},
 		EventTopics: []string{"herald.events"}, InterestTopics: []string{"herald.interests"}, Retries: kafkaapi.DefaultRetries, RetryDelay: kafkaapi.DefaultRetryDelay,
 		DeadLetterSuffix: kafkaapi.DefaultDeadLetterSuffix, MaxPollRecords: kafkaapi.DefaultMaxPollRecords,
-		SessionTimeout: 45 * time.Second, NotificationEncoding: string(kafkaapi.EncodingJSON)}
+		SessionTimeout: 45 * time.Second, NotificationEncoding: string(kafkaapi.EncodingJSON),
+		EventEncoding: string(kafkaapi.EncodingJSON), EventSubject: kafkaapi.DefaultEventFields.Subject,
+		EventFields: EventFieldsConfig{ID: kafkaapi.DefaultEventFields.ID, Name: kafkaapi.DefaultEventFields.Name,
+			UserID: kafkaapi.DefaultEventFields.UserID, Version: kafkaapi.DefaultEventFields.Version,
+			OccurredAt: kafkaapi.DefaultEventFields.OccurredAt},
+		RuleTopicPoll: kafkaapi.DefaultRuleTopicPoll}
 }
 
-// topics lists the configured topics with their kinds and encodings.
-func (k KafkaConfig) topics() ([]kafkaapi.Topic, error) {
-	var ts []kafkaapi.Topic
-	schema := ""
-	if k.NotificationSchemaFile != "" {
-		b, err := os.ReadFile(k.NotificationSchemaFile)
-		if err != nil {
-			return nil, fmt.Errorf("kafka.notification_schema_file: %w", err)
-		}
-		schema = string(b)
+// topics lists the configured topics with their kinds and encodings, and
+// how the rules' topics are read (as the event topics).
+func (k KafkaConfig) topics() (ts []kafkaapi.Topic, ruleTopic kafkaapi.Topic, err error) {
+	notificationSchema, err := schemaFile("kafka.notification_schema_file", k.NotificationSchemaFile)
+	if err != nil {
+		return nil, kafkaapi.Topic{}, err
+	}
+	eventSchema, err := schemaFile("kafka.event_schema_file", k.EventSchemaFile)
+	if err != nil {
+		return nil, kafkaapi.Topic{}, err
 	}
 	for _, n := range k.NotificationTopics {
 		ts = append(ts, kafkaapi.Topic{Name: n, Kind: kafkaapi.KindNotifications,
-			Encoding: kafkaapi.Encoding(k.NotificationEncoding), Schema: schema})
+			Encoding: kafkaapi.Encoding(k.NotificationEncoding), Schema: notificationSchema})
 	}
+	ruleTopic = kafkaapi.Topic{Kind: kafkaapi.KindEvents, Encoding: kafkaapi.Encoding(k.EventEncoding), Schema: eventSchema,
+		Shape: kafkaapi.Shape(k.EventShape), Fields: kafkaapi.EventFields{ID: k.EventFields.ID, Name: k.EventFields.Name,
+			UserID: k.EventFields.UserID, Subject: k.EventSubject, Version: k.EventFields.Version, OccurredAt: k.EventFields.OccurredAt}}
 	for _, n := range k.EventTopics {
-		ts = append(ts, kafkaapi.Topic{Name: n, Kind: kafkaapi.KindEvents})
+		t := ruleTopic
+		t.Name = n
+		ts = append(ts, t)
 	}
 	for _, n := range k.InterestTopics {
 		ts = append(ts, kafkaapi.Topic{Name: n, Kind: kafkaapi.KindInterests})
 	}
-	return ts, nil
+	return ts, ruleTopic, nil
+}
+
+// schemaFile reads the .avsc file named by the key, when one is.
+func schemaFile(key, path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", key, err)
+	}
+	return string(b), nil
 }
 
 // startKafka starts the Kafka intake when it is configured — and, with
@@ -91,7 +144,7 @@ func (k KafkaConfig) topics() ([]kafkaapi.Topic, error) {
 // committed) and then the broker; it is a no-op when intake is off.
 func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client, reg prometheus.Registerer, log *slog.Logger) (func(), error) {
 	k := cfg.Kafka
-	topics, err := k.topics()
+	topics, ruleTopic, err := k.topics()
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +171,7 @@ func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client
 		attrs := []any{"emulator", "kafka", "brokers", b.Addr(), "notification_topics", k.NotificationTopics,
 			"event_topics", k.EventTopics, "interest_topics", k.InterestTopics}
 		if k.SchemaRegistryURL == "" {
-			r, err := startDevRegistry(cfg.Dev.SchemaRegistryAddr, k.NotificationTopics)
+			r, err := startDevRegistry(cfg.Dev.SchemaRegistryAddr, k.NotificationTopics, k.EventTopics)
 			if err != nil {
 				closeAll()
 				return nil, err
@@ -129,10 +182,15 @@ func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client
 		}
 		log.Info("dev mode: Kafka broker started (in-process, Kafka protocol)", attrs...)
 	}
+	rulePoll := k.RuleTopicPoll
+	if rulePoll == 0 {
+		rulePoll = -1 // kafkaapi's "not followed"; its zero is the default
+	}
 	cons, err := kafkaapi.New(kafkaapi.Config{
 		Brokers: k.Brokers, Group: k.Group, Topics: topics, Retries: k.Retries, RetryDelay: k.RetryDelay,
 		DeadLetterSuffix: k.DeadLetterSuffix, MaxPollRecords: k.MaxPollRecords, SessionTimeout: k.SessionTimeout,
-		SchemaRegistryURL: k.SchemaRegistryURL, Registerer: reg, Logger: log.With("component", "kafka"),
+		SchemaRegistryURL: k.SchemaRegistryURL, RuleTopic: ruleTopic, RuleTopicPoll: rulePoll,
+		Registerer: reg, Logger: log.With("component", "kafka"),
 	}, client)
 	if err != nil {
 		closeAll()
@@ -154,23 +212,26 @@ func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client
 }
 
 // startDevRegistry starts serve --dev's schema registry with seed 003's
-// NotificationEvent schema registered for each notification topic (the
-// subject <topic>-value), so a producer using the registry's serializer
-// finds it.
-func startDevRegistry(addr string, topics []string) (*kafkaemu.Registry, error) {
+// schemas registered for the topics (the subject <topic>-value):
+// NotificationEvent for each notification topic, ProductInventoryEvent
+// for each event topic, so a producer using the registry's serializer
+// finds them.
+func startDevRegistry(addr string, notificationTopics, eventTopics []string) (*kafkaemu.Registry, error) {
 	r, err := kafkaemu.StartRegistry(addr)
 	if err != nil {
 		return nil, fmt.Errorf("dev: start the schema registry on %s: %w", addr, err)
 	}
-	schema, err := kafkaapi.Schemas.ReadFile("schemas/NotificationEvent.avsc")
-	if err != nil {
-		r.Close()
-		return nil, err
-	}
-	for _, t := range topics {
-		if _, err := r.RegisterAvro(t+"-value", string(schema)); err != nil {
+	for schema, topics := range map[string][]string{"NotificationEvent": notificationTopics, "ProductInventoryEvent": eventTopics} {
+		text, err := kafkaapi.Schemas.ReadFile("schemas/" + schema + ".avsc")
+		if err != nil {
 			r.Close()
-			return nil, fmt.Errorf("dev: schema registry: %w", err)
+			return nil, err
+		}
+		for _, t := range topics {
+			if _, err := r.RegisterAvro(t+"-value", string(text)); err != nil {
+				r.Close()
+				return nil, fmt.Errorf("dev: schema registry: %w", err)
+			}
 		}
 	}
 	return r, nil

@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's logger and the test.
@@ -403,6 +405,77 @@ func TestDevModeKafkaIntake(t *testing.T) {
 	if len(msgs) != 1 || msgs[0]["token"] != "tok-1" {
 		t.Fatalf("emulator messages = %v, want one to tok-1", msgs)
 	}
+}
+
+// Issue 20 item 8: serve --dev reads the topic a rule names without being
+// told to — the in-process broker creates it when the consumer asks for
+// it — and an Avro ProductInventoryEvent produced to it in the registry's
+// wire format (the dev registry holds the seed's schema) reaches Track.
+func TestDevModeRuleTopic(t *testing.T) {
+	s := startDevEnv(t, []string{"HERALD_KAFKA__RULE_TOPIC_POLL=100ms", "HERALD_KAFKA__EVENT_ENCODING=avro"})
+	const started = "dev mode: Kafka broker started (in-process, Kafka protocol)"
+	brokers, registry := s.logs.logValue(started, "brokers"), s.logs.logValue(started, "schema_registry")
+	code, subject := call(t, "GET", registry+"/subjects/herald.events-value/versions/latest", "")
+	if code != 200 || !strings.Contains(fmt.Sprint(subject["schema"]), "ProductInventoryEvent") {
+		t.Fatalf("dev schema registry: %d %v", code, subject)
+	}
+	if code, body := call(t, "PUT", s.api+"/v1/types/price_drop", `{"channels":["in_app"]}`); code != 200 && code != 201 {
+		t.Fatalf("PUT type: %d %v", code, body)
+	}
+	rule := `{"source":{"kafka_topic":"product.inventory.v1"},"when":{"event":"PRICE_CHANGE","detect":{"price_drop_pct":10}},
+		"audience":{"event_user":true},"notify":{"type":"price_drop","title":"{{.drop_pct}}% off","channels":["in_app"]}}`
+	if code, body := call(t, "PUT", s.api+"/v1/rules/price-drop", rule); code != 200 && code != 201 {
+		t.Fatalf("PUT rule: %d %v", code, body)
+	}
+	waitFor(t, "the consumer to take the rule's topic", func() bool {
+		return len(s.logs.logLines("kafka: consuming the rules' topics")) > 0
+	})
+
+	schema := avro.MustParse(fmt.Sprint(subject["schema"]))
+	value, err := avro.Marshal(schema, map[string]any{"eventId": "e-1", "productId": "42", "eventType": "PRICE_CHANGE",
+		"previousPrice": map[string]any{"float": float32(10000)}, "currentPrice": map[string]any{"float": float32(8500)},
+		"previousStock": nil, "currentStock": nil, "timestamp": int64(1764000000000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h sr.ConfluentHeader
+	wire, _ := h.AppendEncode(nil, int(subject["id"].(float64)), nil)
+	prod, err := kgo.NewClient(kgo.SeedBrokers(brokers)) // creates no topic
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	if err := prod.ProduceSync(t.Context(), &kgo.Record{Topic: "product.inventory.v1", Key: []byte("42"),
+		Value: append(wire, value...)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	// Track applied it, or refused what it holds (the dead event keeps
+	// the decoded event): either way it got there as an event.
+	waitFor(t, "the event at Track", func() bool {
+		if metric(t, s.api, `herald_kafka_records_total{result="applied",topic="product.inventory.v1"}`) == "1" {
+			return true
+		}
+		_, dead := call(t, "GET", s.api+"/v1/events/dead?topic=product.inventory.v1", "")
+		ds, _ := dead["dead_events"].([]any)
+		return len(ds) == 1 && strings.Contains(fmt.Sprint(ds[0]), "PRICE_CHANGE") && strings.Contains(fmt.Sprint(ds[0]), "product:42")
+	})
+}
+
+// metric is the value of one sample line of GET /metrics, or "".
+func metric(t *testing.T, api, sample string) string {
+	t.Helper()
+	resp, err := http.Get(api + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, sample+" "); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // Issue 21 item 6: serve --dev sends Web Push with the configured VAPID
