@@ -68,15 +68,6 @@ func New(cfg Config) (*Client, error) {
 	case TLSNone:
 		opts = append(opts, mail.WithTLSPolicy(mail.NoTLS))
 	}
-	if r.Username != "" {
-		auth := mail.SMTPAuthPlain
-		if r.TLS == TLSNone {
-			// go-mail refuses PLAIN on an unencrypted connection unless
-			// told; TLSNone is documented as local-only.
-			auth = mail.SMTPAuthPlainNoEnc
-		}
-		opts = append(opts, mail.WithSMTPAuth(auth), mail.WithUsername(r.Username), mail.WithPassword(r.Password))
-	}
 	// The port goes last: WithSSL would otherwise reset it to 465.
 	opts = append(opts, mail.WithPort(r.Port))
 	mc, err := mail.NewClient(r.Host, opts...)
@@ -129,6 +120,15 @@ func (c *Client) Send(ctx context.Context, m *heraldtype.Message) (string, error
 	// A failed QUIT after an accepted mail must not turn into a retry, so
 	// its error is ignored; the connection is closed either way.
 	defer c.mail.CloseWithSMTPClient(conn) //nolint:errcheck // see above.
+	// go-mail is given no AUTH setting: it would pick one mechanism for
+	// every connection, and fix the XOAUTH2 token at construction.
+	// authenticate picks per connection from the server's EHLO reply,
+	// with a token that is current.
+	if c.cfg.Username != "" {
+		if err := c.authenticate(conn); err != nil {
+			return "", err
+		}
+	}
 	// SMTPUTF8 only when an address needs it (issue 21 item 2): a server
 	// that advertises it but mishandles it, or a relay that passes the
 	// mail to one without it, then only ever sees the mails that cannot
