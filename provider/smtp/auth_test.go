@@ -311,3 +311,27 @@ func TestAuthConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestListUnsubscribeHeaders: the targets become RFC 8058's two headers;
+// a target that could inject a header is refused before anything is sent.
+func TestListUnsubscribeHeaders(t *testing.T) {
+	t.Parallel()
+	e := startEmulator(t, smtpemu.Config{})
+	c := newTestClient(t, e, func(c *Config) { c.Username, c.Password = "", "" })
+	m := message(testTo)
+	m.ListUnsubscribe = []string{"https://herald.example/v1/unsubscribe/u1.abc.def", "mailto:unsub@acme.example?subject=unsubscribe%20u1.abc.def"}
+	if _, err := c.Send(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	h := e.Messages()[0].Headers
+	if got := h["List-Unsubscribe"]; len(got) != 1 || got[0] != "<"+m.ListUnsubscribe[0]+">, <"+m.ListUnsubscribe[1]+">" {
+		t.Errorf("List-Unsubscribe %q", got)
+	}
+	if got := h["List-Unsubscribe-Post"]; len(got) != 1 || got[0] != "List-Unsubscribe=One-Click" {
+		t.Errorf("List-Unsubscribe-Post %q", got)
+	}
+	m.ListUnsubscribe = []string{"https://x.example/a>\r\nBcc: victim@example.com"}
+	if se := sendErr(t, c, m); se.Class != heraldtype.ClassPermanent || se.Code != codeInvalidMessage {
+		t.Errorf("injected target: %+v", se)
+	}
+}

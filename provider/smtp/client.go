@@ -180,11 +180,39 @@ func (c *Client) build(m *heraldtype.Message) (*mail.Msg, string, error) {
 	msg.SetGenHeader(HeaderMessageKey, m.Key)
 	msg.SetDateWithValue(c.cfg.Now())
 	msg.Subject(n.Title)
+	if err := setListUnsubscribe(msg, m.ListUnsubscribe); err != nil {
+		return invalid(err.Error())
+	}
 	msg.SetBodyString(mail.TypeTextPlain, n.Body)
 	if html := n.Data[DataHTML]; html != "" {
 		msg.AddAlternativeString(mail.TypeTextHTML, html)
 	}
 	return msg, id, nil
+}
+
+// setListUnsubscribe writes the one-click unsubscribe headers (RFC 2369,
+// RFC 8058) for targets: "List-Unsubscribe: <https://…>, <mailto:…>",
+// and "List-Unsubscribe-Post: List-Unsubscribe=One-Click" when one target
+// is an https URL — which is what Gmail and Yahoo ask of bulk senders for
+// their own unsubscribe button.
+func setListUnsubscribe(msg *mail.Msg, targets []string) error {
+	if len(targets) == 0 {
+		return nil
+	}
+	oneClick := false
+	quoted := make([]string, len(targets))
+	for i, t := range targets {
+		if t == "" || strings.ContainsAny(t, "<>\r\n\t ,") || !strings.HasPrefix(t, "https://") && !strings.HasPrefix(t, "http://") && !strings.HasPrefix(t, "mailto:") {
+			return fmt.Errorf("List-Unsubscribe target %q is not an http(s) or mailto URI", t)
+		}
+		oneClick = oneClick || strings.HasPrefix(t, "https://") || strings.HasPrefix(t, "http://")
+		quoted[i] = "<" + t + ">"
+	}
+	msg.SetGenHeader(mail.HeaderListUnsubscribe, strings.Join(quoted, ", "))
+	if oneClick {
+		msg.SetGenHeader(mail.HeaderListUnsubscribePost, "List-Unsubscribe=One-Click")
+	}
+	return nil
 }
 
 // messageID builds the Message-ID (without angle brackets) for a delivery
