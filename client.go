@@ -156,6 +156,9 @@ type Config struct {
 	// services: lease reaper, pruning, queue vacuum) lasts without renewal;
 	// a crashed leader is replaced after at most this. Default 15 s.
 	LeaderTTL time.Duration
+	// Unsubscribe configures the one-click unsubscribe links of e-mails
+	// (RFC 8058); off without a Secret.
+	Unsubscribe UnsubscribeConfig
 	// Limits bounds what one call may make Herald store and send (issue
 	// 18): the request body limit of the HTTP API bounds the bytes of one
 	// request, these bound what those bytes multiply into.
@@ -283,6 +286,7 @@ type Client struct {
 	elector    *leadership.Elector
 	pruners    maintenance.Pruners
 	types      *policy.Catalog
+	unsub      *unsubscriber // nil without Config.Unsubscribe.Secret
 	hub        *realtime.Hub
 	metrics    *metrics.Metrics
 	log        *slog.Logger
@@ -392,8 +396,13 @@ func NewClient(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	unsub, err := newUnsubscriber(cfg.Unsubscribe)
+	if err != nil {
+		return nil, err
+	}
 	c := &Client{
 		types:   types,
+		unsub:   unsub,
 		cfg:     cfg,
 		store:   cfg.Store,
 		metrics: metrics.New(cfg.Registerer),
@@ -435,6 +444,7 @@ func NewClient(cfg Config) (*Client, error) {
 					c.hub.Publish(u)
 				}
 			},
+			ListUnsubscribe: c.listUnsubscribe,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("herald: %w", err)

@@ -37,6 +37,10 @@ type TypeConfig struct {
 	// channel, the inbox included, quiet hours and the daily cap — never
 	// de-duplication (issue 22).
 	Critical bool `json:"critical,omitempty"`
+	// Transactional (a receipt, a password reset) e-mails carry no
+	// one-click unsubscribe link; every other type's do (RFC 8058).
+	// Default false.
+	Transactional bool `json:"transactional,omitempty"`
 }
 
 // NotificationType is a type's effective configuration
@@ -50,6 +54,7 @@ type NotificationType struct {
 	CountsTowardCap bool                 `json:"counts_toward_cap"`
 	Guarantee       heraldtype.Guarantee `json:"guarantee"`
 	Critical        bool                 `json:"critical"`
+	Transactional   bool                 `json:"transactional"`
 	// Source says where the configuration comes from: "api" (PUT
 	// /v1/types), "config" (the configuration file) or "default" (not
 	// declared).
@@ -67,7 +72,8 @@ const (
 // resolve validates tc and returns the type it declares.
 func (tc TypeConfig) resolve(name string) (heraldtype.NotificationType, error) {
 	t := heraldtype.NotificationType{Name: name, Channels: tc.Channels, Priority: tc.Priority, QuietHours: true,
-		CountsTowardCap: tc.CountsTowardCap, Guarantee: tc.Guarantee, Critical: tc.Critical}
+		CountsTowardCap: tc.CountsTowardCap, Guarantee: tc.Guarantee, Critical: tc.Critical,
+		Transactional: tc.Transactional}
 	if tc.QuietHours != nil {
 		t.QuietHours = *tc.QuietHours
 	}
@@ -169,5 +175,5 @@ func typeView(t heraldtype.NotificationType, source string) NotificationType {
 	}
 	return NotificationType{Name: t.Name, Channels: ch, Priority: t.Priority, DedupeWindow: t.DedupeWindow.String(),
 		QuietHours: t.QuietHours, CountsTowardCap: t.CountsTowardCap, Guarantee: t.Guarantee, Critical: t.Critical,
-		Source: source, UpdatedAt: t.UpdatedAt}
+		Transactional: t.Transactional, Source: source, UpdatedAt: t.UpdatedAt}
 }

@@ -365,6 +365,10 @@ type Message struct {
 	// Address is the target of a delivery that has no device: an E.164
 	// phone number for SMS, an e-mail address for email.
 	Address string
+	// ListUnsubscribe, on an e-mail of a type that is not transactional,
+	// are its one-click unsubscribe targets (RFC 2369, RFC 8058): an https
+	// URL that a POST turns the type off with, then optionally a mailto.
+	ListUnsubscribe []string
 }
 
 // InboxItem is one entry of a user's in-app inbox: the record the user is

@@ -27,8 +27,13 @@ type NotificationType struct {
 	// guaranteed to see, S4.5) bypasses the user's opt-outs on every
 	// channel, the inbox included, quiet hours and the daily cap; never
 	// de-duplication (issue 22).
-	Critical  bool      `json:"critical"`
-	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	Critical bool `json:"critical"`
+	// Transactional e-mails (a receipt, a password reset: mail the user
+	// asked for by acting) carry no one-click unsubscribe link (RFC 8058,
+	// issue 21 item 3); every other type's e-mails do. A critical type is
+	// treated as transactional: its opt-outs do not apply.
+	Transactional bool      `json:"transactional,omitempty"`
+	UpdatedAt     time.Time `json:"updated_at,omitzero"`
 }
 
 // Preferences are one user's delivery preferences (S3.11).
@@ -100,6 +105,10 @@ type TypePreference struct {
 	Disabled bool `json:"disabled,omitempty"`
 	// Channels, when not empty, are the only channels the type may use.
 	Channels []Channel `json:"channels,omitempty"`
+	// UnsubscribedAt is when the user last turned the type off on a
+	// channel with a one-click unsubscribe link (RFC 8058); a record, not
+	// a setting.
+	UnsubscribedAt *time.Time `json:"unsubscribed_at,omitempty"`
 }
 
 // QuietHours is a daily window, "HH:MM" local times; Start after End

@@ -105,6 +105,8 @@ type envOptions struct {
 	// wrapStore, when set, wraps the store the Client uses (the keys use
 	// the store itself), e.g. to make it stall.
 	wrapStore func(store.Store) store.Store
+	// unsubscribe is the Client's one-click unsubscribe configuration.
+	unsubscribe herald.UnsubscribeConfig
 }
 
 // newEnv builds a Server over a real Client on a temp-file SQLite store.
@@ -142,6 +144,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		Logger:              logger,
 		InboxHeartbeat:      o.heartbeat,
 		Now:                 o.now,
+		Unsubscribe:         o.unsubscribe,
 	})
 	if err != nil {
 		t.Fatal(err)

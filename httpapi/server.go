@@ -302,6 +302,9 @@ func (s *Server) routes(metrics http.Handler) {
 	// The VAPID public key is public by design: a web page needs it to
 	// subscribe before it has any credential.
 	s.handle("GET /v1/webpush/vapid-public-key", openAccess(), s.vapidPublicKey)
+	// One-click unsubscribe (RFC 8058): the signed token is the credential.
+	s.handle("GET /v1/unsubscribe/{token}", openAccess(), s.getUnsubscribe)
+	s.handle("POST /v1/unsubscribe/{token}", openAccess(), s.postUnsubscribe)
 	if metrics != nil {
 		a := needScope(auth.ScopeMetricsRead)
 		if s.auth.OpenMetrics {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,13 +21,27 @@ import (
 )
 
 // Config configures an Emulator. The zero value is a plain-text
-// server on which any AUTH PLAIN credentials, or none, are accepted.
+// server on which any credentials, or none, are accepted.
 type Config struct {
 	// Username and Password, if Username is set, are the only credentials
 	// accepted, and a client must authenticate before MAIL FROM. Without
-	// them AUTH PLAIN is offered and any credentials pass.
+	// them any credentials pass, with every mechanism.
 	Username string
 	Password string
+	// Mechanisms are the AUTH mechanisms advertised in EHLO, in this
+	// order: MechPlain, MechLogin, MechCramMD5, MechXOAuth2 (any case).
+	// DefaultMechanisms (all four) if empty. Each checks its own
+	// credential: PLAIN and LOGIN the password, CRAM-MD5 its HMAC of a
+	// challenge, XOAUTH2 a bearer token (OAuth2Token, VerifyToken).
+	Mechanisms []string
+	// OAuth2Token is the bearer token XOAUTH2 accepts for Username when
+	// VerifyToken is nil. With a Username but neither, XOAUTH2 refuses
+	// every token.
+	OAuth2Token string
+	// VerifyToken, if set, decides which XOAUTH2 bearer tokens are
+	// accepted for which user (tests: a token endpoint's current token, so
+	// an expired one is refused).
+	VerifyToken func(username, token string) bool
 	// TLS is TLSNone (the default), TLSStartTLS (STARTTLS offered; AUTH
 	// only after it) or TLSImplicit (TLS from the first byte).
 	TLS string
@@ -69,9 +84,13 @@ type Received struct {
 	// Size is the raw mail's size in bytes.
 	Size int `json:"size"`
 	// TLS reports whether the mail arrived over TLS; User is the
-	// authenticated user, "" if none.
-	TLS        bool      `json:"tls"`
-	User       string    `json:"user,omitempty"`
+	// authenticated user, "" if none, and Mechanism the AUTH mechanism
+	// it authenticated with.
+	TLS       bool   `json:"tls"`
+	User      string `json:"user,omitempty"`
+	Mechanism string `json:"mechanism,omitempty"`
+	// Helo is the name the client gave in EHLO/HELO.
+	Helo       string    `json:"helo"`
 	ReceivedAt time.Time `json:"received_at"`
 }
 
@@ -83,7 +102,8 @@ type Stats struct {
 }
 
 // Emulator is an in-process SMTP submission server (go-smtp) with
-// optional STARTTLS or implicit TLS and AUTH PLAIN. It parses and records
+// optional STARTTLS or implicit TLS and AUTH PLAIN, LOGIN, CRAM-MD5 and
+// XOAUTH2 (Config.Mechanisms). It parses and records
 // what it accepts, and answers scripted SMTP errors per recipient or at a
 // rate. A small HTTP side listener (StartHTTP) serves:
 //
@@ -118,6 +138,11 @@ func New(cfg Config) (*Emulator, error) {
 	default:
 		return nil, fmt.Errorf("smtp emulator: TLS %q is not %q, %q or %q", cfg.TLS, TLSNone, TLSStartTLS, TLSImplicit)
 	}
+	mechs, err := mechanisms(cfg.Mechanisms)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Mechanisms = mechs
 	if cfg.Domain == "" {
 		cfg.Domain = "localhost"
 	}
@@ -207,6 +232,9 @@ func (e *Emulator) HostPort() (string, int) {
 // TLS is the emulator's TLS mode (TLSNone, TLSStartTLS or TLSImplicit),
 // the mode a client of it must use.
 func (e *Emulator) TLS() string { return e.cfg.TLS }
+
+// Mechanisms are the AUTH mechanisms the emulator advertises, in order.
+func (e *Emulator) Mechanisms() []string { return slices.Clone(e.cfg.Mechanisms) }
 
 // CertPool trusts the emulator's self-signed certificate: pass it as
 // smtp.Config.RootCAs. It is nil without TLS or with Certificate set.

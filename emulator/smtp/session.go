@@ -3,13 +3,11 @@ package smtp
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"errors"
 	"io"
 	"slices"
 	"strings"
 
-	"github.com/emersion/go-sasl"
 	gosmtp "github.com/emersion/go-smtp"
 )
 
@@ -22,6 +20,7 @@ type session struct {
 	e    *Emulator
 	conn *gosmtp.Conn
 	user string // authenticated user
+	mech string // the AUTH mechanism the user authenticated with
 	auth bool
 	from string
 	to   []string
@@ -31,24 +30,6 @@ var _ gosmtp.AuthSession = (*session)(nil)
 
 func (e *Emulator) newSession(c *gosmtp.Conn) (gosmtp.Session, error) {
 	return &session{e: e, conn: c}, nil
-}
-
-// AuthMechanisms offers PLAIN, the mechanism Herald's client uses.
-func (s *session) AuthMechanisms() []string { return []string{sasl.Plain} }
-
-// Auth checks PLAIN credentials against the configured ones; any pass if
-// none are configured.
-func (s *session) Auth(string) (sasl.Server, error) {
-	return sasl.NewPlainServer(func(_, username, password string) error {
-		cfg := &s.e.cfg
-		if cfg.Username != "" && (subtle.ConstantTimeCompare([]byte(username), []byte(cfg.Username)) != 1 ||
-			subtle.ConstantTimeCompare([]byte(password), []byte(cfg.Password)) != 1) {
-			s.e.faults.Reject(gosmtp.ErrAuthFailed.Code)
-			return gosmtp.ErrAuthFailed
-		}
-		s.user, s.auth = username, true
-		return nil
-	}), nil
 }
 
 func (s *session) Mail(from string, _ *gosmtp.MailOptions) error {
@@ -90,8 +71,8 @@ func (s *session) Data(r io.Reader) error {
 		return &gosmtp.SMTPError{Code: 554, EnhancedCode: gosmtp.EnhancedCode{5, 6, 0}, Message: "Message is not valid RFC 5322: " + err.Error()}
 	}
 	_, isTLS := s.conn.TLSConnectionState()
-	m.From, m.To, m.Size, m.TLS, m.User = s.from, append([]string(nil), s.to...), len(raw), isTLS, s.user
-	m.ReceivedAt = s.e.cfg.Now()
+	m.From, m.To, m.Size, m.TLS, m.User, m.Mechanism = s.from, append([]string(nil), s.to...), len(raw), isTLS, s.user, s.mech
+	m.Helo, m.ReceivedAt = s.conn.Hostname(), s.e.cfg.Now()
 	s.e.faults.Accept()
 	s.e.rec.Record(m)
 	if l := s.e.cfg.Logger; l != nil {

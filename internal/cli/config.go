@@ -127,6 +127,8 @@ type Config struct {
 	TLS TLSConfig `koanf:"tls"`
 	// HTTP: timeouts and connection limits of the HTTP server.
 	HTTP HTTPConfig `koanf:"http"`
+	// Unsubscribe: one-click unsubscribe links in e-mails (unsubscribe.go).
+	Unsubscribe UnsubscribeConfig `koanf:"unsubscribe"`
 }
 
 // HTTPConfig is `http:` in the configuration: httpapi.ConnConfig and the
@@ -149,6 +151,10 @@ type HTTPConfig struct {
 	// CORSAllowedOrigins: web pages of these origins may call the API
 	// from the browser (none by default; "*" for any).
 	CORSAllowedOrigins []string `koanf:"cors_allowed_origins"`
+	// PublicURL is Herald's URL as the outside world reaches it
+	// ("https://herald.example.com"): the base of the unsubscribe links
+	// in e-mails. In --dev, the listen address if unset.
+	PublicURL string `koanf:"public_url"`
 }
 
 // streams is the httpapi.StreamConfig of c.
@@ -238,6 +244,7 @@ type TypeConfig struct {
 	CountsTowardCap bool                 `koanf:"counts_toward_cap"`
 	Guarantee       heraldtype.Guarantee `koanf:"guarantee"`
 	Critical        bool                 `koanf:"critical"`
+	Transactional   bool                 `koanf:"transactional"`
 }
 
 // RetryConfig is one error class's backoff.

@@ -130,17 +130,19 @@ func newEmulateTwilioCmd(e *env) *cobra.Command {
 }
 
 func newEmulateSMTPCmd(e *env) *cobra.Command {
-	var addr, httpAddr, user, pass, tlsMode string
+	var addr, httpAddr, user, pass, tlsMode, token string
+	var mechs []string
 	cmd := &cobra.Command{
 		Use:   "smtp",
-		Short: "Run the SMTP server emulator (STARTTLS, AUTH PLAIN, scripted 4xx/5xx replies)",
+		Short: "Run the SMTP server emulator (STARTTLS, AUTH PLAIN/LOGIN/CRAM-MD5/XOAUTH2, scripted 4xx/5xx replies)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := newLogger(e.stderr, LogConfig{Level: "info", Format: "json"})
 			if err != nil {
 				return err
 			}
-			em, err := smtpemu.New(smtpemu.Config{Logger: log, Username: user, Password: pass, TLS: tlsMode})
+			em, err := smtpemu.New(smtpemu.Config{Logger: log, Username: user, Password: pass, TLS: tlsMode,
+				Mechanisms: mechs, OAuth2Token: token})
 			if err != nil {
 				return err
 			}
@@ -151,15 +153,18 @@ func newEmulateSMTPCmd(e *env) *cobra.Command {
 				em.Close()
 				return err
 			}
-			log.Info("smtp emulator listening", "smtp", em.Addr(), "messages", em.HTTPURL()+"/emulator/messages", "tls", tlsMode)
+			log.Info("smtp emulator listening", "smtp", em.Addr(), "messages", em.HTTPURL()+"/emulator/messages", "tls", tlsMode,
+				"auth", em.Mechanisms())
 			return runUntilDone(cmd, em)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", "127.0.0.1:2525", "SMTP listen address")
 	f.StringVar(&httpAddr, "http-addr", "127.0.0.1:8084", "address of the emulator's HTTP API (/emulator/messages)")
-	f.StringVar(&user, "username", "", "require AUTH PLAIN with this user (default: accept any)")
-	f.StringVar(&pass, "password", "", "password for --username")
+	f.StringVar(&user, "username", "", "require AUTH as this user (default: accept any credentials)")
+	f.StringVar(&pass, "password", "", "password for --username (PLAIN, LOGIN, CRAM-MD5)")
+	f.StringSliceVar(&mechs, "auth-mechanisms", nil, "AUTH mechanisms to advertise, in order (default PLAIN,LOGIN,CRAM-MD5,XOAUTH2)")
+	f.StringVar(&token, "oauth2-token", "", "bearer token XOAUTH2 accepts for --username")
 	f.StringVar(&tlsMode, "tls", smtp.TLSNone, "none, starttls or tls (implicit)")
 	return cmd
 }

@@ -62,6 +62,43 @@ type SMTPConfig struct {
 	Password string `koanf:"password"`
 	TLS      string `koanf:"tls"` // starttls (default), tls, none
 	From     string `koanf:"from"`
+	// Auth is auto (default), plain, login, cram-md5 or xoauth2; HeloName
+	// the EHLO name; AllowInsecureAuth lets PLAIN, LOGIN and XOAUTH2 run
+	// without TLS (a local emulator only). README: E-mail (SMTP).
+	Auth              string           `koanf:"auth"`
+	HeloName          string           `koanf:"helo_name"`
+	AllowInsecureAuth bool             `koanf:"allow_insecure_auth"`
+	OAuth2            SMTPOAuth2Config `koanf:"oauth2"`
+}
+
+// SMTPOAuth2Config is smtp.oauth2: the token endpoint XOAUTH2 gets its
+// tokens from (refresh-token grant with refresh_token, else client
+// credentials). The secrets may come from files.
+type SMTPOAuth2Config struct {
+	TokenURL         string   `koanf:"token_url"`
+	ClientID         string   `koanf:"client_id"`
+	ClientSecret     string   `koanf:"client_secret"`
+	ClientSecretFile string   `koanf:"client_secret_file"`
+	RefreshToken     string   `koanf:"refresh_token"`
+	RefreshTokenFile string   `koanf:"refresh_token_file"`
+	Scopes           []string `koanf:"scopes"`
+}
+
+// smtpConfig maps smtp: onto the provider's Config, reading the OAuth2
+// secrets' files.
+func (c *SMTPConfig) smtpConfig() (smtp.Config, error) {
+	cs, err := secret("smtp.oauth2.client_secret", c.OAuth2.ClientSecret, c.OAuth2.ClientSecretFile)
+	if err != nil {
+		return smtp.Config{}, err
+	}
+	rt, err := secret("smtp.oauth2.refresh_token", c.OAuth2.RefreshToken, c.OAuth2.RefreshTokenFile)
+	if err != nil {
+		return smtp.Config{}, err
+	}
+	return smtp.Config{Host: c.Host, Port: c.Port, Username: c.Username, Password: c.Password, TLS: c.TLS, From: c.From,
+		Auth: c.Auth, HeloName: c.HeloName, AllowInsecureAuth: c.AllowInsecureAuth,
+		OAuth2: smtp.OAuth2{TokenURL: c.OAuth2.TokenURL, ClientID: c.OAuth2.ClientID, ClientSecret: cs, RefreshToken: rt,
+			Scopes: c.OAuth2.Scopes}}, nil
 }
 
 // DevConfig is where `serve --dev` starts each provider emulator.
@@ -165,8 +202,11 @@ func (c *Config) realProviders(ps map[string]herald.Provider) error {
 		ps["twilio"] = p
 	}
 	if c.SMTP.Host != "" {
-		p, err := smtp.New(smtp.Config{Host: c.SMTP.Host, Port: c.SMTP.Port, Username: c.SMTP.Username,
-			Password: c.SMTP.Password, TLS: c.SMTP.TLS, From: c.SMTP.From})
+		cfg, err := c.SMTP.smtpConfig()
+		if err != nil {
+			return err
+		}
+		p, err := smtp.New(cfg)
 		if err != nil {
 			return fmt.Errorf("smtp: %w", err)
 		}

@@ -125,6 +125,9 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 	}
 	hc.Store = st
 	hc.Logger = log
+	if hc.Unsubscribe, err = cfg.unsubscribe(dev, log); err != nil {
+		return err
+	}
 	limiter, closeLimiter, err := openPolicyStore(ctx, cfg)
 	if err != nil {
 		return err

@@ -160,6 +160,10 @@ type Config struct {
 	// the store, store.InboxNotifier). A user may be named whose outcome
 	// the store's guard ignored; a stream then finds nothing new.
 	InboxWritten func(userIDs []string)
+	// ListUnsubscribe, when set, gives each e-mail its one-click
+	// unsubscribe targets (heraldtype.Message.ListUnsubscribe); none for a
+	// transactional type. Called just before the send.
+	ListUnsubscribe func(ctx context.Context, job *heraldtype.Job) []string
 	// StoreTimeout bounds every store call of the worker (claim, outcome
 	// flush, lease extension, next run_at, queue stats, the policy's
 	// reads): a database that stops answering without closing the

@@ -136,6 +136,9 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre 
 		Device:       job.Device,
 		Address:      d.Address,
 	}
+	if d.Channel == heraldtype.ChannelEmail && w.cfg.ListUnsubscribe != nil {
+		msg.ListUnsubscribe = w.cfg.ListUnsubscribe(ctx, &job)
+	}
 	sendCtx, cancelSend := context.WithTimeout(ctx, w.cfg.SendTimeout)
 	start := w.cfg.Now()
 	id, err := sender.Send(sendCtx, msg)

@@ -68,15 +68,6 @@ func New(cfg Config) (*Client, error) {
 	case TLSNone:
 		opts = append(opts, mail.WithTLSPolicy(mail.NoTLS))
 	}
-	if r.Username != "" {
-		auth := mail.SMTPAuthPlain
-		if r.TLS == TLSNone {
-			// go-mail refuses PLAIN on an unencrypted connection unless
-			// told; TLSNone is documented as local-only.
-			auth = mail.SMTPAuthPlainNoEnc
-		}
-		opts = append(opts, mail.WithSMTPAuth(auth), mail.WithUsername(r.Username), mail.WithPassword(r.Password))
-	}
 	// The port goes last: WithSSL would otherwise reset it to 465.
 	opts = append(opts, mail.WithPort(r.Port))
 	mc, err := mail.NewClient(r.Host, opts...)
@@ -129,6 +120,15 @@ func (c *Client) Send(ctx context.Context, m *heraldtype.Message) (string, error
 	// A failed QUIT after an accepted mail must not turn into a retry, so
 	// its error is ignored; the connection is closed either way.
 	defer c.mail.CloseWithSMTPClient(conn) //nolint:errcheck // see above.
+	// go-mail is given no AUTH setting: it would pick one mechanism for
+	// every connection, and fix the XOAUTH2 token at construction.
+	// authenticate picks per connection from the server's EHLO reply,
+	// with a token that is current.
+	if c.cfg.Username != "" {
+		if err := c.authenticate(conn); err != nil {
+			return "", err
+		}
+	}
 	// SMTPUTF8 only when an address needs it (issue 21 item 2): a server
 	// that advertises it but mishandles it, or a relay that passes the
 	// mail to one without it, then only ever sees the mails that cannot
@@ -180,11 +180,39 @@ func (c *Client) build(m *heraldtype.Message) (*mail.Msg, string, error) {
 	msg.SetGenHeader(HeaderMessageKey, m.Key)
 	msg.SetDateWithValue(c.cfg.Now())
 	msg.Subject(n.Title)
+	if err := setListUnsubscribe(msg, m.ListUnsubscribe); err != nil {
+		return invalid(err.Error())
+	}
 	msg.SetBodyString(mail.TypeTextPlain, n.Body)
 	if html := n.Data[DataHTML]; html != "" {
 		msg.AddAlternativeString(mail.TypeTextHTML, html)
 	}
 	return msg, id, nil
+}
+
+// setListUnsubscribe writes the one-click unsubscribe headers (RFC 2369,
+// RFC 8058) for targets: "List-Unsubscribe: <https://…>, <mailto:…>",
+// and "List-Unsubscribe-Post: List-Unsubscribe=One-Click" when one target
+// is an https URL — which is what Gmail and Yahoo ask of bulk senders for
+// their own unsubscribe button.
+func setListUnsubscribe(msg *mail.Msg, targets []string) error {
+	if len(targets) == 0 {
+		return nil
+	}
+	oneClick := false
+	quoted := make([]string, len(targets))
+	for i, t := range targets {
+		if t == "" || strings.ContainsAny(t, "<>\r\n\t ,") || !strings.HasPrefix(t, "https://") && !strings.HasPrefix(t, "http://") && !strings.HasPrefix(t, "mailto:") {
+			return fmt.Errorf("List-Unsubscribe target %q is not an http(s) or mailto URI", t)
+		}
+		oneClick = oneClick || strings.HasPrefix(t, "https://") || strings.HasPrefix(t, "http://")
+		quoted[i] = "<" + t + ">"
+	}
+	msg.SetGenHeader(mail.HeaderListUnsubscribe, strings.Join(quoted, ", "))
+	if oneClick {
+		msg.SetGenHeader(mail.HeaderListUnsubscribePost, "List-Unsubscribe=One-Click")
+	}
+	return nil
 }
 
 // messageID builds the Message-ID (without angle brackets) for a delivery

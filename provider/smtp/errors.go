@@ -23,8 +23,12 @@ const (
 	// codeTLS: the TLS handshake or the server's certificate failed.
 	codeTLS = "tls"
 	// codeConfig: the server lacks what the configuration requires
-	// (STARTTLS, AUTH, the PLAIN mechanism).
+	// (STARTTLS, AUTH, the configured mechanism), or offers only
+	// mechanisms the configuration may not use.
 	codeConfig = "smtp_config"
+	// codeOAuth2: the XOAUTH2 token could not be had from the token
+	// endpoint.
+	codeOAuth2 = "smtp_oauth2"
 	// codeInvalidMessage: Herald refused to build the mail.
 	codeInvalidMessage = "invalid_message"
 )
@@ -203,7 +207,7 @@ var replyCodes = []int{421, 432, 450, 451, 452, 454, 455, 500, 501, 502, 503, 50
 // Codes lists every code a send can fail with: the SMTP replies servers
 // send and Herald's own. Herald's metrics label any other code "other".
 func (c *Client) Codes() []string {
-	out := []string{CodeBadAddress, codeNetwork, codeTLS, codeConfig, codeInvalidMessage}
+	out := []string{CodeBadAddress, codeNetwork, codeTLS, codeConfig, codeOAuth2, codeInvalidMessage}
 	for _, r := range replyCodes {
 		out = append(out, Code(r))
 	}

@@ -1,0 +1,205 @@
+package herald
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/mail"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/policy"
+	"github.com/heraldhq/herald/internal/unsubscribe"
+)
+
+// UnsubscribeConfig configures one-click unsubscribe (RFC 8058, issue 21
+// item 3): every e-mail of a type that is not transactional carries
+// "List-Unsubscribe: <BaseURL/v1/unsubscribe/{token}>" and
+// "List-Unsubscribe-Post: List-Unsubscribe=One-Click", and a POST to that
+// URL turns the user's preference for the type off on e-mail. The token
+// is signed with Secret and names the user, the type and the channel.
+type UnsubscribeConfig struct {
+	// Secret signs the links (HMAC-SHA256), at least 32 bytes. Without
+	// it, e-mails carry no List-Unsubscribe header and the unsubscribe
+	// routes answer not_found. Changing it invalidates every link sent.
+	Secret []byte
+	// BaseURL is Herald's public URL as a mail recipient's client reaches
+	// it ("https://herald.example.com", a path prefix allowed). Required
+	// with Secret.
+	BaseURL string
+	// Mailto, if set, is an address added as a second target,
+	// "mailto:<Mailto>?subject=unsubscribe%20<token>", for clients that
+	// only mail. Herald does not read that mailbox: whatever does can
+	// POST the token.
+	Mailto string
+}
+
+// Unsubscription is what an unsubscribe link names and whether it is in
+// effect: the answer of CheckUnsubscribe and Unsubscribe.
+type Unsubscription struct {
+	UserID  string             `json:"user_id"`
+	Type    string             `json:"type"`
+	Channel heraldtype.Channel `json:"channel"`
+	// Unsubscribed: the user's preferences keep the type off on the
+	// channel.
+	Unsubscribed bool `json:"unsubscribed"`
+}
+
+// unsubscriber holds the validated UnsubscribeConfig.
+type unsubscriber struct {
+	signer *unsubscribe.Signer
+	base   string // BaseURL without a trailing slash
+	mailto string
+}
+
+func newUnsubscriber(c UnsubscribeConfig) (*unsubscriber, error) {
+	if len(c.Secret) == 0 {
+		return nil, nil
+	}
+	s, err := unsubscribe.NewSigner(c.Secret)
+	if err != nil {
+		return nil, fmt.Errorf("herald: Unsubscribe.Secret: %w", err)
+	}
+	u, err := url.Parse(c.BaseURL)
+	if c.BaseURL == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("herald: Unsubscribe.BaseURL %q must be Herald's public http(s) URL, without a query", c.BaseURL)
+	}
+	if c.Mailto != "" {
+		if a, err := mail.ParseAddress(c.Mailto); err != nil || a.Name != "" || a.Address != c.Mailto {
+			return nil, fmt.Errorf("herald: Unsubscribe.Mailto %q is not a bare e-mail address", c.Mailto)
+		}
+	}
+	return &unsubscriber{signer: s, base: strings.TrimRight(c.BaseURL, "/"), mailto: c.Mailto}, nil
+}
+
+// listUnsubscribe gives an e-mail delivery its unsubscribe targets; none
+// for a transactional or a critical type (a critical type bypasses
+// opt-outs, so a link would promise what it cannot keep). If the type
+// cannot be read, the link is added: one too many costs nothing, one
+// missing breaks the mailbox providers' bulk-sender rules.
+func (c *Client) listUnsubscribe(ctx context.Context, job *heraldtype.Job) []string {
+	n := job.Notification
+	if n == nil || c.unsub == nil {
+		return nil
+	}
+	if t, err := c.types.Type(ctx, n.Type); err == nil && (t.Transactional || t.Critical) {
+		return nil
+	}
+	tok := c.unsub.signer.Token(unsubscribe.Claims{UserID: n.UserID, Type: n.Type, Channel: heraldtype.ChannelEmail})
+	out := []string{c.unsub.base + "/v1/unsubscribe/" + tok}
+	if c.unsub.mailto != "" {
+		out = append(out, "mailto:"+c.unsub.mailto+"?subject=unsubscribe%20"+tok)
+	}
+	return out
+}
+
+// claims checks an unsubscribe token: invalid_argument if it is not one
+// Herald makes, not_found if it is not signed with the secret (or
+// unsubscribe is not configured).
+func (c *Client) claims(token string) (unsubscribe.Claims, error) {
+	if c.unsub == nil {
+		return unsubscribe.Claims{}, heraldtype.Errorf(heraldtype.ENOTFOUND, "one-click unsubscribe is not configured")
+	}
+	cl, err := c.unsub.signer.Parse(token)
+	switch {
+	case errors.Is(err, unsubscribe.ErrMalformed):
+		return cl, heraldtype.FieldErrorf("token", "is not an unsubscribe link's token")
+	case err != nil:
+		return cl, heraldtype.Errorf(heraldtype.ENOTFOUND, "this unsubscribe link is not valid")
+	}
+	return cl, nil
+}
+
+// CheckUnsubscribe reports what an unsubscribe token names and whether it
+// is already in effect, changing nothing (GET /v1/unsubscribe/{token}).
+func (c *Client) CheckUnsubscribe(ctx context.Context, token string) (Unsubscription, error) {
+	cl, err := c.claims(token)
+	if err != nil {
+		return Unsubscription{}, err
+	}
+	p, err := c.store.GetPreferences(ctx, cl.UserID)
+	if err != nil {
+		return Unsubscription{}, err
+	}
+	return Unsubscription{UserID: cl.UserID, Type: cl.Type, Channel: cl.Channel, Unsubscribed: !channelOn(p, cl.Type, cl.Channel)}, nil
+}
+
+// Unsubscribe turns the preference a token names off: the user's type on
+// the token's channel, through the same store write as PutPreferences;
+// the type's preference records when (unsubscribed_at), and later
+// deliveries of it on that channel end opted out (type_disabled or
+// channel_disabled) in the history. Idempotent: a token already in
+// effect changes nothing.
+//
+// The read and the write are not one transaction: a preferences PUT
+// landing between them is overwritten with its own content plus this
+// change, or loses this change if it lands after — a link clicked twice
+// is then honoured by the second click.
+func (c *Client) Unsubscribe(ctx context.Context, token string) (Unsubscription, error) {
+	cl, err := c.claims(token)
+	if err != nil {
+		return Unsubscription{}, err
+	}
+	p, err := c.store.GetPreferences(ctx, cl.UserID)
+	if err != nil {
+		return Unsubscription{}, err
+	}
+	res := Unsubscription{UserID: cl.UserID, Type: cl.Type, Channel: cl.Channel, Unsubscribed: true}
+	if !channelOn(p, cl.Type, cl.Channel) {
+		return res, nil
+	}
+	turnOff(&p, cl.Type, cl.Channel, c.now().UTC())
+	if err := policy.ValidatePreferences(&p); err != nil {
+		return Unsubscription{}, err
+	}
+	// The store's write, not PutPreferences: an unsubscribe must land even
+	// for a user already at max_preference_types.
+	if _, err := c.store.PutPreferences(ctx, p, c.now().UTC()); err != nil {
+		return Unsubscription{}, err
+	}
+	c.log.Info("herald: one-click unsubscribe", "user_id", cl.UserID, "type", cl.Type, "channel", cl.Channel)
+	return res, nil
+}
+
+// preferenceChannels are the channels a type preference can list, in the order
+// an unsubscribe writes them.
+var preferenceChannels = []heraldtype.Channel{heraldtype.ChannelPush, heraldtype.ChannelSMS, heraldtype.ChannelEmail, heraldtype.ChannelInApp}
+
+// channelOn reports whether p lets typ use ch.
+func channelOn(p Preferences, typ string, ch heraldtype.Channel) bool {
+	if slices.Contains(p.OptedOutChannels, ch) {
+		return false
+	}
+	tp, ok := p.Types[typ]
+	switch {
+	case !ok:
+		return true
+	case tp.Disabled:
+		return false
+	case len(tp.Channels) > 0:
+		return slices.Contains(tp.Channels, ch)
+	}
+	return true
+}
+
+// turnOff removes ch from typ's channels in p ("no channels listed" means
+// all of them, so it lists the others; none left turns the type off).
+func turnOff(p *Preferences, typ string, ch heraldtype.Channel, now time.Time) {
+	tp := p.Types[typ]
+	keep := tp.Channels
+	if len(keep) == 0 {
+		keep = preferenceChannels
+	}
+	tp.Channels = slices.DeleteFunc(slices.Clone(keep), func(c heraldtype.Channel) bool { return c == ch })
+	if len(tp.Channels) == 0 {
+		tp.Channels, tp.Disabled = nil, true
+	}
+	tp.UnsubscribedAt = &now
+	if p.Types == nil {
+		p.Types = map[string]TypePreference{}
+	}
+	p.Types[typ] = tp
+}

@@ -1,0 +1,203 @@
+package herald
+
+import (
+	"strings"
+	"testing"
+
+	smtpemu "github.com/heraldhq/herald/emulator/smtp"
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/unsubscribe"
+	"github.com/heraldhq/herald/provider/smtp"
+)
+
+var testUnsubscribeSecret = []byte("0123456789abcdef0123456789abcdef")
+
+// newMailPipeline is a pipeline whose e-mail goes to an SMTP emulator,
+// with one-click unsubscribe on and three types: promo (marketing),
+// receipt (transactional) and alert (critical).
+func newMailPipeline(t *testing.T) (*pipeline, *smtpemu.Emulator) {
+	t.Helper()
+	se, err := smtpemu.New(smtpemu.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := se.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { se.Close() })
+	host, port := se.HostPort()
+	mail, err := smtp.New(smtp.Config{Host: host, Port: port, TLS: smtp.TLSNone, From: "Acme <noreply@acme.test>"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	email := []heraldtype.Channel{heraldtype.ChannelEmail}
+	p := newPipeline(t, func(c *Config) {
+		c.Providers["smtp"] = mail
+		c.Types = map[string]TypeConfig{"promo": {Channels: email}, "receipt": {Channels: email, Transactional: true},
+			"alert": {Channels: email, Critical: true}}
+		c.Unsubscribe = UnsubscribeConfig{Secret: testUnsubscribeSecret, BaseURL: "https://herald.test/", Mailto: "unsub@acme.test"}
+	})
+	for _, u := range []string{"u1", "u2"} {
+		if _, err := p.client.PutUser(p.ctx, u, UserInput{Email: u + "@example.test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p, se
+}
+
+// mailOf sends one e-mail of type typ to user and returns what the
+// emulator received, or nil if nothing was sent.
+func mailOf(p *pipeline, se *smtpemu.Emulator, user, typ string) (*smtpemu.Received, heraldtype.Delivery) {
+	p.t.Helper()
+	before := len(se.MessagesTo(user + "@example.test"))
+	id := p.enqueue(Request{UserID: user, Type: typ, Title: typ, Body: "hello"}).Notifications[0].ID
+	p.work()
+	d := p.only(id)
+	got := se.MessagesTo(user + "@example.test")
+	if len(got) == before {
+		return nil, d
+	}
+	return &got[len(got)-1], d
+}
+
+// TestListUnsubscribeHeaderByType: a marketing e-mail carries the RFC 8058
+// headers with a signed link to Herald and the mailto; a transactional or
+// critical one carries none.
+func TestListUnsubscribeHeaderByType(t *testing.T) {
+	t.Parallel()
+	p, se := newMailPipeline(t)
+	m, _ := mailOf(p, se, "u1", "promo")
+	if m == nil {
+		t.Fatal("promo not sent")
+	}
+	lu := m.Headers["List-Unsubscribe"]
+	if len(lu) != 1 || !strings.HasPrefix(lu[0], "<https://herald.test/v1/unsubscribe/u1.") ||
+		!strings.Contains(lu[0], ">, <mailto:unsub@acme.test?subject=unsubscribe%20u1.") {
+		t.Errorf("List-Unsubscribe %q", lu)
+	}
+	if post := m.Headers["List-Unsubscribe-Post"]; len(post) != 1 || post[0] != "List-Unsubscribe=One-Click" {
+		t.Errorf("List-Unsubscribe-Post %q", post)
+	}
+	for _, typ := range []string{"receipt", "alert"} {
+		m, _ := mailOf(p, se, "u1", typ)
+		if m == nil {
+			t.Fatalf("%s not sent", typ)
+		}
+		if h := m.Headers["List-Unsubscribe"]; h != nil {
+			t.Errorf("%s carries List-Unsubscribe %q", typ, h)
+		}
+		if h := m.Headers["List-Unsubscribe-Post"]; h != nil {
+			t.Errorf("%s carries List-Unsubscribe-Post %q", typ, h)
+		}
+	}
+}
+
+// tokenOf takes the token out of a mail's List-Unsubscribe header.
+func tokenOf(t *testing.T, m *smtpemu.Received) string {
+	t.Helper()
+	h := m.Headers["List-Unsubscribe"][0]
+	_, rest, _ := strings.Cut(h, "/v1/unsubscribe/")
+	tok, _, ok := strings.Cut(rest, ">")
+	if !ok {
+		t.Fatalf("no token in %q", h)
+	}
+	return tok
+}
+
+// TestUnsubscribeTurnsTheTypeOffOnEmail: checking a link changes nothing;
+// using it turns the type off on e-mail for that user only, idempotently,
+// and the next e-mail of the type ends opted out; other types still go.
+func TestUnsubscribeTurnsTheTypeOffOnEmail(t *testing.T) {
+	t.Parallel()
+	p, se := newMailPipeline(t)
+	m, _ := mailOf(p, se, "u1", "promo")
+	tok := tokenOf(t, m)
+
+	u, err := p.client.CheckUnsubscribe(p.ctx, tok)
+	if err != nil || u != (Unsubscription{UserID: "u1", Type: "promo", Channel: heraldtype.ChannelEmail}) {
+		t.Fatalf("CheckUnsubscribe = %+v, %v", u, err)
+	}
+	if prefs, _ := p.client.GetPreferences(p.ctx, "u1"); len(prefs.Types) != 0 {
+		t.Fatalf("a check changed the preferences: %+v", prefs)
+	}
+	if m, _ := mailOf(p, se, "u1", "promo"); m == nil {
+		t.Fatal("a check stopped the type")
+	}
+
+	for range 2 { // idempotent
+		if u, err := p.client.Unsubscribe(p.ctx, tok); err != nil || !u.Unsubscribed || u.UserID != "u1" || u.Type != "promo" {
+			t.Fatalf("Unsubscribe = %+v, %v", u, err)
+		}
+	}
+	prefs, err := p.client.GetPreferences(p.ctx, "u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := prefs.Types["promo"]
+	if tp.Disabled || tp.UnsubscribedAt == nil || strings.Join(channelNames(tp.Channels), ",") != "push,sms,in_app" {
+		t.Errorf("promo preference %+v", tp)
+	}
+	m, d := mailOf(p, se, "u1", "promo")
+	if m != nil || d.State != heraldtype.StateOptedOut {
+		t.Errorf("promo after unsubscribe: mail %v, delivery %s %s", m != nil, d.State, d.LastErrorCode)
+	}
+	hist, err := p.client.ListHistory(p.ctx, HistoryFilter{UserID: "u1", Type: "promo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range hist.Notifications {
+		if e.NotificationID == d.NotificationID && (e.Status != heraldtype.HistoryOptedOut || e.Reason != heraldtype.CodeChannelDisabled) {
+			t.Errorf("history of the refused promo: %s %s", e.Status, e.Reason)
+		}
+	}
+	if m, _ := mailOf(p, se, "u1", "receipt"); m == nil {
+		t.Error("the receipt stopped too")
+	}
+	if m, _ := mailOf(p, se, "u2", "promo"); m == nil {
+		t.Error("u2's promo stopped")
+	}
+	if u, err := p.client.CheckUnsubscribe(p.ctx, tok); err != nil || !u.Unsubscribed {
+		t.Errorf("CheckUnsubscribe after = %+v, %v", u, err)
+	}
+}
+
+func channelNames(chs []heraldtype.Channel) []string {
+	out := make([]string, len(chs))
+	for i, c := range chs {
+		out[i] = string(c)
+	}
+	return out
+}
+
+// TestUnsubscribeRefusesForgedTokens: another user's claims under a real
+// signature, another secret's token and garbage are refused with stable
+// codes, and nothing changes.
+func TestUnsubscribeRefusesForgedTokens(t *testing.T) {
+	t.Parallel()
+	p, se := newMailPipeline(t)
+	m, _ := mailOf(p, se, "u1", "promo")
+	tok := tokenOf(t, m)
+	v, payload, _ := strings.Cut(tok, ".")
+	_, mac, _ := strings.Cut(payload, ".")
+	mine, _ := unsubscribe.NewSigner(testUnsubscribeSecret)
+	u2 := strings.Split(mine.Token(unsubscribe.Claims{UserID: "u2", Type: "promo", Channel: heraldtype.ChannelEmail}), ".")[1]
+	other, _ := unsubscribe.NewSigner([]byte(strings.Repeat("z", 32)))
+	for name, bad := range map[string]string{
+		"u2's claims, u1's signature": v + "." + u2 + "." + mac,
+		"another secret":              other.Token(unsubscribe.Claims{UserID: "u2", Type: "promo", Channel: heraldtype.ChannelEmail}),
+	} {
+		if _, err := p.client.Unsubscribe(p.ctx, bad); heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
+			t.Errorf("%s: %v, want not_found", name, err)
+		}
+	}
+	for _, bad := range []string{"", "x", "u1.!!.!!", tok + "x.y"} {
+		if _, err := p.client.Unsubscribe(p.ctx, bad); heraldtype.ErrorCode(err) != heraldtype.EINVALID {
+			t.Errorf("%q: %v, want invalid_argument", bad, err)
+		}
+	}
+	for _, u := range []string{"u1", "u2"} {
+		if prefs, _ := p.client.GetPreferences(p.ctx, u); len(prefs.Types) != 0 {
+			t.Errorf("%s's preferences changed: %+v", u, prefs)
+		}
+	}
+}
