@@ -334,3 +334,38 @@ func TestListAudienceSkipsUnknownUsers(t *testing.T) {
 		t.Fatalf("run: %+v", r)
 	}
 }
+
+// S3.13 exit criterion through the rule engine: the 11th rule-driven
+// notification of a user's local day is blocked by the daily cap, as any
+// notification's is — the fan-out goes through the same pipeline.
+func TestRuleNotificationsMeetTheDailyCap(t *testing.T) {
+	p := newPolicyPipeline(t, func(c *Config) {
+		c.Types = map[string]TypeConfig{"deal": {CountsTowardCap: true, Channels: []heraldtype.Channel{heraldtype.ChannelPush}}}
+		c.Rules = RuleConfig{Pause: -1}
+	})
+	p.user("u1", "Asia/Seoul", "tok-u1")
+	p.setClock(time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)) // 10:00 in Seoul
+	r := Rule{Name: "deals", When: heraldtype.RuleWhen{Event: "deal_published"},
+		Audience: heraldtype.RuleAudience{EventUser: true},
+		Notify:   heraldtype.RuleNotify{Type: "deal", Title: "Deal {{.n}}"}}
+	if _, _, err := p.client.PutRule(p.ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 11 {
+		// Each deal about its own product: no two share a dedupe key.
+		if _, err := p.client.Track(p.ctx, Event{ID: fmt.Sprint("d", i), Name: "deal_published", UserID: "u1",
+			Subject: fmt.Sprint("product:", i), Data: map[string]string{"n": fmt.Sprint(i)}}); err != nil {
+			t.Fatal(err)
+		}
+		p.fanOut()
+		p.work()
+		p.clock.Advance(time.Minute)
+	}
+	if n := len(p.em.MessagesTo("tok-u1")); n != 10 {
+		t.Fatalf("the phone got %d, want 10", n)
+	}
+	h := p.history(HistoryFilter{UserID: "u1", Status: heraldtype.HistoryRateLimited})
+	if len(h) != 1 || h[0].Title != "Deal 10" || h[0].Reason != "daily_cap" {
+		t.Fatalf("rate limited: %+v", h)
+	}
+}
