@@ -301,6 +301,9 @@ func (s *Server) routes(metrics http.Handler) {
 	// The VAPID public key is public by design: a web page needs it to
 	// subscribe before it has any credential.
 	s.handle("GET /v1/webpush/vapid-public-key", openAccess(), s.vapidPublicKey)
+	// Twilio's status callbacks carry its signature, not an API key; the
+	// handler verifies it (twiliostatus.go).
+	s.handle("POST /v1/providers/twilio/status", openAccess(), s.twilioStatus)
 	if metrics != nil {
 		a := needScope(auth.ScopeMetricsRead)
 		if s.auth.OpenMetrics {

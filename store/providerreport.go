@@ -15,8 +15,10 @@ import (
 // of Moves.
 type ProviderReport struct {
 	// DeliveryID and ProviderMessageID name the delivery: the report is
-	// recorded only when both match (a callback cannot be pinned on
-	// another delivery by naming its id with a message id of its own).
+	// recorded when the delivery's provider message id is this one, or
+	// not recorded yet (the callback overtook the worker's outcome);
+	// never on a delivery whose send has another id (an earlier send of a
+	// replayed delivery).
 	DeliveryID        int64
 	ProviderMessageID string
 	// At is when the report arrived.

@@ -151,7 +151,8 @@ type Store interface {
 	// RecordProviderReport appends a provider's report about a delivery it
 	// accepted (store/providerreport.go) as one OutcomeProviderReport
 	// attempt row — its attempt the delivery's current one, its error code
-	// r.Status — when a delivery has r.DeliveryID and r.ProviderMessageID,
+	// r.Status — when a delivery has r.DeliveryID and r.ProviderMessageID
+	// (or no provider message id yet),
 	// and suppresses the delivery's address when r.SuppressReason is set,
 	// in one transaction. It changes no delivery's state or last error
 	// (an append-only timeline write, not a move). It reports whether such

@@ -17,11 +17,11 @@ func testProviderReports(t *testing.T, newStore NewStore) {
 	t.Parallel()
 	f := newFixture(t, newStore)
 	f.contact("u1", "+15550001", "u1@example.com")
-	n, other := f.on("u1", heraldtype.ChannelSMS), f.on("u1", heraldtype.ChannelSMS)
-	f.enqueue(channelParams(n, other))
+	n, other, early := f.on("u1", heraldtype.ChannelSMS), f.on("u1", heraldtype.ChannelSMS), f.on("u1", heraldtype.ChannelSMS)
+	f.enqueue(channelParams(n, other, early))
 	jobs := f.claim("w", base(), 10)
-	if len(jobs) != 2 {
-		t.Fatalf("claimed %d, want 2", len(jobs))
+	if len(jobs) != 3 {
+		t.Fatalf("claimed %d, want 3", len(jobs))
 	}
 	byNotification := map[string]heraldtype.Job{}
 	for _, j := range jobs {
@@ -66,6 +66,14 @@ func testProviderReports(t *testing.T, newStore NewStore) {
 		t.Fatalf("suppressions = %+v, %v", sps, err)
 	}
 	wantOutcomes(t, f.delivery(other.ID), heraldtype.OutcomeSent)
+
+	// A callback may overtake the worker's outcome: a delivery whose
+	// provider message id is not recorded yet takes the report.
+	record(store.ProviderReport{DeliveryID: byNotification[early.ID].Delivery.ID, ProviderMessageID: "SM3", At: at(time.Minute), Status: "delivered"}, true)
+	if d := f.delivery(early.ID); d.State != heraldtype.StateLeased || len(d.Attempts) != 1 ||
+		d.Attempts[0].ProviderMessageID != "SM3" {
+		t.Fatalf("early report: %s %+v", d.State, d.Attempts)
+	}
 
 	for _, bad := range []store.ProviderReport{
 		{ProviderMessageID: "SM1", At: base(), Status: "delivered"},
