@@ -79,12 +79,15 @@ func TestSDKSendsThroughEmulator(t *testing.T) {
 		name, auth := tc.name, tc.auth
 		e.Reset()
 		c := sdkClient(t, e, auth)
-		name1, err := c.Send(ctx, richMessage("tok-"+name))
+		// A registration token has no spaces: FCM (and the emulator)
+		// would answer one INVALID_ARGUMENT.
+		token := "tok-" + strings.ReplaceAll(name, " ", "-")
+		name1, err := c.Send(ctx, richMessage(token))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		got := e.Messages()
-		if len(got) != 1 || name1 != "projects/p/messages/"+got[0].MessageID || got[0].Token != "tok-"+name {
+		if len(got) != 1 || name1 != "projects/p/messages/"+got[0].MessageID || got[0].Token != token {
 			t.Fatalf("%s: SDK got %q, emulator recorded %+v", name, name1, got)
 		}
 		if _, err := c.Send(ctx, &messaging.Message{Topic: "news", Data: map[string]string{"a": "b"}}); err != nil {
@@ -164,6 +167,29 @@ func TestSDKClassifiesInjectedErrors(t *testing.T) {
 	_, err = c.Send(context.Background(), big)
 	if !messaging.IsInvalidArgument(err) && !errorutils.IsInvalidArgument(err) {
 		t.Errorf("oversized payload: %v", err)
+	}
+}
+
+// TestSDKSeesTokenAnswers: the emulator's own token answers — a malformed
+// token, and one a strict emulator never issued — are what the SDK reads
+// as IsInvalidArgument and IsUnregistered (issue 21 item 5).
+func TestSDKSeesTokenAnswers(t *testing.T) {
+	t.Parallel()
+	e := fcmemu.New(fcmemu.Config{Seed: 1, RegisteredTokensOnly: true})
+	if _, err := e.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	c := sdkClient(t, e, option.WithTokenSource(oauth2.StaticTokenSource(&oauth2.Token{AccessToken: e.IssueToken("p")})))
+	ctx := context.Background()
+	if _, err := c.Send(ctx, richMessage("https://fcm.googleapis.com/fcm/send/abc:APA91b")); !messaging.IsInvalidArgument(err) {
+		t.Errorf("a Web Push endpoint as token: %v, want IsInvalidArgument", err)
+	}
+	if _, err := c.Send(ctx, richMessage("never-issued")); !messaging.IsUnregistered(err) {
+		t.Errorf("a token the emulator never issued: %v, want IsUnregistered", err)
+	}
+	if _, err := c.Send(ctx, richMessage(e.NewRegistrationToken())); err != nil {
+		t.Errorf("an issued token: %v", err)
 	}
 }
 

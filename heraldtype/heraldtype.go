@@ -314,6 +314,12 @@ const (
 	// move: the delivery's state is left alone (S1.3, issue 24 item 3).
 	// Its error code is one of the Report… codes, its error the details.
 	OutcomeLateReport AttemptOutcome = "late_report"
+	// OutcomeProviderReport is what the provider reported after accepting
+	// the message — a Twilio status callback's delivered, undelivered or
+	// failed, the attempt row's error code — recorded on the timeline
+	// without moving the delivery: a sent delivery stays sent (issue 21
+	// item 4).
+	OutcomeProviderReport AttemptOutcome = "provider_report"
 )
 
 // What a worker reports about a lease that expired before its outcome was
@@ -396,4 +402,30 @@ type Suppression struct {
 	Address   string    `json:"address"`
 	Reason    string    `json:"reason"`
 	CreatedAt time.Time `json:"created_at"`
+}
+
+// ProviderReport is what a provider reported, by calling Herald back,
+// about a message it accepted earlier: a Twilio status callback (issue 21
+// item 4). A provider that takes such callbacks verifies and decodes them
+// into it; Herald records the final ones on the delivery's timeline.
+type ProviderReport struct {
+	// DeliveryKey is the delivery's idempotency key (DeliveryKey), which
+	// Herald gave the provider with the message.
+	DeliveryKey string
+	// ProviderMessageID is the provider's id of the message (Twilio's
+	// MessageSid).
+	ProviderMessageID string
+	// Status is the provider's status word ("delivered", "undelivered",
+	// "failed", or an intermediate one such as "sent").
+	Status string
+	// Final says the status is one Herald records: the message's fate
+	// (delivered, undelivered, failed), not a step on the way.
+	Final bool
+	// ErrorCode and Error are the provider's error, if it gave one
+	// ("twilio_30003").
+	ErrorCode string
+	Error     string
+	// Suppress says the recipient's address asked not to be contacted any
+	// more (Twilio 21610, STOP), as SendError.Suppress does for a send.
+	Suppress bool
 }

@@ -305,6 +305,9 @@ func (s *Server) routes(metrics http.Handler) {
 	// One-click unsubscribe (RFC 8058): the signed token is the credential.
 	s.handle("GET /v1/unsubscribe/{token}", openAccess(), s.getUnsubscribe)
 	s.handle("POST /v1/unsubscribe/{token}", openAccess(), s.postUnsubscribe)
+	// Twilio's status callbacks carry its signature, not an API key; the
+	// handler verifies it (twiliostatus.go).
+	s.handle("POST /v1/providers/twilio/status", openAccess(), s.twilioStatus)
 	if metrics != nil {
 		a := needScope(auth.ScopeMetricsRead)
 		if s.auth.OpenMetrics {

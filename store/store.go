@@ -149,6 +149,16 @@ type Store interface {
 	// and ignores every other outcome, so the worker may pass a whole batch
 	// Complete did not entirely apply. It returns how many it recorded.
 	ReportLate(ctx context.Context, outcomes []Outcome) (int, error)
+	// RecordProviderReport appends a provider's report about a delivery it
+	// accepted (store/providerreport.go) as one OutcomeProviderReport
+	// attempt row — its attempt the delivery's current one, its error code
+	// r.Status — when a delivery has r.DeliveryID and r.ProviderMessageID
+	// (or no provider message id yet),
+	// and suppresses the delivery's address when r.SuppressReason is set,
+	// in one transaction. It changes no delivery's state or last error
+	// (an append-only timeline write, not a move). It reports whether such
+	// a delivery exists; a status already recorded for it writes nothing.
+	RecordProviderReport(ctx context.Context, r ProviderReport) (bool, error)
 	// ReapExpiredLeases handles deliveries whose lease ended before now: an
 	// at_least_once delivery goes back to pending (run_at = now, attempt
 	// kept), an at_most_once one becomes unknown (S1.3). Each gets an

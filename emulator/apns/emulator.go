@@ -20,6 +20,13 @@ type Config struct {
 	// Topics are the bundle ids the emulator accepts as apns-topic; any
 	// well-formed topic if empty. Others are answered TopicDisallowed.
 	Topics []string
+	// RegisteredTokensOnly makes the emulator strict about device tokens,
+	// as APNs is: a well-formed token it never issued (NewDeviceToken,
+	// POST /emulator/device-tokens) or registered (RegisterDeviceToken) is
+	// answered BadDeviceToken. Off by default, so tests may make up tokens;
+	// the syntax (hex, 64 digits or more) and a registered token's topic
+	// (DeviceTokenNotForTopic) are checked either way.
+	RegisteredTokensOnly bool
 	// AcceptUnknownKeys accepts provider tokens signed by keys the
 	// emulator does not know (their signature is not checked), so a
 	// client configured with a real .p8 key can be pointed at it.
@@ -101,6 +108,8 @@ type Stats struct {
 //	GET    /emulator/stats             Stats
 //	GET    /emulator/ca.pem            the certificate to trust
 //	POST   /emulator/keys[?team_id=]   a new provider key (.p8, key id, team id)
+//	POST   /emulator/device-tokens     issue a device token for {"topic"} (or register {"token"})
+//	DELETE /emulator/device-tokens/{token}  unregister it (the app was uninstalled: 410)
 type Emulator struct {
 	cfg    Config
 	mux    *http.ServeMux
@@ -113,6 +122,9 @@ type Emulator struct {
 	keys     map[string]emuKey        // by key id
 	verified map[string]verifiedToken // by JWT: signature already checked
 	lastJWT  map[string]jwtSeen       // by key id: the latest token presented
+
+	tokenMu      sync.RWMutex
+	deviceTokens map[string]deviceTokenState // by lower-case hex token
 
 	http emulator.Server // the TLS listener and its base URL
 
@@ -133,15 +145,16 @@ func New(cfg Config) (*Emulator, error) {
 		return nil, fmt.Errorf("apns emulator: %w", err)
 	}
 	e := &Emulator{
-		cfg:      cfg,
-		cert:     cert,
-		caPEM:    emulator.CertPEM(cert),
-		topics:   make(map[string]bool, len(cfg.Topics)),
-		keys:     make(map[string]emuKey),
-		verified: make(map[string]verifiedToken),
-		lastJWT:  make(map[string]jwtSeen),
-		faults:   fault.New(cfg.Seed, faultSpec),
-		rec:      emulator.NewRecorder[Received](cfg.MaxRecorded),
+		cfg:          cfg,
+		cert:         cert,
+		caPEM:        emulator.CertPEM(cert),
+		topics:       make(map[string]bool, len(cfg.Topics)),
+		keys:         make(map[string]emuKey),
+		verified:     make(map[string]verifiedToken),
+		lastJWT:      make(map[string]jwtSeen),
+		deviceTokens: make(map[string]deviceTokenState),
+		faults:       fault.New(cfg.Seed, faultSpec),
+		rec:          emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	e.providerTokens, e.connections = e.faults.Counter(), e.faults.Counter()
 	for _, t := range cfg.Topics {
@@ -157,6 +170,8 @@ func New(cfg Config) (*Emulator, error) {
 		w.Write(e.caPEM) //nolint:errcheck // the client hung up; nothing to do.
 	})
 	mux.HandleFunc("POST /emulator/keys", e.handleNewKey)
+	mux.HandleFunc("POST /emulator/device-tokens", e.handleNewDeviceToken)
+	mux.HandleFunc("DELETE /emulator/device-tokens/{token}", e.handleDeleteDeviceToken)
 	e.mux = mux
 	return e, nil
 }

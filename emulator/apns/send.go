@@ -72,6 +72,11 @@ func (e *Emulator) handleSend(w http.ResponseWriter, r *http.Request) {
 		e.fail(w, reason)
 		return
 	}
+	if reason, at := e.checkDeviceToken(token, rec.Topic); reason != "" {
+		e.faults.Reject(reason)
+		e.writeReason(w, reason, at)
+		return
+	}
 	body, tooLarge, ok := emulator.ReadBody(w, r, maxRequestBytes)
 	if !ok {
 		if tooLarge {

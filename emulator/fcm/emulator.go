@@ -25,6 +25,13 @@ type Config struct {
 	// for clients configured with a static token. Otherwise only tokens the
 	// emulator issued (POST /token, IssueToken) are accepted.
 	AcceptAnyToken bool
+	// RegisteredTokensOnly makes the emulator strict about registration
+	// tokens, as FCM is: a well-formed token it never issued (NewRegistrationToken,
+	// POST /emulator/tokens) or registered (RegisterToken) is answered 404
+	// UNREGISTERED. Off by default, so tests and `serve --dev` may use
+	// tokens of their own ("tok-1"); the token's syntax is checked either
+	// way (ValidRegistrationToken: a URL is INVALID_ARGUMENT).
+	RegisteredTokensOnly bool
 	// Seed seeds the fault-rate randomness, for reproducible runs. Zero
 	// seeds it from the clock.
 	Seed uint64
@@ -90,6 +97,8 @@ type Stats struct {
 //	GET|PUT|DELETE /emulator/faults                 fault injection (Faults)
 //	GET    /emulator/stats                          Stats
 //	GET    /emulator/service-account?project=       a service-account key file
+//	POST   /emulator/tokens                         issue a registration token (or register {"token"})
+//	DELETE /emulator/tokens/{token}                 unregister a token (the app was uninstalled)
 type Emulator struct {
 	cfg Config
 	mux *http.ServeMux
@@ -103,6 +112,9 @@ type Emulator struct {
 	authMu   sync.RWMutex
 	accounts map[string]emuAccount // by client_email
 	tokens   map[string]emuToken   // by access token
+
+	regMu      sync.RWMutex
+	registered map[string]bool // registration tokens issued or registered
 
 	http emulator.Server // the listener and its base URL
 
@@ -124,11 +136,12 @@ func New(cfg Config) *Emulator {
 		cfg.TokenTTL = time.Hour
 	}
 	e := &Emulator{
-		cfg:      cfg,
-		accounts: make(map[string]emuAccount),
-		tokens:   make(map[string]emuToken),
-		faults:   fault.New(cfg.Seed, faultSpec),
-		rec:      emulator.NewRecorder[Received](cfg.MaxRecorded),
+		cfg:        cfg,
+		accounts:   make(map[string]emuAccount),
+		tokens:     make(map[string]emuToken),
+		registered: make(map[string]bool),
+		faults:     fault.New(cfg.Seed, faultSpec),
+		rec:        emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	e.tokensIssued = e.faults.Counter()
 	mux := http.NewServeMux()
@@ -136,6 +149,8 @@ func New(cfg Config) *Emulator {
 	mux.HandleFunc("POST /v1/projects/{project}/messages:send", e.handleSend)
 	emulator.Control[Received, Faults, Stats]{Emulator: e, ContentType: jsonContentType, Filter: "token"}.Register(mux)
 	mux.HandleFunc("GET /emulator/service-account", e.handleServiceAccount)
+	mux.HandleFunc("POST /emulator/tokens", e.handleNewToken)
+	mux.HandleFunc("DELETE /emulator/tokens/{token}", e.handleDeleteToken)
 	e.mux = mux
 	return e
 }

@@ -46,6 +46,13 @@ func (e *Emulator) handleSend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if !e.knownToken(req.token) {
+		ge := unregisteredError()
+		e.faults.Reject(CodeUnregistered)
+		writeGoogleError(w, ge)
+		return
+	}
+
 	now := e.cfg.Now()
 	if inj, fail := e.faults.Pick(req.token, now, nil); fail {
 		writeFault(w, inj, now)
@@ -174,7 +181,7 @@ func (req *sendRequest) target(msg map[string]json.RawMessage) *googleError {
 		}
 		switch name {
 		case "token":
-			if v == "" {
+			if !ValidRegistrationToken(v) {
 				ge := invalidTokenError()
 				return &ge
 			}

@@ -19,6 +19,10 @@ import (
 const (
 	DefaultAccountSID = "AC00000000000000000000000000000000"
 	DefaultAuthToken  = "emulator-auth-token"
+	// DefaultAPIKeySID and DefaultAPIKeySecret are the API key the
+	// emulator accepts beside the auth token when configured with none.
+	DefaultAPIKeySID    = "SK00000000000000000000000000000000"
+	DefaultAPIKeySecret = "emulator-api-key-secret"
 )
 
 // Config configures an Emulator. The zero value is ready to use
@@ -29,6 +33,12 @@ type Config struct {
 	// empty. The auth token also signs status callbacks.
 	AccountSID string
 	AuthToken  string
+	// APIKeySID and APIKeySecret are an API key of the account, accepted
+	// as Basic-auth credentials beside AccountSID and AuthToken, as Twilio
+	// accepts both; DefaultAPIKeySID and DefaultAPIKeySecret if empty.
+	// Callbacks are still signed with AuthToken, as Twilio signs them.
+	APIKeySID    string
+	APIKeySecret string
 	// FromNumbers, if set, are the only From values the emulator accepts
 	// (others get 21606, as a number the account does not own). Any From is
 	// accepted if empty.
@@ -61,7 +71,7 @@ type Received struct {
 	ReceivedAt          time.Time `json:"received_at"`
 	// Status is the last status reported: "queued" (or "accepted" through
 	// a Messaging Service) until the status callbacks have run, then
-	// "delivered".
+	// "delivered", or the Outcome SetOutcome gave the number.
 	Status string `json:"status"`
 }
 
@@ -90,6 +100,7 @@ type Stats struct {
 //	DELETE /emulator/messages                                Reset
 //	GET|PUT|DELETE /emulator/faults                          fault injection (Faults)
 //	PUT|DELETE /emulator/opt-outs/{number}                   OptOut / OptIn
+//	PUT|DELETE /emulator/outcomes/{number}                   SetOutcome / ClearOutcome
 //	GET    /emulator/stats                                   Stats
 type Emulator struct {
 	cfg Config
@@ -105,9 +116,10 @@ type Emulator struct {
 
 	faults *fault.Engine[Faults, NumberFault, int] // faults, latency and the shared counters
 
-	mu       sync.Mutex // guards closed and optedOut; never held while sleeping or posting
+	mu       sync.Mutex // guards closed, optedOut and outcomes; never held while sleeping or posting
 	closed   bool       // set by Close: no new status callbacks start
 	optedOut map[string]bool
+	outcomes map[string]Outcome // by To number: how its messages end
 
 	// Stats.CallbacksSent and CallbacksFailed, zeroed with faults' counters.
 	callbacksSent, callbacksFailed *fault.Counter
@@ -124,6 +136,9 @@ func New(cfg Config) *Emulator {
 	if cfg.AuthToken == "" {
 		cfg.AuthToken = DefaultAuthToken
 	}
+	if cfg.APIKeySID == "" {
+		cfg.APIKeySID, cfg.APIKeySecret = DefaultAPIKeySID, DefaultAPIKeySecret
+	}
 	cfg.MaxRecorded, cfg.Now = emulator.Defaults(cfg.MaxRecorded, 100_000, cfg.Now)
 	if cfg.CallbackClient == nil {
 		cfg.CallbackClient = &http.Client{Timeout: 10 * time.Second}
@@ -135,6 +150,7 @@ func New(cfg Config) *Emulator {
 		cancel:   cancel,
 		faults:   fault.New(cfg.Seed, faultSpec),
 		optedOut: make(map[string]bool),
+		outcomes: make(map[string]Outcome),
 		rec:      emulator.NewRecorder[Received](cfg.MaxRecorded),
 	}
 	e.callbacksSent, e.callbacksFailed = e.faults.Counter(), e.faults.Counter()
@@ -149,9 +165,20 @@ func New(cfg Config) *Emulator {
 		e.OptIn(r.PathValue("number"))
 		w.WriteHeader(http.StatusNoContent)
 	})
+	mux.HandleFunc("PUT /emulator/outcomes/{number}", e.handlePutOutcome)
+	mux.HandleFunc("DELETE /emulator/outcomes/{number}", func(w http.ResponseWriter, r *http.Request) {
+		e.ClearOutcome(r.PathValue("number"))
+		w.WriteHeader(http.StatusNoContent)
+	})
 	e.mux = mux
 	return e
 }
+
+// APIKeySID is the API key SID the emulator accepts.
+func (e *Emulator) APIKeySID() string { return e.cfg.APIKeySID }
+
+// APIKeySecret is the secret of the API key the emulator accepts.
+func (e *Emulator) APIKeySecret() string { return e.cfg.APIKeySecret }
 
 // AccountSID is the account SID the emulator accepts.
 func (e *Emulator) AccountSID() string { return e.cfg.AccountSID }

@@ -39,8 +39,7 @@ type messageResource struct {
 func (e *Emulator) handleCreate(w http.ResponseWriter, r *http.Request) {
 	account := r.PathValue("account")
 	user, pass, ok := r.BasicAuth()
-	if !ok || subtle.ConstantTimeCompare([]byte(user), []byte(e.cfg.AccountSID)) != 1 ||
-		subtle.ConstantTimeCompare([]byte(pass), []byte(e.cfg.AuthToken)) != 1 {
+	if !ok || !e.authenticated(user, pass) {
 		e.faults.Reject(ErrAuthenticate)
 		writeTwilioError(w, ErrAuthenticate, 0, "")
 		return
@@ -101,6 +100,15 @@ func (e *Emulator) handleCreate(w http.ResponseWriter, r *http.Request) {
 		go e.runCallbacks(msg)
 	}
 	writeJSON(w, http.StatusCreated, resource(msg, now))
+}
+
+// authenticated reports whether user and pass are the account's SID and
+// auth token, or its API key's SID and secret (Twilio accepts both; the
+// account is then the one in the path).
+func (e *Emulator) authenticated(user, pass string) bool {
+	eq := func(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+	return eq(user, e.cfg.AccountSID) && eq(pass, e.cfg.AuthToken) ||
+		eq(user, e.cfg.APIKeySID) && eq(pass, e.cfg.APIKeySecret)
 }
 
 // checkCreate validates a create request as Twilio does and returns the

@@ -16,6 +16,7 @@ func newEmulateCmd(e *env) *cobra.Command {
 		Short: "Run a provider emulator that speaks the provider's real wire protocol",
 	}
 	var addr, project, credsOut string
+	var strictTokens bool
 	fcmCmd := &cobra.Command{
 		Use:   "fcm",
 		Short: "Run the FCM HTTP v1 emulator (messages:send, OAuth token endpoint, fault injection)",
@@ -25,14 +26,19 @@ It serves POST /v1/projects/{project}/messages:send and the OAuth2 token endpoin
 validates requests as FCM does and answers with FCM's exact error JSON. It prints a
 service-account JSON whose token_uri points at itself: give it to Herald (or to the
 Firebase Admin SDK) as credentials. GET /emulator/messages lists what it accepted,
-DELETE resets; PUT /emulator/faults injects errors, Retry-After and latency.`,
+DELETE resets; PUT /emulator/faults injects errors, Retry-After and latency.
+
+A registration token that is not FCM's syntax (a URL, spaces) is answered
+INVALID_ARGUMENT as FCM answers it. With --registered-tokens-only a well-formed
+token the emulator never issued is answered UNREGISTERED: POST /emulator/tokens
+issues one (or registers {"token":"…"}), DELETE /emulator/tokens/{token} forgets it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := newLogger(e.stderr, LogConfig{Level: "info", Format: "json"})
 			if err != nil {
 				return err
 			}
-			em := fcmemu.New(fcmemu.Config{Logger: log})
+			em := fcmemu.New(fcmemu.Config{Logger: log, RegisteredTokensOnly: strictTokens})
 			if _, err := em.Start(addr); err != nil {
 				return err
 			}
@@ -53,6 +59,8 @@ DELETE resets; PUT /emulator/faults injects errors, Retry-After and latency.`,
 	}
 	fcmCmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8081", "listen address")
 	fcmCmd.Flags().StringVar(&project, "project", devProject, "project id of the printed service account")
+	fcmCmd.Flags().BoolVar(&strictTokens, "registered-tokens-only", false,
+		"answer UNREGISTERED for well-formed tokens the emulator never issued (POST /emulator/tokens issues them)")
 	fcmCmd.Flags().StringVar(&credsOut, "credentials-out", "", "write the service-account JSON to this file instead of stdout")
 	cmd.AddCommand(fcmCmd, newEmulateAPNsCmd(e), newEmulateWebPushCmd(e), newEmulateTwilioCmd(e), newEmulateSMTPCmd(e), newEmulateKafkaCmd(e))
 	return cmd

@@ -24,21 +24,27 @@ func runUntilDone(cmd *cobra.Command, closer interface{ Close() error }) error {
 func newEmulateAPNsCmd(e *env) *cobra.Command {
 	var addr, teamID, keyOut, caOut string
 	var topics []string
-	var acceptAny bool
+	var acceptAny, strictTokens bool
 	cmd := &cobra.Command{
 		Use:   "apns",
 		Short: "Run the APNs emulator (TLS + HTTP/2, token auth, Apple's error JSON, fault injection)",
 		Long: `Run the APNs emulator: POST /3/device/{token} over TLS and HTTP/2, validating the ES256
 provider token and the apns-* headers as Apple does. It mints a provider key (.p8) for
 --team-id and writes it to --key-out, and its CA certificate to --ca-out: configure
-Herald's apns.key_file, apns.key_id, apns.team_id, apns.endpoint and apns.ca_file with them.`,
+Herald's apns.key_file, apns.key_id, apns.team_id, apns.endpoint and apns.ca_file with them.
+
+POST /emulator/device-tokens {"topic":"…"} issues a device token for that bundle id (a send
+with another apns-topic is DeviceTokenNotForTopic); DELETE /emulator/device-tokens/{token}
+uninstalls the app (410 Unregistered). With --registered-tokens-only a well-formed token it
+never issued is BadDeviceToken.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := newLogger(e.stderr, LogConfig{Level: "info", Format: "json"})
 			if err != nil {
 				return err
 			}
-			em, err := apnsemu.New(apnsemu.Config{Logger: log, Topics: topics, AcceptUnknownKeys: acceptAny})
+			em, err := apnsemu.New(apnsemu.Config{Logger: log, Topics: topics, AcceptUnknownKeys: acceptAny,
+				RegisteredTokensOnly: strictTokens})
 			if err != nil {
 				return err
 			}
@@ -71,6 +77,8 @@ Herald's apns.key_file, apns.key_id, apns.team_id, apns.endpoint and apns.ca_fil
 	f.StringVar(&keyOut, "key-out", "", "write the minted .p8 provider key here")
 	f.StringVar(&caOut, "ca-out", "", "write the emulator's CA certificate (PEM) here")
 	f.BoolVar(&acceptAny, "accept-any-key", false, "accept provider tokens signed by keys the emulator did not mint")
+	f.BoolVar(&strictTokens, "registered-tokens-only", false,
+		"answer BadDeviceToken for well-formed device tokens the emulator never issued (POST /emulator/device-tokens issues them)")
 	return cmd
 }
 

@@ -47,11 +47,22 @@ type WebPushConfig struct {
 
 // TwilioConfig configures SMS through the Twilio Messages API.
 type TwilioConfig struct {
-	AccountSID          string `koanf:"account_sid"`
-	AuthToken           string `koanf:"auth_token"`
+	AccountSID string `koanf:"account_sid"`
+	// AuthToken authenticates sends unless an API key is set, and verifies
+	// status callbacks (Twilio signs them with it even for API-key sends).
+	AuthToken string `koanf:"auth_token"`
+	// APIKeySID and APIKeySecret, when set, authenticate sends instead of
+	// the auth token (issue 21 item 4).
+	APIKeySID    string `koanf:"api_key_sid"`
+	APIKeySecret string `koanf:"api_key_secret"`
+	// From or MessagingServiceSID (exactly one) is the sender.
 	From                string `koanf:"from"`
 	MessagingServiceSID string `koanf:"messaging_service_sid"`
 	BaseURL             string `koanf:"base_url"`
+	// StatusCallbackURL, when set, is Herald's POST
+	// /v1/providers/twilio/status as Twilio reaches it (https://herald.example.com/v1/providers/twilio/status):
+	// every SMS asks Twilio to report its fate there. Empty: no callbacks.
+	StatusCallbackURL string `koanf:"status_callback_url"`
 }
 
 // SMTPConfig configures email over SMTP submission.
@@ -195,7 +206,9 @@ func (c *Config) realProviders(ps map[string]herald.Provider) error {
 	}
 	if c.Twilio.AccountSID != "" {
 		p, err := twilio.New(twilio.Config{AccountSID: c.Twilio.AccountSID, AuthToken: c.Twilio.AuthToken,
-			From: c.Twilio.From, MessagingServiceSID: c.Twilio.MessagingServiceSID, BaseURL: c.Twilio.BaseURL})
+			APIKeySID: c.Twilio.APIKeySID, APIKeySecret: c.Twilio.APIKeySecret,
+			From: c.Twilio.From, MessagingServiceSID: c.Twilio.MessagingServiceSID, BaseURL: c.Twilio.BaseURL,
+			StatusCallback: c.Twilio.StatusCallbackURL})
 		if err != nil {
 			return fmt.Errorf("twilio: %w", err)
 		}

@@ -78,14 +78,18 @@ func (c *Client) Send(ctx context.Context, m *heraldtype.Message) (string, error
 		form.Set("MessagingServiceSid", c.cfg.MessagingServiceSID)
 	}
 	form.Set("Body", ComposeBody(m.Notification))
-	if c.cfg.StatusCallback != "" {
-		form.Set("StatusCallback", c.cfg.StatusCallback)
+	if c.cfg.StatusCallback != "" && m.Key != "" {
+		form.Set("StatusCallback", c.statusCallbackURL(m.Key))
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.createURL, strings.NewReader(form.Encode()))
 	if err != nil {
 		return "", &heraldtype.SendError{Class: heraldtype.ClassPermanent, Code: codeInvalidMessage, Message: "building the request failed", Err: err}
 	}
-	req.SetBasicAuth(c.cfg.AccountSID, c.cfg.AuthToken)
+	if c.cfg.APIKeySID != "" {
+		req.SetBasicAuth(c.cfg.APIKeySID, c.cfg.APIKeySecret)
+	} else {
+		req.SetBasicAuth(c.cfg.AccountSID, c.cfg.AuthToken)
+	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 

@@ -45,24 +45,44 @@ func TestRequestShape(t *testing.T) {
 		fmt.Fprint(w, `{"sid":"SM1","status":"accepted"}`)
 	}))
 	defer srv.Close()
-	c, err := New(Config{AccountSID: "ACx", AuthToken: "tok", From: testFrom, MessagingServiceSID: "MGy",
-		BaseURL: srv.URL + "/", StatusCallback: "https://herald.example/twilio/status"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	m := message(testTo)
 	m.Notification.Title = ""
-	sid, err := c.Send(context.Background(), m)
-	if err != nil || sid != "SM1" {
-		t.Fatalf("Send = %q, %v", sid, err)
-	}
-	want := url.Values{"To": {testTo}, "From": {testFrom}, "MessagingServiceSid": {"MGy"}, "Body": {"123456"},
-		"StatusCallback": {"https://herald.example/twilio/status"}}
-	if got.Encode() != want.Encode() {
-		t.Errorf("form = %v, want %v", got, want)
-	}
-	if user != "ACx" || pass != "tok" || path != "/2010-04-01/Accounts/ACx/Messages.json" || ctype != "application/x-www-form-urlencoded" {
-		t.Errorf("auth %q/%q path %q content-type %q", user, pass, path, ctype)
+	for _, tt := range []struct {
+		name       string
+		cfg        Config
+		user, pass string
+		sender     url.Values
+	}{
+		{"auth token and from number", Config{AuthToken: "tok", From: testFrom}, "ACx", "tok", url.Values{"From": {testFrom}}},
+		// An API key authenticates; the account stays in the path.
+		{"API key and messaging service", Config{APIKeySID: "SKk", APIKeySecret: "sec", MessagingServiceSID: "MGy"},
+			"SKk", "sec", url.Values{"MessagingServiceSid": {"MGy"}}},
+	} {
+		cfg := tt.cfg
+		cfg.AccountSID, cfg.BaseURL = "ACx", srv.URL+"/"
+		cfg.StatusCallback = "https://herald.example/v1/providers/twilio/status"
+		if cfg.AuthToken == "" {
+			cfg.AuthToken = "signing-token"
+		}
+		c, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sid, err := c.Send(context.Background(), m)
+		if err != nil || sid != "SM1" {
+			t.Fatalf("%s: Send = %q, %v", tt.name, sid, err)
+		}
+		want := url.Values{"To": {testTo}, "Body": {"123456"},
+			"StatusCallback": {"https://herald.example/v1/providers/twilio/status?delivery=" + url.QueryEscape(m.Key)}}
+		for k, v := range tt.sender {
+			want[k] = v
+		}
+		if got.Encode() != want.Encode() {
+			t.Errorf("%s: form = %v, want %v", tt.name, got, want)
+		}
+		if user != tt.user || pass != tt.pass || path != "/2010-04-01/Accounts/ACx/Messages.json" || ctype != "application/x-www-form-urlencoded" {
+			t.Errorf("%s: auth %q/%q path %q content-type %q", tt.name, user, pass, path, ctype)
+		}
 	}
 }
 
@@ -183,9 +203,18 @@ func TestConfigValidation(t *testing.T) {
 		{"service only", func(c *Config) { c.From, c.MessagingServiceSID = "", "MG1" }, ""},
 		{"no account", func(c *Config) { c.AccountSID = "" }, "AccountSID is required"},
 		{"bad account", func(c *Config) { c.AccountSID = "AC/x" }, "AccountSID"},
-		{"no token", func(c *Config) { c.AuthToken = "" }, "AuthToken is required"},
+		{"no token", func(c *Config) { c.AuthToken = "" }, "AuthToken (or APIKeySID and APIKeySecret) is required"},
+		{"API key", func(c *Config) { c.AuthToken, c.APIKeySID, c.APIKeySecret = "", "SK1", "sec" }, ""},
+		{"API key without secret", func(c *Config) { c.APIKeySID = "SK1" }, "APIKeySecret is required"},
+		{"secret without API key", func(c *Config) { c.APIKeySecret = "sec" }, "APIKeySecret is set without APIKeySID"},
+		{"bad API key", func(c *Config) { c.APIKeySID, c.APIKeySecret = "AC1", "sec" }, "APIKeySID"},
 		{"no sender", func(c *Config) { c.From = "" }, "one of From and MessagingServiceSID"},
-		{"bad service", func(c *Config) { c.MessagingServiceSID = "XX1" }, "MG"},
+		{"two senders", func(c *Config) { c.MessagingServiceSID = "MG1" }, "exactly one of From and MessagingServiceSID"},
+		{"bad service", func(c *Config) { c.From, c.MessagingServiceSID = "", "XX1" }, "MG"},
+		{"callback", func(c *Config) { c.StatusCallback = "https://h.example/v1/providers/twilio/status" }, ""},
+		{"callback without auth token", func(c *Config) {
+			c.AuthToken, c.APIKeySID, c.APIKeySecret, c.StatusCallback = "", "SK1", "sec", "https://h.example/s"
+		}, "StatusCallback needs AuthToken"},
 		{"bad base", func(c *Config) { c.BaseURL = "ftp://x" }, "BaseURL"},
 		{"bad callback", func(c *Config) { c.StatusCallback = "/relative" }, "StatusCallback"},
 		{"negative timeout", func(c *Config) { c.Timeout = -1 }, "Timeout"},

@@ -51,6 +51,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Leases", func(t *testing.T) { testLeases(t, newStore) })
 	t.Run("Moves", func(t *testing.T) { testMoves(t, newStore) })
 	t.Run("LateReports", func(t *testing.T) { testLateReports(t, newStore) })
+	t.Run("ProviderReports", func(t *testing.T) { testProviderReports(t, newStore) })
 	t.Run("ListDeliveries", func(t *testing.T) { testListDeliveries(t, newStore) })
 	t.Run("GetDelivery", func(t *testing.T) { testGetDelivery(t, newStore) })
 	t.Run("Replay", func(t *testing.T) { testReplay(t, newStore) })
