@@ -33,6 +33,7 @@ const (
 
 // wsCloseCodes maps a streamEnd's reason to its close code.
 var wsCloseCodes = map[string]websocket.StatusCode{
+	"shutting_down":       websocket.StatusGoingAway,
 	"max_lifetime":        WSCloseMaxLifetime,
 	"credentials_expired": WSCloseCredentialsExpired,
 	"credentials_revoked": WSCloseCredentialsRevoked,
@@ -172,8 +173,12 @@ func (f *wsFraming) heartbeat() error {
 func (f *wsFraming) finish(end *streamEnd, err error) {
 	switch {
 	case end != nil:
+		code, ok := wsCloseCodes[end.Reason]
+		if !ok {
+			code = websocket.StatusGoingAway
+		}
 		_ = f.send(wsMessage{Event: "close", Data: end})
-		_ = f.conn.Close(wsCloseCodes[end.Reason], end.Reason)
+		_ = f.conn.Close(code, end.Reason)
 	case f.pingTimeout:
 		_ = f.conn.Close(WSClosePingTimeout, "ping_timeout")
 	case err != nil:

@@ -202,6 +202,22 @@ func TestInboxWSEnds(t *testing.T) {
 			t.Fatalf("closed: %s %d", r, code)
 		}
 	})
+	t.Run("shutdown", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, envOptions{userTokens: userTokens(t)})
+		e.seedUser("alice")
+		ts := httptest.NewServer(e.srv)
+		t.Cleanup(ts.Close)
+		c, _, _ := dialWS(t, ts, "/v1/users/alice/inbox/ws?access_token="+userToken(t, "alice"), nil)
+		br, _ := openStream(t, ts, "alice", userToken(t, "alice"))
+		e.srv.CloseStreams()
+		if r, code := closedWith(t, c); r != "shutting_down" || code != websocket.StatusGoingAway {
+			t.Fatalf("WebSocket closed: %s %d", r, code)
+		}
+		if r := closeEvent(t, br); r != "shutting_down" {
+			t.Fatalf("SSE closed: %s", r)
+		}
+	})
 	t.Run("no pong", func(t *testing.T) {
 		t.Parallel()
 		// The client does not read, so it never answers a ping.
