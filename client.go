@@ -80,8 +80,8 @@ type Config struct {
 	// Default: sms to "twilio" and email to "smtp" when configured. The
 	// in_app channel needs no provider: it is the inbox.
 	ChannelRouting map[heraldtype.Channel]string
-	// InboxHeartbeat is how often an idle inbox stream sends a heartbeat.
-	// Default 15 s.
+	// InboxHeartbeat is how often an idle inbox stream sends a heartbeat
+	// (an SSE comment, a WebSocket ping). Default DefaultInboxHeartbeat.
 	InboxHeartbeat time.Duration
 	// InboxPollInterval is how often an inbox stream re-reads the store
 	// without a signal (the fallback for a commit no signal reaches).
@@ -379,7 +379,7 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	cfg.Limits = limits
 	if cfg.InboxHeartbeat <= 0 {
-		cfg.InboxHeartbeat = 15 * time.Second
+		cfg.InboxHeartbeat = DefaultInboxHeartbeat
 	}
 	if cfg.InboxPollInterval <= 0 {
 		cfg.InboxPollInterval = 5 * time.Second

@@ -3,6 +3,7 @@ module github.com/heraldhq/herald
 go 1.26.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
 	github.com/emersion/go-smtp v0.25.1
 	github.com/go-viper/mapstructure/v2 v2.4.0

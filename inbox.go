@@ -18,6 +18,11 @@ type InboxPage struct {
 	Unread     int                    `json:"unread"`
 }
 
+// DefaultInboxHeartbeat is how often an idle inbox stream sends a
+// heartbeat: well inside the 30–60 s after which common proxies and load
+// balancers drop an idle connection, and few enough for a mobile radio.
+const DefaultInboxHeartbeat = 15 * time.Second
+
 // maxInboxIDs bounds one mark-read request.
 const maxInboxIDs = 1000
 

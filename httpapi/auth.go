@@ -44,7 +44,8 @@ type access struct {
 	// server key is refused with a pointer to the server route.
 	userOnly bool
 	// queryToken also accepts a user token as ?access_token=, for
-	// browsers' EventSource, which cannot send headers (RFC 6750 §2.3).
+	// browsers' EventSource and WebSocket, which cannot send headers (RFC
+	// 6750 §2.3).
 	// Only a user token: it is short-lived (MaxLifetime) and speaks for
 	// one user, while a URL is copied into proxy logs, browser history
 	// and Referer headers. A server API key there is refused. The access

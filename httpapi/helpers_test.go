@@ -95,6 +95,7 @@ type envOptions struct {
 	writeTimeout time.Duration
 	heartbeat    time.Duration
 	streams      httpapi.StreamConfig
+	cors         httpapi.CORSConfig
 	// addresses also routes sms and email to the fake provider, so a
 	// trigger records deliveries with an address.
 	addresses bool
@@ -172,7 +173,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	srv, err := httpapi.New(httpapi.Config{Client: c, Logger: logger, Metrics: o.metrics, MaxBodyBytes: o.maxBodyBytes,
 		Auth:      httpapi.AuthConfig{Keys: keys, UserTokens: o.userTokens, OpenMetrics: o.openMetrics},
 		RateLimit: o.rateLimit, ReadTimeout: o.readTimeout, WriteTimeout: o.writeTimeout, Streams: o.streams,
-		StoreTimeout: o.storeTimeout})
+		StoreTimeout: o.storeTimeout, CORS: o.cors})
 	if err != nil {
 		t.Fatal(err)
 	}

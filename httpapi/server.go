@@ -17,6 +17,7 @@
 //	POST   /v1/tokens                             the app registers its own device (user token)
 //	POST   /v1/tokens/heartbeat                   the app's heartbeat for its own device (user token)
 //	GET    /v1/users/{id}/inbox[/stream]          the in-app inbox, and its SSE stream (S4.5)
+//	GET    /v1/users/{id}/inbox/ws                the same stream over a WebSocket (S3.6)
 //	POST   /v1/users/{id}/inbox/read[-all]        mark inbox items read
 //	POST   /v1/users/{id}/inbox/{item_id}/archive archive an inbox item
 //	GET    /v1/users/{id}/preferences             a user's delivery preferences (S3.11)
@@ -254,6 +255,7 @@ func (s *Server) routes(metrics http.Handler) {
 	s.handle("POST /v1/tokens/heartbeat", userOnlyAccess(), s.heartbeatOwnDevice)
 	s.handle("GET /v1/users/{id}/inbox", userOrScope(auth.ScopeInboxRead), s.listInbox)
 	s.handleUnbounded("GET /v1/users/{id}/inbox/stream", userOrScope(auth.ScopeInboxRead).withQueryToken(), s.streamInbox)
+	s.handleUnbounded("GET /v1/users/{id}/inbox/ws", userOrScope(auth.ScopeInboxRead).withQueryToken(), s.streamInboxWS)
 	s.handle("POST /v1/users/{id}/inbox/read", userOrScope(auth.ScopeInboxWrite), s.markInboxRead)
 	s.handle("POST /v1/users/{id}/inbox/read-all", userOrScope(auth.ScopeInboxWrite), s.markAllInboxRead)
 	s.handle("POST /v1/users/{id}/inbox/{item_id}/archive", userOrScope(auth.ScopeInboxWrite), s.archiveInboxItem)

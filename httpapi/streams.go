@@ -43,13 +43,16 @@ type streams struct {
 
 	mu sync.Mutex
 	n  map[string]int
+	// closing is closed by Server.CloseStreams: every stream ends.
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 func newStreams(c StreamConfig) *streams {
 	return &streams{lifetime: orDefault(c.MaxLifetime, DefaultStreamMaxLifetime),
 		check:   orDefault(c.CheckInterval, DefaultStreamCheckInterval),
 		perUser: intOrDefault(c.MaxPerUser, DefaultMaxStreamsPerUser),
-		perKey:  intOrDefault(c.MaxPerKey, DefaultMaxStreamsPerKey), n: map[string]int{}}
+		perKey:  intOrDefault(c.MaxPerKey, DefaultMaxStreamsPerKey), n: map[string]int{}, closing: make(chan struct{})}
 }
 
 // open counts a stream of userID opened by p, or refuses it over a cap;
@@ -94,8 +97,18 @@ type streamEnd struct {
 
 func (e *streamEnd) Error() string { return e.Reason }
 
+// CloseStreams ends every open inbox stream, and every one opened after
+// it, with a final "close" event (reason shutting_down; a WebSocket's close
+// code 1001): http.Server.Shutdown does not end a stream, which never goes
+// idle (SSE) or is no longer the server's connection (WebSocket). Register
+// it with the http.Server's RegisterOnShutdown.
+func (s *Server) CloseStreams() {
+	s.streams.closeOnce.Do(func() { close(s.streams.closing) })
+}
+
 // watch ends ctx (through cancel, with a *streamEnd) when the stream
-// reaches its lifetime, p's user token expires, or p's API key is revoked.
+// reaches its lifetime, p's user token expires, p's API key is revoked, or
+// the server shuts down.
 // The returned channel closes when the watch is over.
 func (s *streams) watch(ctx context.Context, cancel context.CancelCauseFunc, p *principal) <-chan struct{} {
 	done := make(chan struct{})
@@ -120,6 +133,9 @@ func (s *streams) watch(ctx context.Context, cancel context.CancelCauseFunc, p *
 		for {
 			select {
 			case <-ctx.Done():
+				return
+			case <-s.closing:
+				cancel(&streamEnd{Reason: "shutting_down", Message: "the server is shutting down; reconnect with Last-Event-ID"})
 				return
 			case <-lifetime:
 				cancel(&streamEnd{Reason: "max_lifetime", Message: fmt.Sprintf("the stream reached its maximum lifetime of %s; reconnect with Last-Event-ID", s.lifetime)})

@@ -148,6 +148,9 @@ type HTTPConfig struct {
 	StreamCredentialCheck time.Duration `koanf:"stream_credential_check"`
 	MaxStreamsPerUser     int           `koanf:"max_streams_per_user"`
 	MaxStreamsPerKey      int           `koanf:"max_streams_per_key"`
+	// StreamHeartbeat: how often an idle inbox stream sends a heartbeat (an
+	// SSE comment, a WebSocket ping): herald.Config.InboxHeartbeat.
+	StreamHeartbeat time.Duration `koanf:"stream_heartbeat"`
 	// CORSAllowedOrigins: web pages of these origins may call the API
 	// from the browser (none by default; "*" for any).
 	CORSAllowedOrigins []string `koanf:"cors_allowed_origins"`
@@ -312,7 +315,8 @@ func defaultConfig() Config {
 			MaxHeaderBytes: httpapi.DefaultMaxHeaderBytes, MaxConnections: httpapi.DefaultMaxConns,
 			MaxConnectionsPerClient: httpapi.DefaultMaxConnsPerClient,
 			StreamMaxLifetime:       httpapi.DefaultStreamMaxLifetime, StreamCredentialCheck: httpapi.DefaultStreamCheckInterval,
-			MaxStreamsPerUser: httpapi.DefaultMaxStreamsPerUser, MaxStreamsPerKey: httpapi.DefaultMaxStreamsPerKey},
+			MaxStreamsPerUser: httpapi.DefaultMaxStreamsPerUser, MaxStreamsPerKey: httpapi.DefaultMaxStreamsPerKey,
+			StreamHeartbeat: herald.DefaultInboxHeartbeat},
 		Worker: WorkerConfig{
 			BatchSize: 256, Concurrency: 256, LeaseDuration: 30 * time.Second,
 			SendTimeout: 10 * time.Second, PollInterval: time.Second, ReapInterval: 5 * time.Second,
@@ -387,7 +391,11 @@ func off(d time.Duration) time.Duration {
 
 // clientConfig turns the file/env config into the library's typed Config.
 func (c *Config) clientConfig() (herald.Config, error) {
+	if c.HTTP.StreamHeartbeat <= 0 {
+		return herald.Config{}, fmt.Errorf("config: http.stream_heartbeat: %s must be a positive duration (how often an idle inbox stream sends a heartbeat; it cannot be off)", c.HTTP.StreamHeartbeat)
+	}
 	hc := herald.Config{
+		InboxHeartbeat:  c.HTTP.StreamHeartbeat,
 		DefaultTimezone: c.DefaultTimezone,
 		MaxAttempts:     c.MaxAttempts,
 		DailyCap:        c.DailyCap,

@@ -126,6 +126,11 @@ func TestLoadConfigRejectsMistakes(t *testing.T) {
 	if _, err := cfg.clientConfig(); err == nil {
 		t.Error("unknown retry class: no error")
 	}
+	cfg = defaultConfig()
+	cfg.HTTP.StreamHeartbeat = 0
+	if _, err := cfg.clientConfig(); err == nil || !strings.Contains(err.Error(), "http.stream_heartbeat") {
+		t.Errorf("stream_heartbeat 0: %v, want an error naming the key", err)
+	}
 }
 
 func TestServeRefusesBadConfig(t *testing.T) {
@@ -205,15 +210,19 @@ func TestHTTPLimitsConfig(t *testing.T) {
 	}
 	if c := cfg.HTTP; c.ReadHeaderTimeout <= 0 || c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 ||
 		c.MaxHeaderBytes <= 0 || c.MaxConnections <= 0 || c.MaxConnectionsPerClient <= 0 ||
-		c.StreamMaxLifetime <= 0 || c.StreamCredentialCheck <= 0 || c.MaxStreamsPerUser <= 0 || c.MaxStreamsPerKey <= 0 {
+		c.StreamMaxLifetime <= 0 || c.StreamCredentialCheck <= 0 || c.MaxStreamsPerUser <= 0 || c.MaxStreamsPerKey <= 0 || c.StreamHeartbeat <= 0 {
 		t.Fatalf("a default http limit is off: %+v", c)
 	}
-	cfg, err = loadConfig("", []string{"HERALD_HTTP__READ_TIMEOUT=5s", "HERALD_HTTP__MAX_CONNECTIONS_PER_CLIENT=0", "HERALD_HTTP__MAX_STREAMS_PER_USER=2"})
+	cfg, err = loadConfig("", []string{"HERALD_HTTP__READ_TIMEOUT=5s", "HERALD_HTTP__MAX_CONNECTIONS_PER_CLIENT=0", "HERALD_HTTP__MAX_STREAMS_PER_USER=2",
+		"HERALD_HTTP__STREAM_HEARTBEAT=5s"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.HTTP.ReadTimeout != 5*time.Second {
 		t.Errorf("read_timeout %s", cfg.HTTP.ReadTimeout)
+	}
+	if hc, err := cfg.clientConfig(); err != nil || hc.InboxHeartbeat != 5*time.Second {
+		t.Errorf("stream_heartbeat 5s: %v %v", hc.InboxHeartbeat, err)
 	}
 	if sc := cfg.HTTP.streams(); sc.MaxPerUser != 2 {
 		t.Errorf("streams %+v", sc)

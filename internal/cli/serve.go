@@ -190,6 +190,7 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 		return err
 	}
 	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
+	srv.RegisterOnShutdown(api.CloseStreams)
 	if err := client.Start(ctx); err != nil {
 		ln.Close()
 		return err
