@@ -74,11 +74,14 @@ type DetectorFields struct {
 	CurrentStock  string `json:"current_stock,omitempty"`
 }
 
-// RuleAudience says who gets a rule's notification (S3.3): the users with
-// an interest in the event's subject, an explicit list, or the event's
-// own user — at most Limit of them.
+// RuleAudience says who gets a rule's notification (S3.3): exactly one of
+// the users with an interest in the event's subject, the subscribers of a
+// topic, an explicit list or the event's own user — at most Limit of them.
 type RuleAudience struct {
 	Interest *InterestAudience `json:"interest,omitempty"`
+	// Topic is the users subscribed to a topic: an interest in the fixed
+	// subject "topic:" + Topic.Name, whatever the event's subject.
+	Topic *TopicAudience `json:"topic,omitempty"`
 	// UserIDs is an explicit list of recipients.
 	UserIDs []string `json:"user_ids,omitempty"`
 	// EventUser: the event's user_id.
@@ -86,6 +89,19 @@ type RuleAudience struct {
 	// Limit caps the audience (default 100,000).
 	Limit int `json:"limit,omitempty"`
 }
+
+// TopicAudience is the users subscribed to a topic: those with an
+// interest in the subject "topic:" + Name (POST /v1/interests
+// {"subject":"topic:deals","kind":"SUBSCRIBE"}), of one of Kinds (any kind
+// when empty), shown within Within (any time when zero).
+type TopicAudience struct {
+	Name   string   `json:"name"`
+	Kinds  []string `json:"kinds,omitempty"`
+	Within Duration `json:"within,omitempty"`
+}
+
+// TopicSubject is the interest subject of a topic's subscribers.
+func TopicSubject(topic string) string { return "topic:" + topic }
 
 // InterestAudience is the users with one of Kinds of interest in the
 // event's subject within Within (S3.3: restock → cart users).

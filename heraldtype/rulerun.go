@@ -60,8 +60,8 @@ type RuleMessage struct {
 }
 
 // JobAudience is a rule's audience resolved for one event: the users
-// with an interest in Subject (of Kinds, since Since), or UserIDs; at
-// most Limit.
+// with an interest in Subject (the event's, or a topic's "topic:deals";
+// of Kinds, since Since), or UserIDs; at most Limit.
 type JobAudience struct {
 	Subject string    `json:"subject,omitempty"`
 	Kinds   []string  `json:"kinds,omitempty"`

@@ -8,7 +8,8 @@ import (
 
 // ForJob returns the source of a rule run's audience (issue 20 item 3,
 // S3.3): its explicit users, or the users with an interest in its subject
-// — of its kinds, since its time, and, with a bound, only the watchers
+// (the event's, or a topic's "topic:deals" for its subscribers) — of its
+// kinds, since its time, and, with a bound, only the watchers
 // whose own bound (a target price in their interest's data) the event's
 // value meets; a watcher without a bound is kept. The job is fixed when
 // the event is applied, so every batch of the run and its resumption

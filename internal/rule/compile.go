@@ -138,13 +138,13 @@ func checkDetector(d heraldtype.Detector) error {
 
 func checkAudience(a *heraldtype.RuleAudience) error {
 	kinds := 0
-	for _, set := range []bool{a.Interest != nil, len(a.UserIDs) > 0, a.EventUser} {
+	for _, set := range []bool{a.Interest != nil, a.Topic != nil, len(a.UserIDs) > 0, a.EventUser} {
 		if set {
 			kinds++
 		}
 	}
 	if kinds != 1 {
-		return heraldtype.FieldErrorf("audience", "must name exactly one of interest, user_ids, event_user")
+		return heraldtype.FieldErrorf("audience", "must name exactly one of interest, topic, user_ids, event_user")
 	}
 	switch {
 	case a.Limit < 0 || a.Limit > MaxAudienceLimit:
@@ -153,10 +153,8 @@ func checkAudience(a *heraldtype.RuleAudience) error {
 		a.Limit = DefaultAudienceLimit
 	}
 	if in := a.Interest; in != nil {
-		for _, k := range in.Kinds {
-			if len(k) > 64 || !namePattern.MatchString(k) {
-				return heraldtype.FieldErrorf("audience.interest.kinds", "%q is not an interest kind", k)
-			}
+		if err := checkKinds("audience.interest.kinds", in.Kinds); err != nil {
+			return err
 		}
 		if w := time.Duration(in.Within); w < 0 || w > MaxWithin {
 			return heraldtype.FieldErrorf("audience.interest.within", "must be between 0 and %s", MaxWithin)
@@ -165,11 +163,31 @@ func checkAudience(a *heraldtype.RuleAudience) error {
 			return heraldtype.FieldErrorf("audience.interest.at_most", "needs an event_field and an interest_field")
 		}
 	}
+	if tp := a.Topic; tp != nil {
+		if len(tp.Name) > 64 || !namePattern.MatchString(tp.Name) {
+			return heraldtype.FieldErrorf("audience.topic.name", "must be 1-64 letters, digits, '_', '.', '-', starting with a letter or digit")
+		}
+		if err := checkKinds("audience.topic.kinds", tp.Kinds); err != nil {
+			return err
+		}
+		if w := time.Duration(tp.Within); w < 0 || w > MaxWithin {
+			return heraldtype.FieldErrorf("audience.topic.within", "must be between 0 and %s", MaxWithin)
+		}
+	}
 	if len(a.UserIDs) > MaxAudienceUsers {
 		return heraldtype.FieldErrorf("audience.user_ids", "has %d users; the limit is %d", len(a.UserIDs), MaxAudienceUsers)
 	}
 	if i := slices.IndexFunc(a.UserIDs, func(u string) bool { return u == "" }); i >= 0 {
 		return heraldtype.FieldErrorf("audience.user_ids", "entry %d is empty", i)
+	}
+	return nil
+}
+
+func checkKinds(field string, kinds []string) error {
+	for _, k := range kinds {
+		if len(k) > 64 || !namePattern.MatchString(k) {
+			return heraldtype.FieldErrorf(field, "%q is not an interest kind", k)
+		}
 	}
 	return nil
 }
