@@ -163,6 +163,15 @@ func TestCompileRefusals(t *testing.T) {
 		"audience.topic.within": func(r *heraldtype.Rule) {
 			r.Audience = heraldtype.RuleAudience{Topic: &heraldtype.TopicAudience{Name: "deals", Within: -1}}
 		},
+		"audience.source": func(r *heraldtype.Rule) {
+			r.Audience = heraldtype.RuleAudience{Source: "crm segment"}
+		},
+		"audience.webhook.url": func(r *heraldtype.Rule) {
+			r.Audience = heraldtype.RuleAudience{Webhook: &heraldtype.WebhookAudience{URL: "file:///etc/passwd"}}
+		},
+		"audience.webhook.timeout": func(r *heraldtype.Rule) {
+			r.Audience = heraldtype.RuleAudience{Webhook: &heraldtype.WebhookAudience{URL: "https://crm.example/audience", Timeout: heraldtype.Duration(time.Millisecond)}}
+		},
 		"notify.title":        func(r *heraldtype.Rule) { r.Notify.Title = "{{.x" },
 		"notify.body":         func(r *heraldtype.Rule) { r.Notify.Body = "{{end}}" },
 		"notify.data.product": func(r *heraldtype.Rule) { r.Notify.Data["product"] = "{{if}}" },
