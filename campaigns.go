@@ -2,11 +2,12 @@ package herald
 
 import (
 	"context"
-	"net/url"
+
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/audience"
+	"github.com/heraldhq/herald/internal/callout"
 	"github.com/heraldhq/herald/internal/campaign"
 	"github.com/heraldhq/herald/store"
 )
@@ -204,12 +205,8 @@ func validFetch(f *heraldtype.CampaignFetch) error {
 	if f == nil {
 		return nil
 	}
-	u, err := url.Parse(f.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		return heraldtype.FieldErrorf("fetch.url", "must be an http or https URL without credentials")
-	}
-	if len(f.URL) > 2048 {
-		return heraldtype.FieldErrorf("fetch.url", "must be at most 2048 bytes")
+	if err := callout.CheckURL(f.URL); err != nil {
+		return heraldtype.FieldErrorf("fetch.url", "%v", err)
 	}
 	if t := f.Timeout.Std(); t != 0 && (t < 100*time.Millisecond || t > campaign.MaxFetchTimeout) {
 		return heraldtype.FieldErrorf("fetch.timeout", "must be between 100ms and %v", campaign.MaxFetchTimeout)

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/audience"
 	"github.com/heraldhq/herald/internal/campaign"
 	"github.com/heraldhq/herald/internal/dispatch"
 	"github.com/heraldhq/herald/internal/fanout"
@@ -120,6 +121,10 @@ type Config struct {
 	Campaigns CampaignConfig
 	// Rules tunes the rule runner and the events' retention (S3.5).
 	Rules RuleConfig
+	// AudienceSources are the deployment's own audiences by name (issue 20
+	// item 3): a rule's "audience":{"source":NAME} pages its users from
+	// the one registered under NAME. PutRule refuses a name not here.
+	AudienceSources map[string]AudienceSource
 	// DisableWorkers runs the Client as an API-only instance.
 	DisableWorkers bool
 	// InterestRetention is how long an interest is kept after it was last
@@ -283,14 +288,17 @@ type Client struct {
 	campaigns *campaign.Runner
 	// ruleRunner is the rule runner, when this instance runs it.
 	ruleRunner *fanout.Runner
-	elector    *leadership.Elector
-	pruners    maintenance.Pruners
-	types      *policy.Catalog
-	unsub      *unsubscriber // nil without Config.Unsubscribe.Secret
-	hub        *realtime.Hub
-	metrics    *metrics.Metrics
-	log        *slog.Logger
-	now        func() time.Time
+	// audiences resolves the rule runs' audiences (dry runs and the
+	// runner).
+	audiences audience.Resolver
+	elector   *leadership.Elector
+	pruners   maintenance.Pruners
+	types     *policy.Catalog
+	unsub     *unsubscriber // nil without Config.Unsubscribe.Secret
+	hub       *realtime.Hub
+	metrics   *metrics.Metrics
+	log       *slog.Logger
+	now       func() time.Time
 
 	mu         sync.Mutex
 	started    bool
@@ -400,15 +408,20 @@ func NewClient(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	audiences, err := newAudiences(cfg, cfg.Store)
+	if err != nil {
+		return nil, err
+	}
 	c := &Client{
-		types:   types,
-		unsub:   unsub,
-		cfg:     cfg,
-		store:   cfg.Store,
-		metrics: metrics.New(cfg.Registerer),
-		hub:     realtime.NewHub(),
-		log:     cfg.Logger,
-		now:     cfg.Now,
+		types:     types,
+		unsub:     unsub,
+		audiences: audiences,
+		cfg:       cfg,
+		store:     cfg.Store,
+		metrics:   metrics.New(cfg.Registerer),
+		hub:       realtime.NewHub(),
+		log:       cfg.Logger,
+		now:       cfg.Now,
 	}
 	// Declared types get their own type label from the moment the catalog
 	// sees them (configuration now, PUT /v1/types when first resolved);

@@ -318,6 +318,20 @@ func jobAudience(cr *rule.Compiled, e Event, f rule.Fields, now time.Time) (a he
 		a.UserIDs = []string{e.UserID}
 	case len(ra.UserIDs) > 0:
 		a.UserIDs = ra.UserIDs
+	case ra.Topic != nil:
+		// A topic's subscribers: an interest in the topic's own subject,
+		// whatever the event is about.
+		a.Subject, a.Kinds = heraldtype.TopicSubject(ra.Topic.Name), ra.Topic.Kinds
+		if w := time.Duration(ra.Topic.Within); w > 0 {
+			a.Since = now.Add(-w)
+		}
+	case ra.Source != "" || ra.Webhook != nil:
+		// The deployment's own audience, asked for this event's users.
+		a.Source = ra.Source
+		if w := ra.Webhook; w != nil {
+			a.Webhook = &heraldtype.JobWebhook{URL: w.URL, Timeout: w.Timeout}
+		}
+		a.Event = &heraldtype.JobEvent{ID: e.ID, Name: e.Name, Subject: e.Subject, UserID: e.UserID, Data: e.Data}
 	case e.Subject == "":
 		return heraldtype.JobAudience{Subject: "the event is about no subject"}, false
 	default:

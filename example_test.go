@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -188,4 +189,33 @@ func ExampleClient_EnqueueTx_postgres() {
 	if err != nil {
 		log.Fatal(err)
 	}
+}
+
+// A deployment's own audience: the users of a CRM segment, paged by id
+// after the cursor. Register it as
+// herald.Config{AudienceSources: map[string]herald.AudienceSource{"crm-segment": crm}}
+// and name it in a rule: "audience":{"source":"crm-segment"}.
+func ExampleAudienceSourceFunc() {
+	segment := []string{"u1", "u2", "u3", "u4", "u5"} // sorted: ORDER BY user_id
+	crm := herald.AudienceSourceFunc(func(ctx context.Context, q herald.AudienceQuery) ([]string, error) {
+		i, _ := slices.BinarySearch(segment, q.After)
+		if i < len(segment) && segment[i] == q.After {
+			i++
+		}
+		return segment[i:min(i+q.Limit, len(segment))], nil
+	})
+	// The rule runner asks a page at a time, from the last id it went past.
+	q := herald.AudienceQuery{Rule: "vip-deals", EventID: "ev-1", Event: "DEAL", Limit: 2}
+	for {
+		page, _ := crm.Users(context.Background(), q)
+		if len(page) == 0 {
+			break
+		}
+		fmt.Println(page)
+		q.After = page[len(page)-1]
+	}
+	// Output:
+	// [u1 u2]
+	// [u3 u4]
+	// [u5]
 }

@@ -3,10 +3,10 @@ package herald
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/internal/audience"
 	"github.com/heraldhq/herald/internal/fanout"
 	"github.com/heraldhq/herald/internal/rule"
 	"github.com/heraldhq/herald/store"
@@ -77,6 +77,23 @@ type RuleConfig struct {
 	EventRetention time.Duration
 	// Disabled turns the runner off on this instance.
 	Disabled bool
+	// AudienceRetry is how long a run whose audience source or webhook
+	// failed waits at its cursor before it is tried again; after three
+	// failures in a row its last_error says why. Default 5 s.
+	AudienceRetry time.Duration
+	// WebhookTimeout bounds a call of an audience webhook that names no
+	// timeout of its own. Default 5 s.
+	WebhookTimeout time.Duration
+	// WebhookMaxTimeout bounds every call of an audience webhook: a rule
+	// naming more is refused, and a call never waits longer. Default 30 s,
+	// at most 1 h.
+	WebhookMaxTimeout time.Duration
+	// WebhookMaxAnswer bounds an audience webhook's answer, in bytes.
+	// Default 1 MiB, at most 64 MiB.
+	WebhookMaxAnswer int64
+	// WebhookClient calls the audience webhooks. Default: a client
+	// without a timeout of its own (each call has its own).
+	WebhookClient *http.Client
 }
 
 // RuleRun is one rule's fan-out of one event.
@@ -115,7 +132,7 @@ func (c *Client) newRuleRunner() (*fanout.Runner, error) {
 		return nil, fmt.Errorf("herald: the rule runner's batch size %d is above %d (MaxRecipients)", rc.BatchSize, MaxRecipients)
 	}
 	return fanout.New(fanout.Config{
-		Store: c.store, Build: c.buildRuleBatch,
+		Store: c.store, Build: c.buildRuleBatch, Audiences: c.audiences, RetryPause: rc.AudienceRetry,
 		Enqueued:  func(typ string, res store.EnqueueResult) { c.enqueued(typ, res, true) },
 		BatchSize: rc.BatchSize, Pause: rc.Pause, Concurrency: rc.Concurrency, Poll: rc.PollInterval,
 		Now: c.cfg.Now, Metrics: c.metrics, Logger: c.log,
@@ -180,6 +197,9 @@ func (c *Client) PutRule(ctx context.Context, r Rule) (Rule, bool, error) {
 		if err := validID("audience.user_ids", u); err != nil {
 			return Rule{}, false, err
 		}
+	}
+	if err := c.checkRuleAudience(r.Audience); err != nil {
+		return Rule{}, false, err
 	}
 	return c.store.PutRule(ctx, r, c.now().UTC())
 }
@@ -261,10 +281,16 @@ func (c *Client) DryRunRule(ctx context.Context, name string, e Event) (RuleDryR
 	if !ok {
 		return out, nil
 	}
-	src := audience.ForJob(a, c.store)
+	src := c.audiences.ForJob(r.Name, a)
 	after := ""
 	for out.AudienceSize < a.Limit {
 		page, err := src.Next(ctx, after, min(audiencePage, a.Limit-out.AudienceSize))
+		if err != nil && (a.Source != "" || a.Webhook != nil) {
+			// The deployment's own source failed: the dry run says so, as
+			// the run's last_error would.
+			out.Error = err.Error()
+			return out, nil
+		}
 		if err != nil {
 			return RuleDryRun{}, err
 		}

@@ -74,17 +74,71 @@ type DetectorFields struct {
 	CurrentStock  string `json:"current_stock,omitempty"`
 }
 
-// RuleAudience says who gets a rule's notification (S3.3): the users with
-// an interest in the event's subject, an explicit list, or the event's
-// own user — at most Limit of them.
+// RuleAudience says who gets a rule's notification (S3.3): exactly one of
+// the users with an interest in the event's subject, the subscribers of a
+// topic, an explicit list, the event's own user, an audience source the
+// embedding program registered, or an operator's audience webhook — at
+// most Limit of them.
 type RuleAudience struct {
 	Interest *InterestAudience `json:"interest,omitempty"`
+	// Topic is the users subscribed to a topic: an interest in the fixed
+	// subject "topic:" + Topic.Name, whatever the event's subject.
+	Topic *TopicAudience `json:"topic,omitempty"`
 	// UserIDs is an explicit list of recipients.
 	UserIDs []string `json:"user_ids,omitempty"`
 	// EventUser: the event's user_id.
 	EventUser bool `json:"event_user,omitempty"`
+	// Source names an audience source registered on the Client
+	// (herald.Config.AudienceSources): a deployment's own Go code that
+	// pages its users for the event.
+	Source string `json:"source,omitempty"`
+	// Webhook is an operator's HTTP endpoint that pages the users for the
+	// event.
+	Webhook *WebhookAudience `json:"webhook,omitempty"`
 	// Limit caps the audience (default 100,000).
 	Limit int `json:"limit,omitempty"`
+}
+
+// TopicAudience is the users subscribed to a topic: those with an
+// interest in the subject "topic:" + Name (POST /v1/interests
+// {"subject":"topic:deals","kind":"SUBSCRIBE"}), of one of Kinds (any kind
+// when empty), shown within Within (any time when zero).
+type TopicAudience struct {
+	Name   string   `json:"name"`
+	Kinds  []string `json:"kinds,omitempty"`
+	Within Duration `json:"within,omitempty"`
+}
+
+// TopicSubject is the interest subject of a topic's subscribers.
+func TopicSubject(topic string) string { return "topic:" + topic }
+
+// WebhookAudience is an audience an operator's endpoint resolves: Herald
+// POSTs it an AudienceQuery (the rule, the event, a keyset cursor) a page
+// at a time, and it answers {"users":[…]}, the next user ids in ascending
+// order (an empty list at the end).
+type WebhookAudience struct {
+	URL string `json:"url"`
+	// Timeout bounds one call (default rules.webhook_timeout, at most
+	// rules.webhook_max_timeout).
+	Timeout Duration `json:"timeout,omitempty"`
+}
+
+// AudienceQuery asks an audience source (a Go herald.AudienceSource or a
+// webhook, which gets it as its JSON body) for one page of a rule's
+// audience for one event: up to Limit user ids greater than After, in
+// ascending byte order. The same query must always answer the same page,
+// so a fan-out resumed after a crash continues where it stopped.
+type AudienceQuery struct {
+	Rule string `json:"rule"`
+	// EventID, Event, Subject, UserID and Data are the event's.
+	EventID string            `json:"event_id"`
+	Event   string            `json:"event"`
+	Subject string            `json:"subject,omitempty"`
+	UserID  string            `json:"user_id,omitempty"`
+	Data    map[string]string `json:"data,omitempty"`
+	// After is the last user id of the previous page ("" for the first).
+	After string `json:"after"`
+	Limit int    `json:"limit"`
 }
 
 // InterestAudience is the users with one of Kinds of interest in the

@@ -60,9 +60,14 @@ type RuleMessage struct {
 }
 
 // JobAudience is a rule's audience resolved for one event: the users
-// with an interest in Subject (of Kinds, since Since), or UserIDs; at
-// most Limit.
+// with an interest in Subject (the event's, or a topic's "topic:deals";
+// of Kinds, since Since), or UserIDs, or the users the registered audience
+// source named Source or the Webhook pages for Event; at most Limit.
 type JobAudience struct {
+	Source  string      `json:"source,omitempty"`
+	Webhook *JobWebhook `json:"webhook,omitempty"`
+	// Event is what a source or a webhook is told of the event.
+	Event   *JobEvent `json:"event,omitempty"`
 	Subject string    `json:"subject,omitempty"`
 	Kinds   []string  `json:"kinds,omitempty"`
 	Since   time.Time `json:"since,omitzero"`
@@ -71,6 +76,22 @@ type JobAudience struct {
 	// AtMost keeps the watchers whose interest's data field
 	// InterestField is at least Value (a watcher's target price).
 	AtMost *JobBound `json:"at_most,omitempty"`
+}
+
+// JobWebhook is an audience webhook as the rule named it when the event
+// was applied.
+type JobWebhook struct {
+	URL     string   `json:"url"`
+	Timeout Duration `json:"timeout,omitempty"`
+}
+
+// JobEvent is the event an audience source or webhook pages the users of.
+type JobEvent struct {
+	ID      string            `json:"id"`
+	Name    string            `json:"name"`
+	Subject string            `json:"subject,omitempty"`
+	UserID  string            `json:"user_id,omitempty"`
+	Data    map[string]string `json:"data,omitempty"`
 }
 
 // JobBound is an interest audience's bound, resolved with the event's

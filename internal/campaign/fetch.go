@@ -1,16 +1,14 @@
 package campaign
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/callout"
 )
 
 // Fetch defaults and bounds (S3.7: the recommendation API call has a
@@ -102,35 +100,8 @@ func fetchAll(ctx context.Context, hc *http.Client, f heraldtype.CampaignFetch, 
 
 func fetchOne(ctx context.Context, hc *http.Client, url string, timeout time.Duration, body FetchRequest) (FetchAnswer, error) {
 	var ans FetchAnswer
-	b, err := json.Marshal(body)
-	if err != nil {
-		return ans, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
-	if err != nil {
-		return ans, fmt.Errorf("fetch %s: %w", url, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
-			return ans, fmt.Errorf("fetch %s: no answer within %v", url, timeout)
-		}
-		return ans, fmt.Errorf("fetch %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return ans, fmt.Errorf("fetch %s: status %d", url, resp.StatusCode)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxFetchAnswer)).Decode(&ans); err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
-			return ans, fmt.Errorf("fetch %s: no answer within %v", url, timeout)
-		}
-		return ans, fmt.Errorf("fetch %s: the answer is not {\"users\":{…}}: %w", url, err)
+	if err := callout.PostJSON(ctx, hc, url, timeout, maxFetchAnswer, body, &ans); err != nil {
+		return ans, fmt.Errorf("fetch: %w", err)
 	}
 	return ans, nil
 }

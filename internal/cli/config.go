@@ -235,6 +235,13 @@ type RulesConfig struct {
 	PollInterval   time.Duration `koanf:"poll_interval"`
 	EventRetention time.Duration `koanf:"event_retention"`
 	Enabled        bool          `koanf:"enabled"`
+	// AudienceRetry, WebhookTimeout, WebhookMaxTimeout and
+	// WebhookMaxAnswer bound the audience sources and webhooks (issue 20
+	// item 3).
+	AudienceRetry     time.Duration `koanf:"audience_retry"`
+	WebhookTimeout    time.Duration `koanf:"webhook_timeout"`
+	WebhookMaxTimeout time.Duration `koanf:"webhook_max_timeout"`
+	WebhookMaxAnswer  int64         `koanf:"webhook_max_answer"`
 }
 
 // TypeConfig is one entry of the types: section, herald.TypeConfig's file
@@ -327,7 +334,8 @@ func defaultConfig() Config {
 		Campaigns: CampaignsConfig{BatchSize: 500, Pause: 50 * time.Millisecond, LockAtMost: time.Hour,
 			LockAtLeast: 5 * time.Minute, PollInterval: time.Second, Enabled: true},
 		Rules: RulesConfig{BatchSize: 1000, Pause: 10 * time.Millisecond, Concurrency: 4, PollInterval: time.Second,
-			EventRetention: herald.DefaultEventRetention, Enabled: true},
+			EventRetention: herald.DefaultEventRetention, Enabled: true, AudienceRetry: 5 * time.Second,
+			WebhookTimeout: 5 * time.Second, WebhookMaxTimeout: 30 * time.Second, WebhookMaxAnswer: 1 << 20},
 	}
 }
 
@@ -407,7 +415,9 @@ func (c *Config) clientConfig() (herald.Config, error) {
 			LockAtMost: c.Campaigns.LockAtMost, LockAtLeast: off(c.Campaigns.LockAtLeast),
 			PollInterval: c.Campaigns.PollInterval, Disabled: !c.Campaigns.Enabled},
 		Rules: herald.RuleConfig{BatchSize: c.Rules.BatchSize, Pause: off(c.Rules.Pause), Concurrency: c.Rules.Concurrency,
-			PollInterval: c.Rules.PollInterval, EventRetention: off(c.Rules.EventRetention), Disabled: !c.Rules.Enabled},
+			PollInterval: c.Rules.PollInterval, EventRetention: off(c.Rules.EventRetention), Disabled: !c.Rules.Enabled,
+			AudienceRetry: c.Rules.AudienceRetry, WebhookTimeout: c.Rules.WebhookTimeout,
+			WebhookMaxTimeout: c.Rules.WebhookMaxTimeout, WebhookMaxAnswer: c.Rules.WebhookMaxAnswer},
 		IdempotencyRetention:     off(c.IdempotencyRetention),
 		InterestRetention:        off(c.InterestRetention),
 		DeviceMaxAge:             off(c.DeviceMaxAge),

@@ -10,7 +10,9 @@
 // transaction guarded by the run's version
 // (store.Events.AdvanceRuleRun). A crash anywhere leaves the run running
 // at its last cursor; the next leader resumes it, and nobody is reached
-// twice. Preferences, quiet hours, the 1 h user × subject × type
+// twice. An audience source that fails (a webhook down) leaves the run at
+// its cursor, tried again after a pause; a run that keeps failing says
+// why in its last_error. Preferences, quiet hours, the 1 h user × subject × type
 // de-duplication and the daily cap are the pipeline's, per recipient, as
 // for any notification (S3.8).
 package fanout
@@ -41,6 +43,10 @@ type Store interface {
 // Config configures a Runner. Store and Build are required.
 type Config struct {
 	Store Store
+	// Audiences resolves each run's audience (the Go sources an embedding
+	// program registered, the webhooks' bounds). Its Interests default to
+	// Store.
+	Audiences audience.Resolver
 	// Build makes the trigger of a batch: the run's notification for each
 	// of users (the type's defaults, validation, routing). An
 	// invalid_argument error fails the run with its reason (the content
@@ -62,10 +68,14 @@ type Config struct {
 	Concurrency int
 	// Poll bounds how long an idle runner sleeps before looking again
 	// (another instance may have applied an event). Default 1 s.
-	Poll    time.Duration
-	Now     func() time.Time
-	Metrics *metrics.Metrics
-	Logger  *slog.Logger
+	Poll time.Duration
+	// RetryPause is how long a run whose audience source failed (a
+	// webhook down, a Go source's error) waits at its cursor before it is
+	// tried again. Default 5 s.
+	RetryPause time.Duration
+	Now        func() time.Time
+	Metrics    *metrics.Metrics
+	Logger     *slog.Logger
 }
 
 // Defaults of Config.
@@ -74,6 +84,11 @@ const (
 	DefaultPause       = 10 * time.Millisecond
 	DefaultConcurrency = 4
 	DefaultPoll        = time.Second
+	DefaultRetryPause  = 5 * time.Second
+	// failuresBeforeError is how many times in a row a run's audience
+	// source fails before the run's last_error says so: one failure is
+	// often a blip, three is something an operator should see.
+	failuresBeforeError = 3
 	// maxRuns bounds the runs one tick picks up.
 	maxRuns = 100
 )
@@ -86,6 +101,10 @@ type Runner struct {
 
 	mu     sync.Mutex
 	active map[string]bool // runs a goroutine of this runner is working on
+	// failed counts, per run, its audience's failures in a row, and
+	// notBefore is when it may be tried again.
+	failed    map[string]int
+	notBefore map[string]time.Time
 }
 
 // New checks cfg and fills its defaults.
@@ -108,6 +127,12 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Poll <= 0 {
 		cfg.Poll = DefaultPoll
 	}
+	if cfg.RetryPause <= 0 {
+		cfg.RetryPause = DefaultRetryPause
+	}
+	if cfg.Audiences.Interests == nil {
+		cfg.Audiences.Interests = cfg.Store
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -118,7 +143,8 @@ func New(cfg Config) (*Runner, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{cfg: cfg, log: log, wake: make(chan struct{}, 1), active: map[string]bool{}}, nil
+	return &Runner{cfg: cfg, log: log, wake: make(chan struct{}, 1), active: map[string]bool{},
+		failed: map[string]int{}, notBefore: map[string]time.Time{}}, nil
 }
 
 // Name names the runner among the leader's services.
@@ -144,9 +170,9 @@ func (r *Runner) Run(ctx context.Context) {
 			r.log.Error("rules: cannot read the running rule runs", "err", err)
 		}
 		for _, run := range runs {
-			key := run.Rule + "\x00" + run.ID
+			key := runKey(run)
 			r.mu.Lock()
-			busy := r.active[key]
+			busy := r.active[key] || r.cfg.Now().Before(r.notBefore[key])
 			if !busy {
 				r.active[key] = true
 			}
@@ -192,6 +218,8 @@ func (r *Runner) Tick(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+func runKey(run heraldtype.RuleRun) string { return run.Rule + "\x00" + run.ID }
+
 func (r *Runner) release(key string) {
 	r.mu.Lock()
 	delete(r.active, key)
@@ -218,7 +246,7 @@ func (r *Runner) Execute(ctx context.Context, run heraldtype.RuleRun) error {
 	if run.Cursor != "" || run.Version > 1 {
 		r.cfg.Metrics.RuleRuns.WithLabelValues("resumed").Inc()
 	}
-	src := audience.ForJob(run.Job.Audience, r.cfg.Store)
+	src := r.cfg.Audiences.ForJob(run.Rule, run.Job.Audience)
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -228,6 +256,7 @@ func (r *Runner) Execute(ctx context.Context, run heraldtype.RuleRun) error {
 			return err
 		} else if reason != "" {
 			b.Finish, b.LastError = heraldtype.RunFailed, reason
+			r.forget(run)
 			_, err := r.advance(ctx, run, b)
 			return err
 		}
@@ -236,8 +265,9 @@ func (r *Runner) Execute(ctx context.Context, run heraldtype.RuleRun) error {
 		if want > 0 {
 			var err error
 			if users, err = src.Next(ctx, run.Cursor, want); err != nil {
-				return err
+				return r.audienceFailed(ctx, run, err)
 			}
+			r.forget(run)
 		}
 		// The end of the audience (an empty page: a filtered page may be
 		// short without being the last), or its limit: this batch is the
@@ -252,6 +282,9 @@ func (r *Runner) Execute(ctx context.Context, run heraldtype.RuleRun) error {
 		}
 		res, err := r.advance(ctx, run, b)
 		if err != nil || !res.Applied || b.Finish != "" {
+			if b.Finish != "" {
+				r.forget(run)
+			}
 			return err
 		}
 		run = res.Run
@@ -268,6 +301,39 @@ func (r *Runner) sleepCtx(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-t.C:
 	}
+}
+
+// audienceFailed leaves a run whose audience source failed at its cursor,
+// to be tried again after RetryPause; from the failuresBeforeError-th
+// failure in a row on, the run's last_error says why (GET
+// /v1/rules/{name}/runs). It returns err.
+func (r *Runner) audienceFailed(ctx context.Context, run heraldtype.RuleRun, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	key := runKey(run)
+	r.mu.Lock()
+	r.failed[key]++
+	n := r.failed[key]
+	r.notBefore[key] = r.cfg.Now().Add(r.cfg.RetryPause)
+	r.mu.Unlock()
+	if n < failuresBeforeError {
+		return err
+	}
+	msg := fmt.Sprintf("%v (failed %d times in a row; tried again every %v)", err, n, r.cfg.RetryPause)
+	_, werr := r.cfg.Store.AdvanceRuleRun(ctx, store.RuleBatch{Rule: run.Rule, RunID: run.ID, Version: run.Version,
+		Cursor: run.Cursor, LastError: msg, Now: r.cfg.Now().UTC()})
+	return errors.Join(err, werr)
+}
+
+// forget forgets a run's audience failures in a row: it answered, or it
+// ended.
+func (r *Runner) forget(run heraldtype.RuleRun) {
+	key := runKey(run)
+	r.mu.Lock()
+	delete(r.failed, key)
+	delete(r.notBefore, key)
+	r.mu.Unlock()
 }
 
 // stopped says why a run must stop: its rule was deleted or disabled.

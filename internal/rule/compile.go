@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/callout"
 )
 
 // Limits of a rule.
@@ -28,6 +29,9 @@ const (
 	MaxWithin = 366 * 24 * time.Hour
 	// MaxAudienceUsers bounds an explicit audience list.
 	MaxAudienceUsers = 1000
+	// MinWebhookTimeout is the shortest timeout an audience webhook may
+	// name (its longest is the Client's rules.webhook_max_timeout).
+	MinWebhookTimeout = 100 * time.Millisecond
 )
 
 var (
@@ -138,13 +142,13 @@ func checkDetector(d heraldtype.Detector) error {
 
 func checkAudience(a *heraldtype.RuleAudience) error {
 	kinds := 0
-	for _, set := range []bool{a.Interest != nil, len(a.UserIDs) > 0, a.EventUser} {
+	for _, set := range []bool{a.Interest != nil, a.Topic != nil, len(a.UserIDs) > 0, a.EventUser, a.Source != "", a.Webhook != nil} {
 		if set {
 			kinds++
 		}
 	}
 	if kinds != 1 {
-		return heraldtype.FieldErrorf("audience", "must name exactly one of interest, user_ids, event_user")
+		return heraldtype.FieldErrorf("audience", "must name exactly one of interest, topic, user_ids, event_user, source, webhook")
 	}
 	switch {
 	case a.Limit < 0 || a.Limit > MaxAudienceLimit:
@@ -153,10 +157,8 @@ func checkAudience(a *heraldtype.RuleAudience) error {
 		a.Limit = DefaultAudienceLimit
 	}
 	if in := a.Interest; in != nil {
-		for _, k := range in.Kinds {
-			if len(k) > 64 || !namePattern.MatchString(k) {
-				return heraldtype.FieldErrorf("audience.interest.kinds", "%q is not an interest kind", k)
-			}
+		if err := checkKinds("audience.interest.kinds", in.Kinds); err != nil {
+			return err
 		}
 		if w := time.Duration(in.Within); w < 0 || w > MaxWithin {
 			return heraldtype.FieldErrorf("audience.interest.within", "must be between 0 and %s", MaxWithin)
@@ -165,11 +167,42 @@ func checkAudience(a *heraldtype.RuleAudience) error {
 			return heraldtype.FieldErrorf("audience.interest.at_most", "needs an event_field and an interest_field")
 		}
 	}
+	if tp := a.Topic; tp != nil {
+		if len(tp.Name) > 64 || !namePattern.MatchString(tp.Name) {
+			return heraldtype.FieldErrorf("audience.topic.name", "must be 1-64 letters, digits, '_', '.', '-', starting with a letter or digit")
+		}
+		if err := checkKinds("audience.topic.kinds", tp.Kinds); err != nil {
+			return err
+		}
+		if w := time.Duration(tp.Within); w < 0 || w > MaxWithin {
+			return heraldtype.FieldErrorf("audience.topic.within", "must be between 0 and %s", MaxWithin)
+		}
+	}
+	if a.Source != "" && (len(a.Source) > 64 || !namePattern.MatchString(a.Source)) {
+		return heraldtype.FieldErrorf("audience.source", "must be 1-64 letters, digits, '_', '.', '-', starting with a letter or digit")
+	}
+	if w := a.Webhook; w != nil {
+		if err := callout.CheckURL(w.URL); err != nil {
+			return heraldtype.FieldErrorf("audience.webhook.url", "%v", err)
+		}
+		if t := w.Timeout.Std(); t != 0 && t < MinWebhookTimeout {
+			return heraldtype.FieldErrorf("audience.webhook.timeout", "must be at least %v", MinWebhookTimeout)
+		}
+	}
 	if len(a.UserIDs) > MaxAudienceUsers {
 		return heraldtype.FieldErrorf("audience.user_ids", "has %d users; the limit is %d", len(a.UserIDs), MaxAudienceUsers)
 	}
 	if i := slices.IndexFunc(a.UserIDs, func(u string) bool { return u == "" }); i >= 0 {
 		return heraldtype.FieldErrorf("audience.user_ids", "entry %d is empty", i)
+	}
+	return nil
+}
+
+func checkKinds(field string, kinds []string) error {
+	for _, k := range kinds {
+		if len(k) > 64 || !namePattern.MatchString(k) {
+			return heraldtype.FieldErrorf(field, "%q is not an interest kind", k)
+		}
 	}
 	return nil
 }

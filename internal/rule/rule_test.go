@@ -154,10 +154,28 @@ func TestCompileRefusals(t *testing.T) {
 		"audience.limit":           func(r *heraldtype.Rule) { r.Audience.Limit = 2_000_000 },
 		"audience.interest.kinds":  func(r *heraldtype.Rule) { r.Audience.Interest.Kinds = []string{"a view"} },
 		"audience.interest.within": func(r *heraldtype.Rule) { r.Audience.Interest.Within = -1 },
-		"notify.title":             func(r *heraldtype.Rule) { r.Notify.Title = "{{.x" },
-		"notify.body":              func(r *heraldtype.Rule) { r.Notify.Body = "{{end}}" },
-		"notify.data.product":      func(r *heraldtype.Rule) { r.Notify.Data["product"] = "{{if}}" },
-		"notify.type":              func(r *heraldtype.Rule) { r.Notify.Type = "" },
+		"audience.topic.name": func(r *heraldtype.Rule) {
+			r.Audience = heraldtype.RuleAudience{Topic: &heraldtype.TopicAudience{Name: "deals of the day"}}
+		},
+		"audience.topic.kinds": func(r *heraldtype.Rule) {
+			r.Audience = heraldtype.RuleAudience{Topic: &heraldtype.TopicAudience{Name: "deals", Kinds: []string{""}}}
+		},
+		"audience.topic.within": func(r *heraldtype.Rule) {
+			r.Audience = heraldtype.RuleAudience{Topic: &heraldtype.TopicAudience{Name: "deals", Within: -1}}
+		},
+		"audience.source": func(r *heraldtype.Rule) {
+			r.Audience = heraldtype.RuleAudience{Source: "crm segment"}
+		},
+		"audience.webhook.url": func(r *heraldtype.Rule) {
+			r.Audience = heraldtype.RuleAudience{Webhook: &heraldtype.WebhookAudience{URL: "file:///etc/passwd"}}
+		},
+		"audience.webhook.timeout": func(r *heraldtype.Rule) {
+			r.Audience = heraldtype.RuleAudience{Webhook: &heraldtype.WebhookAudience{URL: "https://crm.example/audience", Timeout: heraldtype.Duration(time.Millisecond)}}
+		},
+		"notify.title":        func(r *heraldtype.Rule) { r.Notify.Title = "{{.x" },
+		"notify.body":         func(r *heraldtype.Rule) { r.Notify.Body = "{{end}}" },
+		"notify.data.product": func(r *heraldtype.Rule) { r.Notify.Data["product"] = "{{if}}" },
+		"notify.type":         func(r *heraldtype.Rule) { r.Notify.Type = "" },
 	} {
 		r := validRule()
 		mutate(&r)
