@@ -101,6 +101,24 @@ func (e *Emulator) RevokeTokens() {
 	clear(e.tokens)
 }
 
+// DeleteServiceAccount removes the service account ServiceAccountJSON made
+// for projectID, as deleting its key in the Cloud console does: its
+// assertions are refused (invalid_grant, "account not found") and the
+// access tokens issued for the project are revoked, so a sender still
+// holding the old credentials fails at once. (Google lets an access token
+// already issued live out its hour; the emulator is stricter, which is
+// what a test of credential rotation wants.)
+func (e *Emulator) DeleteServiceAccount(projectID string) {
+	e.authMu.Lock()
+	defer e.authMu.Unlock()
+	delete(e.accounts, "herald-emulator@"+projectID+".iam.gserviceaccount.com")
+	for tok, t := range e.tokens {
+		if t.project == projectID {
+			delete(e.tokens, tok)
+		}
+	}
+}
+
 func (e *Emulator) issue(project string) string {
 	tok := "ya29.emu-" + randomHex(24)
 	now := e.cfg.Now()

@@ -51,10 +51,15 @@ type TwilioConfig struct {
 	// AuthToken authenticates sends unless an API key is set, and verifies
 	// status callbacks (Twilio signs them with it even for API-key sends).
 	AuthToken string `koanf:"auth_token"`
+	// AuthTokenFile holds the auth token instead (a file a SIGHUP re-reads:
+	// README, Rotating credentials).
+	AuthTokenFile string `koanf:"auth_token_file"`
 	// APIKeySID and APIKeySecret, when set, authenticate sends instead of
-	// the auth token (issue 21 item 4).
-	APIKeySID    string `koanf:"api_key_sid"`
-	APIKeySecret string `koanf:"api_key_secret"`
+	// the auth token (issue 21 item 4); APIKeySecretFile holds the secret
+	// instead.
+	APIKeySID        string `koanf:"api_key_sid"`
+	APIKeySecret     string `koanf:"api_key_secret"`
+	APIKeySecretFile string `koanf:"api_key_secret_file"`
 	// From or MessagingServiceSID (exactly one) is the sender.
 	From                string `koanf:"from"`
 	MessagingServiceSID string `koanf:"messaging_service_sid"`
@@ -71,8 +76,10 @@ type SMTPConfig struct {
 	Port     int    `koanf:"port"`
 	Username string `koanf:"username"`
 	Password string `koanf:"password"`
-	TLS      string `koanf:"tls"` // starttls (default), tls, none
-	From     string `koanf:"from"`
+	// PasswordFile holds the password instead (a file a SIGHUP re-reads).
+	PasswordFile string `koanf:"password_file"`
+	TLS          string `koanf:"tls"` // starttls (default), tls, none
+	From         string `koanf:"from"`
 	// Auth is auto (default), plain, login, cram-md5 or xoauth2; HeloName
 	// the EHLO name; AllowInsecureAuth lets PLAIN, LOGIN and XOAUTH2 run
 	// without TLS (a local emulator only). README: E-mail (SMTP).
@@ -98,6 +105,10 @@ type SMTPOAuth2Config struct {
 // smtpConfig maps smtp: onto the provider's Config, reading the OAuth2
 // secrets' files.
 func (c *SMTPConfig) smtpConfig() (smtp.Config, error) {
+	pw, err := secret("smtp.password", c.Password, c.PasswordFile)
+	if err != nil {
+		return smtp.Config{}, err
+	}
 	cs, err := secret("smtp.oauth2.client_secret", c.OAuth2.ClientSecret, c.OAuth2.ClientSecretFile)
 	if err != nil {
 		return smtp.Config{}, err
@@ -106,7 +117,7 @@ func (c *SMTPConfig) smtpConfig() (smtp.Config, error) {
 	if err != nil {
 		return smtp.Config{}, err
 	}
-	return smtp.Config{Host: c.Host, Port: c.Port, Username: c.Username, Password: c.Password, TLS: c.TLS, From: c.From,
+	return smtp.Config{Host: c.Host, Port: c.Port, Username: c.Username, Password: pw, TLS: c.TLS, From: c.From,
 		Auth: c.Auth, HeloName: c.HeloName, AllowInsecureAuth: c.AllowInsecureAuth,
 		OAuth2: smtp.OAuth2{TokenURL: c.OAuth2.TokenURL, ClientID: c.OAuth2.ClientID, ClientSecret: cs, RefreshToken: rt,
 			Scopes: c.OAuth2.Scopes}}, nil
@@ -159,41 +170,18 @@ func (c *Config) providers(dev bool, log *slog.Logger) (map[string]herald.Provid
 }
 
 // realProviders builds the providers whose credentials are configured.
+// FCM, APNs, Twilio and SMTP are wrapped in a handle whose client a reload
+// replaces when their credentials change (rotate.go); Web Push is not: its
+// VAPID key pair is what every browser subscribed with.
 func (c *Config) realProviders(ps map[string]herald.Provider) error {
-	creds, err := c.FCM.credentials()
-	if err != nil {
-		return err
-	}
-	if len(creds) > 0 {
-		p, err := fcm.New(fcm.Config{CredentialsJSON: creds, ProjectID: c.FCM.ProjectID, Endpoint: c.FCM.Endpoint,
-			QuotaMinRetryAfter: c.FCM.QuotaMinRetryAfter})
+	for _, name := range rotatableProviders {
+		p, creds, err := c.rotatableProvider(name)
 		if err != nil {
-			return fmt.Errorf("fcm: %w", err)
+			return err
 		}
-		ps["fcm"] = p
-	}
-	if c.APNs.KeyFile != "" {
-		key, err := os.ReadFile(c.APNs.KeyFile)
-		if err != nil {
-			return fmt.Errorf("config: apns.key_file: %w", err)
+		if p != nil {
+			ps[name] = newHandle(name, p, creds)
 		}
-		cfg := apns.Config{KeyP8: key, KeyID: c.APNs.KeyID, TeamID: c.APNs.TeamID, Topic: c.APNs.Topic,
-			Environment: apns.Environment(c.APNs.Environment), Endpoint: c.APNs.Endpoint}
-		if c.APNs.CAFile != "" {
-			pem, err := os.ReadFile(c.APNs.CAFile)
-			if err != nil {
-				return fmt.Errorf("config: apns.ca_file: %w", err)
-			}
-			cfg.RootCAs = x509.NewCertPool()
-			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-				return errors.New("config: apns.ca_file holds no PEM certificate")
-			}
-		}
-		p, err := apns.New(cfg)
-		if err != nil {
-			return fmt.Errorf("apns: %w", err)
-		}
-		ps["apns"] = p
 	}
 	if c.WebPush.VAPIDPrivateKey != "" {
 		p, err := webpush.New(webpush.Config{VAPIDPublicKey: c.WebPush.VAPIDPublicKey,
@@ -204,28 +192,130 @@ func (c *Config) realProviders(ps map[string]herald.Provider) error {
 		}
 		ps["webpush"] = p
 	}
-	if c.Twilio.AccountSID != "" {
-		p, err := twilio.New(twilio.Config{AccountSID: c.Twilio.AccountSID, AuthToken: c.Twilio.AuthToken,
-			APIKeySID: c.Twilio.APIKeySID, APIKeySecret: c.Twilio.APIKeySecret,
-			From: c.Twilio.From, MessagingServiceSID: c.Twilio.MessagingServiceSID, BaseURL: c.Twilio.BaseURL,
-			StatusCallback: c.Twilio.StatusCallbackURL})
-		if err != nil {
-			return fmt.Errorf("twilio: %w", err)
-		}
-		ps["twilio"] = p
-	}
-	if c.SMTP.Host != "" {
-		cfg, err := c.SMTP.smtpConfig()
-		if err != nil {
-			return err
-		}
-		p, err := smtp.New(cfg)
-		if err != nil {
-			return fmt.Errorf("smtp: %w", err)
-		}
-		ps["smtp"] = p
-	}
 	return nil
+}
+
+// rotatableProvider builds the named provider (one of rotatableProviders)
+// from c, with the credentials it was built from; nil when c does not
+// configure it.
+func (c *Config) rotatableProvider(name string) (rotatable, credentials, error) {
+	switch name {
+	case "fcm":
+		return nilIfNone(c.fcmProvider())
+	case "apns":
+		return nilIfNone(c.apnsProvider())
+	case "twilio":
+		return nilIfNone(c.twilioProvider())
+	case "smtp":
+		return nilIfNone(c.smtpProvider())
+	}
+	return nil, credentials{}, fmt.Errorf("%s: not a provider whose credentials rotate", name)
+}
+
+// nilIfNone turns a nil client pointer into a nil interface.
+func nilIfNone[P interface {
+	comparable
+	rotatable
+}](p P, creds credentials, err error) (rotatable, credentials, error) {
+	var none P
+	if err != nil || p == none {
+		return nil, creds, err
+	}
+	return p, creds, nil
+}
+
+// fcmProvider builds FCM from fcm.*, or returns nil without credentials.
+func (c *Config) fcmProvider() (*fcm.Client, credentials, error) {
+	creds, err := c.FCM.credentials()
+	if err != nil || len(creds) == 0 {
+		return nil, credentials{}, err
+	}
+	p, err := fcm.New(fcm.Config{CredentialsJSON: creds, ProjectID: c.FCM.ProjectID, Endpoint: c.FCM.Endpoint,
+		QuotaMinRetryAfter: c.FCM.QuotaMinRetryAfter})
+	if err != nil {
+		return nil, credentials{}, fmt.Errorf("fcm: %w", err)
+	}
+	return p, fcmCredentials(creds, p.ProjectID()), nil
+}
+
+// apnsProvider builds APNs from apns.*, or returns nil without a key file.
+func (c *Config) apnsProvider() (*apns.Client, credentials, error) {
+	if c.APNs.KeyFile == "" {
+		return nil, credentials{}, nil
+	}
+	key, err := os.ReadFile(c.APNs.KeyFile)
+	if err != nil {
+		return nil, credentials{}, fmt.Errorf("config: apns.key_file: %w", err)
+	}
+	cfg := apns.Config{KeyP8: key, KeyID: c.APNs.KeyID, TeamID: c.APNs.TeamID, Topic: c.APNs.Topic,
+		Environment: apns.Environment(c.APNs.Environment), Endpoint: c.APNs.Endpoint}
+	if c.APNs.CAFile != "" {
+		pem, err := os.ReadFile(c.APNs.CAFile)
+		if err != nil {
+			return nil, credentials{}, fmt.Errorf("config: apns.ca_file: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, credentials{}, errors.New("config: apns.ca_file holds no PEM certificate")
+		}
+	}
+	p, err := apns.New(cfg)
+	if err != nil {
+		return nil, credentials{}, fmt.Errorf("apns: %w", err)
+	}
+	return p, newCredentials([][]byte{key, []byte(cfg.KeyID), []byte(cfg.TeamID)},
+		"key_id", cfg.KeyID, "team_id", cfg.TeamID), nil
+}
+
+// twilioProvider builds Twilio from twilio.*, or returns nil without an
+// account SID.
+func (c *Config) twilioProvider() (*twilio.Client, credentials, error) {
+	t := c.Twilio
+	if t.AccountSID == "" {
+		return nil, credentials{}, nil
+	}
+	token, err := secret("twilio.auth_token", t.AuthToken, t.AuthTokenFile)
+	if err != nil {
+		return nil, credentials{}, err
+	}
+	keySecret, err := secret("twilio.api_key_secret", t.APIKeySecret, t.APIKeySecretFile)
+	if err != nil {
+		return nil, credentials{}, err
+	}
+	p, err := twilio.New(twilio.Config{AccountSID: t.AccountSID, AuthToken: token,
+		APIKeySID: t.APIKeySID, APIKeySecret: keySecret,
+		From: t.From, MessagingServiceSID: t.MessagingServiceSID, BaseURL: t.BaseURL,
+		StatusCallback: t.StatusCallbackURL})
+	if err != nil {
+		return nil, credentials{}, fmt.Errorf("twilio: %w", err)
+	}
+	who := []any{"account_sid", t.AccountSID}
+	if t.APIKeySID != "" {
+		who = append(who, "api_key_sid", t.APIKeySID)
+	}
+	return p, newCredentials([][]byte{[]byte(token), []byte(t.APIKeySID), []byte(keySecret)}, who...), nil
+}
+
+// smtpProvider builds SMTP from smtp.*, or returns nil without a host.
+func (c *Config) smtpProvider() (*smtp.Client, credentials, error) {
+	if c.SMTP.Host == "" {
+		return nil, credentials{}, nil
+	}
+	cfg, err := c.SMTP.smtpConfig()
+	if err != nil {
+		return nil, credentials{}, err
+	}
+	p, err := smtp.New(cfg)
+	if err != nil {
+		return nil, credentials{}, fmt.Errorf("smtp: %w", err)
+	}
+	o := cfg.OAuth2
+	who := []any{"username", cfg.Username}
+	if o.ClientID != "" {
+		who = append(who, "oauth2_client_id", o.ClientID)
+	}
+	return p, newCredentials([][]byte{[]byte(cfg.Username), []byte(cfg.Password), []byte(o.ClientID),
+		[]byte(o.ClientSecret), []byte(o.RefreshToken)}, who...), nil
 }
 
 // routing maps each platform to its push provider: push_routing when set,

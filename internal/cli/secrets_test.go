@@ -118,6 +118,13 @@ func TestSecretsStayOutOfAFullRun(t *testing.T) {
 	req("POST", "/v1/notifications", `{"user_id":"u1","type":"t","title":"x","channels":["push","email","sms"]}`, boot)
 	req("GET", "/v1/users/u1", "", boot+"x")
 	req("GET", "/v1/users/u1/inbox/stream?access_token="+boot, "", "")
+	// A rotation (issue 21 item 7) names the key, never the old or the
+	// new one.
+	rotatedPEM := p8Key(t)
+	secrets["rotated APNs .p8 key"] = pemBody(t, rotatedPEM)
+	writeAtomically(t, apnsFile, rotatedPEM)
+	hup(t)
+	waitFor(t, "the APNs key rotation", func() bool { return len(s.logs.logLines("provider credentials rotated")) > 0 })
 	if code := s.stop(); code != 0 {
 		t.Fatalf("serve exited with %d: %s", code, s.logs.String())
 	}

@@ -46,29 +46,34 @@ serve refuses to start until one exists. --dev binds to loopback only and turns 
 off. --tls-cert and --tls-key serve HTTPS.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(e.configPath, e.environ)
-			if err != nil {
-				return err
+			// load is also what a SIGHUP reload reads (rotate.go): the
+			// flags win over the file and the environment every time.
+			load := func() (Config, error) {
+				cfg, err := loadConfig(e.configPath, e.environ)
+				if err != nil {
+					return cfg, err
+				}
+				if cmd.Flags().Changed("listen") {
+					cfg.Listen = listen
+				}
+				if cmd.Flags().Changed("database") {
+					cfg.Database = database
+				}
+				if cmd.Flags().Changed("emulator-addr") {
+					cfg.Dev.FCMAddr = emulatorAddr
+				}
+				if cmd.Flags().Changed("policy-store") {
+					cfg.PolicyStore = policyStore
+				}
+				if cmd.Flags().Changed("tls-cert") {
+					cfg.TLS.CertFile = tlsCert
+				}
+				if cmd.Flags().Changed("tls-key") {
+					cfg.TLS.KeyFile = tlsKey
+				}
+				return cfg, nil
 			}
-			if cmd.Flags().Changed("listen") {
-				cfg.Listen = listen
-			}
-			if cmd.Flags().Changed("database") {
-				cfg.Database = database
-			}
-			if cmd.Flags().Changed("emulator-addr") {
-				cfg.Dev.FCMAddr = emulatorAddr
-			}
-			if cmd.Flags().Changed("policy-store") {
-				cfg.PolicyStore = policyStore
-			}
-			if cmd.Flags().Changed("tls-cert") {
-				cfg.TLS.CertFile = tlsCert
-			}
-			if cmd.Flags().Changed("tls-key") {
-				cfg.TLS.KeyFile = tlsKey
-			}
-			return serve(cmd.Context(), e, cfg, dev)
+			return serve(cmd.Context(), e, load, dev)
 		},
 	}
 	f := cmd.Flags()
@@ -82,7 +87,11 @@ off. --tls-cert and --tls-key serve HTTPS.`,
 	return cmd
 }
 
-func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
+func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) error {
+	cfg, err := load()
+	if err != nil {
+		return err
+	}
 	log, err := newLogger(e.stderr, cfg.Log)
 	if err != nil {
 		return err
@@ -149,6 +158,12 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 		log.Warn("no provider configured: triggers are refused until one is (see README: Configuration), or run with --dev")
 	}
 	hc.Providers, hc.PushRouting = providers, routing
+	// SIGHUP re-reads the configuration and rotates provider credentials
+	// (issue 21 item 7). Registered before serve says it listens, so a
+	// SIGHUP after that line never terminates the process.
+	rot := newRotator(cfg, load, providers, log)
+	stopReload := reloadOnSIGHUP(ctx, func() { _ = rot.Reload() })
+	defer stopReload()
 	if dev {
 		// The quick start's push goes through FCM for every platform: a
 		// newcomer's "tok-1" is an FCM-shaped token. Route iOS to APNs and
@@ -228,6 +243,7 @@ func serve(ctx context.Context, e *env, cfg Config, dev bool) error {
 	// sends in flight finished, how many deliveries went back to the queue
 	// and how many are left to the lease reaper; "herald stopped" is the
 	// last line.
+	stopReload()
 	log.Info("herald stopping", "shutdown_timeout", cfg.ShutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()

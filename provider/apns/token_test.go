@@ -199,3 +199,25 @@ func TestProviderTokenAgeUsesWallClock(t *testing.T) {
 		t.Fatal("the issue time carries a monotonic reading")
 	}
 }
+
+// TestProviderTokenNeverExpiresInUse sends every 7 minutes for three hours
+// on a clock the client and the emulator share; the emulator refuses a
+// token over an hour old (ExpiredProviderToken) and one replaced within
+// 20 minutes (TooManyProviderTokenUpdates). Every send is accepted: the
+// token is renewed before it expires, and not more often than allowed.
+func TestProviderTokenNeverExpiresInUse(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	e := startEmulator(t, apnsemu.Config{Now: clock.Now, EnforceTokenUpdateInterval: true})
+	c, _ := newTestClient(t, e, clock.Now)
+	m := message(deviceToken(1), heraldtype.PayloadAlert, heraldtype.PriorityHigh)
+	for range 3 * 60 / 7 {
+		mustSend(t, c, m)
+		clock.Advance(7 * time.Minute)
+	}
+	// Tokens minted at 0, 56, 112 and 168 minutes: the first send at or
+	// after 50 minutes of age renews.
+	if s := e.Stats(); s.Accepted != 25 || len(s.Rejected) != 0 || s.ProviderTokens != 4 {
+		t.Fatalf("stats %+v, want 25 accepted with 4 provider tokens and none refused", s)
+	}
+}

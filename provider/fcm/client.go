@@ -63,7 +63,7 @@ func New(cfg Config) (*Client, error) {
 	return &Client{
 		cfg:    r,
 		http:   hc,
-		tokens: newTokenCache(jwtConf, tokenHTTP),
+		tokens: newTokenCache(jwtConf, tokenHTTP, r.Now),
 	}, nil
 }
 

@@ -54,8 +54,9 @@ type Config struct {
 	// minimum initial delay of 1 minute (PROTOCOLS.md), the default. Lower
 	// it only against an emulator (fault-injection runs).
 	QuotaMinRetryAfter time.Duration
-	// Now is the clock, time.Now if nil. It dates apns-expiration and
-	// resolves HTTP-date Retry-After values.
+	// Now is the clock, time.Now if nil. It dates apns-expiration,
+	// resolves HTTP-date Retry-After values and decides when an access
+	// token is renewed.
 	Now func() time.Time
 }
 

@@ -92,7 +92,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	if _, err := c.Send(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}
-	access := c.tokens.current.Load().AccessToken
+	access := c.tokens.current.Load().token
 	secrets = append(secrets, access)
 	e.RevokeTokens()
 	_, err = c.Send(context.Background(), m)

@@ -17,39 +17,54 @@ import (
 )
 
 // tokenRefreshMargin renews an access token this long before it expires, so
-// a token never expires between being read and reaching FCM.
+// a token never expires between being read and reaching FCM. A token that
+// lives less than twice as long (an emulator's short-lived one) is renewed
+// at half its life instead, so it is still reused.
 const tokenRefreshMargin = time.Minute
+
+// accessToken is one access token and when the Client renews it, on the
+// Client's clock.
+type accessToken struct {
+	token string
+	renew time.Time
+}
 
 // tokenCache holds the current OAuth2 access token. Unlike
 // oauth2.ReuseTokenSource it can drop a token FCM refused (401), so the next
-// Send fetches a fresh one. The fast path is one atomic load.
+// Send fetches a fresh one, and it judges expiry by the Client's clock
+// (Config.Now), so a test can carry a token past its expiry without
+// sleeping. The fast path is one atomic load.
 type tokenCache struct {
-	current atomic.Pointer[oauth2.Token]
+	current atomic.Pointer[accessToken]
 
 	mu   sync.Mutex // serialises fetches: one exchange, many waiters
 	conf *jwt.Config
 	ctx  context.Context // carries the HTTP client for the exchange
+	now  func() time.Time
 }
 
-func newTokenCache(conf *jwt.Config, hc *http.Client) *tokenCache {
-	return &tokenCache{conf: conf, ctx: context.WithValue(context.Background(), oauth2.HTTPClient, hc)}
+func newTokenCache(conf *jwt.Config, hc *http.Client, now func() time.Time) *tokenCache {
+	return &tokenCache{conf: conf, ctx: context.WithValue(context.Background(), oauth2.HTTPClient, hc), now: now}
 }
 
-// usable reports whether t can still be sent. Expiry is set by x/oauth2 from
-// the wall clock, so it is compared with the wall clock.
-func usable(t *oauth2.Token) bool {
-	return t != nil && (t.Expiry.IsZero() || time.Until(t.Expiry) > tokenRefreshMargin)
+// usable reports whether t can still be sent at now.
+func usable(t *accessToken, now time.Time) bool {
+	return t != nil && (t.renew.IsZero() || now.Before(t.renew))
 }
+
+// wallNow is the clock without its monotonic reading: expiry is wall-clock
+// time at Google (and a suspended process's monotonic clock stands still).
+func (tc *tokenCache) wallNow() time.Time { return tc.now().Round(0) }
 
 // token returns a valid access token, fetching one if needed.
 func (tc *tokenCache) token() (string, error) {
-	if t := tc.current.Load(); usable(t) {
-		return t.AccessToken, nil
+	if t := tc.current.Load(); usable(t, tc.wallNow()) {
+		return t.token, nil
 	}
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	if t := tc.current.Load(); usable(t) {
-		return t.AccessToken, nil // another goroutine fetched it meanwhile
+	if t := tc.current.Load(); usable(t, tc.wallNow()) {
+		return t.token, nil // another goroutine fetched it meanwhile
 	}
 	t, err := tc.conf.TokenSource(tc.ctx).Token()
 	if err != nil {
@@ -58,15 +73,23 @@ func (tc *tokenCache) token() (string, error) {
 	if t.AccessToken == "" {
 		return "", errors.New("token endpoint returned no access_token")
 	}
-	tc.current.Store(t)
-	return t.AccessToken, nil
+	at := &accessToken{token: t.AccessToken}
+	if !t.Expiry.IsZero() {
+		// x/oauth2 dates Expiry on the wall clock at receipt (expires_in
+		// from time.Now); what is left of it is carried onto the Client's
+		// clock.
+		life := time.Until(t.Expiry)
+		at.renew = tc.wallNow().Add(life - min(tokenRefreshMargin, life/2))
+	}
+	tc.current.Store(at)
+	return at.token, nil
 }
 
 // invalidate drops the cached token if it is still the refused one; a token
 // another goroutine already replaced stays, so a burst of 401s on one stale
 // token causes one refresh, not one per failed send.
 func (tc *tokenCache) invalidate(refused string) {
-	if t := tc.current.Load(); t != nil && t.AccessToken == refused {
+	if t := tc.current.Load(); t != nil && t.token == refused {
 		tc.current.CompareAndSwap(t, nil)
 	}
 }
