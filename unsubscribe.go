@@ -143,22 +143,36 @@ func (c *Client) Unsubscribe(ctx context.Context, token string) (Unsubscription,
 	if err != nil {
 		return Unsubscription{}, err
 	}
-	p, err := c.store.GetPreferences(ctx, cl.UserID)
-	if err != nil {
-		return Unsubscription{}, err
-	}
 	res := Unsubscription{UserID: cl.UserID, Type: cl.Type, Channel: cl.Channel, Unsubscribed: true}
-	if !channelOn(p, cl.Type, cl.Channel) {
-		return res, nil
-	}
-	turnOff(&p, cl.Type, cl.Channel, c.now().UTC())
-	if err := policy.ValidatePreferences(&p); err != nil {
-		return Unsubscription{}, err
-	}
-	// The store's write, not PutPreferences: an unsubscribe must land even
-	// for a user already at max_preference_types.
-	if _, err := c.store.PutPreferences(ctx, p, c.now().UTC()); err != nil {
-		return Unsubscription{}, err
+	// Read, turn the channel off, write back guarded by what was read: a
+	// preferences write that lands in between is read again, never
+	// overwritten, and the unsubscribe is never lost to it.
+	for try := 1; ; try++ {
+		p, err := c.store.GetPreferences(ctx, cl.UserID)
+		if err != nil {
+			return Unsubscription{}, err
+		}
+		if !channelOn(p, cl.Type, cl.Channel) {
+			return res, nil
+		}
+		was := p.UpdatedAt
+		turnOff(&p, cl.Type, cl.Channel, c.now().UTC())
+		if err := policy.ValidatePreferences(&p); err != nil {
+			return Unsubscription{}, err
+		}
+		// The store's write, not PutPreferences: an unsubscribe must land
+		// even for a user already at max_preference_types.
+		_, swapped, err := c.store.SwapPreferences(ctx, p, was, c.now().UTC())
+		if err != nil {
+			return Unsubscription{}, err
+		}
+		if swapped {
+			break
+		}
+		if try == maxRecordTries {
+			return Unsubscription{}, heraldtype.Errorf(heraldtype.EUNAVAILABLE,
+				"the preferences of user %q kept changing under %d tries; send the unsubscribe again", cl.UserID, maxRecordTries)
+		}
 	}
 	c.log.Info("herald: one-click unsubscribe", "user_id", cl.UserID, "type", cl.Type, "channel", cl.Channel)
 	return res, nil

@@ -76,6 +76,12 @@ type Policies interface {
 	// PutPreferences replaces the user's preferences; ENOTFOUND if the
 	// user does not exist. The result carries the user's time zone.
 	PutPreferences(ctx context.Context, p heraldtype.Preferences, now time.Time) (heraldtype.Preferences, error)
+	// SwapPreferences is PutPreferences guarded by the preferences read:
+	// it writes p only while the stored preferences are still those written
+	// at was (zero: none were ever written), and reports whether it did. A
+	// read-modify-write (one-click unsubscribe) that loses to a concurrent
+	// write reads again instead of overwriting it.
+	SwapPreferences(ctx context.Context, p heraldtype.Preferences, was, now time.Time) (heraldtype.Preferences, bool, error)
 	// GetPreferences returns the user's preferences (empty ones if none
 	// were stored) with the user's time zone; ENOTFOUND if the user does
 	// not exist.

@@ -67,6 +67,29 @@ ON CONFLICT (user_id) DO UPDATE SET prefs = excluded.prefs, updated_at = exclude
 	return s.GetPreferences(ctx, p.UserID)
 }
 
+// SwapPreferences implements store.Store: one guarded statement.
+func (s *Store) SwapPreferences(ctx context.Context, p heraldtype.Preferences, was, now time.Time) (heraldtype.Preferences, bool, error) {
+	p, b, err := store.EncodePreferences(p, now)
+	if err != nil {
+		return p, false, err
+	}
+	q, args := `UPDATE {s}.user_preferences SET prefs = $1, updated_at = $2 WHERE user_id = $3 AND updated_at = $4`,
+		[]any{b, p.UpdatedAt, p.UserID, was.UTC()}
+	if was.IsZero() {
+		q, args = `INSERT INTO {s}.user_preferences (user_id, prefs, updated_at) VALUES ($1, $2, $3) ON CONFLICT (user_id) DO NOTHING`,
+			[]any{p.UserID, b, p.UpdatedAt}
+	}
+	tag, err := s.pool.Exec(ctx, s.q(q), args...)
+	if err != nil {
+		return p, false, formatError(err, "preferences of user "+quote(p.UserID))
+	}
+	if tag.RowsAffected() == 0 {
+		return p, false, nil
+	}
+	p, err = s.GetPreferences(ctx, p.UserID)
+	return p, true, err
+}
+
 // GetPreferences implements store.Store: one read joins the user (for its
 // time zone, and to tell a missing user from one without preferences).
 func (s *Store) GetPreferences(ctx context.Context, userID string) (heraldtype.Preferences, error) {

@@ -77,6 +77,31 @@ ON CONFLICT (user_id) DO UPDATE SET prefs = excluded.prefs, updated_at = exclude
 	return s.GetPreferences(ctx, p.UserID)
 }
 
+// SwapPreferences implements store.Store in one transaction.
+func (s *Store) SwapPreferences(ctx context.Context, p heraldtype.Preferences, was, now time.Time) (heraldtype.Preferences, bool, error) {
+	p, b, err := store.EncodePreferences(p, now)
+	if err != nil {
+		return p, false, err
+	}
+	swapped := false
+	err = s.inTx(ctx, func(tx *writeTx) error {
+		q, args := `UPDATE user_preferences SET prefs = ?, updated_at = ? WHERE user_id = ? AND updated_at = ?`,
+			[]any{string(b), micros(p.UpdatedAt), p.UserID, micros(was)}
+		if was.IsZero() {
+			q, args = `INSERT INTO user_preferences (user_id, prefs, updated_at) VALUES (?, ?, ?) ON CONFLICT (user_id) DO NOTHING`,
+				[]any{p.UserID, string(b), micros(p.UpdatedAt)}
+		}
+		n, err := s.execN(ctx, tx, "preferences of user "+quote(p.UserID), q, args...)
+		swapped = n == 1
+		return err
+	})
+	if err != nil || !swapped {
+		return p, false, err
+	}
+	p, err = s.GetPreferences(ctx, p.UserID)
+	return p, true, err
+}
+
 // GetPreferences implements store.Store: one read joins the user (for its
 // time zone, and to tell a missing user from one without preferences).
 func (s *Store) GetPreferences(ctx context.Context, userID string) (heraldtype.Preferences, error) {

@@ -103,6 +103,33 @@ func testPolicy(t *testing.T, newStore NewStore) {
 		}
 	})
 
+	t.Run("SwapPreferences", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, newStore)
+		f.user("u1")
+		off := heraldtype.Preferences{UserID: "u1", OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelSMS}}
+		// None written yet: the swap from zero creates them, once.
+		got, ok, err := f.s.SwapPreferences(f.ctx, off, time.Time{}, at(time.Minute))
+		if err != nil || !ok || !got.UpdatedAt.Equal(at(time.Minute)) {
+			t.Fatalf("swap from none = %+v, %v, %v", got, ok, err)
+		}
+		if _, ok, err := f.s.SwapPreferences(f.ctx, off, time.Time{}, at(2*time.Minute)); err != nil || ok {
+			t.Fatalf("a second swap from none = %v, %v; want refused", ok, err)
+		}
+		// A write in between: the swap read before it writes nothing.
+		if _, err := f.s.PutPreferences(f.ctx, heraldtype.Preferences{UserID: "u1"}, at(3*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, err := f.s.SwapPreferences(f.ctx, off, at(time.Minute), at(4*time.Minute)); err != nil || ok {
+			t.Fatalf("swap over a newer write = %v, %v; want refused", ok, err)
+		}
+		if p, _ := f.s.GetPreferences(f.ctx, "u1"); len(p.OptedOutChannels) != 0 {
+			t.Fatalf("the newer write was overwritten: %+v", p)
+		}
+		if _, ok, err := f.s.SwapPreferences(f.ctx, off, at(3*time.Minute), at(5*time.Minute)); err != nil || !ok {
+			t.Fatalf("swap from the latest = %v, %v", ok, err)
+		}
+	})
 	t.Run("PrunePolicy", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, newStore)
