@@ -1,6 +1,7 @@
 package herald
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,6 +39,38 @@ type Event struct {
 	// "" for POST /v1/events. A rule whose source names a topic applies
 	// to that topic's events only; a rule without one to the others.
 	Topic string `json:"-"`
+}
+
+// EventDataFromJSON reads an event's data as it travels in JSON (POST
+// /v1/events, a Kafka events topic): each value may be any JSON scalar — a
+// product system's prices are numbers — kept as its text: a string's
+// value, a number's or a boolean's literal as written (8500, 99.5, true).
+// Objects, arrays and null are refused, naming the field.
+func EventDataFromJSON(raw map[string]json.RawMessage) (map[string]string, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		v = bytes.TrimSpace(v)
+		switch {
+		case len(v) == 0:
+			return nil, heraldtype.FieldErrorf("data."+k, "is empty")
+		case v[0] == '"':
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				return nil, heraldtype.FieldErrorf("data."+k, "%v", err)
+			}
+			out[k] = s
+		case v[0] == '{' || v[0] == '[':
+			return nil, heraldtype.FieldErrorf("data."+k, "must be a string, number or boolean")
+		case v[0] == 'n':
+			return nil, heraldtype.FieldErrorf("data."+k, "must not be null")
+		default:
+			out[k] = string(v)
+		}
+	}
+	return out, nil
 }
 
 // TrackResult is what an event did.

@@ -143,20 +143,3 @@ func parseReminderQuery(raw string, userFilter bool) (herald.ReminderFilter, err
 	}
 	return f, nil
 }
-
-// postEvent: POST /v1/events applies a business event (herald.Event,
-// Client.Track) and answers what it did once it is done: the reminders it
-// stopped (stopped when the answer arrives) and each rule's decision, with
-// the fan-out it started.
-func (s *Server) postEvent(w http.ResponseWriter, r *http.Request) error {
-	var in herald.Event
-	if err := s.decodeJSON(w, r, &in, bodySpec{timeField: "occurred_at"}); err != nil {
-		return err
-	}
-	res, err := s.client.Track(r.Context(), in)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
-}

@@ -72,8 +72,8 @@ func (s *Server) listRules(w http.ResponseWriter, r *http.Request) error {
 // not and why, the audience size and a sample, the rendered message —
 // without sending anything.
 func (s *Server) dryRunRule(w http.ResponseWriter, r *http.Request) error {
-	var in herald.Event
-	if err := s.decodeJSON(w, r, &in, bodySpec{timeField: "occurred_at"}); err != nil {
+	in, err := s.decodeEvent(w, r)
+	if err != nil {
 		return err
 	}
 	out, err := s.client.DryRunRule(r.Context(), r.PathValue("name"), in)

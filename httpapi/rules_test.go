@@ -74,3 +74,42 @@ func TestRulesAPI(t *testing.T) {
 		}
 	}
 }
+
+// Issue 20 items 1 and 2 over HTTP: POST /v1/events applies the rules
+// without a source (numbers in data as on Kafka), answers each rule's
+// decision with its run, and a redelivery is answered from its record; the
+// run is listed under the rule; a data value that is not a scalar is a 400
+// naming it.
+func TestEventsAPIAppliesRules(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.seedUser("u1")
+	e.do("PUT", "/v1/types/price_drop", map[string]any{"channels": []string{"push"}}).expect(t, http.StatusOK, nil)
+	e.do("POST", "/v1/interests", map[string]any{"user_id": "u1", "subject": "product:42", "kind": "VIEW"}).expect(t, http.StatusOK, nil)
+	e.do("PUT", "/v1/rules/price-drop", map[string]any{
+		"when":     map[string]any{"event": "PRICE_CHANGE", "detect": map[string]any{"price_drop_pct": 10}},
+		"audience": map[string]any{"interest": map[string]any{"kinds": []string{"VIEW"}}},
+		"notify":   map[string]any{"type": "price_drop", "title": "{{.product_name}} is {{.drop_pct}}% off"},
+	}).expect(t, http.StatusCreated, nil)
+	ev := map[string]any{"id": "ev-1", "name": "PRICE_CHANGE", "subject": "product:42", "version": 7,
+		"data": map[string]any{"product_name": "Kettle", "previous_price": 10000, "current_price": 8500}}
+	var out herald.TrackResult
+	e.do("POST", "/v1/events", ev).expect(t, http.StatusOK, &out)
+	if out.EventID != "ev-1" || len(out.Rules) != 1 || !out.Rules[0].Detected || out.Rules[0].Run != "http/ev-1" || out.Replayed {
+		t.Fatalf("event: %+v", out)
+	}
+	e.do("POST", "/v1/events", ev).expect(t, http.StatusOK, &out)
+	if !out.Replayed || out.Rules[0].Run != "http/ev-1" {
+		t.Fatalf("redelivery: %+v", out)
+	}
+	var runs herald.RuleRunPage
+	e.do("GET", "/v1/rules/price-drop/runs", nil).expect(t, http.StatusOK, &runs)
+	if len(runs.Runs) != 1 || runs.Runs[0].Job.Notification.Title != "Kettle is 15% off" {
+		t.Fatalf("runs: %+v", runs)
+	}
+	e.do("GET", "/v1/rules/nope/runs", nil).expect(t, http.StatusNotFound, nil)
+	ev["data"] = map[string]any{"price": map[string]any{"amount": 1}}
+	res := e.do("POST", "/v1/events", ev)
+	if res.status != http.StatusBadRequest || res.errorBody(t).Field != "data.price" {
+		t.Fatalf("an object in data: %d %s", res.status, res.body)
+	}
+}

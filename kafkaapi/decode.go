@@ -104,37 +104,12 @@ func decodeEvent(r *kgo.Record) (herald.Event, error) {
 		return herald.Event{}, &decodeError{err}
 	}
 	e := herald.Event{ID: ej.ID, Name: ej.Name, UserID: ej.UserID, Subject: ej.Subject, OccurredAt: ej.OccurredAt, Version: ej.Version}
-	if len(ej.Data) > 0 {
-		e.Data = make(map[string]string, len(ej.Data))
-		for k, raw := range ej.Data {
-			v, err := scalar(raw)
-			if err != nil {
-				return herald.Event{}, &decodeError{fmt.Errorf("data.%s: %w", k, err)}
-			}
-			e.Data[k] = v
-		}
+	data, err := herald.EventDataFromJSON(ej.Data)
+	if err != nil {
+		return herald.Event{}, &decodeError{err}
 	}
+	e.Data = data
 	return e, nil
-}
-
-// scalar is a JSON scalar as text: a string's value, a number's or a
-// boolean's literal. Objects, arrays and null are refused.
-func scalar(raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "", fmt.Errorf("empty value")
-	}
-	switch raw[0] {
-	case '"':
-		var s string
-		err := json.Unmarshal(raw, &s)
-		return s, err
-	case '{', '[':
-		return "", fmt.Errorf("must be a string, number or boolean")
-	case 'n':
-		return "", fmt.Errorf("must not be null")
-	}
-	return string(raw), nil
 }
 
 // strictJSON decodes one JSON object, refusing unknown fields and
