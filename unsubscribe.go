@@ -13,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/policy"
 	"github.com/heraldhq/herald/internal/unsubscribe"
+	"github.com/heraldhq/herald/store"
 )
 
 // UnsubscribeConfig configures one-click unsubscribe (RFC 8058, issue 21
@@ -88,7 +89,8 @@ func (c *Client) listUnsubscribe(ctx context.Context, job *heraldtype.Job) []str
 	if t, err := c.types.Type(ctx, n.Type); err == nil && (t.Transactional || t.Critical) {
 		return nil
 	}
-	tok := c.unsub.signer.Token(unsubscribe.Claims{UserID: n.UserID, Type: n.Type, Channel: heraldtype.ChannelEmail})
+	tok := c.unsub.signer.Token(unsubscribe.Claims{UserID: n.UserID, Type: n.Type, Channel: heraldtype.ChannelEmail,
+		DeliveryID: job.Delivery.ID})
 	out := []string{c.unsub.base + "/v1/unsubscribe/" + tok}
 	if c.unsub.mailto != "" {
 		out = append(out, "mailto:"+c.unsub.mailto+"?subject=unsubscribe%20"+tok)
@@ -153,7 +155,9 @@ func (c *Client) Unsubscribe(ctx context.Context, token string) (Unsubscription,
 			return Unsubscription{}, err
 		}
 		if !channelOn(p, cl.Type, cl.Channel) {
-			return res, nil
+			// Already off (this link's earlier POST, or the user's own
+			// preferences): the timeline entry is still made once.
+			return res, c.unsubscribedOnTimeline(ctx, cl)
 		}
 		was := p.UpdatedAt
 		turnOff(&p, cl.Type, cl.Channel, c.now().UTC())
@@ -175,8 +179,37 @@ func (c *Client) Unsubscribe(ctx context.Context, token string) (Unsubscription,
 		}
 	}
 	c.log.Info("herald: one-click unsubscribe", "user_id", cl.UserID, "type", cl.Type, "channel", cl.Channel)
-	return res, nil
+	return res, c.unsubscribedOnTimeline(ctx, cl)
 }
+
+// unsubscribedOnTimeline shows a one-click unsubscribe on the timeline of
+// the delivery whose e-mail carried the link: an attempt row of outcome
+// provider_report, status "unsubscribed" — the recipient's mailbox
+// provider posts RFC 8058's one-click request on their behalf — written
+// once however often the link is posted. A link that names no delivery,
+// or a delivery since pruned or not the token's user's, adds nothing.
+func (c *Client) unsubscribedOnTimeline(ctx context.Context, cl unsubscribe.Claims) error {
+	if cl.DeliveryID <= 0 {
+		return nil
+	}
+	d, err := c.store.GetDelivery(ctx, cl.DeliveryID)
+	switch {
+	case heraldtype.ErrorCode(err) == heraldtype.ENOTFOUND:
+		return nil
+	case err != nil:
+		return err
+	case d.UserID != cl.UserID || d.Channel != cl.Channel || d.ProviderMessageID == "":
+		return nil
+	}
+	_, err = c.store.RecordProviderReport(ctx, store.ProviderReport{DeliveryID: d.ID, ProviderMessageID: d.ProviderMessageID,
+		At: c.now().UTC(), Status: UnsubscribedStatus,
+		Error: fmt.Sprintf("one-click unsubscribe: %s by %s turned off", cl.Type, cl.Channel)})
+	return err
+}
+
+// UnsubscribedStatus is the status of the timeline entry a one-click
+// unsubscribe adds to the delivery that carried the link.
+const UnsubscribedStatus = "unsubscribed"
 
 // preferenceChannels are the channels a type preference can list, in the order
 // an unsubscribe writes them.

@@ -110,7 +110,7 @@ func tokenOf(t *testing.T, m *smtpemu.Received) string {
 func TestUnsubscribeTurnsTheTypeOffOnEmail(t *testing.T) {
 	t.Parallel()
 	p, se := newMailPipeline(t)
-	m, _ := mailOf(p, se, "u1", "promo")
+	m, carrier := mailOf(p, se, "u1", "promo")
 	tok := tokenOf(t, m)
 
 	u, err := p.client.CheckUnsubscribe(p.ctx, tok)
@@ -158,6 +158,21 @@ func TestUnsubscribeTurnsTheTypeOffOnEmail(t *testing.T) {
 	}
 	if u, err := p.client.CheckUnsubscribe(p.ctx, tok); err != nil || !u.Unsubscribed {
 		t.Errorf("CheckUnsubscribe after = %+v, %v", u, err)
+	}
+	// The e-mail that carried the link shows the unsubscribe on its
+	// timeline, once for the two posts; its state is unchanged.
+	got, err := p.store.GetDelivery(p.ctx, carrier.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports := 0
+	for _, a := range got.Attempts {
+		if a.Outcome == heraldtype.OutcomeProviderReport && a.ErrorCode == UnsubscribedStatus {
+			reports++
+		}
+	}
+	if reports != 1 || got.State != heraldtype.StateSent {
+		t.Errorf("the carrying e-mail: %d unsubscribe entries, state %s; want 1, sent: %+v", reports, got.State, got.Attempts)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -37,6 +38,9 @@ type Claims struct {
 	UserID  string
 	Type    string
 	Channel heraldtype.Channel
+	// DeliveryID is the delivery whose message carried the link (0: none
+	// named): the unsubscribe is shown on that delivery's timeline.
+	DeliveryID int64
 }
 
 // Signer makes and checks tokens with one secret.
@@ -60,6 +64,9 @@ var enc = base64.RawURLEncoding
 // the version and the payload.
 func (s *Signer) Token(c Claims) string {
 	payload := c.UserID + "\x00" + c.Type + "\x00" + string(c.Channel)
+	if c.DeliveryID > 0 {
+		payload += "\x00" + strconv.FormatInt(c.DeliveryID, 10)
+	}
 	p := enc.EncodeToString([]byte(payload))
 	return version + "." + p + "." + enc.EncodeToString(s.mac(p))
 }
@@ -87,10 +94,18 @@ func (s *Signer) Parse(token string) (Claims, error) {
 		return Claims{}, ErrMalformed
 	}
 	parts := strings.Split(string(payload), "\x00")
-	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+	if len(parts) < 3 || len(parts) > 4 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
 		return Claims{}, ErrMalformed
 	}
-	return Claims{UserID: parts[0], Type: parts[1], Channel: heraldtype.Channel(parts[2])}, nil
+	c := Claims{UserID: parts[0], Type: parts[1], Channel: heraldtype.Channel(parts[2])}
+	if len(parts) == 4 {
+		id, err := strconv.ParseInt(parts[3], 10, 64)
+		if err != nil || id <= 0 {
+			return Claims{}, ErrMalformed
+		}
+		c.DeliveryID = id
+	}
+	return c, nil
 }
 
 func (s *Signer) mac(payload string) []byte {
