@@ -90,6 +90,9 @@ func newAudiences(cfg Config, st audience.InterestStore) (audience.Resolver, err
 // Client: the source it names is registered, its webhook's timeout within
 // the bound.
 func (c *Client) checkRuleAudience(a heraldtype.RuleAudience) error {
+	if a.Limit > c.cfg.Rules.MaxAudience {
+		return heraldtype.FieldErrorf("audience.limit", "is %d; the most is %d (rules.max_audience)", a.Limit, c.cfg.Rules.MaxAudience)
+	}
 	if a.Source != "" {
 		if _, ok := c.audiences.Sources[a.Source]; !ok {
 			return heraldtype.FieldErrorf("audience.source", "%q is not a registered audience source (Config.AudienceSources)", a.Source)

@@ -29,6 +29,7 @@ import (
 	"github.com/heraldhq/herald/internal/policy"
 	"github.com/heraldhq/herald/internal/realtime"
 	"github.com/heraldhq/herald/internal/reminder"
+	"github.com/heraldhq/herald/internal/rule"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -338,6 +339,16 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	if cfg.Rules.EventRetention == 0 {
 		cfg.Rules.EventRetention = DefaultEventRetention
+	}
+	if cfg.Rules.MaxAudience == 0 {
+		cfg.Rules.MaxAudience = rule.MaxAudienceLimit
+	}
+	if cfg.Rules.DefaultAudience == 0 {
+		cfg.Rules.DefaultAudience = min(rule.DefaultAudienceLimit, cfg.Rules.MaxAudience)
+	}
+	if rc := cfg.Rules; rc.MaxAudience < 1 || rc.MaxAudience > rule.MaxAudienceLimit || rc.DefaultAudience < 1 || rc.DefaultAudience > rc.MaxAudience {
+		return nil, fmt.Errorf("herald: need 1 <= Rules.DefaultAudience (%d) <= Rules.MaxAudience (%d) <= %d",
+			rc.DefaultAudience, rc.MaxAudience, rule.MaxAudienceLimit)
 	}
 	if cfg.IdempotencyRetention == 0 {
 		cfg.IdempotencyRetention = 24 * time.Hour

@@ -319,7 +319,7 @@ func (c *Client) judge(ctx context.Context, cr *rule.Compiled, source string, e 
 	if !res.Fired {
 		return o, nil
 	}
-	a, ok := jobAudience(cr, e, fields, now)
+	a, ok := c.jobAudience(cr, e, fields, now)
 	if !ok {
 		o.Reason += "; the audience is empty (" + a.Subject + ")"
 		return o, nil
@@ -340,9 +340,10 @@ func (c *Client) judge(ctx context.Context, cr *rule.Compiled, source string, e 
 // it is empty by definition (an interest audience and an event about no
 // subject, an event-user audience and an event of no user), and then
 // a.Subject says why.
-func jobAudience(cr *rule.Compiled, e Event, f rule.Fields, now time.Time) (a heraldtype.JobAudience, ok bool) {
+func (c *Client) jobAudience(cr *rule.Compiled, e Event, f rule.Fields, now time.Time) (a heraldtype.JobAudience, ok bool) {
 	ra := cr.Rule.Audience
-	a.Limit = ra.Limit
+	// A rule saved before rules.max_audience was lowered is held to it.
+	a.Limit = min(ra.Limit, c.cfg.Rules.MaxAudience)
 	switch {
 	case ra.EventUser:
 		if e.UserID == "" {

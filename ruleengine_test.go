@@ -369,3 +369,39 @@ func TestRuleNotificationsMeetTheDailyCap(t *testing.T) {
 		t.Fatalf("rate limited: %+v", h)
 	}
 }
+
+// rules.default_audience and rules.max_audience: a rule naming no limit
+// gets the default; one naming more than the most is refused, naming
+// audience.limit; a rule saved before the most was lowered is held to it.
+func TestRuleAudienceLimitsAreConfigured(t *testing.T) {
+	p := newPolicyPipeline(t, func(c *Config) {
+		c.Types["price_drop"] = TypeConfig{}
+		c.Rules = RuleConfig{Pause: -1, DefaultAudience: 2, MaxAudience: 5}
+	})
+	r := priceDropRule()
+	r.Audience.Limit = 0
+	got, _, err := p.client.PutRule(p.ctx, r)
+	if err != nil || got.Audience.Limit != 2 {
+		t.Fatalf("default: %+v %v", got.Audience, err)
+	}
+	r.Audience.Limit = 6
+	if _, _, err := p.client.PutRule(p.ctx, r); heraldtype.ErrorCode(err) != heraldtype.EINVALID || !strings.Contains(err.Error(), "audience.limit") {
+		t.Fatalf("over the most: %v", err)
+	}
+	// The most lowered to 1 after the rule was saved with 2.
+	p.interested("VIEW", "product:42", "u1", "u2", "u3")
+	lower, err := NewClient(Config{Store: p.store, Types: map[string]TypeConfig{"price_drop": {}}, Rules: RuleConfig{MaxAudience: 1},
+		DisableWorkers: true, Now: p.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dry, err := lower.DryRunRule(p.ctx, r.Name, priceChange("ev-1", 10000, 8000))
+	if err != nil || dry.AudienceSize != 1 || !dry.AudienceCapped {
+		t.Fatalf("held to the lowered most: %+v %v", dry, err)
+	}
+	for _, bad := range []RuleConfig{{DefaultAudience: 6, MaxAudience: 5}, {MaxAudience: 2_000_000}, {MaxAudience: -1}} {
+		if _, err := NewClient(Config{Store: p.store, Rules: bad}); err == nil {
+			t.Errorf("NewClient accepted %+v", bad)
+		}
+	}
+}

@@ -75,6 +75,13 @@ type RuleConfig struct {
 	// redelivery within it is answered from its record — and a finished
 	// rule run kept. Default 7 days; negative: forever.
 	EventRetention time.Duration
+	// DefaultAudience is the audience limit of a rule that names none.
+	// Default 100,000.
+	DefaultAudience int
+	// MaxAudience is the largest audience limit a rule may name (a rule
+	// naming more is refused on save, and one saved before the bound was
+	// lowered is held to it). Default and most 1,000,000.
+	MaxAudience int
 	// Disabled turns the runner off on this instance.
 	Disabled bool
 	// AudienceRetry is how long a run whose audience source or webhook
@@ -172,6 +179,9 @@ const audiencePage = 1000
 func (c *Client) PutRule(ctx context.Context, r Rule) (Rule, bool, error) {
 	if err := validID("name", r.Name); err != nil {
 		return Rule{}, false, err
+	}
+	if r.Audience.Limit == 0 {
+		r.Audience.Limit = c.cfg.Rules.DefaultAudience
 	}
 	compiled, err := rule.Compile(r)
 	if err != nil {
@@ -277,7 +287,7 @@ func (c *Client) DryRunRule(ctx context.Context, name string, e Event) (RuleDryR
 	if msg.Title != "" || msg.Body != "" || len(msg.Data) > 0 {
 		out.Notification = &RenderedNotification{Type: msg.Type, Title: msg.Title, Body: msg.Body, Data: msg.Data, Channels: msg.Channels}
 	}
-	a, ok := jobAudience(compiled, e, fields, now)
+	a, ok := c.jobAudience(compiled, e, fields, now)
 	if !ok {
 		return out, nil
 	}

@@ -242,6 +242,9 @@ type RulesConfig struct {
 	WebhookTimeout    time.Duration `koanf:"webhook_timeout"`
 	WebhookMaxTimeout time.Duration `koanf:"webhook_max_timeout"`
 	WebhookMaxAnswer  int64         `koanf:"webhook_max_answer"`
+	// DefaultAudience and MaxAudience bound a rule's audience limit.
+	DefaultAudience int `koanf:"default_audience"`
+	MaxAudience     int `koanf:"max_audience"`
 }
 
 // TypeConfig is one entry of the types: section, herald.TypeConfig's file
@@ -335,7 +338,8 @@ func defaultConfig() Config {
 			LockAtLeast: 5 * time.Minute, PollInterval: time.Second, Enabled: true},
 		Rules: RulesConfig{BatchSize: 1000, Pause: 10 * time.Millisecond, Concurrency: 4, PollInterval: time.Second,
 			EventRetention: herald.DefaultEventRetention, Enabled: true, AudienceRetry: 5 * time.Second,
-			WebhookTimeout: 5 * time.Second, WebhookMaxTimeout: 30 * time.Second, WebhookMaxAnswer: 1 << 20},
+			WebhookTimeout: 5 * time.Second, WebhookMaxTimeout: 30 * time.Second, WebhookMaxAnswer: 1 << 20,
+			DefaultAudience: 100_000, MaxAudience: 1_000_000},
 	}
 }
 
@@ -417,7 +421,8 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		Rules: herald.RuleConfig{BatchSize: c.Rules.BatchSize, Pause: off(c.Rules.Pause), Concurrency: c.Rules.Concurrency,
 			PollInterval: c.Rules.PollInterval, EventRetention: off(c.Rules.EventRetention), Disabled: !c.Rules.Enabled,
 			AudienceRetry: c.Rules.AudienceRetry, WebhookTimeout: c.Rules.WebhookTimeout,
-			WebhookMaxTimeout: c.Rules.WebhookMaxTimeout, WebhookMaxAnswer: c.Rules.WebhookMaxAnswer},
+			WebhookMaxTimeout: c.Rules.WebhookMaxTimeout, WebhookMaxAnswer: c.Rules.WebhookMaxAnswer,
+			DefaultAudience: c.Rules.DefaultAudience, MaxAudience: c.Rules.MaxAudience},
 		IdempotencyRetention:     off(c.IdempotencyRetention),
 		InterestRetention:        off(c.InterestRetention),
 		DeviceMaxAge:             off(c.DeviceMaxAge),
