@@ -30,6 +30,24 @@ type Source interface {
 	Next(ctx context.Context, after string, limit int) ([]User, error)
 }
 
+// Exhaustive is a Source that answers a page shorter than asked only at
+// its end (the list and interest sources): a fan-out may end with that
+// page rather than read an empty one. Other sources end with an empty
+// page.
+type Exhaustive interface {
+	Exhaustive() bool
+}
+
+// Ends reports whether a page of n users, asked for limit, is the end of
+// src.
+func Ends(src Source, n, limit int) bool {
+	if n == 0 {
+		return true
+	}
+	e, ok := src.(Exhaustive)
+	return ok && e.Exhaustive() && n < limit
+}
+
 // Store is what the built-in sources need of the database.
 type Store interface {
 	AudienceUsers(ctx context.Context, q store.AudienceQuery) ([]store.AudienceUser, error)

@@ -31,23 +31,28 @@ type interested struct {
 func (s interested) Next(ctx context.Context, after string, limit int) ([]User, error) {
 	q := s.q
 	q.After, q.Limit = after, limit
+	out := make([]User, 0, limit)
 	for {
 		page, err := s.st.InterestedUsers(ctx, q)
 		if err != nil {
 			return nil, err
 		}
-		out := make([]User, 0, len(page))
 		for _, u := range page {
 			if s.keep == nil || s.keep(u.Data) {
 				out = append(out, User{ID: u.UserID})
 			}
 		}
-		if len(out) > 0 || len(page) < q.Limit {
+		// A page is filled up past the users the filter left out, so a
+		// short one is the end (Exhaustive).
+		if len(page) < q.Limit || len(out) == limit {
 			return out, nil
 		}
-		q.After = page[len(page)-1].UserID
+		q.After, q.Limit = page[len(page)-1].UserID, limit-len(out)
 	}
 }
+
+// Exhaustive: a page shorter than asked is the end of the audience.
+func (interested) Exhaustive() bool { return true }
 
 // List is the audience of an explicit list of user ids, in id order
 // (duplicates once).
@@ -58,6 +63,9 @@ func List(ids []string) Source {
 }
 
 type list []string
+
+// Exhaustive: a page shorter than asked is the end of the list.
+func (list) Exhaustive() bool { return true }
 
 func (l list) Next(_ context.Context, after string, limit int) ([]User, error) {
 	i, _ := slices.BinarySearch(l, after)

@@ -40,23 +40,42 @@ func TestInterestedSkipsFilteredPages(t *testing.T) {
 	}
 	src := Interested(f, heraldtype.InterestQuery{Subject: "s"}, func(d map[string]string) bool { return d["keep"] == "yes" })
 	var got []string
+	var sizes []int
 	after := ""
 	for {
 		page, err := src.Next(t.Context(), after, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(page) == 0 {
-			break
-		}
+		sizes = append(sizes, len(page))
 		for _, u := range page {
 			got = append(got, u.ID)
+		}
+		if Ends(src, len(page), 4) {
+			break
 		}
 		after = page[len(page)-1].ID
 	}
 	want := []string{"u02", "u25", "u26", "u27", "u28", "u29"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("audience %v, want %v", got, want)
+	}
+	// Each page is filled past the users the filter left out, so only the
+	// last is short: a fan-out ends with it.
+	if !slices.Equal(sizes, []int{4, 2}) {
+		t.Fatalf("page sizes %v, want [4 2]", sizes)
+	}
+}
+
+// Ends: an empty page ends any source; a short page ends the exhaustive
+// ones (list, interests) only.
+func TestEnds(t *testing.T) {
+	if !Ends(List([]string{"a"}), 1, 2) || Ends(List([]string{"a", "b"}), 2, 2) {
+		t.Fatal("a list's short page is its end, a full one is not")
+	}
+	other := FromUsers(noUsers{}, heraldtype.AudienceQuery{})
+	if Ends(other, 1, 2) || !Ends(other, 0, 2) {
+		t.Fatal("another source ends with an empty page only")
 	}
 }
 
@@ -69,3 +88,7 @@ func TestList(t *testing.T) {
 		t.Fatalf("pages %v %v %v", p1, p2, p3)
 	}
 }
+
+type noUsers struct{}
+
+func (noUsers) Users(context.Context, heraldtype.AudienceQuery) ([]string, error) { return nil, nil }

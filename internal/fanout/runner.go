@@ -269,10 +269,9 @@ func (r *Runner) Execute(ctx context.Context, run heraldtype.RuleRun) error {
 			}
 			r.forget(run)
 		}
-		// The end of the audience (an empty page: a filtered page may be
-		// short without being the last), or its limit: this batch is the
-		// last.
-		if len(users) == 0 || run.Recipients+len(users) >= run.Job.Audience.Limit {
+		// The end of the audience (an empty page, or a short one from a
+		// source that says so), or its limit: this batch is the last.
+		if audience.Ends(src, len(users), want) || run.Recipients+len(users) >= run.Job.Audience.Limit {
 			b.Finish = heraldtype.RunDone
 		}
 		if len(users) > 0 {
