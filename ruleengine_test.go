@@ -2,6 +2,7 @@ package herald
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -403,5 +404,40 @@ func TestRuleAudienceLimitsAreConfigured(t *testing.T) {
 		if _, err := NewClient(Config{Store: p.store, Rules: bad}); err == nil {
 			t.Errorf("NewClient accepted %+v", bad)
 		}
+	}
+}
+
+// Issue 20 item 5: a dead-lettered event of a Kafka topic, replayed,
+// goes to the rules of that topic — the replay knows where it came from —
+// and a second replay of it does nothing again (its record answers).
+func TestReplayedDeadEventReachesItsTopicsRules(t *testing.T) {
+	p := newRulePipeline(t)
+	p.interested("VIEW", "product:42", "u1")
+	if _, _, err := p.client.PutRule(p.ctx, priceDropRule()); err != nil {
+		t.Fatal(err)
+	}
+	ev := priceChange("ev-dead", 10000, 8000)
+	ev.Topic = ""
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := p.client.RecordDeadEvent(p.ctx, heraldtype.DeadEvent{Topic: "product.inventory.v1", Partition: 0, Offset: 7,
+		Kind: RecordEvents, Value: []byte("{}"), Payload: payload, Error: "the database was down", Attempts: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := p.client.ReplayDeadEvent(p.ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.fanOut()
+	if got := p.notified("price_drop"); !slices.Equal(got, []string{"u1"}) {
+		t.Fatalf("notified %v", got)
+	}
+	runs, _ := p.client.ListRuleRuns(p.ctx, heraldtype.RuleRunFilter{Rule: "price-drop"})
+	if len(runs.Runs) != 1 || runs.Runs[0].ID != "product.inventory.v1/ev-dead" {
+		t.Fatalf("runs: %+v", runs.Runs)
 	}
 }
