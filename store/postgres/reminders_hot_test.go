@@ -68,3 +68,17 @@ func TestReminderClaimIsHOT(t *testing.T) {
 		t.Fatalf("%d of %d claims were HOT updates", hot, n)
 	}
 }
+
+// The leader's vacuum takes in the reminders as well as the queue: each
+// fire leaves a dead entry at the head of reminders_due, which every
+// claim after it steps over until a vacuum removes it.
+func TestVacuumQueueReminders(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	bulkReminders(t, s, 10_000, time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC))
+	reminderStat(t, s, "n_ins_since_vacuum", func(v int64) bool { return v >= 10_000 })
+	vacuumOnce(t, s, func() string { return "10,000 reminders inserted" })
+	if n := reminderStat(t, s, "vacuum_count", func(v int64) bool { return v > 0 }); n == 0 {
+		t.Fatal("pg_stat_user_tables counts no vacuum of reminders")
+	}
+}
