@@ -310,12 +310,14 @@ type NextClaimer interface {
 // pending index; dead entries there are stepped over and their heap rows
 // fetched, so a queue drained faster than it is vacuumed slows down as it
 // drains (docs/PERFORMANCE.md: 8,300 → under 5,000 deliveries/s over a
-// 1,000,000-delivery backlog with autovacuum off). The elected leader
-// calls VacuumQueue on a timer, so the queue stays fast whether or not
+// 1,000,000-delivery backlog with autovacuum off). The reminder claim
+// walks the head of the due reminders the same way. The elected leader
+// calls VacuumQueue on a timer, so both stay fast whether or not
 // autovacuum is on or keeping up.
 type QueueVacuumer interface {
-	// VacuumQueue vacuums and analyzes the queue table if enough of its
-	// rows are dead to be worth it, and reports whether it did.
+	// VacuumQueue vacuums and analyzes the tables that claims walk (the
+	// queue, the reminders) whose dead or new rows are enough to be worth
+	// it, and reports whether it vacuumed any.
 	VacuumQueue(ctx context.Context) (bool, error)
 }
 

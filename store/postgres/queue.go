@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"time"
 
@@ -311,49 +310,67 @@ func readStateCounts(rows pgx.Rows, stats map[heraldtype.DeliveryState]int) erro
 	return nil
 }
 
-// The queue is vacuumed when it holds at least vacuumMinRows dead row
-// versions and they are at least 1/vacuumDeadShare of its live rows (a
-// 1,000,000-row backlog is vacuumed every 50,000 claims and outcomes,
-// about 25,000 deliveries), or when at least vacuumMinRows rows and
-// 1/vacuumInsertShare of the live ones were inserted since the last
-// vacuum. The second rule is autovacuum's insert threshold: the first
-// vacuum after a large enqueue visits every new page to mark it
-// all-visible, and done once, over 1,000,000 fresh rows in the middle of
-// the drain, it cut the send rate to about 1,200/s for half a minute;
-// done as the rows arrive, it costs the same in small parts. An idle
-// queue is never vacuumed.
+// A table that claims walk is vacuumed when it holds at least
+// vacuumMinRows dead row versions and they are at least 1/vacuumDeadShare
+// of its live rows (a 1,000,000-row backlog is vacuumed every 50,000
+// claims and outcomes, about 25,000 deliveries or reminder occurrences),
+// or when at least vacuumMinRows rows and 1/vacuumInsertShare of the live
+// ones were inserted since the last vacuum. The second rule is
+// autovacuum's insert threshold: the first vacuum after a large enqueue
+// visits every new page to mark it all-visible, and done once, over
+// 1,000,000 fresh rows in the middle of the drain, it cut the send rate
+// to about 1,200/s for half a minute; done as the rows arrive, it costs
+// the same in small parts. An idle table is never vacuumed.
 const (
 	vacuumMinRows     = 10_000
 	vacuumDeadShare   = 20
 	vacuumInsertShare = 5
 )
 
-// VacuumQueue implements store.QueueVacuumer. It reads the deliveries
-// table's dead, live and newly inserted row counts from the statistics
-// PostgreSQL keeps anyway, and runs VACUUM (ANALYZE) on the table when they pass the
-// thresholds above: the dead entries at the head of the pending index go,
-// and the planner learns how many rows are pending. A manual VACUUM is not
-// throttled by autovacuum's cost delay and takes no lock that blocks
-// claims, outcomes or enqueues.
+// vacuumTables are the tables whose claims walk the head of an index past
+// the dead entries of the rows claimed before: the queue (the pending
+// index) and the reminders (reminders_due: each fire moves a reminder's
+// next_at and leaves a dead entry where it was due, 1,000,000 of them at
+// the head of the index by the end of a million-reminder drain).
+var vacuumTables = []string{"deliveries", "reminders"}
+
+// VacuumQueue implements store.QueueVacuumer. It reads the dead, live and
+// newly inserted row counts of each of vacuumTables from the statistics
+// PostgreSQL keeps anyway, and runs VACUUM (ANALYZE) on each table that
+// passes the thresholds above, one at a time: the dead entries at the
+// head of its claim index go, and the planner learns how many rows are
+// due. A manual VACUUM is not throttled by autovacuum's cost delay and
+// takes no lock that blocks claims, outcomes, fires or enqueues.
 func (s *Store) VacuumQueue(ctx context.Context) (bool, error) {
-	var live, dead, inserted int64
-	err := s.pool.QueryRow(ctx, `SELECT n_live_tup, n_dead_tup, n_ins_since_vacuum FROM pg_stat_user_tables
-WHERE schemaname = $1 AND relname = 'deliveries'`, s.schema).Scan(&live, &dead, &inserted)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	}
+	rows, err := s.pool.Query(ctx, `SELECT relname, n_live_tup, n_dead_tup, n_ins_since_vacuum FROM pg_stat_user_tables
+WHERE schemaname = $1 AND relname = ANY($2) ORDER BY relname`, s.schema, vacuumTables)
 	if err != nil {
 		return false, formatError(err, "vacuum")
 	}
-	deadEnough := dead >= vacuumMinRows && dead >= live/vacuumDeadShare
-	newEnough := inserted >= vacuumMinRows && inserted >= live/vacuumInsertShare
-	if !deadEnough && !newEnough {
-		return false, nil
+	var due []string
+	for rows.Next() {
+		var table string
+		var live, dead, inserted int64
+		if err := rows.Scan(&table, &live, &dead, &inserted); err != nil {
+			rows.Close()
+			return false, formatError(err, "vacuum")
+		}
+		deadEnough := dead >= vacuumMinRows && dead >= live/vacuumDeadShare
+		newEnough := inserted >= vacuumMinRows && inserted >= live/vacuumInsertShare
+		if deadEnough || newEnough {
+			due = append(due, table)
+		}
 	}
-	if err := s.vacuumThrottled(ctx, s.q(`VACUUM (ANALYZE) {s}.deliveries`)); err != nil {
+	rows.Close()
+	if err := rows.Err(); err != nil {
 		return false, formatError(err, "vacuum")
 	}
-	return true, nil
+	for _, table := range due {
+		if err := s.vacuumThrottled(ctx, s.q(`VACUUM (ANALYZE) {s}.`+table)); err != nil {
+			return false, formatError(err, "vacuum "+table)
+		}
+	}
+	return len(due) > 0, nil
 }
 
 // vacuumCostDelay throttles the leader's VACUUM as autovacuum throttles

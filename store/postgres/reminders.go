@@ -400,6 +400,16 @@ func (s *Store) StopReminders(ctx context.Context, sel store.ReminderSelector, r
 	return stopped, err
 }
 
+// noJIT turns JIT compilation off for the rest of an indexedQueries
+// transaction. The reminder claim's generic plan does not know its LIMIT
+// and guesses a tenth of the table, which prices it above
+// jit_above_cost (100,000 by default): PostgreSQL then JIT-compiled the
+// claim on every call, 16 ms of CPU per batch of 500 at a million
+// reminders (EXPLAIN ANALYZE, docs/PERFORMANCE.md session 10) for a
+// statement that runs in a few milliseconds. Nothing Herald runs on these
+// tables scans enough rows for JIT to pay.
+var noJIT = indexed{sql: `SELECT set_config('jit', 'off', true)`, read: func(pgx.Rows) error { return nil }}
+
 // ClaimReminders implements store.Reminders in one statement: the due
 // reminders FOR UPDATE SKIP LOCKED (S2.4), leased, and returned with
 // their user's time zone and the user's latest send from another
@@ -407,7 +417,8 @@ func (s *Store) StopReminders(ctx context.Context, sel store.ReminderSelector, r
 // under indexPlans, as the queue's claim does: planned on statistics, the
 // lease UPDATE hash-joined the batch to a sequential scan of every
 // reminder (6 ms of a 19 ms claim at 20,000 rows, and growing with the
-// table; auto_explain, docs/PERFORMANCE.md session 9).
+// table; auto_explain, docs/PERFORMANCE.md session 9). JIT is off for it
+// (noJIT).
 func (s *Store) ClaimReminders(ctx context.Context, p store.ReminderClaimParams) ([]store.ReminderClaim, error) {
 	if err := store.CheckReminderClaim(p); err != nil {
 		return nil, err
@@ -427,7 +438,7 @@ SELECT ` + reminderColumnsOf("l.") + `, l.rescued, coalesce(u.timezone, ''),
 FROM l LEFT JOIN {s}.users u ON u.id = l.user_id
 ORDER BY l.next_at, l.id`)
 	var claims []store.ReminderClaim
-	err := s.indexedQuery(ctx, "reminders", query, func(rows pgx.Rows) (err error) {
+	err := s.indexedQueries(ctx, "reminders", noJIT, indexed{sql: query, args: args, read: func(rows pgx.Rows) (err error) {
 		claims, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.ReminderClaim, error) {
 			var c store.ReminderClaim
 			var last *time.Time
@@ -437,7 +448,7 @@ ORDER BY l.next_at, l.id`)
 			return c, err
 		})
 		return err
-	}, args...)
+	}})
 	if err != nil {
 		return nil, err
 	}
@@ -645,14 +656,33 @@ WHERE lease_owner = $1 AND id = ANY($2)`), owner, ids)
 // NextReminderAt implements store.Reminders: the earliest next_at of an
 // unleased active reminder, or the earliest end of a lease (a claimed
 // reminder is claimable again when its lease ends).
+//
+// Both are read through reminders_due, the index of active reminders by
+// next_at: no index names a lease column, so that a claim is a HOT update
+// (migration 0021). A claim leaves next_at alone and its lease ends after
+// it, so a leased reminder can come before the earliest unleased one
+// (next_at u) only if its own next_at is before u: the second probe walks
+// just the leased reminders due before u, those in schedulers' hands.
+// It runs under indexPlans: u is known only when the statement runs, and
+// planned on a guess the range probe could become a scan of the table.
+// The same guess (a third of the table) prices it above jit_above_cost:
+// JIT compiling the two index probes took 16 ms per call at a million
+// reminders, on every poll of an idle scheduler (noJIT).
 func (s *Store) NextReminderAt(ctx context.Context) (time.Time, bool, error) {
 	var next *time.Time
-	err := s.pool.QueryRow(ctx, s.q(`SELECT least(
-	(SELECT min(next_at) FROM {s}.reminders WHERE state = 'active' AND lease_until IS NULL),
-	(SELECT min(greatest(next_at, lease_until)) FROM {s}.reminders WHERE state = 'active' AND lease_until IS NOT NULL))`)).
-		Scan(&next)
+	err := s.indexedQueries(ctx, "reminders", noJIT, indexed{sql: `WITH u AS (
+	SELECT min(next_at) AS at FROM {s}.reminders WHERE state = 'active' AND lease_until IS NULL)
+SELECT least((SELECT at FROM u),
+	(SELECT min(greatest(next_at, lease_until)) FROM {s}.reminders
+	WHERE state = 'active' AND lease_until IS NOT NULL AND next_at < coalesce((SELECT at FROM u), 'infinity')))`,
+		read: func(rows pgx.Rows) error {
+			if !rows.Next() {
+				return pgx.ErrNoRows
+			}
+			return rows.Scan(&next)
+		}})
 	if err != nil {
-		return time.Time{}, false, formatError(err, "reminders")
+		return time.Time{}, false, err
 	}
 	return timeOf(next), next != nil, nil
 }
