@@ -289,6 +289,8 @@ type Client struct {
 	campaigns *campaign.Runner
 	// ruleRunner is the rule runner, when this instance runs it.
 	ruleRunner *fanout.Runner
+	// compiledRules caches the rules Track applies, compiled.
+	compiledRules compiledRules
 	// audiences resolves the rule runs' audiences (dry runs and the
 	// runner).
 	audiences audience.Resolver

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -103,9 +105,28 @@ type RuleOutcome struct {
 	Error string `json:"error,omitempty"`
 }
 
-// maxRecordTries bounds how often Track decides again when another event
-// of the same subject was applied between its read and its write.
-const maxRecordTries = 5
+// maxRecordTries bounds how often a guarded read-decide-write (an event
+// on its subject, an unsubscribe on the preferences) decides again when
+// another write landed between its read and its write. Each round one of
+// the writers racing for the row wins, so the bound is how many may race
+// at once; between tries the loser waits a little (decideAgain).
+const maxRecordTries = 32
+
+// decideAgain waits before the next try of a guarded write: a few
+// milliseconds, growing with the tries and jittered, so writers racing
+// for one row do not meet again at once. It returns ctx's error if ctx
+// ends first.
+func decideAgain(ctx context.Context, try int) error {
+	d := time.Duration(1+rand.IntN(min(try, 10))) * time.Millisecond
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
 
 // Track applies an event (POST /v1/events, and each Kafka event record).
 //
@@ -173,7 +194,12 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 		case done.Replayed:
 			return c.replayedEvent(done.Outcome)
 		case done.Conflict && try < maxRecordTries:
-			continue // another event of the subject was applied meanwhile: decide again
+			// Another event of the subject was applied meanwhile: decide
+			// again on its state.
+			if err := decideAgain(ctx, try); err != nil {
+				return TrackResult{}, err
+			}
+			continue
 		case done.Conflict:
 			return TrackResult{}, heraldtype.Errorf(heraldtype.EUNAVAILABLE,
 				"event %q: its subject %q kept changing under %d tries; send it again", e.ID, e.Subject, maxRecordTries)
@@ -219,7 +245,7 @@ func (c *Client) rulesFor(ctx context.Context, source, event string) ([]*rule.Co
 			return nil, err
 		}
 		for _, r := range rs {
-			cr, err := rule.Compile(r)
+			cr, err := c.compiledRules.get(r)
 			if err != nil {
 				// Stored before a check that now refuses it: it acts on
 				// nothing until it is saved again, and says so.
@@ -233,6 +259,38 @@ func (c *Client) rulesFor(ctx context.Context, source, event string) ([]*rule.Co
 		}
 		f.Cursor = next
 	}
+}
+
+// compiledRules caches compiled rules (their parsed templates) by name
+// and last update, so applying an event parses no template: the hot path
+// of the Kafka intake compiles a rule once per edit, not once per event.
+type compiledRules struct {
+	mu sync.Mutex
+	m  map[string]*rule.Compiled
+}
+
+// maxCompiledRules bounds the cache; it starts over when full.
+const maxCompiledRules = 1024
+
+// get returns r compiled: the cached one if r has not changed since.
+func (cr *compiledRules) get(r Rule) (*rule.Compiled, error) {
+	cr.mu.Lock()
+	c, ok := cr.m[r.Name]
+	cr.mu.Unlock()
+	if ok && c.Rule.UpdatedAt.Equal(r.UpdatedAt) {
+		return c, nil
+	}
+	c, err := rule.Compile(r)
+	if err != nil {
+		return nil, err
+	}
+	cr.mu.Lock()
+	if cr.m == nil || len(cr.m) >= maxCompiledRules {
+		cr.m = make(map[string]*rule.Compiled)
+	}
+	cr.m[r.Name] = c
+	cr.mu.Unlock()
+	return c, nil
 }
 
 // recordedEvent answers a redelivered event from its record.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -439,5 +440,80 @@ func TestReplayedDeadEventReachesItsTopicsRules(t *testing.T) {
 	runs, _ := p.client.ListRuleRuns(p.ctx, heraldtype.RuleRunFilter{Rule: "price-drop"})
 	if len(runs.Runs) != 1 || runs.Runs[0].ID != "product.inventory.v1/ev-dead" {
 		t.Fatalf("runs: %+v", runs.Runs)
+	}
+}
+
+// Track applies a rule's latest version: the compiled rules it caches are
+// keyed by the rule's last update.
+func TestEditedRuleAppliesAtOnce(t *testing.T) {
+	p := newRulePipeline(t)
+	p.interested("VIEW", "product:42", "u1")
+	r := priceDropRule()
+	if _, _, err := p.client.PutRule(p.ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.client.Track(p.ctx, priceChange("ev-1", 10000, 8000)); err != nil {
+		t.Fatal(err)
+	}
+	p.clock.Advance(time.Second)
+	r.Notify.Title = "{{.product_name}}: now {{.current_price}}"
+	if _, _, err := p.client.PutRule(p.ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.client.Track(p.ctx, priceChange("ev-2", 8000, 6000)); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := p.client.ListRuleRuns(p.ctx, heraldtype.RuleRunFilter{Rule: r.Name})
+	if err != nil || len(runs.Runs) != 2 {
+		t.Fatalf("runs: %+v %v", runs, err)
+	}
+	if got := runs.Runs[0].Job.Notification.Title; got != "Kettle: now 6000" {
+		t.Fatalf("the edited rule's title: %q", got)
+	}
+	if got := runs.Runs[1].Job.Notification.Title; got != "Kettle is 20% off" {
+		t.Fatalf("the first event's title: %q", got)
+	}
+}
+
+// Issue 20 item 1: events of one subject applied at once are decided one
+// after the other — the subject's guarded write makes the loser read again
+// and decide on the winner's state — so none is lost and the detector's
+// state sees every one: of 8 concurrent changes of a watched field, each
+// is recorded and the subject's state ends with one of their values.
+func TestConcurrentEventsOfOneSubjectAreEachApplied(t *testing.T) {
+	p := newRulePipeline(t)
+	p.interested("VIEW", "product:42", "u1")
+	r := Rule{Name: "any-change", When: heraldtype.RuleWhen{Event: "PRODUCT_UPDATE",
+		Detect: heraldtype.Detector{Changed: []string{"label"}}},
+		Audience: heraldtype.RuleAudience{Interest: &heraldtype.InterestAudience{Kinds: []string{"VIEW"}}},
+		Notify:   heraldtype.RuleNotify{Type: "price_drop", Title: "Now called {{.label}}"}}
+	if _, _, err := p.client.PutRule(p.ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			_, err := p.client.Track(p.ctx, Event{ID: fmt.Sprint("u-", i), Name: "PRODUCT_UPDATE", Subject: "product:42",
+				Data: map[string]string{"label": fmt.Sprint("label-", i)}})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	subj, err := p.store.EventSubject(p.ctx, "product:42")
+	if err != nil || subj.Seq != n {
+		t.Fatalf("subject written %d times (%v), want %d", subj.Seq, err, n)
+	}
+	// The first applied saw no earlier name; each later one a change.
+	runs, err := p.client.ListRuleRuns(p.ctx, heraldtype.RuleRunFilter{Rule: r.Name})
+	if err != nil || len(runs.Runs) != n-1 {
+		t.Fatalf("%d runs (%v), want %d", len(runs.Runs), err, n-1)
 	}
 }

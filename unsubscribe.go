@@ -177,6 +177,9 @@ func (c *Client) Unsubscribe(ctx context.Context, token string) (Unsubscription,
 			return Unsubscription{}, heraldtype.Errorf(heraldtype.EUNAVAILABLE,
 				"the preferences of user %q kept changing under %d tries; send the unsubscribe again", cl.UserID, maxRecordTries)
 		}
+		if err := decideAgain(ctx, try); err != nil {
+			return Unsubscription{}, err
+		}
 	}
 	c.log.Info("herald: one-click unsubscribe", "user_id", cl.UserID, "type", cl.Type, "channel", cl.Channel)
 	return res, c.unsubscribedOnTimeline(ctx, cl)
