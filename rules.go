@@ -16,7 +16,7 @@ import (
 type Rule = heraldtype.Rule
 
 // RuleFilter selects a page of rules.
-type RuleFilter = store.RuleFilter
+type RuleFilter = heraldtype.RuleFilter
 
 // RulePage is one page of rules.
 type RulePage struct {
