@@ -346,7 +346,7 @@ func TestThreeInstancesDeliverExactlyOnce(t *testing.T) {
 }
 
 // duplicateWindows counts the attempts of d that went through one of
-// at_least_once's documented duplicate windows (README: Delivery): a send
+// at_least_once's documented duplicate windows (docs/delivery.md): a send
 // that got no HTTP answer — timed out in the worker (timeout) or in the
 // FCM client (network) — which the provider may have had, or an expired
 // lease, whose holder may have sent it. Each such attempt explains at most
