@@ -32,6 +32,21 @@ func (r *cliRunner) run(args ...string) (string, int) {
 	return out.String() + errb.String(), code
 }
 
+// stdin runs a command that must succeed with in as its standard input.
+func (r *cliRunner) stdin(in string, args ...string) string {
+	r.t.Helper()
+	var out bytes.Buffer
+	root := newRootCmd(&env{stdout: &out, stderr: &out})
+	root.SetArgs(append(args, "--server", r.server))
+	root.SetIn(strings.NewReader(in))
+	root.SetOut(&out)
+	root.SetErr(&out)
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		r.t.Fatalf("herald %s < %s: %v\n%s", strings.Join(args, " "), in, err, out.String())
+	}
+	return out.String()
+}
+
 // ok runs a command that must succeed and print every one of want.
 func (r *cliRunner) ok(args []string, want ...string) string {
 	r.t.Helper()
@@ -203,6 +218,11 @@ func TestSetupCommands(t *testing.T) {
 		}
 		r.ok([]string{"preferences", "put", "u2", "-f", r.file("prefs.json", `{"opted_out_channels":["email"]}`)}, "email")
 		matches(t, r.ok([]string{"preferences", "get", "u2"}), `^opted out of: +email$`)
+		// -f - reads standard input, as docs/cli.md shows.
+		out = r.stdin(`{"types":{"promo":{"disabled":true}},"quiet_hours":{"start":"23:00","end":"07:00"}}`,
+			"preferences", "put", "u2", "-f", "-")
+		matches(t, out, `^quiet hours: +23:00-07:00$`)
+		matches(t, out, `^opted out of: +none$`)
 		r.fails([]string{"preferences", "put", "u1", "--quiet-hours", "22:00"}, "--quiet-hours", "HH:MM-HH:MM")
 		r.fails([]string{"preferences", "put", "u1", "--type-channels", "promo"}, "TYPE=ch1,ch2")
 		r.fails([]string{"preferences", "put", "u1", "--opt-out", "fax"}, "invalid_argument", "opted_out_channels")
