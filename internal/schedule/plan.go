@@ -12,9 +12,10 @@
 // read as UTC, where no transition ever happens) and each wall time is then
 // mapped into the zone by explicit rules (resolve): a wall time in a
 // spring-forward gap fires once, moved forward by the gap; one in an
-// autumn overlap fires once, at its first instant; and a firing is always
-// strictly after the previous one, so two wall times that map to one
-// instant fire once.
+// autumn overlap fires once, at its first instant; every wall time the rule
+// gives fires (RFC 5545), in the order of the instants they map to; and a
+// firing is always strictly after the previous one, so two wall times that
+// map to one instant fire once.
 package schedule
 
 import (
@@ -281,23 +282,30 @@ func (p *Plan) Next(a Anchor, after time.Time, sentCount int) (Occurrence, bool)
 }
 
 // nextWall finds the first RRULE or cron occurrence strictly after the
-// instant after. Wall times are taken in order and each is mapped into the
-// zone; the first whose instant is after after is the answer. The walk
-// starts before after's own wall clock by the largest gap nearby, since a
-// wall time in a gap maps forward past later wall times (02:30 → 03:30 EDT,
-// after 03:00). Taking the first such wall time makes every firing the
-// greatest so far, so firings strictly increase and two wall times that
-// map to one instant (02:30 in the gap and 03:30) fire once.
+// instant after: the earliest instant, after after, that any of the rule's
+// wall times maps to in the zone. Mapping is not monotonic: a wall time in a
+// spring-forward gap moves forward by the gap, past later wall times that
+// exist (on Lord Howe, a 30-minute gap, BYMINUTE=15,40 at 02:xx gives 02:40
+// and then 02:45, the shifted 02:15 — RFC 5545 keeps both, issue 30 item 6).
+// So the walk starts before after's own wall clock by the largest gap
+// nearby and, once it holds a candidate, goes on until the wall times pass
+// the candidate's own wall clock, after which none can map earlier. Two
+// wall times that map to one instant (New York's 02:30 in the gap and
+// 03:30) fire once, since the answer is strictly after after.
 func (p *Plan) nextWall(a Anchor, after time.Time) (Occurrence, bool) {
 	var rule boundRule
 	if p.rule != nil {
 		p.rule.bind(floating(a.Start.In(p.loc)), &rule)
 	}
-	w := floating(after.In(p.loc)).Add(-forwardJump(after, p.loc) - time.Second)
-	// Each wall time taken is later than the last, and every one more than
-	// a day past after's wall clock maps after it, so the walk ends within
-	// a day and a half of wall times (at most MaxTimesPerDay a day); the
-	// bound only guards against inconsistent tz data.
+	jump := forwardJump(after, p.loc)
+	w := floating(after.In(p.loc)).Add(-jump - time.Second)
+	var best Occurrence
+	var bestWall time.Time // the wall clock best shows
+	// Each wall time taken is later than the last, every one more than a
+	// day past after's wall clock maps after it, and the walk ends at most
+	// a gap past the first candidate, so it ends within a few days of wall
+	// times (at most MaxTimesPerDay a day); the bound only guards against
+	// inconsistent tz data.
 	for range 4 * MaxTimesPerDay {
 		var ok bool
 		if p.rule != nil {
@@ -305,15 +313,18 @@ func (p *Plan) nextWall(a Anchor, after time.Time) (Occurrence, bool) {
 		} else {
 			w, ok = cronNext(p.cron, w)
 		}
-		if !ok {
-			return Occurrence{}, false
+		if !ok || !best.At.IsZero() && w.After(bestWall) {
+			break
 		}
 		at, shifted := resolve(w, p.loc)
-		if at.After(after) {
-			return Occurrence{At: at, Wall: w, Shifted: shifted}, true
+		if at.After(after) && (best.At.IsZero() || at.Before(best.At)) {
+			best, bestWall = Occurrence{At: at, Wall: w, Shifted: shifted}, floating(at.In(p.loc))
+			if jump == 0 {
+				break // no gap nearby: wall times map in order
+			}
 		}
 	}
-	return Occurrence{}, false
+	return best, !best.At.IsZero()
 }
 
 // Restore rebuilds the stored occurrence of a reminder from its row: its
