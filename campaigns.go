@@ -174,6 +174,8 @@ func (c *Client) prepareCampaign(ctx context.Context, r CampaignRequest, now tim
 	switch {
 	case r.Schedule.Backoff != nil:
 		return Campaign{}, heraldtype.FieldErrorf("schedule.backoff", "a campaign repeats on cron or rrule, not a backoff")
+	case r.Schedule.Immediately:
+		return Campaign{}, heraldtype.FieldErrorf("schedule.immediately", "is for reminders; start a campaign's run now with POST /v1/campaigns/{name}/run")
 	case r.LocalTime && r.Schedule.TimeZone != "":
 		return Campaign{}, heraldtype.FieldErrorf("schedule.time_zone", "local_time reads the schedule on each user's own clock; give no time_zone")
 	case r.LocalTime && !r.Schedule.At.IsZero():

@@ -62,7 +62,9 @@ type Config struct {
 	// fetch_limit). Default 500.
 	BatchSize int
 	// Gap is the least time between two occurrences of one user's
-	// reminders (S2.5). Default 60 s; negative: no gap.
+	// reminders (S2.5), and between two of one reminder's own (issue 31
+	// item 6: nearer occurrences of its schedule are passed over). Default
+	// 60 s; negative: no gap.
 	Gap time.Duration
 	// Poll bounds how long an idle scheduler sleeps before looking for
 	// due reminders (another instance may have written one). Default 500 ms.
@@ -283,6 +285,13 @@ func (s *Scheduler) decideOne(ctx context.Context, c store.ReminderClaim, now ti
 		if l := lastOfUser[c.UserID]; l.After(last) {
 			last = l
 		}
+		// Issue 31 item 6: the plan keeps the reminder's own occurrences
+		// apart from one another (WithSpacing), but an update restarts the
+		// schedule, so its first occurrence is kept apart from the last
+		// send here.
+		if c.ScheduleStart.After(c.LastSentAt) && c.LastSentAt.After(last) {
+			last = c.LastSentAt
+		}
 		if !last.IsZero() && now.Sub(last) < s.cfg.Gap {
 			// S2.5: moved, not sent: past the gap by a deterministic jitter,
 			// so two reminders of one user never fire together and no retry
@@ -364,6 +373,7 @@ func (s *Scheduler) plan(c store.ReminderClaim) (*schedule.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	p = p.WithSpacing(s.cfg.Gap)
 	s.mu.Lock()
 	if len(s.plans) > maxPlans {
 		clear(s.plans)

@@ -73,6 +73,12 @@ type Plan struct {
 	spread  time.Duration
 	catchUp heraldtype.CatchUp
 	window  time.Duration
+	// immediately: the first occurrence is the anchor's Start (issue 30
+	// item 6, S2.3's next = now).
+	immediately bool
+	// spacing is the least time between two occurrences Next returns
+	// (issue 31 item 6); zero: none. Set by WithSpacing.
+	spacing time.Duration
 }
 
 // Anchor is what one reminder (or one campaign × user) adds to a plan:
@@ -123,7 +129,7 @@ func (o Occurrence) ID() string {
 // invalid_argument heraldtype.Error naming its field (schedule.rrule,
 // schedule.backoff.factor, …); Compile never panics.
 func Compile(s heraldtype.Schedule, zone string) (*Plan, error) {
-	p := &Plan{catchUp: s.CatchUp, window: s.CatchUpWindow.Std(), spread: s.Spread.Std()}
+	p := &Plan{catchUp: s.CatchUp, window: s.CatchUpWindow.Std(), spread: s.Spread.Std(), immediately: s.Immediately}
 	kinds := 0
 	if !s.At.IsZero() {
 		kinds, p.kind = kinds+1, KindAt
@@ -246,19 +252,59 @@ func (p *Plan) Interval(k int) time.Duration {
 
 // First returns the first occurrence of a schedule registered — or
 // updated, which restarts it (S2.3) — at a.Start with sentCount sends
-// already made: for a backoff Start + Interval(sentCount) (sent_count is
-// kept across updates, so a reminder that was sent three times waits the
-// fourth interval), for the others the first occurrence strictly after
-// Start. ok is false when there is none: an at in the past, an RRULE whose
-// COUNT or UNTIL is exhausted, a rule that never matches within Horizon.
+// already made: with Immediately, a.Start itself (whole seconds, due at
+// once: no spread); otherwise for a backoff Start + Interval(sentCount)
+// (sent_count is kept across updates, so a reminder that was sent three
+// times waits the fourth interval), for the others the first occurrence
+// strictly after Start. ok is false when there is none: an at in the past,
+// an RRULE whose COUNT or UNTIL is exhausted, a rule that never matches
+// within Horizon.
 func (p *Plan) First(a Anchor, sentCount int) (Occurrence, bool) {
-	return p.Next(a, a.Start, sentCount)
+	if p.immediately {
+		o := Occurrence{At: a.Start.UTC().Truncate(time.Second)}
+		o.Due = o.At
+		if p.kind == KindBackoff {
+			o.Seq = max(sentCount, 0) + 1
+		} else if p.kind != KindAt {
+			o.Wall = floating(o.At.In(p.loc))
+		}
+		return o, true
+	}
+	return p.next(a, a.Start, sentCount)
 }
 
-// Next returns the first occurrence strictly after after: for a backoff,
-// after (the send that just happened) plus Interval(sentCount), sentCount
-// counting that send. ok is false when the schedule has no more.
+// Next returns the first occurrence strictly after after, the previous
+// occurrence's nominal time (or, for a backoff, the send that just
+// happened), and at least the plan's spacing after it: nearer occurrences
+// are passed over (issue 31 item 6). For a backoff it is after plus
+// Interval(sentCount), sentCount counting that send (less the immediate
+// one, which does not grow the backoff). ok is false when the schedule has
+// no more.
 func (p *Plan) Next(a Anchor, after time.Time, sentCount int) (Occurrence, bool) {
+	o, ok := p.next(a, after, sentCount)
+	if !ok || p.spacing <= 0 {
+		return o, ok
+	}
+	least := after.Add(p.spacing)
+	if !o.At.Before(least) {
+		return o, true
+	}
+	switch p.kind {
+	case KindBackoff:
+		// The send's identity is its number, not its time: it waits.
+		o.At = least.UTC().Truncate(time.Second)
+		if o.At.Before(least) {
+			o.At = o.At.Add(time.Second)
+		}
+		o.Due = o.At.Add(Spread(a.Key, o.ID(), p.spread))
+		return o, true
+	default:
+		return p.next(a, least.Add(-time.Nanosecond), sentCount)
+	}
+}
+
+// next is Next without the spacing.
+func (p *Plan) next(a Anchor, after time.Time, sentCount int) (Occurrence, bool) {
 	var o Occurrence
 	switch p.kind {
 	case KindAt:
@@ -267,7 +313,11 @@ func (p *Plan) Next(a Anchor, after time.Time, sentCount int) (Occurrence, bool)
 		}
 		o.At = p.at
 	case KindBackoff:
-		o.At, o.Seq = after.UTC().Add(p.Interval(sentCount)).Truncate(time.Second), max(sentCount, 0)+1
+		k := sentCount
+		if p.immediately {
+			k--
+		}
+		o.At, o.Seq = after.UTC().Add(p.Interval(k)).Truncate(time.Second), max(sentCount, 0)+1
 		if !o.At.After(after) {
 			o.At = o.At.Add(time.Second)
 		}
