@@ -91,7 +91,7 @@ func (c *Client) newCampaignRunner() (*campaign.Runner, error) {
 		Store: c.store, Build: c.buildCampaignMessage, Owner: c.cfg.Owner, DefaultZone: c.cfg.DefaultTimezone,
 		Enqueued:  func(typ string, res store.EnqueueResult) { c.enqueued(typ, res, true) },
 		BatchSize: cc.BatchSize, Pause: cc.Pause, LockAtMost: cc.LockAtMost, LockAtLeast: cc.LockAtLeast,
-		Poll: cc.PollInterval, Now: c.cfg.Now, Metrics: c.metrics, Logger: c.log,
+		Poll: cc.PollInterval, Now: c.cfg.Now, Metrics: c.metrics, Logger: c.Logger(ComponentCampaign),
 	})
 }
 

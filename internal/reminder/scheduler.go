@@ -205,11 +205,17 @@ func (s *Scheduler) sleep(ctx context.Context) {
 // Tick claims one batch of due reminders as of now and fires it. full
 // reports a batch of BatchSize (more are probably due).
 func (s *Scheduler) Tick(ctx context.Context) (Counts, bool, error) {
+	// Processing time is measured on the machine's clock, not the
+	// injected one that decides due times.
+	started := time.Now()
 	now := s.cfg.Now().UTC()
 	claims, err := s.cfg.Store.ClaimReminders(ctx, store.ReminderClaimParams{
 		Owner: s.cfg.Owner, Now: now, LeaseUntil: now.Add(s.cfg.Lease), Limit: s.cfg.BatchSize,
 	})
 	if err != nil || len(claims) == 0 {
+		if err != nil {
+			s.observe(started, err)
+		}
 		return Counts{}, false, err
 	}
 	counts := Counts{"claimed": len(claims)}
@@ -227,15 +233,33 @@ func (s *Scheduler) Tick(ctx context.Context) (Counts, bool, error) {
 	}
 	err = s.fire(ctx, fires, counts)
 	s.record(counts)
+	s.observe(started, err)
+	if s.log.Enabled(ctx, slog.LevelDebug) {
+		s.log.Debug("reminder: batch done", "counts", map[string]int(counts), "duration", time.Since(started), "err", err)
+	}
 	return counts, len(claims) == s.cfg.BatchSize, err
+}
+
+// observe records a batch's processing time (S2.7).
+func (s *Scheduler) observe(started time.Time, err error) {
+	outcome := metrics.BatchOK
+	if err != nil {
+		outcome = metrics.BatchError
+	}
+	s.cfg.Metrics.ReminderBatchDuration.WithLabelValues(outcome).Observe(time.Since(started).Seconds())
 }
 
 // decide makes the fire of each claim, or puts it in release when it must
 // be tried again later.
 func (s *Scheduler) decide(ctx context.Context, claims []store.ReminderClaim, now time.Time, counts Counts) (fires []pending, release []string) {
 	lastOfUser := map[string]time.Time{}
+	debug := s.log.Enabled(ctx, slog.LevelDebug) // log.debug: [reminder]
 	for _, c := range claims {
 		f, ok := s.decideOne(ctx, c, now, lastOfUser, counts)
+		if debug {
+			s.log.Debug("reminder: decided", "reminder", c.Key, "id", c.ID, "user_id", c.UserID, "due", c.NextAt,
+				"sent_count", c.SentCount, "sends", f.Sends, "next_at", f.NextAt, "stop_reason", f.StopReason, "retry", !ok)
+		}
 		if !ok {
 			release = append(release, c.ID)
 			continue
