@@ -280,8 +280,10 @@ func (c *Client) GetCampaignRun(ctx context.Context, name, runID string) (Campai
 // RunCampaign asks for a run by hand (POST /v1/campaigns/{name}/run): with
 // runID "" a new manual run (id manual-…) to the whole audience now; with
 // the id of a finished run, that run again — from the start of its
-// audience, reaching only the users it has not reached (a recovery after
-// a failed fetch, S3.7). A run still running is a conflict. The runner
+// audience, fetching content for and reaching only the users it has not
+// reached (a recovery after a failed fetch, S3.7), its counts and last
+// error then the new try's (issue 30 item 6). A run still running is a
+// conflict. The runner
 // (on the leader) runs it; the answer is the run as it starts.
 func (c *Client) RunCampaign(ctx context.Context, name, runID string) (CampaignRun, error) {
 	if err := validCampaignName(name); err != nil {
