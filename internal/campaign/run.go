@@ -3,6 +3,7 @@ package campaign
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -81,6 +82,10 @@ func (r *Runner) batches(ctx context.Context, c heraldtype.Campaign, content *Co
 		res, err := r.advance(ctx, c, b)
 		if err != nil || !res.Applied {
 			return err
+		}
+		if r.log.Enabled(ctx, slog.LevelDebug) { // log.debug: [campaign]
+			r.log.Debug("campaign: batch done", "campaign", c.Name, "run", run.ID, "cursor", b.Cursor, "users", b.Recipients,
+				"enqueued", res.Enqueued, "skipped", res.Skipped, "fetch_failed", b.FetchFailed, "render_failed", b.RenderFailed)
 		}
 		run = res.Run
 		if r.cfg.Pause > 0 {
