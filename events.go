@@ -252,6 +252,9 @@ func (c *Client) rulesFor(ctx context.Context, source, event string) ([]*rule.Co
 				c.log.Warn("rules: a stored rule no longer compiles; it is skipped", "rule", r.Name, "err", err)
 				continue
 			}
+			// A saved rule's series carry its name (issue 30 item 3): the
+			// label set grows with the rules, bounded like every label.
+			c.metrics.DeclareRules(r.Name)
 			out = append(out, cr)
 		}
 		if next == "" {
@@ -369,8 +372,13 @@ func (c *Client) judge(ctx context.Context, cr *rule.Compiled, source string, e 
 	o := RuleOutcome{Rule: r.Name}
 	res, next, err := rule.Detect(r.When.Detect, fields, at, states[r.Name])
 	if err != nil {
-		o.Error = err.Error()
-		return o, nil
+		// The rule cannot judge the event (a field it needs is missing or
+		// not a number): a failed run says so in the rule's runs, where an
+		// operator looks whichever transport brought the event (issue 30
+		// item 3); it reaches no one.
+		o.Error, o.Run = err.Error(), store.RuleRunID(source, e.ID)
+		return o, &heraldtype.RuleRun{Rule: r.Name, ID: o.Run, Source: source, EventID: e.ID,
+			Event: e.Name, Subject: e.Subject, LastError: "the event could not be judged: " + o.Error}
 	}
 	states[r.Name] = next
 	o.Detected, o.Reason = res.Fired, res.Reason
@@ -475,6 +483,10 @@ func (c *Client) tracked(out TrackResult, rec store.EventRecord) {
 			outcome = "detected"
 		}
 		c.metrics.RuleDecisions.WithLabelValues(c.metrics.Rule(o.Rule), outcome).Inc()
+		if o.Error != "" {
+			c.log.Warn("rules: a rule could not act on an event", "rule", o.Rule, "source", rec.Source,
+				"event", rec.ID, "name", rec.Name, "subject", rec.Subject, "err", o.Error)
+		}
 	}
 	started := 0
 	for _, run := range rec.Runs {

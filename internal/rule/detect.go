@@ -65,7 +65,13 @@ func field(f Fields, names ...string) (float64, string, bool, error) {
 		}
 		return x, n, true, nil
 	}
-	return 0, names[len(names)-1], false, nil
+	// Missing: named as the rule names it, else by its canonical name.
+	for _, n := range names {
+		if n != "" {
+			return 0, n, false, nil
+		}
+	}
+	return 0, "", false, nil
 }
 
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
