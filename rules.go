@@ -35,9 +35,12 @@ type RuleDryRun struct {
 	Reason   string `json:"reason"`
 	// AudienceSize counts the recipients, at most the rule's limit
 	// (AudienceCapped then says there were more).
-	AudienceSize   int      `json:"audience_size"`
-	AudienceCapped bool     `json:"audience_capped,omitempty"`
+	AudienceSize   int  `json:"audience_size"`
+	AudienceCapped bool `json:"audience_capped,omitempty"`
+	// Sample names up to DryRunSample recipients. Over HTTP it is empty,
+	// and SampleWithheld true, for a caller that may not read interests.
 	Sample         []string `json:"sample"`
+	SampleWithheld bool     `json:"sample_withheld,omitempty"`
 	// Notification is the rendered message.
 	Notification *RenderedNotification `json:"notification,omitempty"`
 	// Error is what would stop the notification: a field the detector or

@@ -113,3 +113,43 @@ func TestEventsAPIAppliesRules(t *testing.T) {
 		t.Fatalf("an object in data: %d %s", res.status, res.body)
 	}
 }
+
+// Issue 31 item 6: a dry run answers the audience's size to any key that
+// may read rules, and the sample of user ids only to one that may also
+// read interests.
+func TestDryRunSampleNeedsInterestsRead(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.seedUser("u1")
+	e.do("PUT", "/v1/types/price_drop", map[string]any{"channels": []string{"push"}}).expect(t, http.StatusOK, nil)
+	e.do("POST", "/v1/interests", map[string]any{"user_id": "u1", "subject": "product:42", "kind": "VIEW"}).expect(t, http.StatusOK, nil)
+	e.do("PUT", "/v1/rules/price-drop", map[string]any{
+		"when":     map[string]any{"event": "PRICE_CHANGE", "detect": map[string]any{"price_drop_pct": 10}},
+		"audience": map[string]any{"interest": map[string]any{"kinds": []string{"VIEW"}}},
+		"notify":   map[string]any{"type": "price_drop", "title": "{{.product_name}} is {{.drop_pct}}% off"},
+	}).expect(t, http.StatusCreated, nil)
+	ev := map[string]any{"name": "PRICE_CHANGE", "subject": "product:42",
+		"data": map[string]any{"product_name": "Kettle", "previous_price": 10000, "current_price": 8500}}
+	for _, c := range []struct {
+		scopes []auth.Scope
+		sample bool
+	}{
+		{[]auth.Scope{auth.ScopeRulesRead}, false},
+		{[]auth.Scope{auth.ScopeRulesRead, auth.ScopeInterestsRead}, true},
+	} {
+		_, key, err := e.keys.Create(t.Context(), "dry-run", c.scopes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dry herald.RuleDryRun
+		e.do("POST", "/v1/rules/price-drop/dry-run", ev, "Authorization", "Bearer "+key).expect(t, http.StatusOK, &dry)
+		if dry.AudienceSize != 1 {
+			t.Fatalf("%v: audience_size %d, want 1", c.scopes, dry.AudienceSize)
+		}
+		if c.sample && (len(dry.Sample) != 1 || dry.Sample[0] != "u1" || dry.SampleWithheld) {
+			t.Fatalf("%v: sample %v withheld %v, want [u1]", c.scopes, dry.Sample, dry.SampleWithheld)
+		}
+		if !c.sample && (len(dry.Sample) != 0 || !dry.SampleWithheld) {
+			t.Fatalf("%v: sample %v withheld %v, want none", c.scopes, dry.Sample, dry.SampleWithheld)
+		}
+	}
+}
