@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -87,8 +86,52 @@ type TrackResult struct {
 	// Stale: the event's version is not above the last one seen for its
 	// subject; no rule acted on it (S3.1).
 	Stale bool `json:"stale,omitempty"`
-	// Rules is what each rule for the event decided.
-	Rules []RuleOutcome `json:"rules,omitempty"`
+	// Rules is what each rule for the event decided: the first
+	// RuleConfig.RecordedDecisions of them, by rule name (RulesTruncated
+	// then says there were more). The answer and the event's stored
+	// record are this bounded summary (issue 31 item 4).
+	Rules          []RuleOutcome `json:"rules,omitempty"`
+	RulesTruncated bool          `json:"rules_truncated,omitempty"`
+	// Counts counts the decisions of every rule, also those Rules leaves
+	// out; nil when no rule judged the event.
+	Counts *DecisionCounts `json:"counts,omitempty"`
+}
+
+// DecisionCounts counts the rules' decisions on one event.
+type DecisionCounts struct {
+	// Rules is how many rules judged the event.
+	Rules int `json:"rules"`
+	// Detected, Errors: how many fired, and how many could not act on it
+	// (a field missing or malformed, a template that failed).
+	Detected int `json:"detected"`
+	Errors   int `json:"errors"`
+	// Runs is how many fan-outs the event started.
+	Runs int `json:"runs"`
+}
+
+// summary is out as the event's answer and record keep it: the counts of
+// all decisions and the first limit of them.
+func summary(out TrackResult, limit int) TrackResult {
+	if len(out.Rules) == 0 {
+		return out
+	}
+	n := DecisionCounts{Rules: len(out.Rules)}
+	for _, o := range out.Rules {
+		if o.Detected {
+			n.Detected++
+		}
+		if o.Error != "" {
+			n.Errors++
+		}
+		if o.Run != "" && o.Error == "" {
+			n.Runs++
+		}
+	}
+	out.Counts = &n
+	if len(out.Rules) > limit {
+		out.Rules, out.RulesTruncated = out.Rules[:limit:limit], true
+	}
+	return out
 }
 
 // RuleOutcome is one rule's decision on an event.
@@ -205,7 +248,7 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 				"event %q: its subject %q kept changing under %d tries; send it again", e.ID, e.Subject, maxRecordTries)
 		}
 		c.tracked(res, rec)
-		return res, nil
+		return summary(res, c.cfg.Rules.RecordedDecisions), nil
 	}
 }
 
@@ -262,38 +305,6 @@ func (c *Client) rulesFor(ctx context.Context, source, event string) ([]*rule.Co
 		}
 		f.Cursor = next
 	}
-}
-
-// compiledRules caches compiled rules (their parsed templates) by name
-// and last update, so applying an event parses no template: the hot path
-// of the Kafka intake compiles a rule once per edit, not once per event.
-type compiledRules struct {
-	mu sync.Mutex
-	m  map[string]*rule.Compiled
-}
-
-// maxCompiledRules bounds the cache; it starts over when full.
-const maxCompiledRules = 1024
-
-// get returns r compiled: the cached one if r has not changed since.
-func (cr *compiledRules) get(r Rule) (*rule.Compiled, error) {
-	cr.mu.Lock()
-	c, ok := cr.m[r.Name]
-	cr.mu.Unlock()
-	if ok && c.Rule.UpdatedAt.Equal(r.UpdatedAt) {
-		return c, nil
-	}
-	c, err := rule.Compile(r)
-	if err != nil {
-		return nil, err
-	}
-	cr.mu.Lock()
-	if cr.m == nil || len(cr.m) >= maxCompiledRules {
-		cr.m = make(map[string]*rule.Compiled)
-	}
-	cr.m[r.Name] = c
-	cr.mu.Unlock()
-	return c, nil
 }
 
 // recordedEvent answers a redelivered event from its record.
@@ -357,7 +368,7 @@ func (c *Client) decide(ctx context.Context, rs []*rule.Compiled, source string,
 		}
 	}
 	var err error
-	rec.Outcome, err = json.Marshal(out)
+	rec.Outcome, err = json.Marshal(summary(out, c.cfg.Rules.RecordedDecisions))
 	return out, rec, err
 }
 
