@@ -47,9 +47,12 @@ func TestRulesAPI(t *testing.T) {
 	}{
 		"bad template":  {map[string]any{"when": rule["when"], "audience": rule["audience"], "notify": map[string]any{"type": "price_drop", "title": "{{.x"}}, "notify.title"},
 		"bad threshold": {map[string]any{"when": map[string]any{"event": "PRICE_CHANGE", "detect": map[string]any{"price_drop_pct": 0.0, "price_drop_abs": -3}}, "audience": rule["audience"], "notify": rule["notify"]}, "when.detect.price_drop_abs"},
-		"unknown type":  {map[string]any{"when": rule["when"], "audience": rule["audience"], "notify": map[string]any{"type": "nope", "title": "x"}}, "notify.type"},
-		"unknown field": {map[string]any{"when": rule["when"], "audience": rule["audience"], "notify": rule["notify"], "color": "red"}, "color"},
-		"other name":    {map[string]any{"name": "other", "when": rule["when"], "audience": rule["audience"], "notify": rule["notify"]}, "name"},
+		// Issue 30 item 5: min 0 is refused like -3, not saved as the default.
+		"restock min 0":  {map[string]any{"when": map[string]any{"event": "STOCK_CHANGE", "detect": map[string]any{"restock": map[string]any{"min": 0}}}, "audience": rule["audience"], "notify": rule["notify"]}, "when.detect.restock.min"},
+		"restock min -3": {map[string]any{"when": map[string]any{"event": "STOCK_CHANGE", "detect": map[string]any{"restock": map[string]any{"min": -3}}}, "audience": rule["audience"], "notify": rule["notify"]}, "when.detect.restock.min"},
+		"unknown type":   {map[string]any{"when": rule["when"], "audience": rule["audience"], "notify": map[string]any{"type": "nope", "title": "x"}}, "notify.type"},
+		"unknown field":  {map[string]any{"when": rule["when"], "audience": rule["audience"], "notify": rule["notify"], "color": "red"}, "color"},
+		"other name":     {map[string]any{"name": "other", "when": rule["when"], "audience": rule["audience"], "notify": rule["notify"]}, "name"},
 	} {
 		res := e.do("PUT", "/v1/rules/bad", tc.body)
 		if res.status != http.StatusBadRequest {
