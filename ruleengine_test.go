@@ -342,7 +342,7 @@ func TestListAudienceSkipsUnknownUsers(t *testing.T) {
 // notification's is — the fan-out goes through the same pipeline.
 func TestRuleNotificationsMeetTheDailyCap(t *testing.T) {
 	p := newPolicyPipeline(t, func(c *Config) {
-		c.Types = map[string]TypeConfig{"deal": {CountsTowardCap: true, Channels: []heraldtype.Channel{heraldtype.ChannelPush}}}
+		c.Types = map[string]TypeConfig{"deal": {CountsTowardCap: &capped, Channels: []heraldtype.Channel{heraldtype.ChannelPush}}}
 		c.Rules = RuleConfig{Pause: -1}
 	})
 	p.user("u1", "Asia/Seoul", "tok-u1")

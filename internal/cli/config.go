@@ -259,7 +259,7 @@ type TypeConfig struct {
 	Priority        heraldtype.Priority  `koanf:"priority"`
 	DedupeWindow    string               `koanf:"dedupe_window"`
 	QuietHours      *bool                `koanf:"quiet_hours"`
-	CountsTowardCap bool                 `koanf:"counts_toward_cap"`
+	CountsTowardCap *bool                `koanf:"counts_toward_cap"`
 	Guarantee       heraldtype.Guarantee `koanf:"guarantee"`
 	Critical        bool                 `koanf:"critical"`
 	Transactional   bool                 `koanf:"transactional"`
