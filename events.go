@@ -3,6 +3,8 @@ package herald
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -40,6 +42,12 @@ type Event struct {
 	// "" for POST /v1/events. A rule whose source names a topic applies
 	// to that topic's events only; a rule without one to the others.
 	Topic string `json:"-"`
+	// Namespace is whose ID is: POST /v1/events sets the calling API
+	// key's id, so another key's event of the same id is an event of its
+	// own — neither a redelivery of yours nor one that blocks yours (issue
+	// 31 item 5). A topic's events, and a Go caller's that names none,
+	// share the namespace "".
+	Namespace string `json:"-"`
 }
 
 // EventDataFromJSON reads an event's data as it travels in JSON (POST
@@ -200,12 +208,17 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 	if generated {
 		e.ID = newID(now)
 	}
+	hash, err := eventHash(e)
+	if err != nil {
+		return TrackResult{}, err
+	}
 	rs, err := c.rulesFor(ctx, source, e.Name)
 	if err != nil {
 		return TrackResult{}, err
 	}
+	key := store.EventKey{Source: source, Namespace: e.Namespace, ID: e.ID}
 	if len(rs) > 0 && !generated {
-		if out, ok, err := c.recordedEvent(ctx, source, e.ID); err != nil || ok {
+		if out, ok, err := c.recordedEvent(ctx, key, hash); err != nil || ok {
 			return out, err
 		}
 	}
@@ -230,12 +243,13 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 		if err != nil {
 			return TrackResult{}, err
 		}
+		rec.RequestHash = hash
 		done, err := c.store.RecordEvent(ctx, rec)
 		switch {
 		case err != nil:
 			return TrackResult{}, err
 		case done.Replayed:
-			return c.replayedEvent(done.Outcome)
+			return c.replayedEvent(key, store.RecordedEvent{Outcome: done.Outcome, RequestHash: done.RequestHash}, hash)
 		case done.Conflict && try < maxRecordTries:
 			// Another event of the subject was applied meanwhile: decide
 			// again on its state.
@@ -250,6 +264,24 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 		c.tracked(res, rec)
 		return summary(res, c.cfg.Rules.RecordedDecisions), nil
 	}
+}
+
+// eventHash fingerprints an event for its id (issue 31 item 5): the same
+// id with another hash is another event. Its id, topic and namespace are
+// left out — they are what it is looked up by — and encoding/json sorts
+// the data's keys, so the encoding is canonical.
+func eventHash(e Event) (string, error) {
+	e.ID, e.Topic, e.Namespace = "", "", ""
+	if e.OccurredAt != nil {
+		at := e.OccurredAt.UTC()
+		e.OccurredAt = &at
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return "", heraldtype.Errorf(heraldtype.EINVALID, "the event cannot be encoded: %v", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // checkEvent validates an event as Track takes it.
@@ -274,6 +306,12 @@ func (c *Client) checkEvent(e *Event) error {
 	}
 	if e.Version < 0 {
 		return heraldtype.FieldErrorf("version", "must not be negative")
+	}
+	if e.Namespace != "" {
+		// No '/': a run's id joins source, namespace and id with it.
+		if err := validID("namespace", e.Namespace); err != nil {
+			return err
+		}
 	}
 	return validData(e.Data, false)
 }
@@ -308,18 +346,27 @@ func (c *Client) rulesFor(ctx context.Context, source, event string) ([]*rule.Co
 }
 
 // recordedEvent answers a redelivered event from its record.
-func (c *Client) recordedEvent(ctx context.Context, source, id string) (TrackResult, bool, error) {
-	raw, ok, err := c.store.RecordedEvent(ctx, source, id)
+func (c *Client) recordedEvent(ctx context.Context, k store.EventKey, hash string) (TrackResult, bool, error) {
+	rec, ok, err := c.store.RecordedEvent(ctx, k)
 	if err != nil || !ok {
 		return TrackResult{}, false, err
 	}
-	out, err := c.replayedEvent(raw)
+	out, err := c.replayedEvent(k, rec, hash)
 	return out, true, err
 }
 
-func (c *Client) replayedEvent(raw []byte) (TrackResult, error) {
+// replayedEvent answers an event whose id was recorded: from the record
+// when it is the same event, a conflict when the id came with another
+// body (issue 31 item 5). A record from before events were hashed is
+// taken for the same event.
+func (c *Client) replayedEvent(k store.EventKey, rec store.RecordedEvent, hash string) (TrackResult, error) {
+	if rec.RequestHash != "" && rec.RequestHash != hash {
+		c.metrics.Events.WithLabelValues("conflict").Inc()
+		return TrackResult{}, heraldtype.Errorf(heraldtype.ECONFLICT,
+			"event %q was applied before with other content; an event id names one event: give this one its own id", k.ID)
+	}
 	var out TrackResult
-	if err := json.Unmarshal(raw, &out); err != nil {
+	if err := json.Unmarshal(rec.Outcome, &out); err != nil {
 		return TrackResult{}, fmt.Errorf("herald: a recorded event's outcome does not decode: %w", err)
 	}
 	out.Replayed = true
@@ -330,11 +377,11 @@ func (c *Client) replayedEvent(raw []byte) (TrackResult, error) {
 // decide reads the event's subject and lets each rule judge the event: it
 // returns the outcome and the record that writes it.
 func (c *Client) decide(ctx context.Context, rs []*rule.Compiled, source string, e Event, now time.Time, out TrackResult) (TrackResult, store.EventRecord, error) {
-	rec := store.EventRecord{Source: source, ID: e.ID, Name: e.Name, Subject: e.Subject, UserID: e.UserID,
-		Version: e.Version, Now: now}
+	rec := store.EventRecord{Source: source, Namespace: e.Namespace, ID: e.ID, Name: e.Name, Subject: e.Subject,
+		UserID: e.UserID, Version: e.Version, Now: now}
 	states := map[string]rule.State{}
 	if e.Subject != "" {
-		subj, err := c.store.EventSubject(ctx, e.Subject)
+		subj, err := c.store.EventSubject(ctx, source, e.Subject)
 		if err != nil {
 			return out, rec, err
 		}
@@ -387,7 +434,7 @@ func (c *Client) judge(ctx context.Context, cr *rule.Compiled, source string, e 
 		// not a number): a failed run says so in the rule's runs, where an
 		// operator looks whichever transport brought the event (issue 30
 		// item 3); it reaches no one.
-		o.Error, o.Run = err.Error(), store.RuleRunID(source, e.ID)
+		o.Error, o.Run = err.Error(), store.RuleRunID(source, e.Namespace, e.ID)
 		return o, &heraldtype.RuleRun{Rule: r.Name, ID: o.Run, Source: source, EventID: e.ID,
 			Event: e.Name, Subject: e.Subject, LastError: "the event could not be judged: " + o.Error}
 	}
@@ -401,7 +448,7 @@ func (c *Client) judge(ctx context.Context, cr *rule.Compiled, source string, e 
 		o.Reason += "; the audience is empty (" + a.Subject + ")"
 		return o, nil
 	}
-	run := &heraldtype.RuleRun{Rule: r.Name, ID: store.RuleRunID(source, e.ID), Source: source, EventID: e.ID,
+	run := &heraldtype.RuleRun{Rule: r.Name, ID: store.RuleRunID(source, e.Namespace, e.ID), Source: source, EventID: e.ID,
 		Event: e.Name, Subject: e.Subject, Job: heraldtype.RuleJob{Audience: a}}
 	o.Run = run.ID
 	msg, err := c.ruleMessage(ctx, cr, fields, res)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
 )
 
 // alwaysRule is a rule of the Kafka price topic that fires on every
@@ -87,12 +88,12 @@ func TestEventRecordIsABoundedSummary(t *testing.T) {
 		out.Rules[0].Rule != "r0" || out.Rules[1].Rule != "r1" {
 		t.Fatalf("Track: %+v counts %+v", out, out.Counts)
 	}
-	raw, ok, err := p.store.RecordedEvent(p.ctx, "product.inventory.v1", "ev-1")
+	rec, ok, err := p.store.RecordedEvent(p.ctx, store.EventKey{Source: "product.inventory.v1", ID: "ev-1"})
 	if err != nil || !ok {
 		t.Fatalf("record: %v %v", ok, err)
 	}
-	if strings.Contains(string(raw), `"r2"`) || !strings.Contains(string(raw), `"rules":5`) {
-		t.Fatalf("stored record: %s", raw)
+	if strings.Contains(string(rec.Outcome), `"r2"`) || !strings.Contains(string(rec.Outcome), `"rules":5`) {
+		t.Fatalf("stored record: %s", rec.Outcome)
 	}
 	again, err := p.client.Track(p.ctx, priceChange("ev-1", 100, 90))
 	if err != nil || !again.Replayed || len(again.Rules) != 2 || *again.Counts != want {

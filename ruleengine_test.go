@@ -507,7 +507,7 @@ func TestConcurrentEventsOfOneSubjectAreEachApplied(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	subj, err := p.store.EventSubject(p.ctx, "product:42")
+	subj, err := p.store.EventSubject(p.ctx, store.SourceHTTP, "product:42")
 	if err != nil || subj.Seq != n {
 		t.Fatalf("subject written %d times (%v), want %d", subj.Seq, err, n)
 	}

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/heraldhq/herald"
@@ -97,11 +98,14 @@ func TestEventsAPIAppliesRules(t *testing.T) {
 		"data": map[string]any{"product_name": "Kettle", "previous_price": 10000, "current_price": 8500}}
 	var out herald.TrackResult
 	e.do("POST", "/v1/events", ev).expect(t, http.StatusOK, &out)
-	if out.EventID != "ev-1" || len(out.Rules) != 1 || !out.Rules[0].Detected || out.Rules[0].Run != "http/ev-1" || out.Replayed {
+	// The run is named by the source, the calling key's namespace and the id.
+	if out.EventID != "ev-1" || len(out.Rules) != 1 || !out.Rules[0].Detected || !strings.HasPrefix(out.Rules[0].Run, "http/") ||
+		!strings.HasSuffix(out.Rules[0].Run, "/ev-1") || out.Replayed {
 		t.Fatalf("event: %+v", out)
 	}
+	run := out.Rules[0].Run
 	e.do("POST", "/v1/events", ev).expect(t, http.StatusOK, &out)
-	if !out.Replayed || out.Rules[0].Run != "http/ev-1" {
+	if !out.Replayed || out.Rules[0].Run != run {
 		t.Fatalf("redelivery: %+v", out)
 	}
 	var runs herald.RuleRunPage
