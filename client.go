@@ -30,7 +30,6 @@ import (
 	"github.com/heraldhq/herald/internal/policy"
 	"github.com/heraldhq/herald/internal/realtime"
 	"github.com/heraldhq/herald/internal/reminder"
-	"github.com/heraldhq/herald/internal/rule"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -349,18 +348,8 @@ func NewClient(cfg Config) (*Client, error) {
 	if cfg.Reminders.Retention == 0 {
 		cfg.Reminders.Retention = DefaultReminderRetention
 	}
-	if cfg.Rules.EventRetention == 0 {
-		cfg.Rules.EventRetention = DefaultEventRetention
-	}
-	if cfg.Rules.MaxAudience == 0 {
-		cfg.Rules.MaxAudience = rule.MaxAudienceLimit
-	}
-	if cfg.Rules.DefaultAudience == 0 {
-		cfg.Rules.DefaultAudience = min(rule.DefaultAudienceLimit, cfg.Rules.MaxAudience)
-	}
-	if rc := cfg.Rules; rc.MaxAudience < 1 || rc.MaxAudience > rule.MaxAudienceLimit || rc.DefaultAudience < 1 || rc.DefaultAudience > rc.MaxAudience {
-		return nil, fmt.Errorf("herald: need 1 <= Rules.DefaultAudience (%d) <= Rules.MaxAudience (%d) <= %d",
-			rc.DefaultAudience, rc.MaxAudience, rule.MaxAudienceLimit)
+	if err := cfg.Rules.normalize(); err != nil {
+		return nil, err
 	}
 	if cfg.IdempotencyRetention == 0 {
 		cfg.IdempotencyRetention = 24 * time.Hour
@@ -440,11 +429,13 @@ func NewClient(cfg Config) (*Client, error) {
 		unsub:     unsub,
 		audiences: audiences,
 		cfg:       cfg,
-		store:     cfg.Store,
-		metrics:   metrics.New(cfg.Registerer),
-		hub:       realtime.NewHub(),
-		log:       slog.New(logging.Report(cfg.Logger.Handler(), cfg.OnError)),
-		now:       cfg.Now,
+		// The cache's bound is fixed at construction (issue 31 item 4).
+		compiledRules: compiledRules{limit: cfg.Rules.CompiledCache},
+		store:         cfg.Store,
+		metrics:       metrics.New(cfg.Registerer),
+		hub:           realtime.NewHub(),
+		log:           slog.New(logging.Report(cfg.Logger.Handler(), cfg.OnError)),
+		now:           cfg.Now,
 	}
 	// Declared types get their own type label from the moment the catalog
 	// sees them (configuration now, PUT /v1/types when first resolved);

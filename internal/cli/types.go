@@ -44,7 +44,7 @@ func newTypesListCmd(e *env) *cobra.Command {
 			fmt.Fprintln(tw, "NAME\tCHANNELS\tPRIORITY\tGUARANTEE\tDEDUPE\tQUIET HOURS\tDAILY CAP\tCRITICAL\tTRANSACTIONAL\tSOURCE")
 			for _, t := range ts {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", printable(t.Name), joinChannels(t.Channels),
-					t.Priority, t.Guarantee, printable(t.DedupeWindow), onOff(t.QuietHours), onOff(t.CountsTowardCap),
+					t.Priority, t.Guarantee, printable(t.DedupeWindow), onOff(t.QuietHours), capMode(t.CountsTowardCap),
 					strconv.FormatBool(t.Critical), strconv.FormatBool(t.Transactional), t.Source)
 			}
 			return tw.Flush()
@@ -85,7 +85,7 @@ func printType(w io.Writer, t herald.NotificationType) error {
 	return printFields(w, []field{
 		{"name", printable(t.Name)}, {"channels", joinChannels(t.Channels)}, {"priority", string(t.Priority)},
 		{"guarantee", string(t.Guarantee)}, {"dedupe window", printable(t.DedupeWindow)},
-		{"quiet hours", onOff(t.QuietHours)}, {"daily cap", onOff(t.CountsTowardCap)},
+		{"quiet hours", onOff(t.QuietHours)}, {"daily cap", capMode(t.CountsTowardCap)},
 		{"critical", strconv.FormatBool(t.Critical)}, {"transactional", strconv.FormatBool(t.Transactional)},
 		{"source", t.Source}, {"updated", timeOrEmpty(&t.UpdatedAt)},
 	})
@@ -99,7 +99,7 @@ func newTypesPutCmd(e *env) *cobra.Command {
 	var server, file string
 	var in herald.TypeConfig
 	var channels []string
-	var quietHours, asJSON bool
+	var quietHours, countsTowardCap, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "put TYPE",
 		Short: "Declare a type, or replace its declaration",
@@ -124,6 +124,9 @@ counted toward the daily cap.`,
 				if cmd.Flags().Changed("quiet-hours") {
 					in.QuietHours = &quietHours
 				}
+				if cmd.Flags().Changed("counts-toward-cap") {
+					in.CountsTowardCap = &countsTowardCap
+				}
 				body = in
 			}
 			t, err := newAPIClient(cmd, server).putType(cmd.Context(), args[0], body)
@@ -142,13 +145,22 @@ counted toward the daily cap.`,
 	f.StringVar((*string)(&in.Priority), "priority", "", "LOW, NORMAL or HIGH")
 	f.StringVar(&in.DedupeWindow, "dedupe-window", "", "how long a dedupe key blocks a repeat, e.g. 30m")
 	f.BoolVar(&quietHours, "quiet-hours", true, "hold deliveries during the user's quiet hours")
-	f.BoolVar(&in.CountsTowardCap, "counts-toward-cap", false, "count toward the user's daily cap, and stop at it")
+	f.BoolVar(&countsTowardCap, "counts-toward-cap", false, "count every notification of the type toward the user's daily cap (true), or none (false); unset, only rules' and campaigns' count")
 	f.StringVar((*string)(&in.Guarantee), "guarantee", "", "at_least_once, or at_most_once (never sent twice, may be lost)")
 	f.BoolVar(&in.Critical, "critical", false, "ignore the user's opt-outs, quiet hours and daily cap (security, account notices)")
 	f.BoolVar(&in.Transactional, "transactional", false, "e-mails carry no unsubscribe link (receipts, password resets)")
 	addFileFlag(cmd, &file, "the type")
 	addJSONFlag(cmd, &asJSON)
 	return cmd
+}
+
+// capMode renders a type's counts_toward_cap: on, off, or what an unset one
+// means (rules' and campaigns' notifications count, triggers' do not).
+func capMode(v *bool) string {
+	if v == nil {
+		return "rules+campaigns"
+	}
+	return onOff(*v)
 }
 
 // channelList turns --channel values into channels.

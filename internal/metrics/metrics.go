@@ -166,7 +166,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		Name: "herald_campaign_fetch_errors_total", Help: "Failed calls to campaign fetch endpoints.",
 	})
 	m.Events = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "herald_events_total", Help: "Events given to the rule engine, by outcome (applied, no_rule, stale, replayed).",
+		Name: "herald_events_total", Help: "Events given to the rule engine, by outcome (applied, no_rule, stale, replayed, conflict).",
 	}, []string{"outcome"})
 	m.RuleDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_rule_decisions_total", Help: "Rule decisions on events, by rule and outcome (detected, not_detected, error).",
