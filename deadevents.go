@@ -44,9 +44,10 @@ type DeadEventReplay struct {
 }
 
 // RecordDeadEvent keeps a record the Kafka intake gave up on, so an
-// operator can read it (GET /v1/events/dead) and replay it. A record of
-// a topic, partition and offset is kept once; the id of the first is
-// returned.
+// operator can read it (GET /v1/events/dead) and replay it. A record is
+// kept once (the same position, timestamp, key and value: dead-lettered
+// again after a crash); the id of the first is returned. Another record at
+// a position already used — a topic recreated — is kept too.
 func (c *Client) RecordDeadEvent(ctx context.Context, d DeadEvent) (int64, error) {
 	switch d.Kind {
 	case RecordNotifications, RecordEvents, RecordInterests:

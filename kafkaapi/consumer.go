@@ -444,7 +444,8 @@ func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, payload []byte
 		),
 	}
 	dead := heraldtype.DeadEvent{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Kind: string(c.reader(r.Topic).kind),
-		Key: r.Key, Value: r.Value, Payload: payload, Error: cause.Error(), Attempts: attempts}
+		Key: r.Key, Value: r.Value, Tombstone: r.Value == nil, RecordTimestamp: r.Timestamp,
+		Payload: payload, Error: cause.Error(), Attempts: attempts}
 	produced := false
 	for {
 		// The dead-letter topic first, then the record in the database
