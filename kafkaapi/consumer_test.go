@@ -98,6 +98,13 @@ func request(id, user string) []byte {
 // test ends); stop waits for Run to return.
 func (f *fixture) consumer(c kafkaapi.Client, cfg kafkaapi.Config) (stop func()) {
 	f.t.Helper()
+	_, stop = f.startConsumer(c, cfg)
+	return stop
+}
+
+// startConsumer is consumer, and returns the Consumer too.
+func (f *fixture) startConsumer(c kafkaapi.Client, cfg kafkaapi.Config) (cons *kafkaapi.Consumer, stop func()) {
+	f.t.Helper()
 	cfg.Brokers = []string{f.broker.Addr()}
 	if cfg.Topics == nil {
 		cfg.Topics = []kafkaapi.Topic{{Name: requests, Kind: kafkaapi.KindNotifications}, {Name: "events.v1", Kind: kafkaapi.KindEvents},
@@ -125,7 +132,7 @@ func (f *fixture) consumer(c kafkaapi.Client, cfg kafkaapi.Config) (stop func())
 		})
 	}
 	f.t.Cleanup(stop)
-	return stop
+	return cons, stop
 }
 
 // notifications counts each user's notifications, and checks each is
