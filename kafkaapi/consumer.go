@@ -91,7 +91,8 @@ type Config struct {
 	RuleTopicPoll time.Duration
 	// StuckAfter is how long a partition may wait on a record it can
 	// neither apply nor dead-letter before Ready fails, naming it. The
-	// metric herald_kafka_partition_stuck says so at once. Default 30 s.
+	// metric herald_kafka_partition_stuck says so at once. Default 30 s;
+	// negative: Ready fails at once too.
 	StuckAfter time.Duration
 	// LagInterval is how often the lag (herald_kafka_consumer_lag) is
 	// measured against the broker's end offsets, beside each fetch's high
@@ -181,8 +182,10 @@ func New(cfg Config, client Client) (*Consumer, error) {
 	if cfg.RuleTopicPoll == 0 {
 		cfg.RuleTopicPoll = DefaultRuleTopicPoll
 	}
-	if cfg.StuckAfter <= 0 {
+	if cfg.StuckAfter == 0 {
 		cfg.StuckAfter = DefaultStuckAfter
+	} else if cfg.StuckAfter < 0 {
+		cfg.StuckAfter = 0
 	}
 	if cfg.LagInterval == 0 {
 		cfg.LagInterval = DefaultLagInterval
