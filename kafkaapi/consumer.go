@@ -141,7 +141,10 @@ type Consumer struct {
 	kafka      *kgo.Client
 	metrics    *consumerMetrics
 	health     *health
-	log        *slog.Logger
+	// paused are the partitions held back on a stuck record, with when
+	// to resume them; only the poll loop touches it.
+	paused map[topicPartition]time.Time
+	log    *slog.Logger
 }
 
 // New checks cfg and connects the consumer's Kafka client (lazily: the
@@ -217,7 +220,8 @@ func New(cfg Config, client Client) (*Consumer, error) {
 			return nil, err
 		}
 	}
-	c := &Consumer{cfg: cfg, client: client, readers: rds, ruleReader: ruleReader, health: newHealth(), log: cfg.Logger}
+	c := &Consumer{cfg: cfg, client: client, readers: rds, ruleReader: ruleReader, health: newHealth(),
+		paused: map[topicPartition]time.Time{}, log: cfg.Logger}
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ConsumerGroup(cfg.Group),
@@ -283,17 +287,24 @@ func (c *Consumer) Run(ctx context.Context) error {
 		}()
 	}
 	for {
-		fetches := c.kafka.PollRecords(ctx, c.cfg.MaxPollRecords)
+		// A poll waits for records; while a partition is held back it
+		// waits no longer than until that partition's retry is due.
+		pctx, cancel := ctx, context.CancelFunc(func() {})
+		if wait := c.resumeDue(); wait > 0 {
+			pctx, cancel = context.WithTimeout(ctx, wait)
+		}
+		fetches := c.kafka.PollRecords(pctx, c.cfg.MaxPollRecords)
+		cancel()
 		if fetches.IsClientClosed() || ctx.Err() != nil {
 			c.kafka.AllowRebalance()
 			return nil
 		}
 		fetches.EachError(func(topic string, partition int32, err error) {
-			if !errors.Is(err, context.Canceled) {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				c.log.Warn("kafka: fetch failed", "topic", topic, "partition", partition, "err", err)
 			}
 		})
-		done := c.apply(ctx, fetches)
+		done, held := c.apply(ctx, fetches)
 		if len(done) > 0 {
 			// Commit only what was applied; bounded, so a broker that does
 			// not answer cannot hold the loop forever. A failed commit is
@@ -304,19 +315,22 @@ func (c *Consumer) Run(ctx context.Context) error {
 			}
 			cancel()
 		}
+		if len(held) > 0 {
+			c.holdBack(held)
+		}
 		c.kafka.AllowRebalance()
 	}
 }
 
 // apply applies a poll's records, each partition in order and the
-// partitions concurrently, and returns the last applied record of each
-// partition (what to commit). A partition interrupted by ctx returns what
-// it finished.
-func (c *Consumer) apply(ctx context.Context, fetches kgo.Fetches) []*kgo.Record {
+// partitions concurrently, and returns the last settled record of each
+// partition (what to commit) and the record each stuck partition stopped
+// at (what to hold back). A partition interrupted by ctx returns what it
+// finished.
+func (c *Consumer) apply(ctx context.Context, fetches kgo.Fetches) (done, held []*kgo.Record) {
 	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		done []*kgo.Record
+		wg sync.WaitGroup
+		mu sync.Mutex
 	)
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		if len(p.Records) == 0 {
@@ -327,34 +341,47 @@ func (c *Consumer) apply(ctx context.Context, fetches kgo.Fetches) []*kgo.Record
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var applied *kgo.Record
+			var applied, stuckAt *kgo.Record
+		records:
 			for _, r := range p.Records {
-				if !c.handle(ctx, r) {
-					break
+				switch c.handle(ctx, r) {
+				case settled:
+					applied = r
+					c.advance(tp, r.Offset+1, p.HighWatermark)
+				case stuck:
+					stuckAt = r
+					break records
+				default:
+					break records
 				}
-				applied = r
-				c.advance(tp, r.Offset+1, p.HighWatermark)
 			}
+			mu.Lock()
+			defer mu.Unlock()
 			if applied != nil {
-				mu.Lock()
 				done = append(done, applied)
-				mu.Unlock()
+			}
+			if stuckAt != nil {
+				held = append(held, stuckAt)
 			}
 		}()
 	})
 	wg.Wait()
-	return done
+	return done, held
 }
 
-// handle applies one record, retrying and then dead-lettering it. It
-// reports false only when ctx ended first: the record was not settled
-// and must not be committed.
-func (c *Consumer) handle(ctx context.Context, r *kgo.Record) bool {
+// handle applies one record, retrying and then dead-lettering it. Only
+// a settled record may be committed.
+func (c *Consumer) handle(ctx context.Context, r *kgo.Record) settlement {
+	if p := c.pendingFor(r); p != nil {
+		// Back after its partition was held: only its dead letter is
+		// left to write.
+		return c.writeDeadLetter(ctx, r, p)
+	}
 	call, err := c.decode(ctx, r)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
-		return false
+		return interrupted
 	case permanent(err):
 		return c.deadLetter(ctx, r, nil, err, 1)
 	default:
@@ -374,10 +401,10 @@ func (c *Consumer) handle(ctx context.Context, r *kgo.Record) bool {
 		cancel()
 		if err == nil {
 			c.metrics.records.WithLabelValues(r.Topic, "applied").Inc()
-			return true
+			return settled
 		}
 		if ctx.Err() != nil {
-			return false
+			return interrupted
 		}
 		if permanent(err) || attempt > c.cfg.Retries {
 			return c.deadLetter(ctx, r, call.payload, err, attempt)
@@ -387,7 +414,7 @@ func (c *Consumer) handle(ctx context.Context, r *kgo.Record) bool {
 			"attempt", attempt, "err", err)
 		select {
 		case <-ctx.Done():
-			return false
+			return interrupted
 		case <-time.After(c.cfg.RetryDelay):
 		}
 	}

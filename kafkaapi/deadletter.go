@@ -27,10 +27,38 @@ func permanent(err error) bool {
 	return false
 }
 
+// settlement is what handling a record came to.
+type settlement int
+
+const (
+	// settled: applied or dead-lettered; its offset may be committed.
+	settled settlement = iota
+	// interrupted: the consumer is stopping; the record comes back.
+	interrupted
+	// stuck: it can be neither applied nor dead-lettered yet (the
+	// dead-letter topic or the database refuses it). Its partition is
+	// held back at it (holdBack) and tried again after RetryDelay; the
+	// other partitions go on (issue 30 item 1).
+	stuck
+)
+
+// pendingDeadLetter is a dead letter that could not be written yet: when
+// its record comes back (holdBack rewinds its partition to it), writing
+// it is tried again at once — the record is not decoded and retried
+// again — and the dead-letter topic is not written twice.
+type pendingDeadLetter struct {
+	offset   int64
+	record   *kgo.Record // for <topic>.dlq
+	dead     heraldtype.DeadEvent
+	produced bool
+	// cause and attempts are the record's, for the log.
+	cause error
+}
+
 // deadLetter writes r to its topic's dead-letter topic with the headers
-// that say where it came from and why (S3.10). It retries the produce
-// until it succeeds or ctx ends (then false: the record is not settled).
-func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, payload []byte, cause error, attempts int) bool {
+// that say where it came from and why (S3.10), and records it in the
+// database.
+func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, payload []byte, cause error, attempts int) settlement {
 	dl := &kgo.Record{
 		Topic: r.Topic + c.cfg.DeadLetterSuffix,
 		Key:   r.Key,
@@ -46,46 +74,39 @@ func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, payload []byte
 	dead := heraldtype.DeadEvent{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Kind: string(c.reader(r.Topic).kind),
 		Key: r.Key, Value: r.Value, Tombstone: r.Value == nil, RecordTimestamp: r.Timestamp,
 		Payload: payload, Error: cause.Error(), Attempts: attempts}
-	produced, stuck := false, false
-	for {
-		// The dead-letter topic first, then the record in the database
-		// (GET /v1/events/dead, replay); both before the offset commit.
-		// Done again after a crash, the topic may get a second copy and
-		// the database keeps the first (one row per topic, partition and
-		// offset).
-		pctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
-		var err error
-		if !produced {
-			if err = c.kafka.ProduceSync(pctx, dl).FirstErr(); err == nil {
-				produced = true
-			}
-		}
-		if err == nil {
-			_, err = c.client.RecordDeadEvent(pctx, dead)
-		}
-		cancel()
-		if err == nil {
-			if stuck {
-				c.setStuck(r, false, time.Time{})
-			}
-			c.metrics.records.WithLabelValues(r.Topic, "dead_lettered").Inc()
-			c.log.Warn("kafka: record dead-lettered", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset,
-				"attempts", attempts, "dead_letter_topic", dl.Topic, "err", cause)
-			return true
-		}
-		if ctx.Err() != nil {
-			return false
-		}
-		if !stuck {
-			stuck = true
-			c.setStuck(r, true, time.Now())
-		}
-		c.log.Error("kafka: cannot dead-letter a record; the partition waits", "topic", r.Topic, "partition", r.Partition,
-			"offset", r.Offset, "dead_letter_produced", produced, "err", err)
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(c.cfg.RetryDelay):
+	return c.writeDeadLetter(ctx, r, &pendingDeadLetter{offset: r.Offset, record: dl, dead: dead, cause: cause})
+}
+
+// writeDeadLetter tries once to write p: the dead-letter topic first,
+// then the database (GET /v1/events/dead, replay), both before the offset
+// commit. Done again after a crash, the topic may get a second copy and
+// the database keeps the first (the same record: store.DeadEventFingerprint).
+// A failure leaves p pending and the partition stuck on r.
+func (c *Consumer) writeDeadLetter(ctx context.Context, r *kgo.Record, p *pendingDeadLetter) settlement {
+	tp := topicPartition{r.Topic, r.Partition}
+	pctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
+	var err error
+	if !p.produced {
+		if err = c.kafka.ProduceSync(pctx, p.record).FirstErr(); err == nil {
+			p.produced = true
 		}
 	}
+	if err == nil {
+		_, err = c.client.RecordDeadEvent(pctx, p.dead)
+	}
+	cancel()
+	if err == nil {
+		c.unstick(tp)
+		c.metrics.records.WithLabelValues(r.Topic, "dead_lettered").Inc()
+		c.log.Warn("kafka: record dead-lettered", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset,
+			"attempts", p.dead.Attempts, "dead_letter_topic", p.record.Topic, "err", p.cause)
+		return settled
+	}
+	if ctx.Err() != nil {
+		return interrupted
+	}
+	c.stick(tp, p, time.Now())
+	c.log.Error("kafka: cannot dead-letter a record; its partition waits and tries again", "topic", r.Topic,
+		"partition", r.Partition, "offset", r.Offset, "dead_letter_produced", p.produced, "retry_in", c.cfg.RetryDelay, "err", err)
+	return stuck
 }

@@ -18,7 +18,7 @@ import (
 // 1). A partition is stuck while a record of it can be neither applied nor
 // dead-lettered — the dead-letter topic or the database refuses it — so
 // its offset cannot move. The consumer keeps trying (a record is never
-// skipped unrecorded), and says so: in the readiness probe (Ready), in
+// skipped unrecorded) while its other partitions go on, and says so: in the readiness probe (Ready), in
 // herald_kafka_partition_stuck, and in the lag, measured against the
 // broker's end offsets rather than against what was fetched.
 type health struct {
@@ -34,8 +34,9 @@ type topicPartition struct {
 
 // stuckRecord is the record a stuck partition waits on.
 type stuckRecord struct {
-	offset int64
-	since  time.Time
+	offset  int64
+	since   time.Time
+	pending *pendingDeadLetter
 }
 
 func newHealth() *health {
@@ -55,22 +56,79 @@ func (c *Consumer) advance(tp topicPartition, offset, end int64) {
 	c.metrics.lag.WithLabelValues(c.partitionLabels(tp)...).Set(float64(max(end-offset, 0)))
 }
 
-// setStuck marks r's partition stuck on r from since, or (stuck false)
-// no longer.
-func (c *Consumer) setStuck(r *kgo.Record, stuck bool, since time.Time) {
-	tp := topicPartition{r.Topic, r.Partition}
+// stick marks tp stuck on p's record from since (kept from the first
+// failure), with p to try again when the record comes back.
+func (c *Consumer) stick(tp topicPartition, p *pendingDeadLetter, since time.Time) {
 	c.health.mu.Lock()
 	defer c.health.mu.Unlock()
-	v := 0.0
-	if stuck {
-		v = 1
-		if _, ok := c.health.stuck[tp]; !ok {
-			c.health.stuck[tp] = stuckRecord{offset: r.Offset, since: since}
-		}
-	} else {
-		delete(c.health.stuck, tp)
+	if s, ok := c.health.stuck[tp]; ok && s.offset == p.offset {
+		since = s.since
 	}
-	c.metrics.stuck.WithLabelValues(c.partitionLabels(tp)...).Set(v)
+	c.health.stuck[tp] = stuckRecord{offset: p.offset, since: since, pending: p}
+	c.metrics.stuck.WithLabelValues(c.partitionLabels(tp)...).Set(1)
+}
+
+// unstick clears tp's stuck state, if it had one.
+func (c *Consumer) unstick(tp topicPartition) {
+	c.health.mu.Lock()
+	defer c.health.mu.Unlock()
+	if _, ok := c.health.stuck[tp]; ok {
+		delete(c.health.stuck, tp)
+		c.metrics.stuck.WithLabelValues(c.partitionLabels(tp)...).Set(0)
+	}
+}
+
+// pendingFor is the dead letter r's partition is stuck on, when r is its
+// record; nil otherwise.
+func (c *Consumer) pendingFor(r *kgo.Record) *pendingDeadLetter {
+	c.health.mu.Lock()
+	defer c.health.mu.Unlock()
+	if s, ok := c.health.stuck[topicPartition{r.Topic, r.Partition}]; ok && s.offset == r.Offset {
+		return s.pending
+	}
+	return nil
+}
+
+// holdBack rewinds each partition stuck in this poll to the record it is
+// stuck on and pauses it for RetryDelay, so the poll loop goes on with
+// the other partitions and the record comes back to be tried again. It
+// runs on the poll loop before AllowRebalance, as kgo's SetOffsets asks.
+func (c *Consumer) holdBack(records []*kgo.Record) {
+	offsets := map[string]map[int32]kgo.EpochOffset{}
+	pause := map[string][]int32{}
+	resume := time.Now().Add(c.cfg.RetryDelay)
+	for _, r := range records {
+		if offsets[r.Topic] == nil {
+			offsets[r.Topic] = map[int32]kgo.EpochOffset{}
+		}
+		offsets[r.Topic][r.Partition] = kgo.EpochOffset{Epoch: -1, Offset: r.Offset}
+		pause[r.Topic] = append(pause[r.Topic], r.Partition)
+		c.paused[topicPartition{r.Topic, r.Partition}] = resume
+	}
+	c.kafka.PauseFetchPartitions(pause)
+	c.kafka.SetOffsets(offsets)
+}
+
+// resumeDue resumes the held-back partitions whose pause is over, and
+// returns how long until the next one is (0: none is paused).
+func (c *Consumer) resumeDue() time.Duration {
+	now := time.Now()
+	resume := map[string][]int32{}
+	var next time.Duration
+	for tp, at := range c.paused {
+		if wait := at.Sub(now); wait > 0 {
+			if next == 0 || wait < next {
+				next = wait
+			}
+			continue
+		}
+		resume[tp.topic] = append(resume[tp.topic], tp.partition)
+		delete(c.paused, tp)
+	}
+	if len(resume) > 0 {
+		c.kafka.ResumeFetchPartitions(resume)
+	}
+	return next
 }
 
 // forget drops what is known of partitions this member no longer holds

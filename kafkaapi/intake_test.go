@@ -251,7 +251,8 @@ func gauge(t *testing.T, reg *prometheus.Registry, name, topic string, partition
 }
 
 // Issue 30 item 1: a dead letter that cannot be written holds its
-// partition — a record is never skipped unrecorded — and says so: the
+// partition — a record is never skipped unrecorded — while the other
+// partitions go on, and says so: the
 // readiness check names the topic and partition, herald_kafka_partition_stuck
 // is 1, and the lag, measured against the broker's end offsets, grows with
 // the records produced behind the stuck one although none is fetched.
@@ -259,11 +260,12 @@ func gauge(t *testing.T, reg *prometheus.Registry, name, topic string, partition
 func TestStuckDeadLetterIsVisible(t *testing.T) {
 	f := newFixture(t)
 	f.users(1)
-	c := &flakyDeadLetters{Client: f.client}
+	applied := &appliedClient{Client: f.client}
+	c := &flakyDeadLetters{Client: applied}
 	c.fails.Store(1 << 40)
 	reg := prometheus.NewRegistry()
 	cons, _ := f.startConsumer(c, kafkaapi.Config{Registerer: reg, StuckAfter: 50 * time.Millisecond, LagInterval: 20 * time.Millisecond,
-		Topics: []kafkaapi.Topic{{Name: requests, Kind: kafkaapi.KindNotifications}}})
+		Topics: []kafkaapi.Topic{{Name: requests, Kind: kafkaapi.KindNotifications}, {Name: "events.v1", Kind: kafkaapi.KindEvents}}})
 	res, err := f.prod.ProduceSync(f.ctx, &kgo.Record{Topic: requests, Key: []byte("k")}).First() // a tombstone
 	if err != nil {
 		t.Fatal(err)
@@ -287,6 +289,12 @@ func TestStuckDeadLetterIsVisible(t *testing.T) {
 	if strings.Contains(notReady.Error(), "database does not answer") {
 		t.Fatalf("readiness shows internals: %v", notReady)
 	}
+	// The other partitions go on meanwhile: the stuck one is held back
+	// and tried again, not waited on.
+	f.produce("events.v1", "k", []byte(`{"id":"e-1","name":"checkout","user_id":"u000"}`))
+	f.waitFor("another topic's record while the partition is stuck", 20*time.Second, func() bool {
+		return applied.of("events.v1") == 1
+	})
 	if n := f.notifications(1); n != 0 {
 		t.Fatalf("%d notifications while stuck: a record went past the unrecorded one", n)
 	}
