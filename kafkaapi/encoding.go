@@ -71,7 +71,7 @@ func avroUnmarshal(schema avro.Schema, b []byte, v any) error {
 		if errors.Is(r.Error, io.EOF) || errors.Is(r.Error, io.ErrUnexpectedEOF) {
 			return fmt.Errorf("the record ends early: %d bytes are not a whole %s", len(b), schemaName(schema))
 		}
-		return r.Error
+		return avroError(r.Error)
 	}
 	if r.Peek(); r.Error == nil {
 		return fmt.Errorf("there are bytes after the end of the %s (%d bytes in all)", schemaName(schema), len(b))
