@@ -76,6 +76,12 @@ func TestJSONRecordErrors(t *testing.T) {
 		{"request: trailing data", request, `{"title":"t"}]`, "data after it"},
 		{"request: invalid UTF-8", request, "{\"title\":\"caf\xc3\"}", "not valid UTF-8"},
 		{"fields: an array", fields, `[]`, "must be a JSON object"},
+		{"event: a key twice", event, `{"name":"x","name":"y"}`, "name: is given twice"},
+		{"event: a data key twice", event, `{"name":"x","data":{"p":1,"p":2}}`, "data.p: is given twice"},
+		{"event: another case", event, `{"Name":"x"}`, `Name: must be written "name"`},
+		{"request: another case", request, `{"notificationID":"n"}`, `notificationID: must be written "notificationId"`},
+		{"request: a channel list's key twice", request, `{"channels":["PUSH"],"channels":["SMS"]}`, "channels: is given twice"},
+		{"fields: a key twice", fields, `{"eventType":"A","eventType":"B"}`, "eventType: is given twice"},
 		{"fields: invalid UTF-8 in a key", fields, "{\"\xfe\":1}", "not valid UTF-8"},
 	} {
 		wantDecodeError(t, tc.name, tc.decode(tc.value), tc.want)

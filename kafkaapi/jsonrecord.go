@@ -22,6 +22,9 @@ import (
 // 10000 as written. timeField names v's time field, if it has one:
 // encoding/json does not say which field a time failed to parse in.
 //
+// A key given twice, or a field's key in another case than its own, is
+// refused too (checkKeys).
+//
 // Every error is in the producer's words — the field's path and the JSON
 // kind it must be — never a Go type name (issue 30 item 2).
 func strictJSON(b []byte, v any, timeField string) error {
@@ -46,7 +49,7 @@ func strictJSON(b []byte, v any, timeField string) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errors.New("the record must hold exactly one JSON object; there is data after it")
 	}
-	return nil
+	return checkKeys(b, reflect.TypeOf(v))
 }
 
 // jsonError says what encoding/json found wrong, naming the field.
