@@ -24,6 +24,7 @@ import (
 	"github.com/heraldhq/herald/internal/dispatch"
 	"github.com/heraldhq/herald/internal/fanout"
 	"github.com/heraldhq/herald/internal/leadership"
+	"github.com/heraldhq/herald/internal/logging"
 	"github.com/heraldhq/herald/internal/maintenance"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/policy"
@@ -173,6 +174,15 @@ type Config struct {
 	Now func() time.Time
 	// Logger; default slog.Default().
 	Logger *slog.Logger
+	// OnError, when set, is told of every error Herald's background
+	// components report — a reminder batch or a rule run that failed, a
+	// delivery dead after its last attempt, a store that cannot be read —
+	// with the component's name (ComponentReminder, …; "" for the Client's
+	// own), whatever the Logger's level: the hook an error tracker
+	// (Sentry, …) plugs into (S2.7). The error says what failed and wraps
+	// the cause. It is called on the component's goroutine and must not
+	// block.
+	OnError func(ctx context.Context, component string, err error)
 	// Registerer receives Herald's Prometheus collectors; nil registers
 	// nowhere.
 	Registerer prometheus.Registerer
@@ -433,7 +443,7 @@ func NewClient(cfg Config) (*Client, error) {
 		store:     cfg.Store,
 		metrics:   metrics.New(cfg.Registerer),
 		hub:       realtime.NewHub(),
-		log:       cfg.Logger,
+		log:       slog.New(logging.Report(cfg.Logger.Handler(), cfg.OnError)),
 		now:       cfg.Now,
 	}
 	// Declared types get their own type label from the moment the catalog
@@ -458,7 +468,7 @@ func NewClient(cfg Config) (*Client, error) {
 			PollInterval:   cfg.Worker.PollInterval,
 			Retry:          cfg.Retry,
 			Now:            cfg.Now,
-			Logger:         cfg.Logger,
+			Logger:         c.Logger(ComponentDelivery),
 			Metrics:        c.metrics,
 			Policy:         engine,
 			PolicyRetry:    cfg.PolicyRetry,

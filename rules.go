@@ -16,7 +16,7 @@ import (
 type Rule = heraldtype.Rule
 
 // RuleFilter selects a page of rules.
-type RuleFilter = store.RuleFilter
+type RuleFilter = heraldtype.RuleFilter
 
 // RulePage is one page of rules.
 type RulePage struct {
@@ -142,7 +142,7 @@ func (c *Client) newRuleRunner() (*fanout.Runner, error) {
 		Store: c.store, Build: c.buildRuleBatch, Audiences: c.audiences, RetryPause: rc.AudienceRetry,
 		Enqueued:  func(typ string, res store.EnqueueResult) { c.enqueued(typ, res, true) },
 		BatchSize: rc.BatchSize, Pause: rc.Pause, Concurrency: rc.Concurrency, Poll: rc.PollInterval,
-		Now: c.cfg.Now, Metrics: c.metrics, Logger: c.log,
+		Now: c.cfg.Now, Metrics: c.metrics, Logger: c.Logger(ComponentRules),
 	})
 }
 

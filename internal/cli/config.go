@@ -186,6 +186,10 @@ func offInt(n int) int {
 type LogConfig struct {
 	Level  string `koanf:"level"`  // debug, info, warn, error
 	Format string `koanf:"format"` // json or text
+	// Debug names components whose debug lines are written whatever
+	// Level says (S2.7's debug namespace; herald.LogComponents lists
+	// them): [reminder, rules, kafka].
+	Debug []string `koanf:"debug"`
 }
 
 // WorkerConfig is the worker: section, herald.WorkerConfig's file and

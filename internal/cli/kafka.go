@@ -199,7 +199,7 @@ func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client
 		DeadLetterSuffix: k.DeadLetterSuffix, MaxPollRecords: k.MaxPollRecords, SessionTimeout: k.SessionTimeout,
 		SchemaRegistryURL: k.SchemaRegistryURL, RuleTopic: ruleTopic, RuleTopicPoll: rulePoll,
 		StuckAfter: stuckAfter, LagInterval: lagInterval,
-		Registerer: reg, Logger: log.With("component", "kafka"),
+		Registerer: reg, Logger: client.Logger(herald.ComponentKafka),
 	}, client)
 	if err != nil {
 		closeAll()
