@@ -51,7 +51,7 @@ type pendingDeadLetter struct {
 	record   *kgo.Record // for <topic>.dlq
 	dead     heraldtype.DeadEvent
 	produced bool
-	// cause and attempts are the record's, for the log.
+	// cause is why the record is dead-lettered, for the log.
 	cause error
 }
 

@@ -18,9 +18,10 @@ import (
 // 1). A partition is stuck while a record of it can be neither applied nor
 // dead-lettered — the dead-letter topic or the database refuses it — so
 // its offset cannot move. The consumer keeps trying (a record is never
-// skipped unrecorded) while its other partitions go on, and says so: in the readiness probe (Ready), in
-// herald_kafka_partition_stuck, and in the lag, measured against the
-// broker's end offsets rather than against what was fetched.
+// skipped unrecorded) while its other partitions go on, and says so: in
+// the readiness probe (Ready), in herald_kafka_partition_stuck, and in
+// the lag, measured against the broker's end offsets rather than against
+// what was fetched.
 type health struct {
 	mu    sync.Mutex
 	next  map[topicPartition]int64
