@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/rule"
+	"github.com/heraldhq/herald/internal/tmpl"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -102,7 +104,14 @@ type RuleOutcome struct {
 	Run string `json:"run,omitempty"`
 	// Error is what stopped the rule: a field the detector or a template
 	// needs that the event lacks, a rendered message the pipeline refuses.
+	// A message that could not be rendered (a missing field, a template
+	// over its budget) says "render_failed: " first.
 	Error string `json:"error,omitempty"`
+
+	// renderFailed is, for the metrics, why the message could not be
+	// rendered: the budget's limit that stopped it (steps, bytes), or
+	// "other".
+	renderFailed string
 }
 
 // maxRecordTries bounds how often a guarded read-decide-write (an event
@@ -245,7 +254,7 @@ func (c *Client) rulesFor(ctx context.Context, source, event string) ([]*rule.Co
 			return nil, err
 		}
 		for _, r := range rs {
-			cr, err := c.compiledRules.get(r)
+			cr, err := c.compiledRules.get(r, c.templateLimits())
 			if err != nil {
 				// Stored before a check that now refuses it: it acts on
 				// nothing until it is saved again, and says so.
@@ -273,14 +282,14 @@ type compiledRules struct {
 const maxCompiledRules = 1024
 
 // get returns r compiled: the cached one if r has not changed since.
-func (cr *compiledRules) get(r Rule) (*rule.Compiled, error) {
+func (cr *compiledRules) get(r Rule, lim tmpl.Limits) (*rule.Compiled, error) {
 	cr.mu.Lock()
 	c, ok := cr.m[r.Name]
 	cr.mu.Unlock()
 	if ok && c.Rule.UpdatedAt.Equal(r.UpdatedAt) {
 		return c, nil
 	}
-	c, err := rule.Compile(r)
+	c, err := rule.Compile(r, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -345,6 +354,9 @@ func (c *Client) decide(ctx context.Context, rs []*rule.Compiled, source string,
 				rec.Runs = append(rec.Runs, *run)
 			}
 		}
+		if err := ctx.Err(); err != nil {
+			return out, rec, err // a render cut short is not the rule's failure
+		}
 		if e.Subject != "" {
 			b, err := json.Marshal(states)
 			if err != nil {
@@ -390,8 +402,23 @@ func (c *Client) judge(ctx context.Context, cr *rule.Compiled, source string, e 
 	run.Job.Notification.DedupeKey = e.Subject
 	if err != nil {
 		o.Error, run.LastError = err.Error(), err.Error()
+		o.renderFailed = renderFailure(err)
 	}
 	return o, run
+}
+
+// renderFailure says why err is a message that could not be rendered
+// (the budget's limit that stopped it, or "other"), or "" when it is not
+// a render's failure.
+func renderFailure(err error) string {
+	var re *rule.RenderError
+	if !errors.As(err, &re) {
+		return ""
+	}
+	if limit, ok := tmpl.OverBudget(err); ok {
+		return limit
+	}
+	return "other"
 }
 
 // jobAudience resolves a rule's audience for an event; ok is false when
@@ -445,7 +472,7 @@ func (c *Client) jobAudience(cr *rule.Compiled, e Event, f rule.Fields, now time
 func (c *Client) ruleMessage(ctx context.Context, cr *rule.Compiled, fields rule.Fields, res rule.Result) (heraldtype.RuleMessage, error) {
 	n := cr.Rule.Notify
 	msg := heraldtype.RuleMessage{Type: n.Type, Channels: n.Channels, Priority: n.Priority}
-	rendered, err := cr.Render(rule.Vars(fields, res))
+	rendered, err := cr.Render(ctx, rule.Vars(fields, res))
 	if err != nil {
 		return msg, err
 	}
@@ -469,6 +496,11 @@ func (c *Client) tracked(out TrackResult, rec store.EventRecord) {
 	for _, o := range out.Rules {
 		outcome := "not_detected"
 		switch {
+		case o.renderFailed != "":
+			outcome = "render_failed"
+			if o.renderFailed != "other" {
+				c.metrics.TemplateOverBudget.WithLabelValues("rule", o.renderFailed).Inc()
+			}
 		case o.Error != "":
 			outcome = "error"
 		case o.Detected:

@@ -8,6 +8,7 @@ import (
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/audience"
 	"github.com/heraldhq/herald/internal/schedule"
+	"github.com/heraldhq/herald/internal/tmpl"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -131,8 +132,14 @@ func (r *Runner) fill(ctx context.Context, c heraldtype.Campaign, content *Conte
 			}
 			v.Items, v.Fields = uc.Items, uc.Fields
 		}
-		rendered, err := content.Render(v)
+		rendered, err := content.Render(ctx, v)
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err() // cut short, not failed: the batch is rendered again on resumption
+		}
 		if err != nil {
+			if limit, ok := tmpl.OverBudget(err); ok {
+				r.cfg.Metrics.TemplateOverBudget.WithLabelValues("campaign", limit).Inc()
+			}
 			b.RenderFailed++
 			b.LastError = fmt.Sprintf("user %q: %v", u.ID, err)
 			continue
@@ -202,7 +209,7 @@ func (r *Runner) parsed(c heraldtype.Campaign) (*Content, error) {
 	if ok {
 		return content, nil
 	}
-	content, err := Parse(c)
+	content, err := Parse(c, r.cfg.Templates)
 	if err != nil {
 		return nil, err
 	}

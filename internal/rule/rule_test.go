@@ -1,12 +1,14 @@
 package rule
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/tmpl"
 )
 
 var t0 = time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
@@ -179,12 +181,12 @@ func TestCompileRefusals(t *testing.T) {
 	} {
 		r := validRule()
 		mutate(&r)
-		_, err := Compile(r)
+		_, err := Compile(r, tmpl.Limits{})
 		if fieldOf(err) != field {
 			t.Errorf("%s: got %v", field, err)
 		}
 	}
-	c, err := Compile(validRule())
+	c, err := Compile(validRule(), tmpl.Limits{})
 	if err != nil || c.Rule.Audience.Limit != DefaultAudienceLimit {
 		t.Fatalf("valid rule: %v, limit %d", err, c.Rule.Audience.Limit)
 	}
@@ -194,38 +196,38 @@ func TestCompileRefusals(t *testing.T) {
 // is an error naming it, never "<no value>"; printf and the output are
 // bounded.
 func TestRender(t *testing.T) {
-	c, err := Compile(validRule())
+	c, err := Compile(validRule(), tmpl.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, _, _ := Detect(c.Rule.When.Detect, Fields{"previous_price": "10000", "current_price": "8500"}, t0, State{})
 	vars := Vars(Fields{"product_name": "Kettle", "product_id": "42", "previous_price": "10000", "current_price": "8500"}, res)
-	r, err := c.Render(vars)
+	r, err := c.Render(context.Background(), vars)
 	if err != nil || r.Title != "Kettle is 15% off" || r.Body != "Now 8500" || r.Data["product"] != "42" {
 		t.Fatalf("render: %+v, %v", r, err)
 	}
 	delete(vars, "product_name")
-	_, err = c.Render(vars)
+	_, err = c.Render(context.Background(), vars)
 	if err == nil || !strings.Contains(err.Error(), "notify.title") || !strings.Contains(err.Error(), "product_name") {
 		t.Fatalf("missing field: %v", err)
 	}
 	for _, text := range []string{`{{printf "%999999999d" 1}}`, `{{printf "%.999999f" 1.0}}`, `{{printf "%*d" 999999 1}}`} {
 		r := validRule()
 		r.Notify.Title = text
-		c, err := Compile(r)
+		c, err := Compile(r, tmpl.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Render(vars); err == nil {
+		if _, err := c.Render(context.Background(), vars); err == nil {
 			t.Fatalf("%s rendered", text)
 		}
 	}
 	r2 := validRule()
 	r2.Notify.Title = `{{.product_id}}`
 	r2.Notify.Body = strings.Repeat("{{.big}}", 20)
-	c2, _ := Compile(r2)
+	c2, _ := Compile(r2, tmpl.Limits{})
 	vars["big"] = strings.Repeat("x", 1000)
-	if _, err := c2.Render(vars); err == nil || !strings.Contains(err.Error(), "renders more than") {
+	if _, err := c2.Render(context.Background(), vars); err == nil || !strings.Contains(err.Error(), "renders more than") {
 		t.Fatalf("oversized render: %v", err)
 	}
 }
@@ -233,7 +235,7 @@ func TestRender(t *testing.T) {
 func TestAdmits(t *testing.T) {
 	r := validRule()
 	r.Audience.Interest.AtMost = &heraldtype.AudienceBound{EventField: "current_price", InterestField: "target_price"}
-	c, err := Compile(r)
+	c, err := Compile(r, tmpl.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
