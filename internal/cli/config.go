@@ -129,6 +129,18 @@ type Config struct {
 	HTTP HTTPConfig `koanf:"http"`
 	// Unsubscribe: one-click unsubscribe links in e-mails (unsubscribe.go).
 	Unsubscribe UnsubscribeConfig `koanf:"unsubscribe"`
+	// Templates bounds every render of a rule's or a campaign's message
+	// templates (herald.TemplateConfig).
+	Templates TemplatesConfig `koanf:"templates"`
+}
+
+// TemplatesConfig is `templates:` in the configuration,
+// herald.TemplateConfig: max_steps (range iterations and strings built by
+// functions, per message) and max_bytes (bytes built per message, written
+// or not). Both must be positive.
+type TemplatesConfig struct {
+	MaxSteps int `koanf:"max_steps"`
+	MaxBytes int `koanf:"max_bytes"`
 }
 
 // HTTPConfig is `http:` in the configuration: httpapi.ConnConfig and the
@@ -340,6 +352,7 @@ func defaultConfig() Config {
 			EventRetention: herald.DefaultEventRetention, Enabled: true, AudienceRetry: 5 * time.Second,
 			WebhookTimeout: 5 * time.Second, WebhookMaxTimeout: 30 * time.Second, WebhookMaxAnswer: 1 << 20,
 			DefaultAudience: 100_000, MaxAudience: 1_000_000},
+		Templates: TemplatesConfig{MaxSteps: herald.DefaultTemplateMaxSteps, MaxBytes: herald.DefaultTemplateMaxBytes},
 	}
 }
 
@@ -406,6 +419,9 @@ func (c *Config) clientConfig() (herald.Config, error) {
 	if c.HTTP.StreamHeartbeat <= 0 {
 		return herald.Config{}, fmt.Errorf("config: http.stream_heartbeat: %s must be a positive duration (how often an idle inbox stream sends a heartbeat; it cannot be off)", c.HTTP.StreamHeartbeat)
 	}
+	if c.Templates.MaxSteps <= 0 || c.Templates.MaxBytes <= 0 {
+		return herald.Config{}, fmt.Errorf("config: templates.max_steps (%d) and templates.max_bytes (%d) must be positive: a template render cannot be unbounded", c.Templates.MaxSteps, c.Templates.MaxBytes)
+	}
 	hc := herald.Config{
 		InboxHeartbeat:  c.HTTP.StreamHeartbeat,
 		DefaultTimezone: c.DefaultTimezone,
@@ -432,6 +448,7 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		LeaderTTL:                c.LeaderTTL,
 		Limits: herald.Limits{MaxDataBytes: c.MaxDataBytes, MaxTriggerBytes: c.MaxTriggerBytes,
 			MaxDevicesPerUser: c.MaxDevicesPerUser, MaxPreferenceTypes: c.MaxPreferenceTypes},
+		Templates: herald.TemplateConfig(c.Templates),
 	}
 	if len(c.Types) > 0 {
 		hc.Types = make(map[string]herald.TypeConfig, len(c.Types))
