@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -42,5 +43,28 @@ func TestRender(t *testing.T) {
 	}
 	if _, err := Parse(heraldtype.Campaign{Data: map[string]string{"x": "{{"}}, tmpl.Limits{}); heraldtype.ErrorCode(err) != heraldtype.EINVALID || !strings.Contains(err.Error(), "data.x") {
 		t.Fatalf("a data template that does not parse = %v", err)
+	}
+}
+
+// Issue 31 item 1: a recipient's templates render under one budget and
+// the caller's context.
+func TestRenderBudget(t *testing.T) {
+	lim := tmpl.Limits{MaxSteps: 100, MaxBytes: 4096}
+	if _, err := Parse(heraldtype.Campaign{Body: `{{range 9000000000000000000}}{{end}}`}, lim); heraldtype.ErrorCode(err) != heraldtype.EINVALID ||
+		!strings.Contains(err.Error(), "body") {
+		t.Fatalf("a range over 9e18: %v", err)
+	}
+	c, err := Parse(heraldtype.Campaign{Title: `{{range .Items}}{{end}}`, Body: `{{range .Items}}{{end}}`}, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := View{Items: make([]any, 60)}
+	if _, ok := tmpl.OverBudget(func() error { _, err := c.Render(context.Background(), v); return err }()); !ok {
+		t.Fatal("60 + 60 steps rendered under a budget of 100")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Render(ctx, View{Items: make([]any, 1)}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a canceled render: %v", err)
 	}
 }

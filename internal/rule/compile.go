@@ -98,7 +98,7 @@ func parseField(field, text string, lim tmpl.Limits) (*tmpl.Template, error) {
 	}
 	t, err := parse(field, text, lim)
 	if err != nil {
-		return nil, heraldtype.FieldErrorf(field, "does not parse: %v", err)
+		return nil, heraldtype.FieldErrorf(field, "is not a valid template: %v", err)
 	}
 	return t, nil
 }

@@ -250,3 +250,37 @@ func TestAdmits(t *testing.T) {
 		}
 	}
 }
+
+// Issue 31 item 1: a rule's templates render under one budget; a rule
+// over it fails with a *RenderError naming the template and the limit,
+// and a range over a literal above the step budget is refused at
+// compile, naming the field.
+func TestRenderBudget(t *testing.T) {
+	lim := tmpl.Limits{MaxSteps: 100, MaxBytes: 4096}
+	r := validRule()
+	r.Notify.Title = `{{range 101}}{{end}}`
+	if _, err := Compile(r, lim); heraldtype.ErrorCode(err) != heraldtype.EINVALID || !strings.Contains(err.Error(), "notify.title") {
+		t.Fatalf("a range over 101 with 100 steps: %v", err)
+	}
+	r.Notify.Title = `{{range 60}}{{end}}`
+	r.Notify.Body = `{{range 60}}{{end}}` // each fits; together they do not
+	c, err := Compile(r, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var re *RenderError
+	var over *tmpl.BudgetError
+	if _, err := c.Render(context.Background(), map[string]string{}); !errors.As(err, &re) || re.Field != "notify.body" ||
+		!errors.As(err, &over) || over.Limit != "steps" || !strings.HasPrefix(err.Error(), "render_failed: notify.body: ") {
+		t.Fatalf("over the steps: %v", err)
+	}
+	r = validRule()
+	r.Notify.Data = map[string]string{"x": `{{$x:="0123456789abcdef"}}{{range 34}}{{$x = print $x $x}}{{end}}`}
+	if c, err = Compile(r, lim); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"product_name": "Kettle", "drop_pct": "15", "current_price": "1", "product_id": "42"}
+	if _, err := c.Render(context.Background(), vars); !errors.As(err, &over) || over.Limit != "bytes" || !strings.Contains(err.Error(), "notify.data.x") {
+		t.Fatalf("over the bytes: %v", err)
+	}
+}

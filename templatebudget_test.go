@@ -1,0 +1,137 @@
+package herald
+
+// Issue 31 item 1 through the Client: a campaign and an event rule whose
+// templates go over their budget fail that recipient or that decision as
+// render_failed, counted, and the rest goes on.
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/boundtest"
+)
+
+// The templates of issue 31 item 1; the spin through a variable, so that
+// it passes the check at save and reaches the render's budget.
+const (
+	doublingTemplate = `{{$x:="0123456789abcdef"}}{{range 34}}{{$x = print $x $x}}{{end}}`
+	spinTemplate     = `{{$n := 9000000000000000000}}{{range $n}}{{end}}`
+	spinLiteral      = `{{range 9000000000000000000}}{{end}}`
+)
+
+func counterValue(c prometheus.Counter) float64 {
+	var m dto.Metric
+	_ = c.Write(&m)
+	return m.GetCounter().GetValue()
+}
+
+// A campaign run over a template past its budget finishes — failed, each
+// recipient counted render_failed with the reason — instead of taking the
+// leader's memory or core and resuming into it after each restart; a
+// campaign beside it runs to the end in the same tick. A range over a
+// literal above the budget is refused when the campaign is saved. The
+// heap is bounded (a child process whose heap past 512 MiB fails).
+func TestCampaignTemplateBudget(t *testing.T) {
+	t.Parallel()
+	boundtest.Run(t, boundtest.Bounds{MaxHeap: 512 << 20, Timeout: 2 * time.Minute}, func(t *testing.T) {
+		p := newCampaignPipeline(t)
+		for _, u := range []string{"u1", "u2", "u3"} {
+			p.device(u, "d-"+u, "tok-"+u)
+		}
+		r := dailyReco()
+		r.Title = spinLiteral
+		if _, _, err := p.client.PutCampaign(p.ctx, r); heraldtype.ErrorCode(err) != heraldtype.EINVALID ||
+			!strings.Contains(err.Error(), "templates.max_steps") {
+			t.Fatalf("a range over 9e18 saved: %v", err)
+		}
+		cases := map[string]struct{ title, body, limit string }{
+			"doubling": {doublingTemplate, "x", "bytes"},
+			"spin":     {"x", spinTemplate, "steps"},
+			"benign":   {"Hi", "For {{.User.ID}}", ""},
+		}
+		runs := map[string]string{}
+		for name, tc := range cases {
+			r := dailyReco()
+			r.Name, r.Title, r.Body = name, tc.title, tc.body
+			if _, _, err := p.client.PutCampaign(p.ctx, r); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			run, err := p.client.RunCampaign(p.ctx, name, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs[name] = run.ID
+		}
+		if err := p.client.campaigns.Tick(p.ctx); err != nil {
+			t.Fatal(err)
+		}
+		for name, tc := range cases {
+			got, err := p.client.GetCampaignRun(p.ctx, name, runs[name])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.limit == "" {
+				if got.State != heraldtype.RunDone || got.Enqueued != 3 {
+					t.Errorf("%s: %+v", name, got)
+				}
+				continue
+			}
+			if got.State != heraldtype.RunFailed || got.RenderFailed != 3 || got.Enqueued != 0 ||
+				!strings.Contains(got.LastError, "templates.max_"+tc.limit) {
+				t.Errorf("%s: %+v", name, got)
+			}
+			if n := counterValue(p.client.metrics.TemplateOverBudget.WithLabelValues("campaign", tc.limit)); n != 3 {
+				t.Errorf("%s: herald_template_over_budget_total{campaign,%s} = %v, want 3", name, tc.limit, n)
+			}
+		}
+	})
+}
+
+// A rule whose template goes over its budget fails its decision as
+// render_failed, counted by herald_rule_decisions_total and
+// herald_template_over_budget_total; the event's other rules decide as
+// usual.
+func TestRuleTemplateBudgetCounted(t *testing.T) {
+	t.Parallel()
+	boundtest.Run(t, boundtest.Bounds{MaxHeap: 512 << 20, Timeout: 2 * time.Minute}, func(t *testing.T) {
+		p := newPipeline(t, func(c *Config) { c.Types["hostile"] = TypeConfig{} })
+		p.device("u1", "d1", "tok1")
+		for name, title := range map[string]string{"doubling": doublingTemplate, "spin": spinTemplate, "benign": "Hi"} {
+			if _, _, err := p.client.PutRule(p.ctx, Rule{Name: name, When: heraldtype.RuleWhen{Event: "HOSTILE", Detect: heraldtype.Detector{Always: true}},
+				Audience: heraldtype.RuleAudience{EventUser: true}, Notify: heraldtype.RuleNotify{Type: "hostile", Title: title}}); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		out, err := p.client.Track(p.ctx, Event{ID: "ev-1", Name: "HOSTILE", UserID: "u1"})
+		if err != nil || len(out.Rules) != 3 {
+			t.Fatalf("track: %+v %v", out, err)
+		}
+		for _, o := range out.Rules {
+			if failed := strings.HasPrefix(o.Error, "render_failed: notify.title: "); failed != (o.Rule != "benign") || o.Run == "" {
+				t.Errorf("%s: %+v", o.Rule, o)
+			}
+		}
+		// Rule names are label values once declared, else "other".
+		labels := map[string]bool{}
+		for _, rule := range []string{"doubling", "spin", "benign"} {
+			labels[p.client.metrics.Rule(rule)] = true
+		}
+		var failed float64
+		for l := range labels {
+			failed += counterValue(p.client.metrics.RuleDecisions.WithLabelValues(l, "render_failed"))
+		}
+		if failed != 2 {
+			t.Errorf("render_failed decisions: %v, want 2", failed)
+		}
+		for limit, want := range map[string]float64{"bytes": 1, "steps": 1} {
+			if n := counterValue(p.client.metrics.TemplateOverBudget.WithLabelValues("rule", limit)); n != want {
+				t.Errorf("over the %s budget: %v, want %v", limit, n, want)
+			}
+		}
+	})
+}
