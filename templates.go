@@ -2,6 +2,7 @@ package herald
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/heraldhq/herald/internal/tmpl"
 )
@@ -23,12 +24,17 @@ type TemplateConfig struct {
 	// writes and every string a function builds on the way, written or
 	// not. Default 256 KiB.
 	MaxBytes int
+	// MaxDuration bounds one message's render in time, checked at each
+	// step: the backstop for work a step does that the counts do not
+	// measure (comparing long strings). Default 1 s.
+	MaxDuration time.Duration
 }
 
 // Defaults of TemplateConfig.
 const (
-	DefaultTemplateMaxSteps = tmpl.DefaultMaxSteps
-	DefaultTemplateMaxBytes = tmpl.DefaultMaxBytes
+	DefaultTemplateMaxSteps    = tmpl.DefaultMaxSteps
+	DefaultTemplateMaxBytes    = tmpl.DefaultMaxBytes
+	DefaultTemplateMaxDuration = tmpl.DefaultMaxDuration
 )
 
 // withDefaults fills the zero limits and refuses negative ones.
@@ -38,11 +44,16 @@ func (t TemplateConfig) withDefaults() (TemplateConfig, error) {
 		return t, fmt.Errorf("herald: Templates.MaxSteps %d must be positive", t.MaxSteps)
 	case t.MaxBytes < 0:
 		return t, fmt.Errorf("herald: Templates.MaxBytes %d must be positive", t.MaxBytes)
+	case t.MaxDuration < 0:
+		return t, fmt.Errorf("herald: Templates.MaxDuration %v must be positive", t.MaxDuration)
 	case t.MaxSteps == 0:
 		t.MaxSteps = DefaultTemplateMaxSteps
 	}
 	if t.MaxBytes == 0 {
 		t.MaxBytes = DefaultTemplateMaxBytes
+	}
+	if t.MaxDuration == 0 {
+		t.MaxDuration = DefaultTemplateMaxDuration
 	}
 	return t, nil
 }
@@ -50,5 +61,6 @@ func (t TemplateConfig) withDefaults() (TemplateConfig, error) {
 // templateLimits are the limits every template is parsed and rendered
 // with.
 func (c *Client) templateLimits() tmpl.Limits {
-	return tmpl.Limits{MaxSteps: c.cfg.Templates.MaxSteps, MaxBytes: c.cfg.Templates.MaxBytes}
+	t := c.cfg.Templates
+	return tmpl.Limits{MaxSteps: t.MaxSteps, MaxBytes: t.MaxBytes, MaxDuration: t.MaxDuration}
 }

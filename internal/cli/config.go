@@ -136,11 +136,12 @@ type Config struct {
 
 // TemplatesConfig is `templates:` in the configuration,
 // herald.TemplateConfig: max_steps (range iterations and strings built by
-// functions, per message) and max_bytes (bytes built per message, written
-// or not). Both must be positive.
+// functions, per message), max_bytes (bytes built per message, written or
+// not) and max_duration (a message's render time). All must be positive.
 type TemplatesConfig struct {
-	MaxSteps int `koanf:"max_steps"`
-	MaxBytes int `koanf:"max_bytes"`
+	MaxSteps    int           `koanf:"max_steps"`
+	MaxBytes    int           `koanf:"max_bytes"`
+	MaxDuration time.Duration `koanf:"max_duration"`
 }
 
 // HTTPConfig is `http:` in the configuration: httpapi.ConnConfig and the
@@ -352,7 +353,8 @@ func defaultConfig() Config {
 			EventRetention: herald.DefaultEventRetention, Enabled: true, AudienceRetry: 5 * time.Second,
 			WebhookTimeout: 5 * time.Second, WebhookMaxTimeout: 30 * time.Second, WebhookMaxAnswer: 1 << 20,
 			DefaultAudience: 100_000, MaxAudience: 1_000_000},
-		Templates: TemplatesConfig{MaxSteps: herald.DefaultTemplateMaxSteps, MaxBytes: herald.DefaultTemplateMaxBytes},
+		Templates: TemplatesConfig{MaxSteps: herald.DefaultTemplateMaxSteps, MaxBytes: herald.DefaultTemplateMaxBytes,
+			MaxDuration: herald.DefaultTemplateMaxDuration},
 	}
 }
 
@@ -419,8 +421,9 @@ func (c *Config) clientConfig() (herald.Config, error) {
 	if c.HTTP.StreamHeartbeat <= 0 {
 		return herald.Config{}, fmt.Errorf("config: http.stream_heartbeat: %s must be a positive duration (how often an idle inbox stream sends a heartbeat; it cannot be off)", c.HTTP.StreamHeartbeat)
 	}
-	if c.Templates.MaxSteps <= 0 || c.Templates.MaxBytes <= 0 {
-		return herald.Config{}, fmt.Errorf("config: templates.max_steps (%d) and templates.max_bytes (%d) must be positive: a template render cannot be unbounded", c.Templates.MaxSteps, c.Templates.MaxBytes)
+	if t := c.Templates; t.MaxSteps <= 0 || t.MaxBytes <= 0 || t.MaxDuration <= 0 {
+		return herald.Config{}, fmt.Errorf("config: templates.max_steps (%d), templates.max_bytes (%d) and templates.max_duration (%v) must be positive: a template render cannot be unbounded",
+			t.MaxSteps, t.MaxBytes, t.MaxDuration)
 	}
 	hc := herald.Config{
 		InboxHeartbeat:  c.HTTP.StreamHeartbeat,

@@ -237,7 +237,7 @@ func TestHTTPLimitsConfig(t *testing.T) {
 // render cannot be unbounded (issue 31 item 1).
 func TestTemplatesConfig(t *testing.T) {
 	t.Parallel()
-	cfg, err := loadConfig("", []string{"HERALD_TEMPLATES__MAX_STEPS=500", "HERALD_TEMPLATES__MAX_BYTES=65536"})
+	cfg, err := loadConfig("", []string{"HERALD_TEMPLATES__MAX_STEPS=500", "HERALD_TEMPLATES__MAX_BYTES=65536", "HERALD_TEMPLATES__MAX_DURATION=100ms"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,10 +245,11 @@ func TestTemplatesConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hc.Templates != (herald.TemplateConfig{MaxSteps: 500, MaxBytes: 65536}) {
+	if hc.Templates != (herald.TemplateConfig{MaxSteps: 500, MaxBytes: 65536, MaxDuration: 100 * time.Millisecond}) {
 		t.Errorf("templates = %+v", hc.Templates)
 	}
-	if d := defaultConfig().Templates; d.MaxSteps != herald.DefaultTemplateMaxSteps || d.MaxBytes != herald.DefaultTemplateMaxBytes {
+	if d := defaultConfig().Templates; d.MaxSteps != herald.DefaultTemplateMaxSteps || d.MaxBytes != herald.DefaultTemplateMaxBytes ||
+		d.MaxDuration != herald.DefaultTemplateMaxDuration {
 		t.Errorf("defaults = %+v", d)
 	}
 	cfg.Templates.MaxSteps = 0

@@ -85,7 +85,7 @@ type Metrics struct {
 	RuleDecisions *prometheus.CounterVec // labels: rule, outcome
 	// TemplateOverBudget counts renders stopped by their budget (issue 31
 	// item 1), by surface (rule, rule_dry_run, campaign) and the limit
-	// that stopped them (steps, bytes).
+	// that stopped them (steps, bytes, time).
 	TemplateOverBudget *prometheus.CounterVec // labels: surface, limit
 	// RuleRecipients counts the users rule runs enqueued a notification
 	// for (fanned out), by rule; the pipeline's policy decisions
@@ -173,7 +173,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		Name: "herald_rule_decisions_total", Help: "Rule decisions on events, by rule and outcome (detected, not_detected, render_failed, error).",
 	}, []string{"rule", "outcome"})
 	m.TemplateOverBudget = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "herald_template_over_budget_total", Help: "Template renders stopped by their budget, by surface (rule, rule_dry_run, campaign) and limit (steps, bytes).",
+		Name: "herald_template_over_budget_total", Help: "Template renders stopped by their budget, by surface (rule, rule_dry_run, campaign) and limit (steps, bytes, time).",
 	}, []string{"surface", "limit"})
 	m.RuleRecipients = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_rule_recipients_total", Help: "Users rule runs enqueued a notification for, by rule.",

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"text/template"
+	"time"
 )
 
 // Limits bound one render (a message: its title, body and data together).
@@ -21,14 +22,20 @@ type Limits struct {
 	// doubled in a loop is refused before it is built). Default
 	// DefaultMaxBytes.
 	MaxBytes int
+	// MaxDuration bounds a render's time, checked at each step: the
+	// backstop for work a step does that neither count measures —
+	// comparing or hashing long strings (eq, lt, index), once per call,
+	// however many calls a range body holds. Default DefaultMaxDuration.
+	MaxDuration time.Duration
 }
 
 // Defaults of Limits: far above a real message (a title and a body of 2,000
 // characters, 4 KiB of data, a list of a few hundred items), far below
 // what hurts a server — a render does at most a few milliseconds of work.
 const (
-	DefaultMaxSteps = 10_000
-	DefaultMaxBytes = 256 << 10
+	DefaultMaxSteps    = 10_000
+	DefaultMaxBytes    = 256 << 10
+	DefaultMaxDuration = time.Second
 )
 
 func (l Limits) withDefaults() Limits {
@@ -38,19 +45,25 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxBytes <= 0 {
 		l.MaxBytes = DefaultMaxBytes
 	}
+	if l.MaxDuration <= 0 {
+		l.MaxDuration = DefaultMaxDuration
+	}
 	return l
 }
 
-// BudgetError is a render stopped by its budget: Limit is "steps" or
-// "bytes", Max the limit.
+// BudgetError is a render stopped by its budget: Limit is "steps",
+// "bytes" or "time", Max the limit (a count, bytes, or nanoseconds).
 type BudgetError struct {
 	Limit string
-	Max   int
+	Max   int64
 }
 
 func (e *BudgetError) Error() string {
-	if e.Limit == "steps" {
+	switch e.Limit {
+	case "steps":
 		return fmt.Sprintf("the template takes more than %d steps (templates.max_steps)", e.Max)
+	case "time":
+		return fmt.Sprintf("the template runs longer than %v (templates.max_duration)", time.Duration(e.Max))
 	}
 	return fmt.Sprintf("the template builds more than %d bytes (templates.max_bytes)", e.Max)
 }
@@ -62,19 +75,24 @@ type Budget struct {
 	ctx          context.Context
 	lim          Limits
 	steps, bytes int
+	deadline     time.Time
 }
 
 // NewBudget starts a render's budget.
 func NewBudget(ctx context.Context, lim Limits) *Budget {
-	return &Budget{ctx: ctx, lim: lim.withDefaults()}
+	lim = lim.withDefaults()
+	return &Budget{ctx: ctx, lim: lim, deadline: time.Now().Add(lim.MaxDuration)}
 }
 
-// step takes one step, or fails once the steps are spent or the context
-// is done.
+// step takes one step, or fails once the steps or the time are spent or
+// the context is done.
 func (b *Budget) step() error {
 	b.steps++
 	if b.steps > b.lim.MaxSteps {
-		return &BudgetError{Limit: "steps", Max: b.lim.MaxSteps}
+		return &BudgetError{Limit: "steps", Max: int64(b.lim.MaxSteps)}
+	}
+	if time.Now().After(b.deadline) {
+		return &BudgetError{Limit: "time", Max: int64(b.lim.MaxDuration)}
 	}
 	return b.ctx.Err()
 }
@@ -84,7 +102,7 @@ func (b *Budget) charge(n int) error {
 	b.bytes += n
 	if b.bytes > b.lim.MaxBytes || n < 0 {
 		b.bytes = b.lim.MaxBytes + 1 // spent: every later ask fails too
-		return &BudgetError{Limit: "bytes", Max: b.lim.MaxBytes}
+		return &BudgetError{Limit: "bytes", Max: int64(b.lim.MaxBytes)}
 	}
 	return nil
 }
@@ -97,7 +115,7 @@ func (b *Budget) reserve(n int) error {
 		return err
 	}
 	if b.bytes+n > b.lim.MaxBytes || n < 0 {
-		return &BudgetError{Limit: "bytes", Max: b.lim.MaxBytes}
+		return &BudgetError{Limit: "bytes", Max: int64(b.lim.MaxBytes)}
 	}
 	return nil
 }
@@ -203,7 +221,8 @@ func checkWidths(format string) error {
 }
 
 // OverBudget reports whether err is a render stopped by its budget, and
-// which limit stopped it ("steps" or "bytes"), for a metric's label.
+// which limit stopped it ("steps", "bytes" or "time"), for a metric's
+// label.
 func OverBudget(err error) (limit string, ok bool) {
 	var over *BudgetError
 	if errors.As(err, &over) {

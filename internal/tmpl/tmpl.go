@@ -5,11 +5,11 @@
 //   - a field the data lacks is an error (missingkey=error), never
 //     "<no value>" in someone's push;
 //   - every render runs under a Budget: a number of steps (each iteration
-//     of a range, each string a function builds) and a number of bytes
-//     built (what it writes and every intermediate string a function
-//     builds, written or not), and the caller's context — a render over
-//     budget stops with a *BudgetError instead of spinning a core or
-//     taking the process's memory;
+//     of a range, each string a function builds), a number of bytes built
+//     (what it writes and every intermediate string a function builds,
+//     written or not), a time checked at each step, and the caller's
+//     context — a render over budget stops with a *BudgetError instead of
+//     spinning a core or taking the process's memory;
 //   - printf widths and precisions are capped, and each template's output
 //     stops at a size limit (*ErrTooLong);
 //   - what can be refused when a template is saved is refused then: a

@@ -169,6 +169,24 @@ func TestContext(t *testing.T) {
 	}
 }
 
+// TestTimeBudget: work a step does that neither count measures — here 200
+// comparisons of two 1 MiB strings that differ only at their end, per
+// iteration, 100 s of work in all — stops at the time budget.
+func TestTimeBudget(t *testing.T) {
+	lim := Limits{MaxSteps: 10_000, MaxBytes: 1 << 20, MaxDuration: 50 * time.Millisecond}
+	tp, err := Parse("t", `{{range 10000}}`+strings.Repeat(`{{if lt $.a $.b}}{{end}}`, 200)+`{{end}}`, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := strings.Repeat("x", 1<<20)
+	data := map[string]string{"a": a + "a", "b": a + "b"}
+	var over *BudgetError
+	if _, err := tp.Execute(NewBudget(context.Background(), lim), data, 100); !errors.As(err, &over) || over.Limit != "time" ||
+		!strings.Contains(err.Error(), "templates.max_duration") {
+		t.Fatalf("%v, want the time budget", err)
+	}
+}
+
 // TestConcurrentRenders: renders of one Template at once each have their
 // own budget (run with -race).
 func TestConcurrentRenders(t *testing.T) {
