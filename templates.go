@@ -26,7 +26,7 @@ type TemplateConfig struct {
 	MaxBytes int
 	// MaxDuration bounds one message's render in time, checked at each
 	// step: the backstop for work a step does that the counts do not
-	// measure (comparing long strings). Default 1 s.
+	// measure (comparing long strings). Default 250 ms.
 	MaxDuration time.Duration
 }
 

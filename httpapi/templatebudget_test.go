@@ -16,7 +16,7 @@ import (
 // The two templates of issue 31 item 1: one doubles a string 34 times
 // (256 GiB), one ranges 9e18 times. The spin is written with a variable,
 // so that it passes the check at save and reaches the render's budget:
-// its steps, or on a machine so loaded that 10,000 steps take a second,
+// its steps, or on a machine so loaded that 10,000 steps take 250 ms,
 // its time.
 var hostileTemplates = map[string]struct{ title, limit string }{
 	"doubling": {`{{$x:="0123456789abcdef"}}{{range 34}}{{$x = print $x $x}}{{end}}`, `templates\.max_bytes`},

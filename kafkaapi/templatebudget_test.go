@@ -82,7 +82,7 @@ func TestTemplateBudgetOverKafka(t *testing.T) {
 		// hostile ones before it were settled.
 		f.waitFor("the record after the hostile ones", time.Minute, func() bool { return len(runs("benign")) == 1 })
 		// The spin stops at its steps, or on a machine so loaded that
-		// 10,000 steps take a second, at its time.
+		// 10,000 steps take 250 ms, at its time.
 		for name, limit := range map[string]string{"doubling": `templates\.max_bytes`, "spin": `templates\.max_(steps|duration)`} {
 			rs := runs(name)
 			if len(rs) != 1 || rs[0].State != heraldtype.RunFailed || !strings.HasPrefix(rs[0].LastError, "render_failed: notify.title: ") ||

@@ -83,6 +83,11 @@ func (r *Runner) batches(ctx context.Context, c heraldtype.Campaign, content *Co
 		if err != nil || !res.Applied {
 			return err
 		}
+		if b.Finish != "" {
+			r.cfg.Metrics.Campaigns.WithLabelValues(string(b.Finish)).Inc()
+			r.log.Warn("campaign: run stopped", "campaign", c.Name, "run", run.ID, "last_error", b.LastError)
+			return nil
+		}
 		run = res.Run
 		if r.cfg.Pause > 0 {
 			t := time.NewTimer(r.cfg.Pause)
@@ -119,6 +124,7 @@ func (r *Runner) fill(ctx context.Context, c heraldtype.Campaign, content *Conte
 			r.log.Warn("campaign: fetch failed", "campaign", c.Name, "run", run.ID, "err", got.err)
 		}
 	}
+	rendered, overBudget := 0, 0
 	for _, u := range users {
 		v := View{User: ViewUser(u), Campaign: c.Name, Run: run.ID}
 		if c.Fetch != nil {
@@ -132,19 +138,21 @@ func (r *Runner) fill(ctx context.Context, c heraldtype.Campaign, content *Conte
 			}
 			v.Items, v.Fields = uc.Items, uc.Fields
 		}
-		rendered, err := content.Render(ctx, v)
+		out, err := content.Render(ctx, v)
+		rendered++
 		if err != nil && ctx.Err() != nil {
 			return ctx.Err() // cut short, not failed: the batch is rendered again on resumption
 		}
 		if err != nil {
 			if limit, ok := tmpl.OverBudget(err); ok {
 				r.cfg.Metrics.TemplateOverBudget.WithLabelValues("campaign", limit).Inc()
+				overBudget++
 			}
 			b.RenderFailed++
 			b.LastError = fmt.Sprintf("user %q: %v", u.ID, err)
 			continue
 		}
-		m := Message{Campaign: c, Run: run, UserID: u.ID, Rendered: rendered}
+		m := Message{Campaign: c, Run: run, UserID: u.ID, Rendered: out}
 		if !wall.IsZero() {
 			m.SendAt = schedule.LocalInstant(wall, r.zone(u.Timezone))
 		}
@@ -161,6 +169,14 @@ func (r *Runner) fill(ctx context.Context, c heraldtype.Campaign, content *Conte
 		} else {
 			b.Enqueue.Notifications = append(b.Enqueue.Notifications, p.Notifications...)
 		}
+	}
+	if overBudget > 0 && overBudget == rendered {
+		// Every recipient of the batch went over the template budget: the
+		// template is the fault, not a user's data, and rendering the rest
+		// of the audience would cost each of them the budget again (issue
+		// 31 item 1). The run fails here, saying why.
+		b.Finish = heraldtype.RunFailed
+		b.LastError = "every recipient of a batch went over the template budget; the run stops: " + b.LastError
 	}
 	b.Now = r.cfg.Now().UTC()
 	if b.Enqueue != nil {

@@ -35,7 +35,7 @@ type Limits struct {
 const (
 	DefaultMaxSteps    = 10_000
 	DefaultMaxBytes    = 256 << 10
-	DefaultMaxDuration = time.Second
+	DefaultMaxDuration = 250 * time.Millisecond
 )
 
 func (l Limits) withDefaults() Limits {
