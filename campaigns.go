@@ -91,7 +91,7 @@ func (c *Client) newCampaignRunner() (*campaign.Runner, error) {
 		Store: c.store, Build: c.buildCampaignMessage, Owner: c.cfg.Owner, DefaultZone: c.cfg.DefaultTimezone,
 		Enqueued:  func(typ string, res store.EnqueueResult) { c.enqueued(typ, res, true) },
 		BatchSize: cc.BatchSize, Pause: cc.Pause, LockAtMost: cc.LockAtMost, LockAtLeast: cc.LockAtLeast,
-		Poll: cc.PollInterval, Now: c.cfg.Now, Metrics: c.metrics, Logger: c.Logger(ComponentCampaign),
+		Poll: cc.PollInterval, Now: c.cfg.Now, Metrics: c.metrics, Logger: c.Logger(ComponentCampaign), Templates: c.templateLimits(),
 	})
 }
 
@@ -162,7 +162,7 @@ func (c *Client) prepareCampaign(ctx context.Context, r CampaignRequest, now tim
 	cp := Campaign{Name: r.Name, Schedule: r.Schedule, Audience: r.Audience, Type: trig.Type, Title: r.Title,
 		Body: r.Body, Data: r.Data, Channels: trig.Channels, Priority: trig.Priority, Fetch: r.Fetch,
 		LocalTime: r.LocalTime, Paused: r.Paused, UpdatedAt: now}
-	if _, err := campaign.Parse(cp); err != nil {
+	if _, err := campaign.Parse(cp, c.templateLimits()); err != nil {
 		return Campaign{}, err
 	}
 	if err := audience.Validate(r.Audience); err != nil {

@@ -169,6 +169,9 @@ type Config struct {
 	// 18): the request body limit of the HTTP API bounds the bytes of one
 	// request, these bound what those bytes multiply into.
 	Limits Limits
+	// Templates bounds every render of a rule's or a campaign's message
+	// templates (issue 31 item 1).
+	Templates TemplateConfig
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// Logger; default slog.Default().
@@ -398,6 +401,9 @@ func NewClient(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	cfg.Limits = limits
+	if cfg.Templates, err = cfg.Templates.withDefaults(); err != nil {
+		return nil, err
+	}
 	if cfg.InboxHeartbeat <= 0 {
 		cfg.InboxHeartbeat = DefaultInboxHeartbeat
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/heraldhq/herald/internal/rule"
+	"github.com/heraldhq/herald/internal/tmpl"
 )
 
 // compiledRules caches compiled rules (their parsed templates) by name
@@ -32,7 +33,7 @@ type compiledRules struct {
 const DefaultCompiledRules = 4096
 
 // get returns r compiled: the cached one if r has not changed since.
-func (cr *compiledRules) get(r Rule) (*rule.Compiled, error) {
+func (cr *compiledRules) get(r Rule, lim tmpl.Limits) (*rule.Compiled, error) {
 	cr.mu.Lock()
 	if e, ok := cr.index[r.Name]; ok {
 		c := e.Value.(*rule.Compiled)
@@ -44,7 +45,7 @@ func (cr *compiledRules) get(r Rule) (*rule.Compiled, error) {
 	}
 	cr.mu.Unlock()
 	// Compiled outside the lock: a slow compile holds up no other rule.
-	c, err := rule.Compile(r)
+	c, err := rule.Compile(r, lim)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/rule"
+	"github.com/heraldhq/herald/internal/tmpl"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -114,7 +116,14 @@ type RuleOutcome struct {
 	Run string `json:"run,omitempty"`
 	// Error is what stopped the rule: a field the detector or a template
 	// needs that the event lacks, a rendered message the pipeline refuses.
+	// A message that could not be rendered (a missing field, a template
+	// over its budget) says "render_failed: " first.
 	Error string `json:"error,omitempty"`
+
+	// renderFailed is, for the metrics, why the message could not be
+	// rendered: the budget's limit that stopped it (steps, bytes), or
+	// "other".
+	renderFailed string
 }
 
 // maxRecordTries bounds how often a guarded read-decide-write (an event
@@ -269,7 +278,7 @@ func (c *Client) rulesFor(ctx context.Context, source, event string) ([]*rule.Co
 			return nil, err
 		}
 		for _, r := range rs {
-			cr, err := c.compiledRules.get(r)
+			cr, err := c.compiledRules.get(r, c.templateLimits())
 			if err != nil {
 				// Stored before a check that now refuses it: it acts on
 				// nothing until it is saved again, and says so.
@@ -319,6 +328,9 @@ func (c *Client) decide(ctx context.Context, rs []*rule.Compiled, source string,
 			if run != nil {
 				rec.Runs = append(rec.Runs, *run)
 			}
+		}
+		if err := ctx.Err(); err != nil {
+			return out, rec, err // a render cut short is not the rule's failure
 		}
 		if e.Subject != "" {
 			b, err := json.Marshal(states)
@@ -370,8 +382,23 @@ func (c *Client) judge(ctx context.Context, cr *rule.Compiled, source string, e 
 	run.Job.Notification.DedupeKey = e.Subject
 	if err != nil {
 		o.Error, run.LastError = err.Error(), err.Error()
+		o.renderFailed = renderFailure(err)
 	}
 	return o, run
+}
+
+// renderFailure says why err is a message that could not be rendered
+// (the budget's limit that stopped it, or "other"), or "" when it is not
+// a render's failure.
+func renderFailure(err error) string {
+	var re *rule.RenderError
+	if !errors.As(err, &re) {
+		return ""
+	}
+	if limit, ok := tmpl.OverBudget(err); ok {
+		return limit
+	}
+	return "other"
 }
 
 // jobAudience resolves a rule's audience for an event; ok is false when
@@ -425,7 +452,7 @@ func (c *Client) jobAudience(cr *rule.Compiled, e Event, f rule.Fields, now time
 func (c *Client) ruleMessage(ctx context.Context, cr *rule.Compiled, fields rule.Fields, res rule.Result) (heraldtype.RuleMessage, error) {
 	n := cr.Rule.Notify
 	msg := heraldtype.RuleMessage{Type: n.Type, Channels: n.Channels, Priority: n.Priority}
-	rendered, err := cr.Render(rule.Vars(fields, res))
+	rendered, err := cr.Render(ctx, rule.Vars(fields, res))
 	if err != nil {
 		return msg, err
 	}
@@ -449,6 +476,11 @@ func (c *Client) tracked(out TrackResult, rec store.EventRecord) {
 	for _, o := range out.Rules {
 		outcome := "not_detected"
 		switch {
+		case o.renderFailed != "":
+			outcome = "render_failed"
+			if o.renderFailed != "other" {
+				c.metrics.TemplateOverBudget.WithLabelValues("rule", o.renderFailed).Inc()
+			}
 		case o.Error != "":
 			outcome = "error"
 		case o.Detected:

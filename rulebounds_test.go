@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/tmpl"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -127,7 +128,7 @@ func TestCompiledRuleCacheDoesNotThrash(t *testing.T) {
 	var cache compiledRules
 	for range 3 {
 		for _, r := range rules {
-			if _, err := cache.get(r); err != nil {
+			if _, err := cache.get(r, tmpl.Limits{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -137,13 +138,13 @@ func TestCompiledRuleCacheDoesNotThrash(t *testing.T) {
 	}
 	// An edit compiles the rule again.
 	rules[7].UpdatedAt = at.Add(time.Second)
-	if c, err := cache.get(rules[7]); err != nil || !c.Rule.UpdatedAt.Equal(rules[7].UpdatedAt) || cache.compiles != len(rules)+1 {
+	if c, err := cache.get(rules[7], tmpl.Limits{}); err != nil || !c.Rule.UpdatedAt.Equal(rules[7].UpdatedAt) || cache.compiles != len(rules)+1 {
 		t.Fatalf("after an edit: %v, %d compiles", err, cache.compiles)
 	}
 	// A bounded cache holds its bound, and the least recently used goes.
 	small := compiledRules{limit: 8}
 	for _, r := range rules[:10] {
-		if _, err := small.get(r); err != nil {
+		if _, err := small.get(r, tmpl.Limits{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -152,14 +153,14 @@ func TestCompiledRuleCacheDoesNotThrash(t *testing.T) {
 	}
 	before := small.compiles
 	for _, r := range rules[2:10] {
-		if _, err := small.get(r); err != nil {
+		if _, err := small.get(r, tmpl.Limits{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if small.compiles != before {
 		t.Fatalf("the 8 most recent rules were compiled again: %d", small.compiles-before)
 	}
-	if _, err := small.get(rules[0]); err != nil || small.compiles != before+1 {
+	if _, err := small.get(rules[0], tmpl.Limits{}); err != nil || small.compiles != before+1 {
 		t.Fatalf("the least recently used was kept: %v", err)
 	}
 }

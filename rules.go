@@ -242,7 +242,7 @@ func (c *Client) PutRule(ctx context.Context, r Rule) (Rule, bool, error) {
 	if r.Audience.Limit == 0 {
 		r.Audience.Limit = c.cfg.Rules.DefaultAudience
 	}
-	compiled, err := rule.Compile(r)
+	compiled, err := rule.Compile(r, c.templateLimits())
 	if err != nil {
 		return Rule{}, false, err
 	}
@@ -355,7 +355,7 @@ func (c *Client) DryRunRule(ctx context.Context, name string, e Event) (RuleDryR
 	if err := validData(e.Data, false); err != nil {
 		return RuleDryRun{}, err
 	}
-	compiled, err := rule.Compile(r)
+	compiled, err := rule.Compile(r, c.templateLimits())
 	if err != nil {
 		return RuleDryRun{}, err
 	}
@@ -381,8 +381,14 @@ func (c *Client) DryRunRule(ctx context.Context, name string, e Event) (RuleDryR
 	}
 	out.Detected, out.Reason = res.Fired, res.Reason
 	msg, err := c.ruleMessage(ctx, compiled, fields, res)
+	if err != nil && ctx.Err() != nil {
+		return RuleDryRun{}, ctx.Err()
+	}
 	if err != nil {
 		out.Error = err.Error()
+		if limit := renderFailure(err); limit != "" && limit != "other" {
+			c.metrics.TemplateOverBudget.WithLabelValues("rule_dry_run", limit).Inc()
+		}
 	}
 	if msg.Title != "" || msg.Body != "" || len(msg.Data) > 0 {
 		out.Notification = &RenderedNotification{Type: msg.Type, Title: msg.Title, Body: msg.Body, Data: msg.Data, Channels: msg.Channels}

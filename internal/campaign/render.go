@@ -1,11 +1,11 @@
 package campaign
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
-	"text/template"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/tmpl"
@@ -20,10 +20,12 @@ import (
 // {{.Fields}} (an object; {{.Fields.greeting}}). A missing key, a missing
 // field or an index out of range is an error for that recipient — counted
 // render_failed on the run with the error — never "<no value>" in someone's
-// notification.
+// notification. So is a recipient whose templates go over their budget
+// (internal/tmpl: steps, bytes built; issue 31 item 1).
 type Content struct {
-	title, body *template.Template
-	data        map[string]*template.Template
+	title, body *tmpl.Template
+	data        map[string]*tmpl.Template
+	lim         tmpl.Limits
 }
 
 // View is what a template sees of one recipient.
@@ -42,21 +44,23 @@ type ViewUser struct {
 	Locale   string
 }
 
-// Parse parses a campaign's templates; a template that does not parse is
-// an invalid_argument naming its field (title, body, data.<key>).
-func Parse(c heraldtype.Campaign) (*Content, error) {
-	var out Content
+// Parse parses a campaign's templates under lim; a template that does not
+// parse, or that internal/tmpl refuses (it defines or calls templates, it
+// ranges over an integer above the step budget), is an invalid_argument
+// naming its field (title, body, data.<key>).
+func Parse(c heraldtype.Campaign, lim tmpl.Limits) (*Content, error) {
+	out := Content{lim: lim}
 	var err error
-	if out.title, err = parse("title", c.Title); err != nil {
+	if out.title, err = parse("title", c.Title, lim); err != nil {
 		return nil, err
 	}
-	if out.body, err = parse("body", c.Body); err != nil {
+	if out.body, err = parse("body", c.Body, lim); err != nil {
 		return nil, err
 	}
 	if len(c.Data) > 0 {
-		out.data = make(map[string]*template.Template, len(c.Data))
+		out.data = make(map[string]*tmpl.Template, len(c.Data))
 		for _, k := range slices.Sorted(maps.Keys(c.Data)) {
-			if out.data[k], err = parse("data."+k, c.Data[k]); err != nil {
+			if out.data[k], err = parse("data."+k, c.Data[k], lim); err != nil {
 				return nil, err
 			}
 		}
@@ -64,8 +68,8 @@ func Parse(c heraldtype.Campaign) (*Content, error) {
 	return &out, nil
 }
 
-func parse(field, text string) (*template.Template, error) {
-	t, err := tmpl.Parse(field, text)
+func parse(field, text string, lim tmpl.Limits) (*tmpl.Template, error) {
+	t, err := tmpl.Parse(field, text, lim)
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "template: ")
 		return nil, heraldtype.FieldErrorf(field, "is not a valid template: %s", msg)
@@ -79,20 +83,22 @@ type Rendered struct {
 	Data        map[string]string
 }
 
-// Render renders the content for v.
-func (c *Content) Render(v View) (Rendered, error) {
+// Render renders the content for v, its templates together under one
+// budget and ctx.
+func (c *Content) Render(ctx context.Context, v View) (Rendered, error) {
 	var r Rendered
 	var err error
-	if r.Title, err = execute(c.title, v); err != nil {
+	b := tmpl.NewBudget(ctx, c.lim)
+	if r.Title, err = execute(c.title, b, v); err != nil {
 		return r, err
 	}
-	if r.Body, err = execute(c.body, v); err != nil {
+	if r.Body, err = execute(c.body, b, v); err != nil {
 		return r, err
 	}
 	if len(c.data) > 0 {
 		r.Data = make(map[string]string, len(c.data))
 		for k, t := range c.data {
-			if r.Data[k], err = execute(t, v); err != nil {
+			if r.Data[k], err = execute(t, b, v); err != nil {
 				return r, err
 			}
 		}
@@ -104,8 +110,8 @@ func (c *Content) Render(v View) (Rendered, error) {
 // field's own limit (checked when the notification is built).
 const maxRendered = 64 << 10
 
-func execute(t *template.Template, v View) (string, error) {
-	out, err := tmpl.Execute(t, v, maxRendered)
+func execute(t *tmpl.Template, b *tmpl.Budget, v View) (string, error) {
+	out, err := t.Execute(b, v, maxRendered)
 	if err != nil {
 		return "", fmt.Errorf("render %s: %w", t.Name(), err)
 	}

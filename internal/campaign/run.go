@@ -9,6 +9,7 @@ import (
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/audience"
 	"github.com/heraldhq/herald/internal/schedule"
+	"github.com/heraldhq/herald/internal/tmpl"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -83,6 +84,11 @@ func (r *Runner) batches(ctx context.Context, c heraldtype.Campaign, content *Co
 		if err != nil || !res.Applied {
 			return err
 		}
+		if b.Finish != "" {
+			r.cfg.Metrics.Campaigns.WithLabelValues(string(b.Finish)).Inc()
+			r.log.Warn("campaign: run stopped", "campaign", c.Name, "run", run.ID, "last_error", b.LastError)
+			return nil
+		}
 		if r.log.Enabled(ctx, slog.LevelDebug) { // log.debug: [campaign]
 			r.log.Debug("campaign: batch done", "campaign", c.Name, "run", run.ID, "cursor", b.Cursor, "users", b.Recipients,
 				"enqueued", res.Enqueued, "skipped", res.Skipped, "fetch_failed", b.FetchFailed, "render_failed", b.RenderFailed)
@@ -127,6 +133,7 @@ func (r *Runner) fill(ctx context.Context, c heraldtype.Campaign, content *Conte
 			r.log.Warn("campaign: fetch failed", "campaign", c.Name, "run", run.ID, "err", got.err)
 		}
 	}
+	rendered, overBudget := 0, 0
 	for _, u := range users {
 		v := View{User: ViewUser(u), Campaign: c.Name, Run: run.ID}
 		if c.Fetch != nil {
@@ -140,13 +147,21 @@ func (r *Runner) fill(ctx context.Context, c heraldtype.Campaign, content *Conte
 			}
 			v.Items, v.Fields = uc.Items, uc.Fields
 		}
-		rendered, err := content.Render(v)
+		out, err := content.Render(ctx, v)
+		rendered++
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err() // cut short, not failed: the batch is rendered again on resumption
+		}
 		if err != nil {
+			if limit, ok := tmpl.OverBudget(err); ok {
+				r.cfg.Metrics.TemplateOverBudget.WithLabelValues("campaign", limit).Inc()
+				overBudget++
+			}
 			b.RenderFailed++
 			b.LastError = fmt.Sprintf("user %q: %v", u.ID, err)
 			continue
 		}
-		m := Message{Campaign: c, Run: run, UserID: u.ID, Rendered: rendered}
+		m := Message{Campaign: c, Run: run, UserID: u.ID, Rendered: out}
 		if !wall.IsZero() {
 			m.SendAt = schedule.LocalInstant(wall, r.zone(u.Timezone))
 		}
@@ -163,6 +178,14 @@ func (r *Runner) fill(ctx context.Context, c heraldtype.Campaign, content *Conte
 		} else {
 			b.Enqueue.Notifications = append(b.Enqueue.Notifications, p.Notifications...)
 		}
+	}
+	if overBudget > 0 && overBudget == rendered {
+		// Every recipient of the batch went over the template budget: the
+		// template is the fault, not a user's data, and rendering the rest
+		// of the audience would cost each of them the budget again (issue
+		// 31 item 1). The run fails here, saying why.
+		b.Finish = heraldtype.RunFailed
+		b.LastError = "every recipient of a batch went over the template budget; the run stops: " + b.LastError
 	}
 	b.Now = r.cfg.Now().UTC()
 	if b.Enqueue != nil {
@@ -238,7 +261,7 @@ func (r *Runner) parsed(c heraldtype.Campaign) (*Content, error) {
 	if ok {
 		return content, nil
 	}
-	content, err := Parse(c)
+	content, err := Parse(c, r.cfg.Templates)
 	if err != nil {
 		return nil, err
 	}

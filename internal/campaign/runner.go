@@ -31,6 +31,7 @@ import (
 	"github.com/heraldhq/herald/internal/maintenance"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/schedule"
+	"github.com/heraldhq/herald/internal/tmpl"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -88,6 +89,10 @@ type Config struct {
 	// (another instance may have written a campaign or a manual run).
 	// Default 1 s.
 	Poll time.Duration
+	// Templates bound each recipient's render (internal/tmpl: steps and
+	// bytes built; zero fields take its defaults). A recipient over them
+	// is counted render_failed.
+	Templates tmpl.Limits
 	// HTTPClient calls the fetch endpoints. Default: a client without a
 	// timeout of its own (each call has the campaign's).
 	HTTPClient *http.Client

@@ -129,6 +129,19 @@ type Config struct {
 	HTTP HTTPConfig `koanf:"http"`
 	// Unsubscribe: one-click unsubscribe links in e-mails (unsubscribe.go).
 	Unsubscribe UnsubscribeConfig `koanf:"unsubscribe"`
+	// Templates bounds every render of a rule's or a campaign's message
+	// templates (herald.TemplateConfig).
+	Templates TemplatesConfig `koanf:"templates"`
+}
+
+// TemplatesConfig is `templates:` in the configuration,
+// herald.TemplateConfig: max_steps (range iterations and strings built by
+// functions, per message), max_bytes (bytes built per message, written or
+// not) and max_duration (a message's render time). All must be positive.
+type TemplatesConfig struct {
+	MaxSteps    int           `koanf:"max_steps"`
+	MaxBytes    int           `koanf:"max_bytes"`
+	MaxDuration time.Duration `koanf:"max_duration"`
 }
 
 // HTTPConfig is `http:` in the configuration: httpapi.ConnConfig and the
@@ -350,6 +363,8 @@ func defaultConfig() Config {
 			WebhookTimeout: 5 * time.Second, WebhookMaxTimeout: 30 * time.Second, WebhookMaxAnswer: 1 << 20,
 			DefaultAudience: 100_000, MaxAudience: 1_000_000, MaxPerEvent: herald.DefaultRulesPerEvent,
 			RecordedDecisions: herald.DefaultRecordedDecisions, CompiledCache: herald.DefaultCompiledRules},
+		Templates: TemplatesConfig{MaxSteps: herald.DefaultTemplateMaxSteps, MaxBytes: herald.DefaultTemplateMaxBytes,
+			MaxDuration: herald.DefaultTemplateMaxDuration},
 	}
 }
 
@@ -416,6 +431,10 @@ func (c *Config) clientConfig() (herald.Config, error) {
 	if c.HTTP.StreamHeartbeat <= 0 {
 		return herald.Config{}, fmt.Errorf("config: http.stream_heartbeat: %s must be a positive duration (how often an idle inbox stream sends a heartbeat; it cannot be off)", c.HTTP.StreamHeartbeat)
 	}
+	if t := c.Templates; t.MaxSteps <= 0 || t.MaxBytes <= 0 || t.MaxDuration <= 0 {
+		return herald.Config{}, fmt.Errorf("config: templates.max_steps (%d), templates.max_bytes (%d) and templates.max_duration (%v) must be positive: a template render cannot be unbounded",
+			t.MaxSteps, t.MaxBytes, t.MaxDuration)
+	}
 	hc := herald.Config{
 		InboxHeartbeat:  c.HTTP.StreamHeartbeat,
 		DefaultTimezone: c.DefaultTimezone,
@@ -443,6 +462,7 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		LeaderTTL:                c.LeaderTTL,
 		Limits: herald.Limits{MaxDataBytes: c.MaxDataBytes, MaxTriggerBytes: c.MaxTriggerBytes,
 			MaxDevicesPerUser: c.MaxDevicesPerUser, MaxPreferenceTypes: c.MaxPreferenceTypes},
+		Templates: herald.TemplateConfig(c.Templates),
 	}
 	if len(c.Types) > 0 {
 		hc.Types = make(map[string]herald.TypeConfig, len(c.Types))

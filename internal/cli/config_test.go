@@ -231,3 +231,29 @@ func TestHTTPLimitsConfig(t *testing.T) {
 		t.Errorf("conn %+v: 0 must turn the per-client cap off and keep the total", cc)
 	}
 }
+
+// TestTemplatesConfig: templates.max_steps and templates.max_bytes reach
+// the Client, with the library's defaults; zero is refused, since a
+// render cannot be unbounded (issue 31 item 1).
+func TestTemplatesConfig(t *testing.T) {
+	t.Parallel()
+	cfg, err := loadConfig("", []string{"HERALD_TEMPLATES__MAX_STEPS=500", "HERALD_TEMPLATES__MAX_BYTES=65536", "HERALD_TEMPLATES__MAX_DURATION=100ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := cfg.clientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hc.Templates != (herald.TemplateConfig{MaxSteps: 500, MaxBytes: 65536, MaxDuration: 100 * time.Millisecond}) {
+		t.Errorf("templates = %+v", hc.Templates)
+	}
+	if d := defaultConfig().Templates; d.MaxSteps != herald.DefaultTemplateMaxSteps || d.MaxBytes != herald.DefaultTemplateMaxBytes ||
+		d.MaxDuration != herald.DefaultTemplateMaxDuration {
+		t.Errorf("defaults = %+v", d)
+	}
+	cfg.Templates.MaxSteps = 0
+	if _, err := cfg.clientConfig(); err == nil || !strings.Contains(err.Error(), "templates.max_steps") {
+		t.Errorf("max_steps 0: %v, want an error naming the key", err)
+	}
+}

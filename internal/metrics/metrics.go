@@ -83,9 +83,15 @@ type Metrics struct {
 	// redelivery answered from its record).
 	Events *prometheus.CounterVec // labels: outcome
 	// RuleDecisions counts each rule's decisions on events, by rule and
-	// outcome: detected, not_detected, error (the event lacks what the
-	// detector or a template needs).
+	// outcome: detected, not_detected, render_failed (its message could
+	// not be rendered: a field a template needs that the event lacks, a
+	// template over its budget), error (the event lacks what the detector
+	// needs, the rendered message is refused).
 	RuleDecisions *prometheus.CounterVec // labels: rule, outcome
+	// TemplateOverBudget counts renders stopped by their budget (issue 31
+	// item 1), by surface (rule, rule_dry_run, campaign) and the limit
+	// that stopped them (steps, bytes, time).
+	TemplateOverBudget *prometheus.CounterVec // labels: surface, limit
 	// RuleRecipients counts the users rule runs enqueued a notification
 	// for (fanned out), by rule; the pipeline's policy decisions
 	// (rate_limited, opted_out, …) are PolicyDecisions, by type.
@@ -169,8 +175,11 @@ func New(reg prometheus.Registerer) *Metrics {
 		Name: "herald_events_total", Help: "Events given to the rule engine, by outcome (applied, no_rule, stale, replayed, conflict).",
 	}, []string{"outcome"})
 	m.RuleDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "herald_rule_decisions_total", Help: "Rule decisions on events, by rule and outcome (detected, not_detected, error).",
+		Name: "herald_rule_decisions_total", Help: "Rule decisions on events, by rule and outcome (detected, not_detected, render_failed, error).",
 	}, []string{"rule", "outcome"})
+	m.TemplateOverBudget = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_template_over_budget_total", Help: "Template renders stopped by their budget, by surface (rule, rule_dry_run, campaign) and limit (steps, bytes, time).",
+	}, []string{"surface", "limit"})
 	m.RuleRecipients = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_rule_recipients_total", Help: "Users rule runs enqueued a notification for, by rule.",
 	}, []string{"rule"})
@@ -189,7 +198,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		reg.MustRegister(m.Accepted, m.Sent, m.Failed, m.Retried, m.Dead, m.Skipped, m.Unknown,
 			m.Requeued, m.InvalidatedTokens, m.Throttled, m.QueueDepth, m.SendLatency, m.EndToEndLatency,
 			m.PolicyDecisions, m.Reminders, m.RemindersStopped, m.ReminderLag,
-			m.Events, m.RuleDecisions, m.RuleRecipients, m.RuleAudience, m.RuleRuns,
+			m.Events, m.RuleDecisions, m.TemplateOverBudget, m.RuleRecipients, m.RuleAudience, m.RuleRuns,
 			m.Campaigns, m.CampaignRecipients, m.CampaignFetchErrors)
 	}
 	return m

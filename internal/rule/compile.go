@@ -1,16 +1,16 @@
 package rule
 
 import (
-	"fmt"
+	"context"
 	"math"
 	"regexp"
 	"slices"
 	"strconv"
-	"text/template"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/callout"
+	"github.com/heraldhq/herald/internal/tmpl"
 )
 
 // Limits of a rule.
@@ -39,21 +39,25 @@ var (
 	fieldPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
-// Compiled is a rule checked and ready: its templates parsed.
+// Compiled is a rule checked and ready: its templates parsed, each render
+// of them bounded by the limits they were parsed with.
 type Compiled struct {
 	Rule  heraldtype.Rule
-	title *template.Template
-	body  *template.Template
-	data  map[string]*template.Template
+	title *tmpl.Template
+	body  *tmpl.Template
+	data  map[string]*tmpl.Template
+	lim   tmpl.Limits
 }
 
 // Compile checks everything about r that needs no store — the event
 // name, the detector, the audience, the templates — and parses the
-// templates. Each refusal is invalid_argument naming its field
-// (when.detect.price_drop_pct, notify.title, audience.limit, …). The
-// notification's type and channels are the caller's to check, against
-// its catalog. Defaults are filled in (the audience limit).
-func Compile(r heraldtype.Rule) (*Compiled, error) {
+// templates under lim (a template that defines or calls templates, or
+// ranges over an integer literal above lim.MaxSteps, is refused). Each
+// refusal is invalid_argument naming its field (when.detect.price_drop_pct,
+// notify.title, audience.limit, …). The notification's type and channels
+// are the caller's to check, against its catalog. Defaults are filled in
+// (the audience limit).
+func Compile(r heraldtype.Rule, lim tmpl.Limits) (*Compiled, error) {
 	if r.When.Event == "" {
 		return nil, heraldtype.FieldErrorf("when.event", "is required")
 	}
@@ -69,16 +73,16 @@ func Compile(r heraldtype.Rule) (*Compiled, error) {
 	if err := checkAudience(&r.Audience); err != nil {
 		return nil, err
 	}
-	c := &Compiled{Rule: r, data: map[string]*template.Template{}}
+	c := &Compiled{Rule: r, data: map[string]*tmpl.Template{}, lim: lim}
 	var err error
-	if c.title, err = parseField("notify.title", r.Notify.Title); err != nil {
+	if c.title, err = parseField("notify.title", r.Notify.Title, lim); err != nil {
 		return nil, err
 	}
-	if c.body, err = parseField("notify.body", r.Notify.Body); err != nil {
+	if c.body, err = parseField("notify.body", r.Notify.Body, lim); err != nil {
 		return nil, err
 	}
 	for k, v := range r.Notify.Data {
-		if c.data[k], err = parseField("notify.data."+k, v); err != nil {
+		if c.data[k], err = parseField("notify.data."+k, v, lim); err != nil {
 			return nil, err
 		}
 	}
@@ -88,13 +92,13 @@ func Compile(r heraldtype.Rule) (*Compiled, error) {
 	return c, nil
 }
 
-func parseField(field, text string) (*template.Template, error) {
+func parseField(field, text string, lim tmpl.Limits) (*tmpl.Template, error) {
 	if len(text) > MaxTemplateLength {
 		return nil, heraldtype.FieldErrorf(field, "is %d bytes; the limit is %d", len(text), MaxTemplateLength)
 	}
-	t, err := parse(field, text)
+	t, err := parse(field, text, lim)
 	if err != nil {
-		return nil, heraldtype.FieldErrorf(field, "does not parse: %v", err)
+		return nil, heraldtype.FieldErrorf(field, "is not a valid template: %v", err)
 	}
 	return t, nil
 }
@@ -214,16 +218,19 @@ type Rendered struct {
 }
 
 // Render renders the notification with vars (the event's fields and the
-// detector's). A field a template names that vars lacks is an error
-// naming the template and the field.
-func (c *Compiled) Render(vars map[string]string) (Rendered, error) {
+// detector's), its templates together under one budget (the limits the
+// rule was compiled with) and ctx. Every failure is a *RenderError naming
+// the template: a field a template names that vars lacks, a template over
+// its budget or its output limit, ctx ended.
+func (c *Compiled) Render(ctx context.Context, vars map[string]string) (Rendered, error) {
 	var r Rendered
 	var err error
-	if r.Title, err = render(c.title, vars); err != nil {
-		return r, fmt.Errorf("notify.title: %w", err)
+	b := tmpl.NewBudget(ctx, c.lim)
+	if r.Title, err = render(c.title, b, vars); err != nil {
+		return r, err
 	}
-	if r.Body, err = render(c.body, vars); err != nil {
-		return r, fmt.Errorf("notify.body: %w", err)
+	if r.Body, err = render(c.body, b, vars); err != nil {
+		return r, err
 	}
 	if len(c.data) > 0 {
 		r.Data = make(map[string]string, len(c.data))
@@ -234,8 +241,8 @@ func (c *Compiled) Render(vars map[string]string) (Rendered, error) {
 				}
 			}
 		}) {
-			if r.Data[k], err = render(c.data[k], vars); err != nil {
-				return r, fmt.Errorf("notify.data.%s: %w", k, err)
+			if r.Data[k], err = render(c.data[k], b, vars); err != nil {
+				return r, err
 			}
 		}
 	}

@@ -1,12 +1,14 @@
 package rule
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/tmpl"
 )
 
 var t0 = time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
@@ -180,7 +182,7 @@ func TestCompileRefusals(t *testing.T) {
 	} {
 		r := validRule()
 		mutate(&r)
-		_, err := Compile(r)
+		_, err := Compile(r, tmpl.Limits{})
 		if fieldOf(err) != field {
 			t.Errorf("%s: got %v", field, err)
 		}
@@ -189,14 +191,14 @@ func TestCompileRefusals(t *testing.T) {
 	// the default; an absent minimum is the default.
 	r := validRule()
 	r.When.Detect = heraldtype.Detector{Restock: &heraldtype.RestockDetector{Min: intp(0)}}
-	if _, err := Compile(r); fieldOf(err) != "when.detect.restock.min" {
+	if _, err := Compile(r, tmpl.Limits{}); fieldOf(err) != "when.detect.restock.min" {
 		t.Errorf("restock min 0: got %v", err)
 	}
 	r.When.Detect.Restock.Min = nil
-	if _, err := Compile(r); err != nil {
+	if _, err := Compile(r, tmpl.Limits{}); err != nil {
 		t.Errorf("restock without min: %v", err)
 	}
-	c, err := Compile(validRule())
+	c, err := Compile(validRule(), tmpl.Limits{})
 	if err != nil || c.Rule.Audience.Limit != DefaultAudienceLimit {
 		t.Fatalf("valid rule: %v, limit %d", err, c.Rule.Audience.Limit)
 	}
@@ -206,38 +208,38 @@ func TestCompileRefusals(t *testing.T) {
 // is an error naming it, never "<no value>"; printf and the output are
 // bounded.
 func TestRender(t *testing.T) {
-	c, err := Compile(validRule())
+	c, err := Compile(validRule(), tmpl.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, _, _ := Detect(c.Rule.When.Detect, Fields{"previous_price": "10000", "current_price": "8500"}, t0, State{})
 	vars := Vars(Fields{"product_name": "Kettle", "product_id": "42", "previous_price": "10000", "current_price": "8500"}, res)
-	r, err := c.Render(vars)
+	r, err := c.Render(context.Background(), vars)
 	if err != nil || r.Title != "Kettle is 15% off" || r.Body != "Now 8500" || r.Data["product"] != "42" {
 		t.Fatalf("render: %+v, %v", r, err)
 	}
 	delete(vars, "product_name")
-	_, err = c.Render(vars)
+	_, err = c.Render(context.Background(), vars)
 	if err == nil || !strings.Contains(err.Error(), "notify.title") || !strings.Contains(err.Error(), "product_name") {
 		t.Fatalf("missing field: %v", err)
 	}
 	for _, text := range []string{`{{printf "%999999999d" 1}}`, `{{printf "%.999999f" 1.0}}`, `{{printf "%*d" 999999 1}}`} {
 		r := validRule()
 		r.Notify.Title = text
-		c, err := Compile(r)
+		c, err := Compile(r, tmpl.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Render(vars); err == nil {
+		if _, err := c.Render(context.Background(), vars); err == nil {
 			t.Fatalf("%s rendered", text)
 		}
 	}
 	r2 := validRule()
 	r2.Notify.Title = `{{.product_id}}`
 	r2.Notify.Body = strings.Repeat("{{.big}}", 20)
-	c2, _ := Compile(r2)
+	c2, _ := Compile(r2, tmpl.Limits{})
 	vars["big"] = strings.Repeat("x", 1000)
-	if _, err := c2.Render(vars); err == nil || !strings.Contains(err.Error(), "renders more than") {
+	if _, err := c2.Render(context.Background(), vars); err == nil || !strings.Contains(err.Error(), "renders more than") {
 		t.Fatalf("oversized render: %v", err)
 	}
 }
@@ -245,7 +247,7 @@ func TestRender(t *testing.T) {
 func TestAdmits(t *testing.T) {
 	r := validRule()
 	r.Audience.Interest.AtMost = &heraldtype.AudienceBound{EventField: "current_price", InterestField: "target_price"}
-	c, err := Compile(r)
+	c, err := Compile(r, tmpl.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,3 +264,37 @@ func TestAdmits(t *testing.T) {
 }
 
 func intp(n int) *int { return &n }
+
+// Issue 31 item 1: a rule's templates render under one budget; a rule
+// over it fails with a *RenderError naming the template and the limit,
+// and a range over a literal above the step budget is refused at
+// compile, naming the field.
+func TestRenderBudget(t *testing.T) {
+	lim := tmpl.Limits{MaxSteps: 100, MaxBytes: 4096}
+	r := validRule()
+	r.Notify.Title = `{{range 101}}{{end}}`
+	if _, err := Compile(r, lim); heraldtype.ErrorCode(err) != heraldtype.EINVALID || !strings.Contains(err.Error(), "notify.title") {
+		t.Fatalf("a range over 101 with 100 steps: %v", err)
+	}
+	r.Notify.Title = `{{range 60}}{{end}}`
+	r.Notify.Body = `{{range 60}}{{end}}` // each fits; together they do not
+	c, err := Compile(r, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var re *RenderError
+	var over *tmpl.BudgetError
+	if _, err := c.Render(context.Background(), map[string]string{}); !errors.As(err, &re) || re.Field != "notify.body" ||
+		!errors.As(err, &over) || over.Limit != "steps" || !strings.HasPrefix(err.Error(), "render_failed: notify.body: ") {
+		t.Fatalf("over the steps: %v", err)
+	}
+	r = validRule()
+	r.Notify.Data = map[string]string{"x": `{{$x:="0123456789abcdef"}}{{range 34}}{{$x = print $x $x}}{{end}}`}
+	if c, err = Compile(r, lim); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"product_name": "Kettle", "drop_pct": "15", "current_price": "1", "product_id": "42"}
+	if _, err := c.Render(context.Background(), vars); !errors.As(err, &over) || over.Limit != "bytes" || !strings.Contains(err.Error(), "notify.data.x") {
+		t.Fatalf("over the bytes: %v", err)
+	}
+}
