@@ -3,7 +3,6 @@ package herald
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -98,9 +97,6 @@ type RuleConfig struct {
 	// WebhookMaxAnswer bounds an audience webhook's answer, in bytes.
 	// Default 1 MiB, at most 64 MiB.
 	WebhookMaxAnswer int64
-	// WebhookClient calls the audience webhooks. Default: a client
-	// without a timeout of its own (each call has its own).
-	WebhookClient *http.Client
 }
 
 // RuleRun is one rule's fan-out of one event.
