@@ -338,6 +338,9 @@ func (c *Consumer) handle(ctx context.Context, r *kgo.Record) bool {
 		cancel()
 		if err == nil {
 			c.metrics.records.WithLabelValues(r.Topic, "applied").Inc()
+			if c.log.Enabled(ctx, slog.LevelDebug) { // log.debug: [kafka]
+				c.log.Debug("kafka: record applied", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "attempt", attempt)
+			}
 			return true
 		}
 		if ctx.Err() != nil {

@@ -190,7 +190,7 @@ func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client
 		Brokers: k.Brokers, Group: k.Group, Topics: topics, Retries: k.Retries, RetryDelay: k.RetryDelay,
 		DeadLetterSuffix: k.DeadLetterSuffix, MaxPollRecords: k.MaxPollRecords, SessionTimeout: k.SessionTimeout,
 		SchemaRegistryURL: k.SchemaRegistryURL, RuleTopic: ruleTopic, RuleTopicPoll: rulePoll,
-		Registerer: reg, Logger: log.With("component", "kafka"),
+		Registerer: reg, Logger: client.Logger(herald.ComponentKafka),
 	}, client)
 	if err != nil {
 		closeAll()

@@ -183,7 +183,7 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 		return err
 	}
 	api, err := httpapi.New(httpapi.Config{
-		Client: client, Logger: log, MaxBodyBytes: cfg.MaxBodyBytes,
+		Client: client, Logger: client.Logger(herald.ComponentHTTP), MaxBodyBytes: cfg.MaxBodyBytes,
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 		Auth: httpapi.AuthConfig{Keys: keys, UserTokens: userTokens, Disabled: dev,
 			OpenMetrics: !cfg.Auth.MetricsAuth},
