@@ -3,12 +3,12 @@ package herald
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"regexp"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/audience"
+	"github.com/heraldhq/herald/internal/callout"
 )
 
 // AudienceSource is a deployment's own audience (issue 20 item 3, S3.3):
@@ -49,7 +49,7 @@ const MaxWebhookAnswer = 64 << 20
 
 // newAudiences checks the registered sources and the webhook bounds and
 // returns the resolver of the rule runs' audiences.
-func newAudiences(cfg Config, st audience.InterestStore) (audience.Resolver, error) {
+func newAudiences(cfg Config, st audience.InterestStore, caller *callout.Caller) (audience.Resolver, error) {
 	res := audience.Resolver{Interests: st, Sources: make(map[string]audience.Users, len(cfg.AudienceSources))}
 	for name, src := range cfg.AudienceSources {
 		if !audienceSourceName.MatchString(name) {
@@ -69,11 +69,8 @@ func newAudiences(cfg Config, st audience.InterestStore) (audience.Resolver, err
 	case rc.WebhookMaxAnswer > MaxWebhookAnswer:
 		return res, fmt.Errorf("herald: Rules.WebhookMaxAnswer %d is above %d bytes", rc.WebhookMaxAnswer, MaxWebhookAnswer)
 	}
-	res.Webhooks = audience.WebhookConfig{Client: rc.WebhookClient, Timeout: rc.WebhookTimeout,
+	res.Webhooks = audience.WebhookConfig{Caller: caller, Timeout: rc.WebhookTimeout,
 		MaxTimeout: rc.WebhookMaxTimeout, MaxAnswer: rc.WebhookMaxAnswer}
-	if res.Webhooks.Client == nil {
-		res.Webhooks.Client = &http.Client{}
-	}
 	if res.Webhooks.Timeout == 0 {
 		res.Webhooks.Timeout = audience.DefaultWebhookTimeout
 	}
@@ -98,8 +95,11 @@ func (c *Client) checkRuleAudience(a heraldtype.RuleAudience) error {
 			return heraldtype.FieldErrorf("audience.source", "%q is not a registered audience source (Config.AudienceSources)", a.Source)
 		}
 	}
-	if w := a.Webhook; w != nil && w.Timeout.Std() > c.audiences.Webhooks.MaxTimeout {
-		return heraldtype.FieldErrorf("audience.webhook.timeout", "must be at most %v (rules.webhook_max_timeout)", c.audiences.Webhooks.MaxTimeout)
+	if w := a.Webhook; w != nil {
+		if w.Timeout.Std() > c.audiences.Webhooks.MaxTimeout {
+			return heraldtype.FieldErrorf("audience.webhook.timeout", "must be at most %v (rules.webhook_max_timeout)", c.audiences.Webhooks.MaxTimeout)
+		}
+		return c.checkCallout("audience.webhook", w.URL, w.Secret)
 	}
 	return nil
 }

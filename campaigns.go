@@ -82,6 +82,13 @@ type CampaignConfig struct {
 	PollInterval time.Duration
 	// Disabled turns the runner off on this instance.
 	Disabled bool
+	// FetchMaxAnswer, FetchMaxItems, FetchMaxFields and FetchMaxValues
+	// bound what one content-fetch answer may hold: its bytes (default
+	// 4 MiB, at most 64 MiB), one user's items and fields (100 each), and
+	// the JSON values in all, counted wherever they are nested (100,000).
+	// An answer over a bound is refused and its users count fetch_failed.
+	FetchMaxAnswer                                int64
+	FetchMaxItems, FetchMaxFields, FetchMaxValues int
 }
 
 // newCampaignRunner builds the campaign runner, a leader-only service.
@@ -92,6 +99,8 @@ func (c *Client) newCampaignRunner() (*campaign.Runner, error) {
 		Enqueued:  func(typ string, res store.EnqueueResult) { c.enqueued(typ, res, true) },
 		BatchSize: cc.BatchSize, Pause: cc.Pause, LockAtMost: cc.LockAtMost, LockAtLeast: cc.LockAtLeast,
 		Poll: cc.PollInterval, Now: c.cfg.Now, Metrics: c.metrics, Logger: c.Logger(ComponentCampaign), Templates: c.templateLimits(),
+		Caller: c.caller, Fetch: campaign.FetchLimits{MaxAnswer: cc.FetchMaxAnswer, MaxItems: cc.FetchMaxItems,
+			MaxFields: cc.FetchMaxFields, MaxValues: cc.FetchMaxValues},
 	})
 }
 
@@ -168,7 +177,7 @@ func (c *Client) prepareCampaign(ctx context.Context, r CampaignRequest, now tim
 	if err := audience.Validate(r.Audience); err != nil {
 		return Campaign{}, err
 	}
-	if err := validFetch(r.Fetch); err != nil {
+	if err := c.validFetch(r.Fetch); err != nil {
 		return Campaign{}, err
 	}
 	switch {
@@ -203,7 +212,7 @@ func validCampaignName(name string) error {
 	return nil
 }
 
-func validFetch(f *heraldtype.CampaignFetch) error {
+func (c *Client) validFetch(f *heraldtype.CampaignFetch) error {
 	if f == nil {
 		return nil
 	}
@@ -219,7 +228,7 @@ func validFetch(f *heraldtype.CampaignFetch) error {
 	if f.BatchSize < 0 || f.BatchSize > campaign.MaxFetchBatch {
 		return heraldtype.FieldErrorf("fetch.batch_size", "must be between 1 and %d (0: %d)", campaign.MaxFetchBatch, campaign.DefaultFetchBatch)
 	}
-	return nil
+	return c.checkCallout("fetch", f.URL, f.Secret)
 }
 
 // GetCampaign returns the campaign.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/audience"
+	"github.com/heraldhq/herald/internal/callout"
 	"github.com/heraldhq/herald/internal/campaign"
 	"github.com/heraldhq/herald/internal/dispatch"
 	"github.com/heraldhq/herald/internal/fanout"
@@ -122,6 +123,9 @@ type Config struct {
 	Campaigns CampaignConfig
 	// Rules tunes the rule runner and the events' retention (S3.5).
 	Rules RuleConfig
+	// Callout governs the calls to endpoints named in rules and campaigns
+	// (audience webhooks, content fetches): allowed networks, secrets.
+	Callout CalloutConfig
 	// AudienceSources are the deployment's own audiences by name (issue 20
 	// item 3): a rule's "audience":{"source":NAME} pages its users from
 	// the one registered under NAME. PutRule refuses a name not here.
@@ -306,14 +310,16 @@ type Client struct {
 	// audiences resolves the rule runs' audiences (dry runs and the
 	// runner).
 	audiences audience.Resolver
-	elector   *leadership.Elector
-	pruners   maintenance.Pruners
-	types     *policy.Catalog
-	unsub     *unsubscriber // nil without Config.Unsubscribe.Secret
-	hub       *realtime.Hub
-	metrics   *metrics.Metrics
-	log       *slog.Logger
-	now       func() time.Time
+	// caller makes the audience webhooks' and content fetches' calls.
+	caller  *callout.Caller
+	elector *leadership.Elector
+	pruners maintenance.Pruners
+	types   *policy.Catalog
+	unsub   *unsubscriber // nil without Config.Unsubscribe.Secret
+	hub     *realtime.Hub
+	metrics *metrics.Metrics
+	log     *slog.Logger
+	now     func() time.Time
 
 	mu         sync.Mutex
 	started    bool
@@ -426,7 +432,11 @@ func NewClient(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	audiences, err := newAudiences(cfg, cfg.Store)
+	caller, err := newCaller(cfg)
+	if err != nil {
+		return nil, err
+	}
+	audiences, err := newAudiences(cfg, cfg.Store, caller)
 	if err != nil {
 		return nil, err
 	}
@@ -434,6 +444,7 @@ func NewClient(cfg Config) (*Client, error) {
 		types:     types,
 		unsub:     unsub,
 		audiences: audiences,
+		caller:    caller,
 		cfg:       cfg,
 		// The cache's bound is fixed at construction (issue 31 item 4).
 		compiledRules: compiledRules{limit: cfg.Rules.CompiledCache},

@@ -428,7 +428,7 @@ func (c *Client) jobAudience(cr *rule.Compiled, e Event, f rule.Fields, now time
 		// The deployment's own audience, asked for this event's users.
 		a.Source = ra.Source
 		if w := ra.Webhook; w != nil {
-			a.Webhook = &heraldtype.JobWebhook{URL: w.URL, Timeout: w.Timeout}
+			a.Webhook = &heraldtype.JobWebhook{URL: w.URL, Timeout: w.Timeout, Secret: w.Secret}
 		}
 		a.Event = &heraldtype.JobEvent{ID: e.ID, Name: e.Name, Subject: e.Subject, UserID: e.UserID, Data: e.Data}
 	case e.Subject == "":

@@ -48,7 +48,30 @@ func (c *Client) PutPreferences(ctx context.Context, userID string, p Preference
 	if err := policy.ValidatePreferences(&p); err != nil {
 		return Preferences{}, err
 	}
-	return c.store.PutPreferences(ctx, p, c.now().UTC())
+	// Read, record what the write turns back on (resubscribe.go), write
+	// guarded by what was read: a write landing in between (a one-click
+	// unsubscribe) is read again, never lost.
+	in := p
+	for try := 1; ; try++ {
+		was, err := c.store.GetPreferences(ctx, userID)
+		if err != nil {
+			return Preferences{}, err
+		}
+		now := c.now().UTC()
+		p = in
+		recordResubscriptions(was, &p, now, c.cfg.Limits.MaxPreferenceTypes)
+		out, swapped, err := c.store.SwapPreferences(ctx, p, was.UpdatedAt, now)
+		if err != nil || swapped {
+			return out, err
+		}
+		if try == maxRecordTries {
+			return Preferences{}, heraldtype.Errorf(heraldtype.EUNAVAILABLE,
+				"the preferences of user %q kept changing under %d tries; send them again", userID, maxRecordTries)
+		}
+		if err := decideAgain(ctx, try); err != nil {
+			return Preferences{}, err
+		}
+	}
 }
 
 // GetPreferences returns a user's preferences (empty ones if the user set

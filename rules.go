@@ -3,7 +3,6 @@ package herald
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -101,9 +100,6 @@ type RuleConfig struct {
 	// WebhookMaxAnswer bounds an audience webhook's answer, in bytes.
 	// Default 1 MiB, at most 64 MiB.
 	WebhookMaxAnswer int64
-	// WebhookClient calls the audience webhooks. Default: a client
-	// without a timeout of its own (each call has its own).
-	WebhookClient *http.Client
 	// MaxPerEvent bounds the enabled rules of one source and event name:
 	// each of them judges every such event, so saving or enabling one
 	// more is refused. Default 100, at most MaxRulesPerEvent.

@@ -89,8 +89,11 @@ func (c *Client) listUnsubscribe(ctx context.Context, job *heraldtype.Job) []str
 	if t, err := c.types.Type(ctx, n.Type); err == nil && (t.Transactional || t.Critical) {
 		return nil
 	}
+	// Issued at the next millisecond: a re-subscription recorded in the
+	// same millisecond as the send is then not taken for a later one.
+	issued := c.now().UTC().Truncate(time.Millisecond).Add(time.Millisecond)
 	tok := c.unsub.signer.Token(unsubscribe.Claims{UserID: n.UserID, Type: n.Type, Channel: heraldtype.ChannelEmail,
-		DeliveryID: job.Delivery.ID})
+		DeliveryID: job.Delivery.ID, IssuedAt: issued})
 	out := []string{c.unsub.base + "/v1/unsubscribe/" + tok}
 	if c.unsub.mailto != "" {
 		out = append(out, "mailto:"+c.unsub.mailto+"?subject=unsubscribe%20"+tok)
@@ -126,7 +129,22 @@ func (c *Client) CheckUnsubscribe(ctx context.Context, token string) (Unsubscrip
 	if err != nil {
 		return Unsubscription{}, err
 	}
+	if err := retired(p, cl); err != nil {
+		return Unsubscription{}, err
+	}
 	return Unsubscription{UserID: cl.UserID, Type: cl.Type, Channel: cl.Channel, Unsubscribed: !channelOn(p, cl.Type, cl.Channel)}, nil
+}
+
+// retired refuses a link the user's later choice overrides: they turned
+// its type back on for its channel after the link was sent (issue 31
+// item 6). A link from before links carried their issue time counts as
+// sent before any re-subscription.
+func retired(p Preferences, cl unsubscribe.Claims) error {
+	if resubscribedAfter(p, cl.Type, cl.Channel, cl.IssuedAt) {
+		return heraldtype.Errorf(heraldtype.ENOTFOUND,
+			"this unsubscribe link no longer applies: %q was turned back on for %s after it was sent; change it where you turned it on", cl.Type, cl.Channel)
+	}
+	return nil
 }
 
 // Unsubscribe turns the preference a token names off: the user's type on
@@ -152,6 +170,9 @@ func (c *Client) Unsubscribe(ctx context.Context, token string) (Unsubscription,
 	for try := 1; ; try++ {
 		p, err := c.store.GetPreferences(ctx, cl.UserID)
 		if err != nil {
+			return Unsubscription{}, err
+		}
+		if err := retired(p, cl); err != nil {
 			return Unsubscription{}, err
 		}
 		if !channelOn(p, cl.Type, cl.Channel) {

@@ -1,8 +1,10 @@
 package herald
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	smtpemu "github.com/heraldhq/herald/emulator/smtp"
 	"github.com/heraldhq/herald/heraldtype"
@@ -71,8 +73,8 @@ func TestListUnsubscribeHeaderByType(t *testing.T) {
 		t.Fatal("promo not sent")
 	}
 	lu := m.Headers["List-Unsubscribe"]
-	if len(lu) != 1 || !strings.HasPrefix(lu[0], "<https://herald.test/v1/unsubscribe/u1.") ||
-		!strings.Contains(lu[0], ">, <mailto:unsub@acme.test?subject=unsubscribe%20u1.") {
+	if len(lu) != 1 || !strings.HasPrefix(lu[0], "<https://herald.test/v1/unsubscribe/u2.") ||
+		!strings.Contains(lu[0], ">, <mailto:unsub@acme.test?subject=unsubscribe%20u2.") {
 		t.Errorf("List-Unsubscribe %q", lu)
 	}
 	if post := m.Headers["List-Unsubscribe-Post"]; len(post) != 1 || post[0] != "List-Unsubscribe=One-Click" {
@@ -214,5 +216,84 @@ func TestUnsubscribeRefusesForgedTokens(t *testing.T) {
 		if prefs, _ := p.client.GetPreferences(p.ctx, u); len(prefs.Types) != 0 {
 			t.Errorf("%s's preferences changed: %+v", u, prefs)
 		}
+	}
+}
+
+// Issue 31 item 6: once the user turns the type back on for e-mail — in
+// the type's entry, by dropping the entry, or by taking e-mail off the
+// global opt-outs — every link sent before stops working (checked or
+// posted, not_found), while a link sent after the re-subscription works;
+// a PUT cannot forge or erase the records, and a change that turns
+// nothing back on retires no link.
+func TestUnsubscribeLinkRetiredByResubscription(t *testing.T) {
+	t.Parallel()
+	p, se := newMailPipeline(t)
+	m, _ := mailOf(p, se, "u1", "promo")
+	old := tokenOf(t, m)
+	p.clock.Advance(time.Second)
+	if _, err := p.client.Unsubscribe(p.ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	// A change that turns nothing back on (the daily cap) retires nothing.
+	prefs, _ := p.client.GetPreferences(p.ctx, "u1")
+	prefs.DailyCap = 50
+	p.clock.Advance(time.Second)
+	if _, err := p.client.PutPreferences(p.ctx, "u1", prefs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.client.Unsubscribe(p.ctx, old); err != nil {
+		t.Fatalf("a daily-cap change retired the link: %v", err)
+	}
+	// The user turns promo back on by dropping its entry.
+	p.clock.Advance(time.Second)
+	prefs.Types = nil
+	prefs.ChannelsResubscribedAt = map[heraldtype.Channel]time.Time{heraldtype.ChannelSMS: p.clock.Now()} // ignored
+	saved, err := p.client.PutPreferences(p.ctx, "u1", prefs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at := saved.Types["promo"].ResubscribedAt[heraldtype.ChannelEmail]; !at.Equal(p.clock.Now().Truncate(time.Microsecond)) ||
+		len(saved.ChannelsResubscribedAt) != 0 || !channelOn(saved, "promo", heraldtype.ChannelEmail) {
+		t.Fatalf("saved %+v", saved)
+	}
+	for name, call := range map[string]func(context.Context, string) (Unsubscription, error){
+		"check": p.client.CheckUnsubscribe, "post": p.client.Unsubscribe} {
+		if _, err := call(p.ctx, old); heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND || !strings.Contains(err.Error(), "turned back on") {
+			t.Errorf("%s of the old link: %v", name, err)
+		}
+	}
+	if got, _ := p.client.GetPreferences(p.ctx, "u1"); !channelOn(got, "promo", heraldtype.ChannelEmail) {
+		t.Fatal("the old link turned promo off again")
+	}
+	// A PUT that sends its own records does not erase Herald's.
+	p.clock.Advance(time.Second)
+	prefs.Types = map[string]TypePreference{"promo": {ResubscribedAt: map[heraldtype.Channel]time.Time{}}}
+	if saved, err = p.client.PutPreferences(p.ctx, "u1", prefs); err != nil || saved.Types["promo"].ResubscribedAt[heraldtype.ChannelEmail].IsZero() {
+		t.Fatalf("records erased: %+v %v", saved, err)
+	}
+	// A link sent after the re-subscription works.
+	p.clock.Advance(time.Second)
+	m, d := mailOf(p, se, "u1", "promo")
+	if m == nil {
+		t.Fatalf("not sent: %+v", d)
+	}
+	if _, err := p.client.Unsubscribe(p.ctx, tokenOf(t, m)); err != nil {
+		t.Fatalf("a new link: %v", err)
+	}
+	// Opting out of e-mail altogether and back in retires that link too.
+	newer := tokenOf(t, m)
+	prefs.Types = nil
+	prefs.OptedOutChannels = []heraldtype.Channel{heraldtype.ChannelEmail}
+	p.clock.Advance(time.Second)
+	if _, err := p.client.PutPreferences(p.ctx, "u1", prefs); err != nil {
+		t.Fatal(err)
+	}
+	prefs.OptedOutChannels = nil
+	p.clock.Advance(time.Second)
+	if saved, err = p.client.PutPreferences(p.ctx, "u1", prefs); err != nil || saved.ChannelsResubscribedAt[heraldtype.ChannelEmail].IsZero() {
+		t.Fatalf("opt back in: %+v %v", saved, err)
+	}
+	if _, err := p.client.Unsubscribe(p.ctx, newer); heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
+		t.Errorf("a link sent before the opt-in: %v", err)
 	}
 }

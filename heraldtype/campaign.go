@@ -69,6 +69,10 @@ type CampaignFetch struct {
 	Concurrency int `json:"concurrency,omitempty"`
 	// BatchSize is how many user ids one call carries (default 100).
 	BatchSize int `json:"batch_size,omitempty"`
+	// Secret names a secret the operator declared (callout.secrets):
+	// each call carries its header. The value is never part of the
+	// campaign.
+	Secret string `json:"secret,omitempty"`
 }
 
 // CampaignRunState is where a campaign run is.

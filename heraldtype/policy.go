@@ -65,8 +65,13 @@ type Preferences struct {
 	// QuietHours, when set, is a daily window in the user's time zone.
 	QuietHours *QuietHours `json:"quiet_hours,omitempty"`
 	// DailyCap overrides the configured daily cap; 0 keeps it.
-	DailyCap  int       `json:"daily_cap,omitempty"`
-	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	DailyCap int `json:"daily_cap,omitempty"`
+	// ChannelsResubscribedAt records, per channel, when the user last
+	// took it off OptedOutChannels; a record Herald keeps, not a setting
+	// (what a PUT sends here is ignored). An unsubscribe link sent before
+	// it no longer works for that channel.
+	ChannelsResubscribedAt map[Channel]time.Time `json:"channels_resubscribed_at,omitempty"`
+	UpdatedAt              time.Time             `json:"updated_at,omitzero"`
 	// Timezone is the user's IANA time zone, read from the user (it is not
 	// stored with the preferences).
 	Timezone string `json:"timezone,omitempty"`
@@ -127,6 +132,11 @@ type TypePreference struct {
 	// channel with a one-click unsubscribe link (RFC 8058); a record, not
 	// a setting.
 	UnsubscribedAt *time.Time `json:"unsubscribed_at,omitempty"`
+	// ResubscribedAt records, per channel, when the user last turned the
+	// type on again there after it was off; a record Herald keeps, not a
+	// setting (what a PUT sends here is ignored). An unsubscribe link for
+	// the type and channel sent before it no longer works.
+	ResubscribedAt map[Channel]time.Time `json:"resubscribed_at,omitempty"`
 }
 
 // QuietHours is a daily window, "HH:MM" local times; Start after End

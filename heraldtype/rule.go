@@ -124,6 +124,9 @@ type WebhookAudience struct {
 	// Timeout bounds one call (default rules.webhook_timeout, at most
 	// rules.webhook_max_timeout).
 	Timeout Duration `json:"timeout,omitempty"`
+	// Secret names a secret the operator declared (callout.secrets):
+	// each call carries its header. The value is never part of the rule.
+	Secret string `json:"secret,omitempty"`
 }
 
 // AudienceQuery asks an audience source (a Go herald.AudienceSource or a

@@ -83,6 +83,7 @@ type JobAudience struct {
 type JobWebhook struct {
 	URL     string   `json:"url"`
 	Timeout Duration `json:"timeout,omitempty"`
+	Secret  string   `json:"secret,omitempty"`
 }
 
 // JobEvent is the event an audience source or webhook pages the users of.

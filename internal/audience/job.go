@@ -32,7 +32,7 @@ func (r Resolver) ForJob(rule string, a heraldtype.JobAudience) Source {
 			q.EventID, q.Event, q.Subject, q.UserID, q.Data = e.ID, e.Name, e.Subject, e.UserID, e.Data
 		}
 		if a.Webhook != nil {
-			return Webhook(r.Webhooks, a.Webhook.URL, a.Webhook.Timeout.Std(), q)
+			return Webhook(r.Webhooks, *a.Webhook, q)
 		}
 		src, ok := r.Sources[a.Source]
 		if !ok {

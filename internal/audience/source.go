@@ -2,8 +2,11 @@ package audience
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"net/http"
+	"io"
+	"math"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -70,6 +73,8 @@ func (u unregistered) Next(context.Context, string, int) ([]User, error) {
 }
 
 // Webhook defaults and bounds (rules.webhook_* in the configuration).
+// A webhook's calls go through Resolver.Caller (internal/callout, over
+// internal/outbound's guard).
 const (
 	DefaultWebhookTimeout    = 5 * time.Second
 	DefaultWebhookMaxTimeout = 30 * time.Second
@@ -80,9 +85,9 @@ const (
 
 // WebhookConfig bounds the calls of audience webhooks.
 type WebhookConfig struct {
-	// Client makes the calls. Default: a client without a timeout of its
-	// own (each call has its own).
-	Client *http.Client
+	// Caller makes the calls (the guard, the declared secrets). Required
+	// to call a webhook: without it every call fails.
+	Caller *callout.Caller
 	// Timeout bounds a call of a webhook that names none. Default 5 s.
 	Timeout time.Duration
 	// MaxTimeout bounds every call, whatever the rule says. Default 30 s.
@@ -92,9 +97,6 @@ type WebhookConfig struct {
 }
 
 func (c WebhookConfig) withDefaults() WebhookConfig {
-	if c.Client == nil {
-		c.Client = &http.Client{}
-	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultWebhookTimeout
 	}
@@ -116,24 +118,90 @@ type WebhookAnswer struct {
 // Webhook is the audience an operator's endpoint pages (issue 20 item 3):
 // each page is a POST of q (After and Limit set) to url, within timeout
 // (the config's default when zero, never above its maximum), its answer
-// at most cfg.MaxAnswer bytes. A failed call is an error: the run stays
-// at its cursor and is tried again.
-func Webhook(cfg WebhookConfig, url string, timeout time.Duration, q heraldtype.AudienceQuery) Source {
+// at most cfg.MaxAnswer bytes, carrying the header of the declared secret
+// it names (if any). A failed call is an error: the run stays at its
+// cursor and is tried again.
+func Webhook(cfg WebhookConfig, w heraldtype.JobWebhook, q heraldtype.AudienceQuery) Source {
 	cfg = cfg.withDefaults()
+	timeout := w.Timeout.Std()
 	if timeout <= 0 {
 		timeout = cfg.Timeout
 	}
-	return fromUsers{src: webhook{cfg: cfg, url: url, timeout: min(timeout, cfg.MaxTimeout)}, q: q, what: "audience webhook"}
+	return fromUsers{src: webhook{cfg: cfg, url: w.URL, secret: w.Secret, timeout: min(timeout, cfg.MaxTimeout)}, q: q, what: "audience webhook"}
 }
 
 type webhook struct {
 	cfg     WebhookConfig
 	url     string
+	secret  string
 	timeout time.Duration
 }
 
 func (w webhook) Users(ctx context.Context, q heraldtype.AudienceQuery) ([]string, error) {
-	var ans WebhookAnswer
-	err := callout.PostJSON(ctx, w.cfg.Client, w.url, w.timeout, w.cfg.MaxAnswer, q, &ans)
-	return ans.Users, err
+	if w.cfg.Caller == nil {
+		return nil, errors.New("no callout caller is configured")
+	}
+	var ids []string
+	err := w.cfg.Caller.Post(ctx, callout.Call{URL: w.url, Timeout: w.timeout, MaxBytes: w.cfg.MaxAnswer, Secret: w.secret, Body: q},
+		func(r io.Reader) (err error) {
+			ids, err = DecodeWebhookAnswer(r, q.Limit)
+			return err
+		})
+	return ids, err
+}
+
+// DecodeWebhookAnswer reads a WebhookAnswer as a stream (issue 31 item 3):
+// at most limit ids are kept and the rest of the answer is not read (the
+// page is cut to the limit anyway); an id that is not a string is
+// refused. Keys other than "users" are skipped.
+func DecodeWebhookAnswer(r io.Reader, limit int) ([]string, error) {
+	dec := json.NewDecoder(r)
+	b := callout.NewBudget(math.MaxInt, "")
+	if ok, err := b.Open(dec, '{', ""); err != nil || !ok {
+		if err == nil {
+			err = callout.Badf("is null, not an object")
+		}
+		return nil, err
+	}
+	ids := []string{}
+	for dec.More() {
+		k, err := b.Key(dec)
+		if err != nil {
+			return nil, err
+		}
+		if k != "users" {
+			if err := b.Skip(dec); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		ok, err := b.Open(dec, '[', "users")
+		if err != nil {
+			return nil, err
+		}
+		ids = ids[:0]
+		for ok && dec.More() {
+			if len(ids) >= limit {
+				return ids, nil // cut: the rest is never looked at
+			}
+			tok, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			id, isString := tok.(string)
+			if !isString {
+				return nil, callout.Badf("has users[%d] that is not a string", len(ids))
+			}
+			ids = append(ids, id)
+		}
+		if ok {
+			if err := b.Close(dec); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := b.Close(dec); err != nil {
+		return nil, err
+	}
+	return ids, callout.End(dec)
 }

@@ -109,7 +109,9 @@ func (r *Runner) batches(ctx context.Context, c heraldtype.Campaign, content *Co
 // fill makes the batch of users: their content fetched (when the campaign
 // fetches), rendered and built into one notification each. A user whose
 // content cannot be fetched or rendered is counted and left out; the
-// batch goes on with the others.
+// batch goes on with the others. Each fetch call's content is rendered as
+// soon as its answer arrives and dropped at once (issue 31 item 3): only
+// the rendered messages wait for the batch's write.
 func (r *Runner) fill(ctx context.Context, c heraldtype.Campaign, content *Content, run heraldtype.CampaignRun,
 	users []audience.User, wall time.Time, b *store.CampaignBatch) error {
 	b.Recipients, b.Cursor = len(users), users[len(users)-1].ID
@@ -117,66 +119,65 @@ func (r *Runner) fill(ctx context.Context, c heraldtype.Campaign, content *Conte
 	if err != nil {
 		return err
 	}
-	var got fetched
-	if c.Fetch != nil {
+	outs := make([]outcome, len(users))
+	one := func(i int, v View) {
+		outs[i] = r.render(ctx, c, content, run, users[i], wall, v)
+	}
+	if c.Fetch == nil {
+		for i, u := range users {
+			one(i, View{User: ViewUser(u), Campaign: c.Name, Run: run.ID})
+		}
+	} else {
+		at := make(map[string]int, len(users))
 		ids := make([]string, len(users))
 		for i, u := range users {
-			ids[i] = u.ID
+			ids[i], at[u.ID] = u.ID, i
 		}
-		got = fetchAll(ctx, r.cfg.HTTPClient, *c.Fetch, c.Name, run.ID, ids)
+		fetchAll(ctx, r.cfg.Caller, r.cfg.Fetch, *c.Fetch, c.Name, run.ID, ids, func(chunk []string, got map[string]UserContent, err error) {
+			if err != nil {
+				b.LastError = err.Error()
+				r.cfg.Metrics.CampaignFetchErrors.Inc()
+				r.log.Warn("campaign: fetch failed", "campaign", c.Name, "run", run.ID, "err", err)
+			}
+			for _, id := range chunk {
+				i := at[id]
+				uc, ok := got[id]
+				switch {
+				case err != nil:
+					outs[i] = outcome{fetchFailed: true}
+				case !ok:
+					outs[i] = outcome{fetchFailed: true, err: fmt.Sprintf("fetch: the answer has no content for user %q", id)}
+				default:
+					one(i, View{User: ViewUser(users[i]), Campaign: c.Name, Run: run.ID, Items: uc.Items, Fields: uc.Fields})
+				}
+			}
+		})
 		if err := ctx.Err(); err != nil {
 			return err // cut short, not failed: the batch is fetched again on resumption
 		}
-		if got.err != nil {
-			b.LastError = got.err.Error()
-			r.cfg.Metrics.CampaignFetchErrors.Inc()
-			r.log.Warn("campaign: fetch failed", "campaign", c.Name, "run", run.ID, "err", got.err)
-		}
 	}
 	rendered, overBudget := 0, 0
-	for _, u := range users {
-		v := View{User: ViewUser(u), Campaign: c.Name, Run: run.ID}
-		if c.Fetch != nil {
-			uc, ok := got.content[u.ID]
-			if !ok {
-				b.FetchFailed++
-				if !got.failed[u.ID] {
-					b.LastError = fmt.Sprintf("fetch: the answer has no content for user %q", u.ID)
-				}
-				continue
-			}
-			v.Items, v.Fields = uc.Items, uc.Fields
+	for _, o := range outs {
+		if !o.fetchFailed && o.retry == nil {
+			rendered++
 		}
-		out, err := content.Render(ctx, v)
-		rendered++
-		if err != nil && ctx.Err() != nil {
-			return ctx.Err() // cut short, not failed: the batch is rendered again on resumption
+		if o.overBudget {
+			overBudget++
 		}
-		if err != nil {
-			if limit, ok := tmpl.OverBudget(err); ok {
-				r.cfg.Metrics.TemplateOverBudget.WithLabelValues("campaign", limit).Inc()
-				overBudget++
-			}
+		switch {
+		case o.retry != nil:
+			return o.retry // not the user's: the batch is tried again
+		case o.fetchFailed:
+			b.FetchFailed++
+		case o.renderFailed:
 			b.RenderFailed++
-			b.LastError = fmt.Sprintf("user %q: %v", u.ID, err)
-			continue
+		case b.Enqueue == nil:
+			b.Enqueue = o.p
+		default:
+			b.Enqueue.Notifications = append(b.Enqueue.Notifications, o.p.Notifications...)
 		}
-		m := Message{Campaign: c, Run: run, UserID: u.ID, Rendered: out}
-		if !wall.IsZero() {
-			m.SendAt = schedule.LocalInstant(wall, r.zone(u.Timezone))
-		}
-		p, err := r.cfg.Build(ctx, m)
-		if code := heraldtype.ErrorCode(err); code == heraldtype.EINVALID {
-			b.RenderFailed++
-			b.LastError = fmt.Sprintf("user %q: %v", u.ID, err)
-			continue
-		} else if err != nil {
-			return err // not the user's: the batch is tried again
-		}
-		if b.Enqueue == nil {
-			b.Enqueue = &p
-		} else {
-			b.Enqueue.Notifications = append(b.Enqueue.Notifications, p.Notifications...)
+		if o.err != "" {
+			b.LastError = o.err
 		}
 	}
 	if overBudget > 0 && overBudget == rendered {
@@ -192,6 +193,43 @@ func (r *Runner) fill(ctx context.Context, c heraldtype.Campaign, content *Conte
 		b.Enqueue.Now = b.Now
 	}
 	return nil
+}
+
+// outcome is what became of one user of a batch.
+type outcome struct {
+	p                         *store.EnqueueParams
+	fetchFailed, renderFailed bool
+	overBudget                bool   // the render went over the template budget (internal/tmpl)
+	err                       string // the user's error, for last_error
+	retry                     error  // not the user's: the batch is tried again
+}
+
+// render renders and builds one user's notification.
+func (r *Runner) render(ctx context.Context, c heraldtype.Campaign, content *Content, run heraldtype.CampaignRun,
+	u audience.User, wall time.Time, v View) outcome {
+	rendered, err := content.Render(ctx, v)
+	if err != nil && ctx.Err() != nil {
+		return outcome{retry: ctx.Err()} // cut short, not failed: the batch is rendered again on resumption
+	}
+	if err != nil {
+		o := outcome{renderFailed: true, err: fmt.Sprintf("user %q: %v", u.ID, err)}
+		if limit, ok := tmpl.OverBudget(err); ok {
+			r.cfg.Metrics.TemplateOverBudget.WithLabelValues("campaign", limit).Inc()
+			o.overBudget = true
+		}
+		return o
+	}
+	m := Message{Campaign: c, Run: run, UserID: u.ID, Rendered: rendered}
+	if !wall.IsZero() {
+		m.SendAt = schedule.LocalInstant(wall, r.zone(u.Timezone))
+	}
+	p, err := r.cfg.Build(ctx, m)
+	if code := heraldtype.ErrorCode(err); code == heraldtype.EINVALID {
+		return outcome{renderFailed: true, err: fmt.Sprintf("user %q: %v", u.ID, err)}
+	} else if err != nil {
+		return outcome{retry: err}
+	}
+	return outcome{p: &p}
 }
 
 // unreached leaves out of a re-run's batch the users the run reached in

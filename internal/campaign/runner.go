@@ -21,13 +21,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/audience"
+	"github.com/heraldhq/herald/internal/callout"
 	"github.com/heraldhq/herald/internal/maintenance"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/schedule"
@@ -93,12 +93,15 @@ type Config struct {
 	// bytes built; zero fields take its defaults). A recipient over them
 	// is counted render_failed.
 	Templates tmpl.Limits
-	// HTTPClient calls the fetch endpoints. Default: a client without a
-	// timeout of its own (each call has the campaign's).
-	HTTPClient *http.Client
-	Now        func() time.Time
-	Metrics    *metrics.Metrics
-	Logger     *slog.Logger
+	// Caller calls the fetch endpoints through the outbound guard, with
+	// the declared secrets. Required to run a campaign that fetches:
+	// without it every fetch fails.
+	Caller *callout.Caller
+	// Fetch bounds what one fetch answer may hold (zero: the defaults).
+	Fetch   FetchLimits
+	Now     func() time.Time
+	Metrics *metrics.Metrics
+	Logger  *slog.Logger
 }
 
 // Defaults of Config.
@@ -162,9 +165,10 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Poll <= 0 {
 		cfg.Poll = DefaultPoll
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
+	if err := cfg.Fetch.Check(); err != nil {
+		return nil, fmt.Errorf("campaign: %w", err)
 	}
+	cfg.Fetch = cfg.Fetch.withDefaults()
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/httpapi"
+	"github.com/heraldhq/herald/internal/campaign"
 )
 
 // Config is everything `herald serve` can be told, from a YAML file
@@ -129,6 +130,9 @@ type Config struct {
 	HTTP HTTPConfig `koanf:"http"`
 	// Unsubscribe: one-click unsubscribe links in e-mails (unsubscribe.go).
 	Unsubscribe UnsubscribeConfig `koanf:"unsubscribe"`
+	// Callout: what audience webhooks and content fetches may reach, and
+	// their auth headers (callout.go).
+	Callout CalloutConfig `koanf:"callout"`
 	// Templates bounds every render of a rule's or a campaign's message
 	// templates (herald.TemplateConfig).
 	Templates TemplatesConfig `koanf:"templates"`
@@ -241,6 +245,12 @@ type CampaignsConfig struct {
 	LockAtLeast  time.Duration `koanf:"lock_at_least"`
 	PollInterval time.Duration `koanf:"poll_interval"`
 	Enabled      bool          `koanf:"enabled"`
+	// FetchMaxAnswer, FetchMaxItems, FetchMaxFields and FetchMaxValues
+	// bound one content-fetch answer (issue 31 item 3).
+	FetchMaxAnswer int64 `koanf:"fetch_max_answer"`
+	FetchMaxItems  int   `koanf:"fetch_max_items"`
+	FetchMaxFields int   `koanf:"fetch_max_fields"`
+	FetchMaxValues int   `koanf:"fetch_max_values"`
 }
 
 // RulesConfig is the rules: section, herald.RuleConfig's file and
@@ -357,7 +367,9 @@ func defaultConfig() Config {
 			PollInterval: 500 * time.Millisecond, Enabled: true, Retention: herald.DefaultReminderRetention},
 		Kafka: defaultKafkaConfig(),
 		Campaigns: CampaignsConfig{BatchSize: 500, Pause: 50 * time.Millisecond, LockAtMost: time.Hour,
-			LockAtLeast: 5 * time.Minute, PollInterval: time.Second, Enabled: true},
+			LockAtLeast: 5 * time.Minute, PollInterval: time.Second, Enabled: true,
+			FetchMaxAnswer: campaign.DefaultFetchMaxAnswer, FetchMaxItems: campaign.DefaultFetchMaxItems,
+			FetchMaxFields: campaign.DefaultFetchMaxFields, FetchMaxValues: campaign.DefaultFetchMaxValues},
 		Rules: RulesConfig{BatchSize: 1000, Pause: 10 * time.Millisecond, Concurrency: 4, PollInterval: time.Second,
 			EventRetention: herald.DefaultEventRetention, Enabled: true, AudienceRetry: 5 * time.Second,
 			WebhookTimeout: 5 * time.Second, WebhookMaxTimeout: 30 * time.Second, WebhookMaxAnswer: 1 << 20,
@@ -446,7 +458,9 @@ func (c *Config) clientConfig() (herald.Config, error) {
 			Retention: off(c.Reminders.Retention)},
 		Campaigns: herald.CampaignConfig{BatchSize: c.Campaigns.BatchSize, Pause: off(c.Campaigns.Pause),
 			LockAtMost: c.Campaigns.LockAtMost, LockAtLeast: off(c.Campaigns.LockAtLeast),
-			PollInterval: c.Campaigns.PollInterval, Disabled: !c.Campaigns.Enabled},
+			PollInterval: c.Campaigns.PollInterval, Disabled: !c.Campaigns.Enabled,
+			FetchMaxAnswer: c.Campaigns.FetchMaxAnswer, FetchMaxItems: c.Campaigns.FetchMaxItems,
+			FetchMaxFields: c.Campaigns.FetchMaxFields, FetchMaxValues: c.Campaigns.FetchMaxValues},
 		Rules: herald.RuleConfig{BatchSize: c.Rules.BatchSize, Pause: off(c.Rules.Pause), Concurrency: c.Rules.Concurrency,
 			PollInterval: c.Rules.PollInterval, EventRetention: off(c.Rules.EventRetention), Disabled: !c.Rules.Enabled,
 			AudienceRetry: c.Rules.AudienceRetry, WebhookTimeout: c.Rules.WebhookTimeout,

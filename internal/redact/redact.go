@@ -129,3 +129,35 @@ func redactKeywordValue(s string) string {
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// URL returns an endpoint URL fit for a log line or an error a caller
+// reads (issue 31 item 6): every query parameter's value and a
+// password in the userinfo masked, the fragment dropped — a query is
+// where a token or a signature rides along (?api_key=…, ?sig=…). The
+// scheme, host, path and parameter names stay, so the operator still sees
+// which endpoint is meant. A URL that does not parse is not shown.
+func URL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL, not shown)"
+	}
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), Mask)
+		}
+	}
+	u.Fragment, u.RawFragment = "", ""
+	if u.RawQuery != "" || u.ForceQuery {
+		parts := strings.Split(u.RawQuery, "&")
+		for i, p := range parts {
+			switch k, _, ok := strings.Cut(p, "="); {
+			case ok:
+				parts[i] = k + "=" + Mask
+			case p != "":
+				parts[i] = Mask // a bare value ("?s3cr3t") may be the secret itself
+			}
+		}
+		u.RawQuery = strings.Join(parts, "&")
+	}
+	return u.String()
+}

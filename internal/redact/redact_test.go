@@ -38,3 +38,25 @@ func TestDSN(t *testing.T) {
 		}
 	}
 }
+
+// Issue 31 item 6: an endpoint's query values and password are masked in
+// logs and last_error; its scheme, host, path and parameter names stay.
+func TestURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://crm.example/audience?token=s3cret&page=2": "https://crm.example/audience?token=xxxxx&page=xxxxx",
+		"https://crm.example/a?s3cret":                     "https://crm.example/a?xxxxx",
+		"https://u:s3cret@crm.example/a#s3cret":            "https://u:xxxxx@crm.example/a",
+		"https://crm.example/a?x=1&&y":                     "https://crm.example/a?x=xxxxx&&xxxxx",
+		"https://crm.example/a":                            "https://crm.example/a",
+		"http://10.0.0.5:8080/users":                       "http://10.0.0.5:8080/users",
+		"https://crm.example/%zz?s3cret":                   "(unparsable URL, not shown)",
+	} {
+		got := redact.URL(in)
+		if got != want {
+			t.Errorf("URL(%q) = %q, want %q", in, got, want)
+		}
+		if strings.Contains(got, "s3") {
+			t.Errorf("URL(%q) = %q shows the secret", in, got)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 )
@@ -21,9 +22,18 @@ import (
 // HMAC-SHA256 key size.
 const MinSecretBytes = 32
 
-// version prefixes every token, so a future format (a key id for
-// rotation) can be told apart.
-const version = "u1"
+// version prefixes every token Herald makes now, so a future format (a
+// key id for rotation) can be told apart. "u2" carries when the link was
+// issued (issue 31 item 6); "u1" links, sent before, are still read, as
+// issued at the beginning of time.
+const (
+	version   = "u2"
+	versionV1 = "u1"
+)
+
+// maxPayload bounds a token's encoded payload: ids and type names are
+// short.
+const maxPayload = 2048
 
 // Errors of Parse.
 var (
@@ -41,6 +51,9 @@ type Claims struct {
 	// DeliveryID is the delivery whose message carried the link (0: none
 	// named): the unsubscribe is shown on that delivery's timeline.
 	DeliveryID int64
+	// IssuedAt is when the link was made, at millisecond precision; a
+	// re-subscription after it retires the link. Zero for a "u1" link.
+	IssuedAt time.Time
 }
 
 // Signer makes and checks tokens with one secret.
@@ -56,51 +69,83 @@ func NewSigner(secret []byte) (*Signer, error) {
 	return &Signer{secret: bytes.Clone(secret)}, nil
 }
 
-var enc = base64.RawURLEncoding
+// enc is unpadded URL-safe base64, strict: a token that is not exactly
+// what Token would write is refused (checkAlphabet refuses the line
+// breaks the decoder would otherwise skip).
+var enc = base64.RawURLEncoding.Strict()
 
-// Token returns the token for c: "u1.<payload>.<mac>", URL-safe base64,
-// where the payload is the user id, the type and the channel separated by
-// NUL bytes (none of them may hold one) and the MAC is HMAC-SHA256 over
-// the version and the payload.
+// Token returns the token for c: "u2.<payload>.<mac>", URL-safe base64,
+// where the payload is the user id, the type, the channel, the delivery
+// id (0: none) and the issue time in Unix milliseconds separated by NUL
+// bytes (the ids may hold none) and the MAC is HMAC-SHA256 over the
+// version and the payload. A zero IssuedAt is written as the Unix epoch.
 func (s *Signer) Token(c Claims) string {
-	payload := c.UserID + "\x00" + c.Type + "\x00" + string(c.Channel)
-	if c.DeliveryID > 0 {
-		payload += "\x00" + strconv.FormatInt(c.DeliveryID, 10)
+	var ms int64
+	if !c.IssuedAt.IsZero() {
+		ms = c.IssuedAt.UnixMilli()
 	}
+	payload := c.UserID + "\x00" + c.Type + "\x00" + string(c.Channel) + "\x00" +
+		strconv.FormatInt(max(c.DeliveryID, 0), 10) + "\x00" + strconv.FormatInt(ms, 10)
 	p := enc.EncodeToString([]byte(payload))
-	return version + "." + p + "." + enc.EncodeToString(s.mac(p))
+	return version + "." + p + "." + enc.EncodeToString(s.mac(version, p))
 }
 
 // Parse checks a token and returns its claims: ErrMalformed or ErrForged
-// (wrapped) when it is not one this Signer made.
+// (wrapped) when it is not one this Signer made. It is strict (issue 31
+// item 6): a known version, exactly three parts, the base64url alphabet
+// without padding or trailing bits, a MAC of exactly 32 bytes, and
+// numbers written as Token writes them — anything else is malformed, so
+// one link has one spelling.
 func (s *Signer) Parse(token string) (Claims, error) {
-	v, rest, ok := strings.Cut(token, ".")
-	if !ok || v != version {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 || (parts[0] != version && parts[0] != versionV1) {
 		return Claims{}, ErrMalformed
 	}
-	p, m, ok := strings.Cut(rest, ".")
-	if !ok || len(p) > 2048 {
+	v, p, m := parts[0], parts[1], parts[2]
+	if p == "" || len(p) > maxPayload || !checkAlphabet(p) || !checkAlphabet(m) {
 		return Claims{}, ErrMalformed
 	}
 	mac, err := enc.DecodeString(m)
-	if err != nil {
+	if err != nil || len(mac) != sha256.Size {
 		return Claims{}, ErrMalformed
 	}
-	if !hmac.Equal(mac, s.mac(p)) {
+	if !hmac.Equal(mac, s.mac(v, p)) {
 		return Claims{}, ErrForged
 	}
 	payload, err := enc.DecodeString(p)
 	if err != nil {
 		return Claims{}, ErrMalformed
 	}
-	parts := strings.Split(string(payload), "\x00")
-	if len(parts) < 3 || len(parts) > 4 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+	if v == versionV1 {
+		return parseV1(string(payload))
+	}
+	f := strings.Split(string(payload), "\x00")
+	if len(f) != 5 || f[0] == "" || f[1] == "" || f[2] == "" {
 		return Claims{}, ErrMalformed
 	}
-	c := Claims{UserID: parts[0], Type: parts[1], Channel: heraldtype.Channel(parts[2])}
-	if len(parts) == 4 {
-		id, err := strconv.ParseInt(parts[3], 10, 64)
-		if err != nil || id <= 0 {
+	id, ok := canonical(f[3])
+	ms, ok2 := canonical(f[4])
+	if !ok || !ok2 {
+		return Claims{}, ErrMalformed
+	}
+	c := Claims{UserID: f[0], Type: f[1], Channel: heraldtype.Channel(f[2]), DeliveryID: id}
+	if ms > 0 {
+		c.IssuedAt = time.UnixMilli(ms).UTC()
+	}
+	return c, nil
+}
+
+// parseV1 reads the payload of a "u1" token: user, type, channel and an
+// optional delivery id.
+func parseV1(payload string) (Claims, error) {
+	f := strings.Split(payload, "\x00")
+	if len(f) < 3 || len(f) > 4 || f[0] == "" || f[1] == "" || f[2] == "" {
+		return Claims{}, ErrMalformed
+	}
+	c := Claims{UserID: f[0], Type: f[1], Channel: heraldtype.Channel(f[2])}
+	if len(f) == 4 {
+		id, ok := canonical(f[3])
+		if !ok || id == 0 {
 			return Claims{}, ErrMalformed
 		}
 		c.DeliveryID = id
@@ -108,7 +153,29 @@ func (s *Signer) Parse(token string) (Claims, error) {
 	return c, nil
 }
 
-func (s *Signer) mac(payload string) []byte {
+// canonical parses a non-negative decimal written as FormatInt writes it
+// (no sign, no leading zero).
+func canonical(s string) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || strconv.FormatInt(n, 10) != s {
+		return 0, false
+	}
+	return n, true
+}
+
+// checkAlphabet reports whether s holds only base64url characters: Go's
+// decoder skips CR and LF anywhere, so they are refused here.
+func checkAlphabet(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Signer) mac(version, payload string) []byte {
 	h := hmac.New(sha256.New, s.secret)
 	h.Write([]byte(version + "." + payload))
 	return h.Sum(nil)

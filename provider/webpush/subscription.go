@@ -10,9 +10,11 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/outbound"
 )
 
 // maxEndpointLen bounds a subscription endpoint. Real ones are a few
@@ -120,30 +122,52 @@ func checkEndpoint(raw string, allowHTTP, allowPrivate bool) (*url.URL, error) {
 		}
 		ip, err := netip.ParseAddr(host)
 		switch {
-		case err == nil && !publicAddr(ip):
+		case err == nil && !outbound.PublicAddr(ip):
 			return nil, fmt.Errorf("endpoint %q is on a non-public address (%s)", raw, privateHint)
-		case err != nil && numericHost(host):
+		case err != nil && outbound.NumericHost(host):
 			return nil, fmt.Errorf("endpoint %q has a numeric host that is not a plain IP address", raw)
 		}
 	}
 	return u, nil
 }
 
-// defaultHTTPClient is the HTTPClient used when Config has none.
+// strictGuard is the dial guard of Web Push: public addresses only. The
+// operator's callout.allow does not apply here — anyone who can register
+// a web device names these endpoints, so an internal network allowed for
+// an audience webhook must not open to them (issue 31 item 2).
+var strictGuard = outbound.NewGuard(nil)
+
+// errForbiddenAddress is returned by the dial guard. Send reports it as a
+// permanent endpoint_forbidden error without invalidating the device: a
+// DNS answer can be wrong for a moment, the subscription is not malformed.
+var errForbiddenAddress = errors.New("the endpoint resolves to a non-public address")
+
+// guardDial is outbound's dial guard (the net.Dialer Control hook, run on
+// the address actually dialled after DNS), its refusal told as
+// errForbiddenAddress.
+func guardDial(network, address string, c syscall.RawConn) error {
+	if err := strictGuard.Control(network, address, c); err != nil {
+		return errForbiddenAddress
+	}
+	return nil
+}
+
+// defaultHTTPClient is the HTTPClient used when Config has none: outbound's
+// guarded transport, or with allowPrivate Go's own.
 func defaultHTTPClient(allowPrivate bool) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	// Sends concentrate on a handful of push services (FCM, Mozilla,
-	// Apple, Microsoft); the default of 2 idle connections per host would
-	// reconnect constantly.
-	tr.MaxIdleConns = 256
-	tr.MaxIdleConnsPerHost = 128
-	tr.ForceAttemptHTTP2 = true
 	if !allowPrivate {
 		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: guardDial}
 		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			return d.DialContext(ctx, network, addr)
 		}
 	}
+	// Sends concentrate on a handful of push services (FCM, Mozilla,
+	// Apple, Microsoft); the default of 2 idle connections per host would
+	// reconnect constantly.
+	tr.MaxIdleConns = 256
+	tr.MaxIdleConnsPerHost = 128
+	tr.ForceAttemptHTTP2 = true
 	return &http.Client{
 		Transport: tr,
 		// Push services answer, they do not redirect; following a

@@ -1,21 +1,19 @@
-package webpush
+package outbound
 
 import (
-	"errors"
-	"fmt"
 	"net/netip"
 	"strings"
-	"syscall"
 )
 
-// Subscription endpoints come from whoever registers a web device, and
-// Herald POSTs to them, so an endpoint may only reach a globally reachable
-// unicast address. The rule is written once, here, and applied twice: to
-// an IP literal at registration (checkEndpoint) and to the address actually
-// dialled on every new connection (guardDial).
+// An address a user supplied may only reach a globally reachable unicast
+// address unless the operator allowed its network. The rule is written
+// once, here (moved from provider/webpush, issue 23, and generalised for
+// issue 31 item 2), and applied twice: to an IP literal or a name when the
+// address is accepted (Guard.CheckHost) and to the address actually dialled
+// on every new connection (Guard.Control).
 
 // globalUnicast6 is where IANA allocates IPv6 global unicast; anything
-// outside it (after the IPv4 forms are unwrapped) is not a push service.
+// outside it (after the IPv4 forms are unwrapped) is not a public service.
 var globalUnicast6 = netip.MustParsePrefix("2000::/3")
 
 // Embedded-IPv4 forms: the address they stand for is the IPv4 address
@@ -32,7 +30,7 @@ var (
 // SRv6 SIDs, unique and link local, multicast) are refused by
 // globalUnicast6 already. A few globally reachable anycast blocks inside
 // 192.0.0.0/24 and 2001::/23 (PCP, TURN, AMT, AS112, ORCHIDv2) are refused
-// with their parent block: no push service lives there.
+// with their parent block: no service Herald calls lives there.
 var refusedPrefixes = func() []netip.Prefix {
 	var ps []netip.Prefix
 	for _, s := range []string{
@@ -62,12 +60,11 @@ var refusedPrefixes = func() []netip.Prefix {
 	return ps
 }()
 
-// publicAddr reports whether ip is a globally reachable unicast address a
-// push endpoint may be on. IPv4-mapped, IPv4-compatible, NAT64 (64:ff9b::/96)
+// PublicAddr reports whether ip is a globally reachable unicast address. IPv4-mapped, IPv4-compatible, NAT64 (64:ff9b::/96)
 // and 6to4 addresses are judged as the IPv4 address inside them: a
 // translator or relay would deliver to it, so [64:ff9b::a9fe:a9fe] is
 // 169.254.169.254. It allocates nothing, so it is cheap on every dial.
-func publicAddr(ip netip.Addr) bool {
+func PublicAddr(ip netip.Addr) bool {
 	ip = embeddedIPv4(ip.WithZone(""))
 	if !ip.IsValid() {
 		return false
@@ -101,13 +98,13 @@ func embeddedIPv4(ip netip.Addr) netip.Addr {
 	return ip
 }
 
-// numericHost reports whether host, which is not an IP address netip
+// NumericHost reports whether host, which is not an IP address netip
 // parses, would still be read as one by some resolver: "2130706433",
 // "127.1", "0x7f.1" and "0177.0.0.1" are 127.0.0.1 to inet_aton. No public
 // DNS name ends in an all-digit or hexadecimal label, so refusing them costs
-// nothing; the dial guard would catch them anyway, but registration should
-// say so first.
-func numericHost(host string) bool {
+// nothing; the dial guard would catch them anyway, but the check when an
+// address is accepted should say so first.
+func NumericHost(host string) bool {
 	last := host[strings.LastIndexByte(host, '.')+1:]
 	if last == "" {
 		return false
@@ -121,27 +118,4 @@ func numericHost(host string) bool {
 		}
 	}
 	return true
-}
-
-// errForbiddenAddress is returned by the dial guard. Send reports it as a
-// permanent endpoint_forbidden error without invalidating the device: a
-// DNS answer can be wrong for a moment, the subscription is not malformed.
-var errForbiddenAddress = errors.New("the endpoint resolves to a non-public address")
-
-// guardDial refuses connections to non-public addresses. It is the
-// net.Dialer Control hook, so it runs once per new connection on the
-// address actually dialled, after DNS resolution: a name that resolves (or
-// rebinds) to an internal address is caught as well. It runs before the
-// connection is attempted, so the outcome is the same whether or not
-// anything listens there: a refused endpoint tells nobody what answers
-// inside.
-func guardDial(_, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return fmt.Errorf("%w: %s", errForbiddenAddress, address)
-	}
-	if !publicAddr(ap.Addr()) {
-		return fmt.Errorf("%w: %s", errForbiddenAddress, ap.Addr())
-	}
-	return nil
 }
