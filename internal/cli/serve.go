@@ -147,13 +147,14 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	hc.Registerer = reg
 
-	providers, routing, closers, err := cfg.providers(dev, log)
+	wired, err := cfg.providers(dev, log)
 	if err != nil {
 		return err
 	}
-	for _, cl := range closers {
+	for _, cl := range wired.closers {
 		defer cl.Close()
 	}
+	providers, routing := wired.byName, wired.routing
 	if len(providers) == 0 {
 		log.Warn("no provider configured: triggers are refused until one is (see README: Configuration), or run with --dev")
 	}
@@ -164,16 +165,10 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 	rot := newRotator(cfg, load, providers, log)
 	stopReload := reloadOnSIGHUP(ctx, func() { _ = rot.Reload() })
 	defer stopReload()
-	if dev {
-		// The quick start's push goes through FCM for every platform: a
-		// newcomer's "tok-1" is an FCM-shaped token. Route iOS to APNs and
-		// web to Web Push with push_routing to try the direct providers.
-		for p := range routing {
-			if _, set := cfg.PushRouting[string(p)]; !set {
-				routing[p] = "fcm"
-			}
-		}
-	}
+	// Each platform's provider is in the start-up log (issue 32 item 1): in
+	// --dev iOS reaches the APNs emulator and web the Web Push emulator, as
+	// a production configuration with all three providers routes them.
+	logRouting(log, routing)
 
 	client, err := herald.NewClient(hc)
 	if err != nil {
@@ -195,7 +190,7 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 	}
 	connCfg := cfg.HTTP.conn()
 	connCfg.TLS = tlsCfg
-	tcp, err := net.Listen("tcp", cfg.Listen)
+	tcp, err := listenAPI(cfg.Listen)
 	if err != nil {
 		return err
 	}
