@@ -38,8 +38,8 @@ func newServeCmd(e *env) *cobra.Command {
 Twilio and SMTP on the dev.* addresses) and wires every provider to them, so everything
 works on a laptop with no credentials. The start-up log names every emulator with the URLs of
 its received messages (GET /emulator/messages; DELETE clears them), its fault injection
-(PUT /emulator/faults) and its counters (GET /emulator/stats); README: Testing with the
-emulators. Every message an emulator accepts is also logged.
+(PUT /emulator/faults) and its counters (GET /emulator/stats); see docs/emulators.md
+(testing with the emulators). Every message an emulator accepts is also logged.
 
 Without --dev every API call needs a key (herald keys create, or HERALD_BOOTSTRAP_API_KEY), and
 serve refuses to start until one exists. --dev binds to loopback only and turns authentication
@@ -156,7 +156,7 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 	}
 	providers, routing := wired.byName, wired.routing
 	if len(providers) == 0 {
-		log.Warn("no provider configured: triggers are refused until one is (see README: Configuration), or run with --dev")
+		log.Warn("no provider configured: triggers are refused until one is (see docs/configuration.md), or run with --dev")
 	}
 	hc.Providers, hc.PushRouting = providers, routing
 	// SIGHUP re-reads the configuration and rotates provider credentials
