@@ -35,8 +35,11 @@ func newServeCmd(e *env) *cobra.Command {
 		Long: `Run Herald: the HTTP API and the delivery workers, on the embedded SQLite store.
 
 --dev also starts the built-in provider emulators (FCM on --emulator-addr, APNs, Web Push,
-Twilio and SMTP on the dev.* addresses) and wires every provider to them, so everything
-works on a laptop with no credentials. The start-up log names every emulator with the URLs of
+Twilio and SMTP on the dev.* addresses), a recommendation service a campaign's fetch can
+call (dev.recommend_addr) and a Kafka broker (dev.kafka_addr), and wires every provider to
+them, so everything works on a laptop with no credentials. Push is routed as in production:
+Android to FCM, iOS to APNs, web to Web Push (push_routing changes it; the start-up log
+says where each platform goes). The start-up log names every emulator with the URLs of
 its received messages (GET /emulator/messages; DELETE clears them), its fault injection
 (PUT /emulator/faults) and its counters (GET /emulator/stats); see docs/emulators.md
 (testing with the emulators). Every message an emulator accepts is also logged.
