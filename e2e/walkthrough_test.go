@@ -35,7 +35,8 @@ import (
 //     fails is asked again until a deadline, as the work it shows is
 //     asynchronous;
 //   - a command holding "…" (an id the reader copies from an earlier
-//     answer) and the `serve --dev &` line are not run;
+//     answer) and the `serve --dev &` line are not run; a VAR=$(…) line
+//     runs again before each later command of its block, so $VAR is set;
 //   - the documented addresses (localhost:8080, :8081, …) are rewritten to
 //     the free ports the server was given, and `go run ./cmd/herald` and a
 //     leading `herald` to the built binary.
@@ -127,11 +128,10 @@ func steps(block string) []step {
 		}
 		cur.WriteString(line)
 		cur.WriteString("\n")
-		text := cur.String()
-		if strings.Count(text, "'")%2 == 1 || strings.HasSuffix(strings.TrimRight(line, " "), "\\") {
+		cmd, comment := splitComment(cur.String())
+		if strings.Count(cmd, "'")%2 == 1 || strings.HasSuffix(strings.TrimRight(line, " "), "\\") {
 			continue
 		}
-		cmd, comment := splitComment(text)
 		st := step{cmd: strings.TrimSpace(cmd)}
 		if _, after, ok := strings.Cut(comment, "→"); ok {
 			st.expect = after
@@ -149,6 +149,8 @@ func splitComment(s string) (cmd, comment string) {
 	var quote byte
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
+		case quote == '"' && c == '\\':
+			i++ // an escaped character inside double quotes
 		case quote != 0:
 			if c == quote {
 				quote = 0
@@ -252,7 +254,7 @@ func startDevServer(t *testing.T) *devServer {
 	}
 	pairs = append(pairs, "go run ./cmd/herald ", bin+" ")
 	s.rewrite = strings.NewReplacer(pairs...)
-	s.env = append(os.Environ(), "HERALD_SERVER=http://"+addrs["api"])
+	s.env = append(os.Environ(), "HERALD_SERVER="+addrs["api"])
 	return s
 }
 
@@ -265,6 +267,7 @@ func (s *devServer) tail() string {
 // run runs a walkthrough block's commands in order and checks each.
 func (s *devServer) run(t *testing.T, where, block string) {
 	t.Helper()
+	var assigns []string // VAR=$(…) lines, run again before each later command
 	for _, st := range steps(block) {
 		if strings.Contains(st.cmd, "…") || strings.HasSuffix(st.cmd, "serve --dev &") {
 			continue
@@ -276,6 +279,11 @@ func (s *devServer) run(t *testing.T, where, block string) {
 		isCurl := strings.HasPrefix(cmd, "curl ")
 		if isCurl {
 			cmd = "curl -sS -w '\\n%{http_code}' " + strings.TrimPrefix(cmd, "curl ")
+		}
+		if assignment.MatchString(cmd) {
+			assigns = append(assigns, cmd)
+		} else if len(assigns) > 0 {
+			cmd = strings.Join(assigns, "; ") + "; " + cmd
 		}
 		deadline := time.Now().Add(15 * time.Second)
 		for {
@@ -320,6 +328,7 @@ func isRead(cmd string) bool {
 }
 
 var (
+	assignment   = regexp.MustCompile(`^[A-Z_]+=\$\(`)
 	expectStatus = regexp.MustCompile(`^\s*([1-5]\d\d)\b`)
 	expectPair   = regexp.MustCompile(`"([A-Za-z_]+)":("[^"…]*"|-?\d+(?:\.\d+)?\b|true|false)`)
 )
