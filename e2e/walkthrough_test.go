@@ -36,7 +36,7 @@ import (
 //     asynchronous;
 //   - a command holding "…" (an id the reader copies from an earlier
 //     answer) and the `serve --dev &` line are not run; a VAR=$(…) line
-//     runs again before each later command of its block, so $VAR is set;
+//     must set VAR, which the later commands of the file then see;
 //   - the documented addresses (localhost:8080, :8081, …) are rewritten to
 //     the free ports the server was given, and `go run ./cmd/herald` and a
 //     leading `herald` to the built binary.
@@ -272,7 +272,6 @@ func (s *devServer) tail() string {
 // run runs a walkthrough block's commands in order and checks each.
 func (s *devServer) run(t *testing.T, where, block string) {
 	t.Helper()
-	var assigns []string // VAR=$(…) lines, run again before each later command
 	for _, st := range steps(block) {
 		if strings.Contains(st.cmd, "…") || strings.HasSuffix(st.cmd, "serve --dev &") {
 			continue
@@ -287,10 +286,15 @@ func (s *devServer) run(t *testing.T, where, block string) {
 		if isCurl {
 			cmd = "curl -sS -w '\\n%{http_code}' " + strings.TrimPrefix(cmd, "curl ")
 		}
-		if assignment.MatchString(cmd) {
-			assigns = append(assigns, cmd)
-		} else if len(assigns) > 0 {
-			cmd = strings.Join(assigns, "; ") + "; " + cmd
+		if m := assignment.FindStringSubmatch(cmd); m != nil {
+			// VAR=$(…): run it once and keep $VAR for the later commands.
+			out, _, err := s.exec(cmd+`; printf '%s' "$`+m[1]+`"`, false)
+			if err != nil || out == "" {
+				t.Errorf("%s: %s\n  set nothing: %v %s", where, st.cmd, err, out)
+				return
+			}
+			s.env = append(s.env, m[1]+"="+out)
+			continue
 		}
 		deadline := time.Now().Add(15 * time.Second)
 		for {
@@ -335,7 +339,7 @@ func isRead(cmd string) bool {
 }
 
 var (
-	assignment   = regexp.MustCompile(`^[A-Z_]+=\$\(`)
+	assignment   = regexp.MustCompile(`^([A-Z_]+)=\$\(`)
 	expectStatus = regexp.MustCompile(`^\s*([1-5]\d\d)\b`)
 	expectPair   = regexp.MustCompile(`"([A-Za-z_]+)":("[^"…]*"|-?\d+(?:\.\d+)?\b|true|false)`)
 )
