@@ -91,7 +91,7 @@ func (c *Client) newCampaignRunner() (*campaign.Runner, error) {
 		Store: c.store, Build: c.buildCampaignMessage, Owner: c.cfg.Owner, DefaultZone: c.cfg.DefaultTimezone,
 		Enqueued:  func(typ string, res store.EnqueueResult) { c.enqueued(typ, res, true) },
 		BatchSize: cc.BatchSize, Pause: cc.Pause, LockAtMost: cc.LockAtMost, LockAtLeast: cc.LockAtLeast,
-		Poll: cc.PollInterval, Now: c.cfg.Now, Metrics: c.metrics, Logger: c.log,
+		Poll: cc.PollInterval, Now: c.cfg.Now, Metrics: c.metrics, Logger: c.Logger(ComponentCampaign),
 	})
 }
 
@@ -174,6 +174,8 @@ func (c *Client) prepareCampaign(ctx context.Context, r CampaignRequest, now tim
 	switch {
 	case r.Schedule.Backoff != nil:
 		return Campaign{}, heraldtype.FieldErrorf("schedule.backoff", "a campaign repeats on cron or rrule, not a backoff")
+	case r.Schedule.Immediately:
+		return Campaign{}, heraldtype.FieldErrorf("schedule.immediately", "is for reminders; start a campaign's run now with POST /v1/campaigns/{name}/run")
 	case r.LocalTime && r.Schedule.TimeZone != "":
 		return Campaign{}, heraldtype.FieldErrorf("schedule.time_zone", "local_time reads the schedule on each user's own clock; give no time_zone")
 	case r.LocalTime && !r.Schedule.At.IsZero():
@@ -278,8 +280,10 @@ func (c *Client) GetCampaignRun(ctx context.Context, name, runID string) (Campai
 // RunCampaign asks for a run by hand (POST /v1/campaigns/{name}/run): with
 // runID "" a new manual run (id manual-…) to the whole audience now; with
 // the id of a finished run, that run again — from the start of its
-// audience, reaching only the users it has not reached (a recovery after
-// a failed fetch, S3.7). A run still running is a conflict. The runner
+// audience, fetching content for and reaching only the users it has not
+// reached (a recovery after a failed fetch, S3.7), its counts and last
+// error then the new try's (issue 30 item 6). A run still running is a
+// conflict. The runner
 // (on the leader) runs it; the answer is the run as it starts.
 func (c *Client) RunCampaign(ctx context.Context, name, runID string) (CampaignRun, error) {
 	if err := validCampaignName(name); err != nil {

@@ -24,12 +24,12 @@ import (
 	"github.com/heraldhq/herald/internal/dispatch"
 	"github.com/heraldhq/herald/internal/fanout"
 	"github.com/heraldhq/herald/internal/leadership"
+	"github.com/heraldhq/herald/internal/logging"
 	"github.com/heraldhq/herald/internal/maintenance"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/policy"
 	"github.com/heraldhq/herald/internal/realtime"
 	"github.com/heraldhq/herald/internal/reminder"
-	"github.com/heraldhq/herald/internal/rule"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -173,6 +173,15 @@ type Config struct {
 	Now func() time.Time
 	// Logger; default slog.Default().
 	Logger *slog.Logger
+	// OnError, when set, is told of every error Herald's background
+	// components report — a reminder batch or a rule run that failed, a
+	// delivery dead after its last attempt, a store that cannot be read —
+	// with the component's name (ComponentReminder, …; "" for the Client's
+	// own), whatever the Logger's level: the hook an error tracker
+	// (Sentry, …) plugs into (S2.7). The error says what failed and wraps
+	// the cause. It is called on the component's goroutine and must not
+	// block.
+	OnError func(ctx context.Context, component string, err error)
 	// Registerer receives Herald's Prometheus collectors; nil registers
 	// nowhere.
 	Registerer prometheus.Registerer
@@ -339,18 +348,8 @@ func NewClient(cfg Config) (*Client, error) {
 	if cfg.Reminders.Retention == 0 {
 		cfg.Reminders.Retention = DefaultReminderRetention
 	}
-	if cfg.Rules.EventRetention == 0 {
-		cfg.Rules.EventRetention = DefaultEventRetention
-	}
-	if cfg.Rules.MaxAudience == 0 {
-		cfg.Rules.MaxAudience = rule.MaxAudienceLimit
-	}
-	if cfg.Rules.DefaultAudience == 0 {
-		cfg.Rules.DefaultAudience = min(rule.DefaultAudienceLimit, cfg.Rules.MaxAudience)
-	}
-	if rc := cfg.Rules; rc.MaxAudience < 1 || rc.MaxAudience > rule.MaxAudienceLimit || rc.DefaultAudience < 1 || rc.DefaultAudience > rc.MaxAudience {
-		return nil, fmt.Errorf("herald: need 1 <= Rules.DefaultAudience (%d) <= Rules.MaxAudience (%d) <= %d",
-			rc.DefaultAudience, rc.MaxAudience, rule.MaxAudienceLimit)
+	if err := cfg.Rules.normalize(); err != nil {
+		return nil, err
 	}
 	if cfg.IdempotencyRetention == 0 {
 		cfg.IdempotencyRetention = 24 * time.Hour
@@ -430,11 +429,13 @@ func NewClient(cfg Config) (*Client, error) {
 		unsub:     unsub,
 		audiences: audiences,
 		cfg:       cfg,
-		store:     cfg.Store,
-		metrics:   metrics.New(cfg.Registerer),
-		hub:       realtime.NewHub(),
-		log:       cfg.Logger,
-		now:       cfg.Now,
+		// The cache's bound is fixed at construction (issue 31 item 4).
+		compiledRules: compiledRules{limit: cfg.Rules.CompiledCache},
+		store:         cfg.Store,
+		metrics:       metrics.New(cfg.Registerer),
+		hub:           realtime.NewHub(),
+		log:           slog.New(logging.Report(cfg.Logger.Handler(), cfg.OnError)),
+		now:           cfg.Now,
 	}
 	// Declared types get their own type label from the moment the catalog
 	// sees them (configuration now, PUT /v1/types when first resolved);
@@ -458,7 +459,7 @@ func NewClient(cfg Config) (*Client, error) {
 			PollInterval:   cfg.Worker.PollInterval,
 			Retry:          cfg.Retry,
 			Now:            cfg.Now,
-			Logger:         cfg.Logger,
+			Logger:         c.Logger(ComponentDelivery),
 			Metrics:        c.metrics,
 			Policy:         engine,
 			PolicyRetry:    cfg.PolicyRetry,

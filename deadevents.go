@@ -35,8 +35,13 @@ func TopicNamespace(topic string) string { return "kafka:" + topic }
 // DeadEventReplay is what replaying dead events did.
 type DeadEventReplay struct {
 	// Matched counts the dead events selected; with a dry run nothing
-	// else happens.
-	Matched  int `json:"matched"`
+	// else happens, and Matched - Skipped is what a replay would make
+	// again (issue 30 item 4).
+	Matched int `json:"matched"`
+	// Skipped counts those that cannot be replayed — records that never
+	// decoded: their producer must send them again — left as they are,
+	// neither replayed nor failed.
+	Skipped  int `json:"skipped"`
 	Replayed int `json:"replayed"`
 	Failed   int `json:"failed"`
 	// Errors names the failures, by dead event id (at most 100).
@@ -44,9 +49,10 @@ type DeadEventReplay struct {
 }
 
 // RecordDeadEvent keeps a record the Kafka intake gave up on, so an
-// operator can read it (GET /v1/events/dead) and replay it. A record of
-// a topic, partition and offset is kept once; the id of the first is
-// returned.
+// operator can read it (GET /v1/events/dead) and replay it. A record is
+// kept once (the same position, timestamp, key and value: dead-lettered
+// again after a crash); the id of the first is returned. Another record at
+// a position already used — a topic recreated — is kept too.
 func (c *Client) RecordDeadEvent(ctx context.Context, d DeadEvent) (int64, error) {
 	switch d.Kind {
 	case RecordNotifications, RecordEvents, RecordInterests:
@@ -98,36 +104,53 @@ func (c *Client) ReplayDeadEvent(ctx context.Context, id int64) error {
 	return callErr
 }
 
+// replayable says why d cannot be replayed, or nil: it never decoded, its
+// payload does not decode as its kind's call, or its kind is unknown. It
+// is what replay checks before making the call, so a dry run counts only
+// what a replay would make (issue 30 item 4).
+func replayable(d DeadEvent) error {
+	if len(d.Payload) == 0 {
+		return heraldtype.Errorf(heraldtype.ECONFLICT, "dead event %d never decoded (%s): fix the producer and send it again", d.ID, d.Error)
+	}
+	var err error
+	switch d.Kind {
+	case RecordNotifications:
+		err = json.Unmarshal(d.Payload, new(Request))
+	case RecordInterests:
+		err = json.Unmarshal(d.Payload, new(InterestInput))
+	case RecordEvents:
+		err = json.Unmarshal(d.Payload, new(Event))
+	default:
+		return heraldtype.Errorf(heraldtype.ECONFLICT, "dead event %d has an unknown kind %q", d.ID, d.Kind)
+	}
+	if err != nil {
+		return heraldtype.Errorf(heraldtype.ECONFLICT, "dead event %d: its payload does not decode: %v", d.ID, err)
+	}
+	return nil
+}
+
 // replay makes a dead event's call again; replayable is false when it
 // cannot be made at all (err then says why).
-func (c *Client) replay(ctx context.Context, d DeadEvent) (replayable bool, err error) {
-	if len(d.Payload) == 0 {
-		return false, heraldtype.Errorf(heraldtype.ECONFLICT, "dead event %d never decoded (%s): fix the producer and send it again", d.ID, d.Error)
+func (c *Client) replay(ctx context.Context, d DeadEvent) (ok bool, err error) {
+	if err := replayable(d); err != nil {
+		return false, err
 	}
-	undecodable := func(err error) (bool, error) {
-		return false, heraldtype.Errorf(heraldtype.ECONFLICT, "dead event %d: its payload does not decode: %v", d.ID, err)
-	}
+	// replayable decoded the payload already; these cannot fail.
 	switch d.Kind {
 	case RecordNotifications:
 		var r Request
-		if err := json.Unmarshal(d.Payload, &r); err != nil {
-			return undecodable(err)
-		}
+		_ = json.Unmarshal(d.Payload, &r)
 		r.IdempotencyNamespace = TopicNamespace(d.Topic)
 		_, err := c.Enqueue(ctx, r)
 		return true, err
 	case RecordInterests:
 		var in InterestInput
-		if err := json.Unmarshal(d.Payload, &in); err != nil {
-			return undecodable(err)
-		}
+		_ = json.Unmarshal(d.Payload, &in)
 		_, err := c.RecordInterests(ctx, []InterestInput{in})
 		return true, err
 	case RecordEvents:
 		var e Event
-		if err := json.Unmarshal(d.Payload, &e); err != nil {
-			return undecodable(err)
-		}
+		_ = json.Unmarshal(d.Payload, &e)
 		// The payload does not carry the topic (Event.Topic is not
 		// JSON); the dead event does, and a rule's source matches it.
 		e.Topic = d.Topic
@@ -141,9 +164,9 @@ func (c *Client) replay(ctx context.Context, d DeadEvent) (replayable bool, err 
 const maxReplayErrors = 100
 
 // ReplayDeadEvents replays every dead event f selects that has not been
-// replayed yet (f.Replayed is taken as "no"), oldest pages first as
-// listed; with dryRun it only counts them (herald events replay
-// --dry-run).
+// replayed yet (f.Replayed is taken as "no"), newest first as listed,
+// and skips those that cannot be replayed (records that never decoded);
+// with dryRun it only counts them (herald events replay --dry-run).
 func (c *Client) ReplayDeadEvents(ctx context.Context, f DeadEventFilter, dryRun bool) (DeadEventReplay, error) {
 	f.Replayed, f.Limit = "no", 200
 	var out DeadEventReplay
@@ -154,6 +177,10 @@ func (c *Client) ReplayDeadEvents(ctx context.Context, f DeadEventFilter, dryRun
 		}
 		for _, d := range ds {
 			out.Matched++
+			if err := replayable(d); err != nil {
+				out.Skipped++
+				continue
+			}
 			if dryRun {
 				continue
 			}

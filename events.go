@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -41,6 +40,12 @@ type Event struct {
 	// "" for POST /v1/events. A rule whose source names a topic applies
 	// to that topic's events only; a rule without one to the others.
 	Topic string `json:"-"`
+	// Namespace is whose ID is: POST /v1/events sets the calling API
+	// key's id, so another key's event of the same id is an event of its
+	// own — neither a redelivery of yours nor one that blocks yours (issue
+	// 31 item 5). A topic's events, and a Go caller's that names none,
+	// share the namespace "".
+	Namespace string `json:"-"`
 }
 
 // EventDataFromJSON reads an event's data as it travels in JSON (POST
@@ -87,8 +92,15 @@ type TrackResult struct {
 	// Stale: the event's version is not above the last one seen for its
 	// subject; no rule acted on it (S3.1).
 	Stale bool `json:"stale,omitempty"`
-	// Rules is what each rule for the event decided.
-	Rules []RuleOutcome `json:"rules,omitempty"`
+	// Rules is what each rule for the event decided: the first
+	// RuleConfig.RecordedDecisions of them, by rule name (RulesTruncated
+	// then says there were more). The answer and the event's stored
+	// record are this bounded summary (issue 31 item 4).
+	Rules          []RuleOutcome `json:"rules,omitempty"`
+	RulesTruncated bool          `json:"rules_truncated,omitempty"`
+	// Counts counts the decisions of every rule, also those Rules leaves
+	// out; nil when no rule judged the event.
+	Counts *DecisionCounts `json:"counts,omitempty"`
 }
 
 // RuleOutcome is one rule's decision on an event.
@@ -157,12 +169,17 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 	if generated {
 		e.ID = newID(now)
 	}
+	hash, err := eventHash(e)
+	if err != nil {
+		return TrackResult{}, err
+	}
 	rs, err := c.rulesFor(ctx, source, e.Name)
 	if err != nil {
 		return TrackResult{}, err
 	}
+	key := store.EventKey{Source: source, Namespace: e.Namespace, ID: e.ID}
 	if len(rs) > 0 && !generated {
-		if out, ok, err := c.recordedEvent(ctx, source, e.ID); err != nil || ok {
+		if out, ok, err := c.recordedEvent(ctx, key, hash); err != nil || ok {
 			return out, err
 		}
 	}
@@ -187,12 +204,13 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 		if err != nil {
 			return TrackResult{}, err
 		}
+		rec.RequestHash = hash
 		done, err := c.store.RecordEvent(ctx, rec)
 		switch {
 		case err != nil:
 			return TrackResult{}, err
 		case done.Replayed:
-			return c.replayedEvent(done.Outcome)
+			return c.replayedEvent(key, store.RecordedEvent{Outcome: done.Outcome, RequestHash: done.RequestHash}, hash)
 		case done.Conflict && try < maxRecordTries:
 			// Another event of the subject was applied meanwhile: decide
 			// again on its state.
@@ -205,7 +223,7 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 				"event %q: its subject %q kept changing under %d tries; send it again", e.ID, e.Subject, maxRecordTries)
 		}
 		c.tracked(res, rec)
-		return res, nil
+		return summary(res, c.cfg.Rules.RecordedDecisions), nil
 	}
 }
 
@@ -232,6 +250,12 @@ func (c *Client) checkEvent(e *Event) error {
 	if e.Version < 0 {
 		return heraldtype.FieldErrorf("version", "must not be negative")
 	}
+	if e.Namespace != "" {
+		// No '/': a run's id joins source, namespace and id with it.
+		if err := validID("namespace", e.Namespace); err != nil {
+			return err
+		}
+	}
 	return validData(e.Data, false)
 }
 
@@ -252,6 +276,9 @@ func (c *Client) rulesFor(ctx context.Context, source, event string) ([]*rule.Co
 				c.log.Warn("rules: a stored rule no longer compiles; it is skipped", "rule", r.Name, "err", err)
 				continue
 			}
+			// A saved rule's series carry its name (issue 30 item 3): the
+			// label set grows with the rules, bounded like every label.
+			c.metrics.DeclareRules(r.Name)
 			out = append(out, cr)
 		}
 		if next == "" {
@@ -261,66 +288,14 @@ func (c *Client) rulesFor(ctx context.Context, source, event string) ([]*rule.Co
 	}
 }
 
-// compiledRules caches compiled rules (their parsed templates) by name
-// and last update, so applying an event parses no template: the hot path
-// of the Kafka intake compiles a rule once per edit, not once per event.
-type compiledRules struct {
-	mu sync.Mutex
-	m  map[string]*rule.Compiled
-}
-
-// maxCompiledRules bounds the cache; it starts over when full.
-const maxCompiledRules = 1024
-
-// get returns r compiled: the cached one if r has not changed since.
-func (cr *compiledRules) get(r Rule) (*rule.Compiled, error) {
-	cr.mu.Lock()
-	c, ok := cr.m[r.Name]
-	cr.mu.Unlock()
-	if ok && c.Rule.UpdatedAt.Equal(r.UpdatedAt) {
-		return c, nil
-	}
-	c, err := rule.Compile(r)
-	if err != nil {
-		return nil, err
-	}
-	cr.mu.Lock()
-	if cr.m == nil || len(cr.m) >= maxCompiledRules {
-		cr.m = make(map[string]*rule.Compiled)
-	}
-	cr.m[r.Name] = c
-	cr.mu.Unlock()
-	return c, nil
-}
-
-// recordedEvent answers a redelivered event from its record.
-func (c *Client) recordedEvent(ctx context.Context, source, id string) (TrackResult, bool, error) {
-	raw, ok, err := c.store.RecordedEvent(ctx, source, id)
-	if err != nil || !ok {
-		return TrackResult{}, false, err
-	}
-	out, err := c.replayedEvent(raw)
-	return out, true, err
-}
-
-func (c *Client) replayedEvent(raw []byte) (TrackResult, error) {
-	var out TrackResult
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return TrackResult{}, fmt.Errorf("herald: a recorded event's outcome does not decode: %w", err)
-	}
-	out.Replayed = true
-	c.metrics.Events.WithLabelValues("replayed").Inc()
-	return out, nil
-}
-
 // decide reads the event's subject and lets each rule judge the event: it
 // returns the outcome and the record that writes it.
 func (c *Client) decide(ctx context.Context, rs []*rule.Compiled, source string, e Event, now time.Time, out TrackResult) (TrackResult, store.EventRecord, error) {
-	rec := store.EventRecord{Source: source, ID: e.ID, Name: e.Name, Subject: e.Subject, UserID: e.UserID,
-		Version: e.Version, Now: now}
+	rec := store.EventRecord{Source: source, Namespace: e.Namespace, ID: e.ID, Name: e.Name, Subject: e.Subject,
+		UserID: e.UserID, Version: e.Version, Now: now}
 	states := map[string]rule.State{}
 	if e.Subject != "" {
-		subj, err := c.store.EventSubject(ctx, e.Subject)
+		subj, err := c.store.EventSubject(ctx, source, e.Subject)
 		if err != nil {
 			return out, rec, err
 		}
@@ -354,7 +329,7 @@ func (c *Client) decide(ctx context.Context, rs []*rule.Compiled, source string,
 		}
 	}
 	var err error
-	rec.Outcome, err = json.Marshal(out)
+	rec.Outcome, err = json.Marshal(summary(out, c.cfg.Rules.RecordedDecisions))
 	return out, rec, err
 }
 
@@ -369,8 +344,13 @@ func (c *Client) judge(ctx context.Context, cr *rule.Compiled, source string, e 
 	o := RuleOutcome{Rule: r.Name}
 	res, next, err := rule.Detect(r.When.Detect, fields, at, states[r.Name])
 	if err != nil {
-		o.Error = err.Error()
-		return o, nil
+		// The rule cannot judge the event (a field it needs is missing or
+		// not a number): a failed run says so in the rule's runs, where an
+		// operator looks whichever transport brought the event (issue 30
+		// item 3); it reaches no one.
+		o.Error, o.Run = err.Error(), store.RuleRunID(source, e.Namespace, e.ID)
+		return o, &heraldtype.RuleRun{Rule: r.Name, ID: o.Run, Source: source, EventID: e.ID,
+			Event: e.Name, Subject: e.Subject, LastError: "the event could not be judged: " + o.Error}
 	}
 	states[r.Name] = next
 	o.Detected, o.Reason = res.Fired, res.Reason
@@ -382,7 +362,7 @@ func (c *Client) judge(ctx context.Context, cr *rule.Compiled, source string, e 
 		o.Reason += "; the audience is empty (" + a.Subject + ")"
 		return o, nil
 	}
-	run := &heraldtype.RuleRun{Rule: r.Name, ID: store.RuleRunID(source, e.ID), Source: source, EventID: e.ID,
+	run := &heraldtype.RuleRun{Rule: r.Name, ID: store.RuleRunID(source, e.Namespace, e.ID), Source: source, EventID: e.ID,
 		Event: e.Name, Subject: e.Subject, Job: heraldtype.RuleJob{Audience: a}}
 	o.Run = run.ID
 	msg, err := c.ruleMessage(ctx, cr, fields, res)
@@ -475,6 +455,10 @@ func (c *Client) tracked(out TrackResult, rec store.EventRecord) {
 			outcome = "detected"
 		}
 		c.metrics.RuleDecisions.WithLabelValues(c.metrics.Rule(o.Rule), outcome).Inc()
+		if o.Error != "" {
+			c.log.Warn("rules: a rule could not act on an event", "rule", o.Rule, "source", rec.Source,
+				"event", rec.ID, "name", rec.Name, "subject", rec.Subject, "err", o.Error)
+		}
 	}
 	started := 0
 	for _, run := range rec.Runs {

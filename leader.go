@@ -82,7 +82,7 @@ func (c *Client) newElector() error {
 	}
 	e, err := leadership.New(leadership.Config{
 		Locker: cfg.Store, Owner: cfg.Owner, TTL: ttl, Services: services, Daemons: daemons,
-		Now: cfg.Now, Logger: cfg.Logger,
+		Now: cfg.Now, Logger: c.Logger(ComponentLeader),
 	})
 	if err != nil {
 		return fmt.Errorf("herald: %w", err)

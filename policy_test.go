@@ -160,7 +160,7 @@ func TestPolicyConcurrentIdenticalTriggersSendOnce(t *testing.T) {
 // is blocked; the count resets at the user's own midnight.
 func TestPolicyDailyCapPerLocalDay(t *testing.T) {
 	p := newPolicyPipeline(t, func(c *Config) {
-		c.Types = map[string]TypeConfig{"promo": {CountsTowardCap: true}, "alarm": {CountsTowardCap: true, Critical: true}}
+		c.Types = map[string]TypeConfig{"promo": {CountsTowardCap: &capped}, "alarm": {CountsTowardCap: &capped, Critical: true}}
 	})
 	p.user("ny", "America/New_York", "tok-ny")
 	p.user("seoul", "Asia/Seoul", "tok-seoul")
@@ -313,7 +313,7 @@ func TestTypesUnknownAcceptedAndDeclared(t *testing.T) {
 	p := newPolicyPipeline(t, nil)
 	p.user("u1", "Asia/Seoul", "tok-1")
 	got, err := p.client.GetType(p.ctx, "whatever")
-	if err != nil || got.Source != TypeSourceDefault || got.CountsTowardCap || !got.QuietHours || got.DedupeWindow != "1h0m0s" {
+	if err != nil || got.Source != TypeSourceDefault || got.CountsTowardCap != nil || !got.QuietHours || got.DedupeWindow != "1h0m0s" {
 		t.Fatalf("undeclared type = %+v, %v", got, err)
 	}
 	if got, err := p.client.GetType(p.ctx, "nudge"); err != nil || got.Source != TypeSourceConfig || got.Guarantee != heraldtype.AtMostOnce {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/reminder"
 	"github.com/heraldhq/herald/internal/schedule"
 	"github.com/heraldhq/herald/store"
 )
@@ -206,6 +207,9 @@ func (c *Client) prepareReminder(ctx context.Context, r ReminderRequest) (Remind
 	if err != nil {
 		return Reminder{}, err
 	}
+	if err := c.checkSpacing(plan); err != nil {
+		return Reminder{}, err
+	}
 	// S2.3: on update the schedule restarts from now and the sent count is
 	// kept; the backoff grows with it (S2.2). A concurrent occurrence may
 	// add one send between this read and the write: the next interval is
@@ -258,6 +262,28 @@ func (c *Client) validStop(s heraldtype.ReminderStop, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// checkSpacing refuses a schedule whose occurrences come closer together
+// than the reminders' gap (issue 31 item 6): the scheduler would pass over
+// the nearer ones, so the caller is told rather than left to wonder.
+func (c *Client) checkSpacing(plan *schedule.Plan) error {
+	gap := c.cfg.Reminders.Gap
+	if gap == 0 {
+		gap = reminder.DefaultGap
+	}
+	d := plan.MinSpacing()
+	if gap < 0 || d == 0 || d >= gap {
+		return nil
+	}
+	field := "schedule.rrule"
+	switch plan.Kind() {
+	case schedule.KindBackoff:
+		field = "schedule.backoff.first"
+	case schedule.KindCron:
+		field = "schedule.cron"
+	}
+	return heraldtype.FieldErrorf(field, "gives occurrences %s apart; one reminder's occurrences must be at least %s apart (reminders.gap)", d, gap)
 }
 
 // MaxReminderSends bounds stop.max_sends.

@@ -21,7 +21,7 @@ func (c *Client) newScheduler() (*reminder.Scheduler, error) {
 		Store: c.store, Build: c.buildOccurrence, InQuietHours: c.inQuietHours,
 		Owner: c.cfg.Owner, DefaultZone: c.cfg.DefaultTimezone,
 		Lease: rc.Lease, BatchSize: rc.BatchSize, Gap: rc.Gap, Poll: rc.PollInterval,
-		Now: c.cfg.Now, Metrics: c.metrics, Logger: c.log,
+		Now: c.cfg.Now, Metrics: c.metrics, Logger: c.Logger(ComponentReminder),
 	})
 }
 

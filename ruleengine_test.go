@@ -342,7 +342,7 @@ func TestListAudienceSkipsUnknownUsers(t *testing.T) {
 // notification's is — the fan-out goes through the same pipeline.
 func TestRuleNotificationsMeetTheDailyCap(t *testing.T) {
 	p := newPolicyPipeline(t, func(c *Config) {
-		c.Types = map[string]TypeConfig{"deal": {CountsTowardCap: true, Channels: []heraldtype.Channel{heraldtype.ChannelPush}}}
+		c.Types = map[string]TypeConfig{"deal": {CountsTowardCap: &capped, Channels: []heraldtype.Channel{heraldtype.ChannelPush}}}
 		c.Rules = RuleConfig{Pause: -1}
 	})
 	p.user("u1", "Asia/Seoul", "tok-u1")
@@ -507,7 +507,7 @@ func TestConcurrentEventsOfOneSubjectAreEachApplied(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	subj, err := p.store.EventSubject(p.ctx, "product:42")
+	subj, err := p.store.EventSubject(p.ctx, store.SourceHTTP, "product:42")
 	if err != nil || subj.Seq != n {
 		t.Fatalf("subject written %d times (%v), want %d", subj.Seq, err, n)
 	}

@@ -16,7 +16,7 @@ import (
 type Rule = heraldtype.Rule
 
 // RuleFilter selects a page of rules.
-type RuleFilter = store.RuleFilter
+type RuleFilter = heraldtype.RuleFilter
 
 // RulePage is one page of rules.
 type RulePage struct {
@@ -35,9 +35,12 @@ type RuleDryRun struct {
 	Reason   string `json:"reason"`
 	// AudienceSize counts the recipients, at most the rule's limit
 	// (AudienceCapped then says there were more).
-	AudienceSize   int      `json:"audience_size"`
-	AudienceCapped bool     `json:"audience_capped,omitempty"`
+	AudienceSize   int  `json:"audience_size"`
+	AudienceCapped bool `json:"audience_capped,omitempty"`
+	// Sample names up to DryRunSample recipients. Over HTTP it is empty,
+	// and SampleWithheld true, for a caller that may not read interests.
 	Sample         []string `json:"sample"`
+	SampleWithheld bool     `json:"sample_withheld,omitempty"`
 	// Notification is the rendered message.
 	Notification *RenderedNotification `json:"notification,omitempty"`
 	// Error is what would stop the notification: a field the detector or
@@ -101,6 +104,62 @@ type RuleConfig struct {
 	// WebhookClient calls the audience webhooks. Default: a client
 	// without a timeout of its own (each call has its own).
 	WebhookClient *http.Client
+	// MaxPerEvent bounds the enabled rules of one source and event name:
+	// each of them judges every such event, so saving or enabling one
+	// more is refused. Default 100, at most MaxRulesPerEvent.
+	MaxPerEvent int
+	// RecordedDecisions is how many rule decisions an event's answer and
+	// its stored record name; the counts cover them all. Default 100, at
+	// most MaxRecordedDecisions.
+	RecordedDecisions int
+	// CompiledCache is how many compiled rules a Client keeps (least
+	// recently used first out). Default DefaultCompiledRules.
+	CompiledCache int
+}
+
+// Bounds of RuleConfig (issue 31 item 4).
+const (
+	DefaultRulesPerEvent     = 100
+	MaxRulesPerEvent         = 10_000
+	DefaultRecordedDecisions = 100
+	MaxRecordedDecisions     = 1000
+	MaxCompiledRules         = 1_000_000
+)
+
+// normalize fills RuleConfig's defaults and checks its bounds.
+func (rc *RuleConfig) normalize() error {
+	if rc.EventRetention == 0 {
+		rc.EventRetention = DefaultEventRetention
+	}
+	if rc.MaxAudience == 0 {
+		rc.MaxAudience = rule.MaxAudienceLimit
+	}
+	if rc.DefaultAudience == 0 {
+		rc.DefaultAudience = min(rule.DefaultAudienceLimit, rc.MaxAudience)
+	}
+	if rc.MaxAudience < 1 || rc.MaxAudience > rule.MaxAudienceLimit || rc.DefaultAudience < 1 || rc.DefaultAudience > rc.MaxAudience {
+		return fmt.Errorf("herald: need 1 <= Rules.DefaultAudience (%d) <= Rules.MaxAudience (%d) <= %d",
+			rc.DefaultAudience, rc.MaxAudience, rule.MaxAudienceLimit)
+	}
+	if rc.MaxPerEvent == 0 {
+		rc.MaxPerEvent = DefaultRulesPerEvent
+	}
+	if rc.MaxPerEvent < 1 || rc.MaxPerEvent > MaxRulesPerEvent {
+		return fmt.Errorf("herald: Rules.MaxPerEvent %d must be between 1 and %d", rc.MaxPerEvent, MaxRulesPerEvent)
+	}
+	if rc.RecordedDecisions == 0 {
+		rc.RecordedDecisions = DefaultRecordedDecisions
+	}
+	if rc.RecordedDecisions < 1 || rc.RecordedDecisions > MaxRecordedDecisions {
+		return fmt.Errorf("herald: Rules.RecordedDecisions %d must be between 1 and %d", rc.RecordedDecisions, MaxRecordedDecisions)
+	}
+	if rc.CompiledCache == 0 {
+		rc.CompiledCache = DefaultCompiledRules
+	}
+	if rc.CompiledCache < 1 || rc.CompiledCache > MaxCompiledRules {
+		return fmt.Errorf("herald: Rules.CompiledCache %d must be between 1 and %d", rc.CompiledCache, MaxCompiledRules)
+	}
+	return nil
 }
 
 // RuleRun is one rule's fan-out of one event.
@@ -142,7 +201,7 @@ func (c *Client) newRuleRunner() (*fanout.Runner, error) {
 		Store: c.store, Build: c.buildRuleBatch, Audiences: c.audiences, RetryPause: rc.AudienceRetry,
 		Enqueued:  func(typ string, res store.EnqueueResult) { c.enqueued(typ, res, true) },
 		BatchSize: rc.BatchSize, Pause: rc.Pause, Concurrency: rc.Concurrency, Poll: rc.PollInterval,
-		Now: c.cfg.Now, Metrics: c.metrics, Logger: c.log,
+		Now: c.cfg.Now, Metrics: c.metrics, Logger: c.Logger(ComponentRules),
 	})
 }
 
@@ -211,7 +270,48 @@ func (c *Client) PutRule(ctx context.Context, r Rule) (Rule, bool, error) {
 	if err := c.checkRuleAudience(r.Audience); err != nil {
 		return Rule{}, false, err
 	}
-	return c.store.PutRule(ctx, r, c.now().UTC())
+	if err := c.checkRulesPerEvent(ctx, r); err != nil {
+		return Rule{}, false, err
+	}
+	saved, created, err := c.store.PutRule(ctx, r, c.now().UTC())
+	if err == nil {
+		c.metrics.DeclareRules(saved.Name)
+	}
+	return saved, created, err
+}
+
+// checkRulesPerEvent refuses to save an enabled rule that would be one
+// more than rules.max_per_event judging the events of its source and
+// name: every such event runs each of them (issue 31 item 4). Replacing a
+// rule that is already enabled there never counts twice. Two saves racing
+// may each see room for one more: the bound keeps the work per event in
+// proportion, it is not an exact count.
+func (c *Client) checkRulesPerEvent(ctx context.Context, r Rule) error {
+	if r.Disabled {
+		return nil
+	}
+	limit := c.cfg.Rules.MaxPerEvent
+	f := RuleFilter{Source: store.RuleSourceColumn(r), Event: r.When.Event, Enabled: true, Limit: store.MaxRulePage}
+	others := 0
+	for {
+		rs, next, err := c.store.ListRules(ctx, f)
+		if err != nil {
+			return err
+		}
+		for _, o := range rs {
+			if o.Name != r.Name {
+				others++
+			}
+		}
+		if others >= limit {
+			return heraldtype.FieldErrorf("when.event", "%d rules are already enabled for %s events from %s; "+
+				"the limit is %d (rules.max_per_event): disable or delete one first", others, r.When.Event, f.Source, limit)
+		}
+		if next == "" {
+			return nil
+		}
+		f.Cursor = next
+	}
 }
 
 // GetRule returns the rule named name.

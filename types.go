@@ -27,9 +27,12 @@ type TypeConfig struct {
 	// Default true.
 	QuietHours *bool `json:"quiet_hours,omitempty"`
 	// CountsTowardCap counts the type toward the user's daily cap and
-	// blocks it beyond. Default false: a type must be declared capped,
-	// because Herald cannot tell a marketing nudge from a password reset.
-	CountsTowardCap bool `json:"counts_toward_cap,omitempty"`
+	// blocks it beyond (true), or never (false). Unset (the default), the
+	// notifications that rules and campaigns produce count and those of
+	// triggers do not: Herald cannot tell a triggered marketing nudge from
+	// a password reset, but a fan-out to an audience is what the cap is
+	// for (issue 30 item 5).
+	CountsTowardCap *bool `json:"counts_toward_cap,omitempty"`
 	// Guarantee is at_least_once (default) or at_most_once.
 	Guarantee heraldtype.Guarantee `json:"guarantee,omitempty"`
 	// Critical (account, security, reservation notices: what the user is
@@ -46,12 +49,15 @@ type TypeConfig struct {
 // NotificationType is a type's effective configuration
 // (GET /v1/types/{type}).
 type NotificationType struct {
-	Name            string               `json:"name"`
-	Channels        []heraldtype.Channel `json:"channels"`
-	Priority        heraldtype.Priority  `json:"priority"`
-	DedupeWindow    string               `json:"dedupe_window"`
-	QuietHours      bool                 `json:"quiet_hours"`
-	CountsTowardCap bool                 `json:"counts_toward_cap"`
+	Name         string               `json:"name"`
+	Channels     []heraldtype.Channel `json:"channels"`
+	Priority     heraldtype.Priority  `json:"priority"`
+	DedupeWindow string               `json:"dedupe_window"`
+	QuietHours   bool                 `json:"quiet_hours"`
+	// CountsTowardCap is true or false as declared, and null when the type
+	// does not say: then rules' and campaigns' notifications count toward
+	// the daily cap and triggers' do not.
+	CountsTowardCap *bool                `json:"counts_toward_cap"`
 	Guarantee       heraldtype.Guarantee `json:"guarantee"`
 	Critical        bool                 `json:"critical"`
 	Transactional   bool                 `json:"transactional"`

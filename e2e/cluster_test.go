@@ -334,7 +334,7 @@ func TestThreeInstancesDeliverExactlyOnce(t *testing.T) {
 			continue
 		}
 		d, ok := byKey[key]
-		if !ok || d.Guarantee != heraldtype.AtLeastOnce || !hasDuplicateWindow(d) {
+		if !ok || d.Guarantee != heraldtype.AtLeastOnce || duplicateWindows(d) < n-1 {
 			t.Fatalf("delivery %s sent %d times; attempts %+v", key, n, d.Attempts)
 		}
 		explained++
@@ -345,25 +345,42 @@ func TestThreeInstancesDeliverExactlyOnce(t *testing.T) {
 	}
 }
 
-// hasDuplicateWindow reports whether d went through one of at_least_once's
-// documented duplicate windows: a send that got no HTTP answer — timed
-// out in the worker (timeout) or in the FCM client (network) — which the
-// provider may have had, or an expired lease, whose holder may have sent
-// it.
-func hasDuplicateWindow(d heraldtype.Delivery) bool {
+// duplicateWindows counts the attempts of d that went through one of
+// at_least_once's documented duplicate windows (docs/delivery.md): a send
+// that got no HTTP answer — timed out in the worker (timeout) or in the
+// FCM client (network) — which the provider may have had, or an expired
+// lease, whose holder may have sent it. Each such attempt explains at most
+// one extra send: a delivery sent n times needs n-1 of them (issue 30
+// item 7).
+func duplicateWindows(d heraldtype.Delivery) int {
+	n := 0
 	for _, a := range d.Attempts {
 		noAnswer := a.ErrorCode == dispatch.CodeTimeout || a.ErrorCode == "network"
-		if noAnswer || a.Outcome == heraldtype.OutcomeLeaseExpired {
-			return true
+		if noAnswer || a.Outcome == heraldtype.OutcomeLeaseExpired || a.Outcome == heraldtype.OutcomeUnknown {
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // TestKilledInstanceLosesNothing: the same, while one of the three
-// instances is killed with SIGKILL mid-run. Nothing is lost; a duplicate
-// may only be a delivery whose lease the killed instance held (it has a
-// lease_expired attempt), and never an at_most_once one (S1.3, S4.2).
+// instances is killed with SIGKILL mid-run. Nothing is lost, and an
+// at_most_once delivery is never sent twice (S1.3, S4.2). An
+// at_least_once delivery may be sent again only through a documented
+// window, one per extra send: a lease that expired (the killed instance
+// held it) or a send that timed out without an answer although the
+// provider had it.
+//
+// Issue 30 item 7: the failure "sent 2 times but its lease never expired"
+// seen under load was the second window, which the test did not count
+// then: on a loaded machine (load average above 20 on two cores) sends to
+// the emulator, which answers in 2 ms, time out after the 4 s send timeout
+// because the herald process gets no CPU to read the answer; the worker
+// records a network (context deadline exceeded) retry, and the retry is a
+// second send. It is at_least_once by design, not a duplicate Herald
+// should prevent. Clocks play no part in the verdict: the test judges by
+// the attempt rows, and the reaper writes the lease_expired row in the
+// statement that takes the lease back, so every reclaimed lease is seen.
 func TestKilledInstanceLosesNothing(t *testing.T) {
 	c := newCluster(t)
 	users := c.users(clusterUsers)
@@ -403,22 +420,11 @@ func TestKilledInstanceLosesNothing(t *testing.T) {
 	var reclaimed, dups, unknown int
 	for _, d := range c.deliveries() {
 		key := d.IdempotencyKey()
-		expired, ambiguous := false, false
 		for _, a := range d.Attempts {
 			if a.Outcome == heraldtype.OutcomeLeaseExpired || a.Outcome == heraldtype.OutcomeUnknown {
-				expired = true
+				reclaimed++
+				break
 			}
-			// A send that timed out or lost its connection may have
-			// reached the provider: an at_least_once retry after it is
-			// the documented duplicate window (README: Delivery, retries),
-			// which a machine loaded enough to exceed the send timeout
-			// opens without any kill.
-			if a.ErrorCode == dispatch.CodeTimeout || a.ErrorCode == "network" {
-				ambiguous = true
-			}
-		}
-		if expired {
-			reclaimed++
 		}
 		n := sends[key]
 		switch d.Guarantee {
@@ -428,8 +434,12 @@ func TestKilledInstanceLosesNothing(t *testing.T) {
 			}
 			if n > 1 {
 				dups++
-				if !expired && !ambiguous {
-					t.Fatalf("delivery %s sent %d times but its lease never expired and no send was ambiguous; attempts: %+v", key, n, d.Attempts)
+				windows := duplicateWindows(d)
+				if dups <= 5 {
+					t.Logf("delivery %s sent %d times, %d duplicate windows; attempts: %+v", key, n, windows, d.Attempts)
+				}
+				if windows < n-1 {
+					t.Fatalf("delivery %s sent %d times but only %d of its attempts (an expired lease, a send without an answer) explain a second send; attempts: %+v", key, n, windows, d.Attempts)
 				}
 			}
 		case heraldtype.AtMostOnce:

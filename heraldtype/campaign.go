@@ -97,10 +97,13 @@ type CampaignRun struct {
 	State      CampaignRunState `json:"state"`
 	// Cursor is the last user id the run went past (keyset order).
 	Cursor string `json:"cursor,omitempty"`
-	// Recipients counts the audience's users considered; Enqueued the
-	// notifications written; Skipped the users this run had already
-	// reached (a re-run); FetchFailed and RenderFailed the users left out
-	// because their content could not be fetched or rendered.
+	// Enqueued counts the users the run reached, by any try. The other
+	// counts and LastError are the last try's (a re-run starts them
+	// afresh, so they are never a sum of tries): Recipients the audience's
+	// users it considered; Skipped those it found reached by an earlier
+	// try (their content is not fetched again); FetchFailed and
+	// RenderFailed those left out because their content could not be
+	// fetched or rendered.
 	Recipients   int    `json:"recipients"`
 	Enqueued     int    `json:"enqueued"`
 	Skipped      int    `json:"skipped"`

@@ -16,9 +16,18 @@ type DeadEvent struct {
 	Offset    int64  `json:"offset"`
 	// Kind is the topic's kind: notifications, events or interests.
 	Kind string `json:"kind"`
-	// Key and Value are the record's, as received.
-	Key   []byte `json:"key,omitempty"`
-	Value []byte `json:"value"`
+	// Key and Value are the record's, as received. Value is null for a
+	// tombstone (a record whose value is null, Tombstone) and "" for an
+	// empty one.
+	Key       []byte `json:"key,omitempty"`
+	Value     []byte `json:"value"`
+	Tombstone bool   `json:"tombstone,omitempty"`
+	// RecordTimestamp is the record's own timestamp (its producer's, or
+	// the broker's append time); zero for a dead event kept before Herald
+	// recorded it. With the position, key and value it tells a record
+	// dead-lettered twice (kept once) from another record at a reused
+	// position — a topic recreated (kept too).
+	RecordTimestamp time.Time `json:"record_timestamp,omitzero"`
 	// Payload is the decoded record — the call Herald made with it (a
 	// notification request, an event, an interest) — or nil when it did
 	// not decode; a replay makes that call again.

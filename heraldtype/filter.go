@@ -28,3 +28,17 @@ type InboxFilter struct {
 	// Limit defaults to 50 and is capped at 200.
 	Limit int
 }
+
+// RuleFilter selects rules. Zero fields match all.
+type RuleFilter struct {
+	// Source selects the rules of one source: a Kafka topic, or "http"
+	// for the rules without one (POST /v1/events).
+	Source string
+	// Event selects the rules of one event name.
+	Event string
+	// Enabled keeps only the rules that are not disabled.
+	Enabled bool
+	Cursor  string
+	// Limit defaults to 50 and is capped at 200.
+	Limit int
+}

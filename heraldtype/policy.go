@@ -19,9 +19,11 @@ type NotificationType struct {
 	// QuietHours defers the type's deliveries inside the user's quiet
 	// hours.
 	QuietHours bool `json:"quiet_hours"`
-	// CountsTowardCap counts the type's notifications toward the user's
-	// daily cap, and blocks them once it is reached.
-	CountsTowardCap bool      `json:"counts_toward_cap"`
+	// CountsTowardCap, when set, says whether the type's notifications
+	// count toward the user's daily cap (and are blocked once it is
+	// reached). Unset, those that rules and campaigns produce count and
+	// direct triggers' do not (CountsTowardCapFor; issue 30 item 5, S3.8).
+	CountsTowardCap *bool     `json:"counts_toward_cap,omitempty"`
 	Guarantee       Guarantee `json:"guarantee"`
 	// Critical (account, security, reservation notices: what the user is
 	// guaranteed to see, S4.5) bypasses the user's opt-outs on every
@@ -34,6 +36,22 @@ type NotificationType struct {
 	// treated as transactional: its opt-outs do not apply.
 	Transactional bool      `json:"transactional,omitempty"`
 	UpdatedAt     time.Time `json:"updated_at,omitzero"`
+}
+
+// CountsTowardCapFor reports whether a notification of type t produced by
+// src (nil: a direct trigger) counts toward the user's daily cap. A
+// critical type never does; a type that says so decides; otherwise what
+// rules and campaigns send to audiences counts — the seed's cap is about
+// them (S3.8: the 11th is blocked) — and a trigger, which Herald cannot
+// tell from a password reset, does not.
+func (t NotificationType) CountsTowardCapFor(src *Source) bool {
+	switch {
+	case t.Critical:
+		return false
+	case t.CountsTowardCap != nil:
+		return *t.CountsTowardCap
+	}
+	return src != nil && (src.Kind == SourceRule || src.Kind == SourceCampaign)
 }
 
 // Preferences are one user's delivery preferences (S3.11).

@@ -61,7 +61,10 @@ type Detector struct {
 // only after the stock has been 0 for RearmAfter (default 1 h), so a
 // stock flapping between 0 and 1 does not notify on every flap.
 type RestockDetector struct {
-	Min        int      `json:"min,omitempty"`
+	// Min is a pointer so that an explicit 0 is told from an absent
+	// minimum: 0 is refused like any number below 1, absent is 1 (issue
+	// 30 item 5).
+	Min        *int     `json:"min,omitempty"`
 	RearmAfter Duration `json:"rearm_after,omitempty"`
 }
 

@@ -43,6 +43,13 @@ type Schedule struct {
 	// CatchUpWindow bounds how late a missed occurrence may still be fired;
 	// zero means the default (24 h).
 	CatchUpWindow Duration `json:"catch_up_window,omitzero"`
+	// Immediately makes a reminder's first occurrence due when it is
+	// registered (or updated, which restarts its schedule) instead of at
+	// the schedule's first time; the schedule then goes on from there. The
+	// immediate occurrence is a send like any other (sent_count counts it)
+	// but does not make a backoff grow: the wait after it is the one the
+	// schedule would have started with. Reminders only.
+	Immediately bool `json:"immediately,omitempty"`
 }
 
 // Backoff is the exponential schedule of a reminder that repeats until the

@@ -78,7 +78,8 @@ type replayDeadEventsBody struct {
 
 // replayDeadEvents: POST /v1/events/dead/replay {"topic"?, "kind"?,
 // "dry_run"?} replays every dead event not yet replayed that matches, or
-// only counts them: {"matched","replayed","failed","errors"}.
+// only counts them: {"matched","skipped","replayed","failed","errors"}
+// (skipped: records that never decoded, which cannot be replayed).
 func (s *Server) replayDeadEvents(w http.ResponseWriter, r *http.Request) error {
 	var in replayDeadEventsBody
 	if err := s.decodeJSON(w, r, &in, bodySpec{optional: true}); err != nil {

@@ -37,7 +37,7 @@ func TestDeadEventsAPI(t *testing.T) {
 	e.do("GET", fmt.Sprintf("/v1/events/dead/%d", ids["0"]), nil).expect(t, http.StatusOK, &d)
 	var bulk herald.DeadEventReplay
 	e.do("POST", "/v1/events/dead/replay", map[string]any{"dry_run": true}).expect(t, http.StatusOK, &bulk)
-	if bulk.Matched != 2 || bulk.Replayed != 0 {
+	if bulk.Matched != 2 || bulk.Skipped != 1 || bulk.Replayed != 0 {
 		t.Fatalf("dry run: %+v", bulk)
 	}
 	e.do("POST", fmt.Sprintf("/v1/events/dead/%d/replay", ids["0"]), nil).expect(t, http.StatusOK, &d)

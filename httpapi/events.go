@@ -38,11 +38,18 @@ func (s *Server) decodeEvent(w http.ResponseWriter, r *http.Request) (herald.Eve
 // postEvent: POST /v1/events applies a business event (herald.Event,
 // Client.Track) and answers what it did once it is done: the reminders it
 // stopped (stopped when the answer arrives) and each rule's decision, with
-// the fan-out it started.
+// the fan-out it started. An event id sent again with the same body is
+// answered from its record ("replayed"); with another body it is a 409.
 func (s *Server) postEvent(w http.ResponseWriter, r *http.Request) error {
 	in, err := s.decodeEvent(w, r)
 	if err != nil {
 		return err
+	}
+	// An event's id is the calling key's own, as a trigger's
+	// Idempotency-Key is (issue 31 item 5): the key's id, not its secret,
+	// names the namespace; without auth (dev) every caller shares "dev".
+	if p := principalFrom(r.Context()); p != nil {
+		in.Namespace = p.keyID
 	}
 	res, err := s.client.Track(r.Context(), in)
 	if err != nil {

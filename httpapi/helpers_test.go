@@ -108,6 +108,8 @@ type envOptions struct {
 	wrapStore func(store.Store) store.Store
 	// unsubscribe is the Client's one-click unsubscribe configuration.
 	unsubscribe herald.UnsubscribeConfig
+	// readyChecks are the Server's Config.ReadyChecks.
+	readyChecks []httpapi.ReadyCheck
 }
 
 // newEnv builds a Server over a real Client on a temp-file SQLite store.
@@ -173,7 +175,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	srv, err := httpapi.New(httpapi.Config{Client: c, Logger: logger, Metrics: o.metrics, MaxBodyBytes: o.maxBodyBytes,
 		Auth:      httpapi.AuthConfig{Keys: keys, UserTokens: o.userTokens, OpenMetrics: o.openMetrics},
 		RateLimit: o.rateLimit, ReadTimeout: o.readTimeout, WriteTimeout: o.writeTimeout, Streams: o.streams,
-		StoreTimeout: o.storeTimeout, CORS: o.cors})
+		StoreTimeout: o.storeTimeout, CORS: o.cors, ReadyChecks: o.readyChecks})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,6 +80,21 @@ func (s *Server) runInboxStream(r *http.Request, f inboxFraming) error {
 	if _, err := s.client.GetUser(r.Context(), userID); err != nil {
 		return err
 	}
+	if last < 0 {
+		// A stream without a resume point starts after the newest item as
+		// it was before the client is told the stream is open (the SSE
+		// headers, the WebSocket's 101): read after that, an item the
+		// client caused once connected could count as existing and never
+		// be streamed (seen under load as a first item missing).
+		page, err := s.client.ListInbox(r.Context(), userID, heraldtype.InboxFilter{Limit: 1})
+		if err != nil {
+			return err
+		}
+		last = 0
+		if len(page.Items) > 0 {
+			last = page.Items[0].ID
+		}
+	}
 	p := principalFrom(r.Context())
 	release, err := s.streams.open(userID, p)
 	if err != nil {

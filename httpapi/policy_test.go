@@ -52,11 +52,11 @@ func TestTypeRoutes(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	var typ herald.NotificationType
 	e.do("PUT", "/v1/types/price_drop", map[string]any{"dedupe_window": "2h", "counts_toward_cap": true}).expect(t, 200, &typ)
-	if typ.DedupeWindow != "2h0m0s" || !typ.CountsTowardCap || typ.Source != herald.TypeSourceAPI {
+	if typ.DedupeWindow != "2h0m0s" || typ.CountsTowardCap == nil || !*typ.CountsTowardCap || typ.Source != herald.TypeSourceAPI {
 		t.Fatalf("PUT answered %+v", typ)
 	}
 	e.do("GET", "/v1/types/anything", nil).expect(t, 200, &typ)
-	if typ.Source != herald.TypeSourceDefault || typ.CountsTowardCap {
+	if typ.Source != herald.TypeSourceDefault || typ.CountsTowardCap != nil {
 		t.Fatalf("an undeclared type: %+v", typ)
 	}
 	var list struct{ Types []herald.NotificationType }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -70,7 +71,8 @@ func (s *Server) listRules(w http.ResponseWriter, r *http.Request) error {
 // dryRunRule: POST /v1/rules/{name}/dry-run with an event (POST
 // /v1/events' body) answers what the rule would do with it — detected or
 // not and why, the audience size and a sample, the rendered message —
-// without sending anything.
+// without sending anything. The sample's user ids are answered only to a
+// key that also holds interests:read.
 func (s *Server) dryRunRule(w http.ResponseWriter, r *http.Request) error {
 	in, err := s.decodeEvent(w, r)
 	if err != nil {
@@ -79,6 +81,12 @@ func (s *Server) dryRunRule(w http.ResponseWriter, r *http.Request) error {
 	out, err := s.client.DryRunRule(r.Context(), r.PathValue("name"), in)
 	if err != nil {
 		return err
+	}
+	// The sample names users who showed an interest: only a key that may
+	// read interests sees it; the size is the rule's own business (issue
+	// 31 item 6).
+	if p := principalFrom(r.Context()); p != nil && !auth.Grants(p.scopes, auth.ScopeInterestsRead) {
+		out.Sample, out.SampleWithheld = []string{}, true
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/heraldhq/herald"
@@ -47,9 +48,12 @@ func TestRulesAPI(t *testing.T) {
 	}{
 		"bad template":  {map[string]any{"when": rule["when"], "audience": rule["audience"], "notify": map[string]any{"type": "price_drop", "title": "{{.x"}}, "notify.title"},
 		"bad threshold": {map[string]any{"when": map[string]any{"event": "PRICE_CHANGE", "detect": map[string]any{"price_drop_pct": 0.0, "price_drop_abs": -3}}, "audience": rule["audience"], "notify": rule["notify"]}, "when.detect.price_drop_abs"},
-		"unknown type":  {map[string]any{"when": rule["when"], "audience": rule["audience"], "notify": map[string]any{"type": "nope", "title": "x"}}, "notify.type"},
-		"unknown field": {map[string]any{"when": rule["when"], "audience": rule["audience"], "notify": rule["notify"], "color": "red"}, "color"},
-		"other name":    {map[string]any{"name": "other", "when": rule["when"], "audience": rule["audience"], "notify": rule["notify"]}, "name"},
+		// Issue 30 item 5: min 0 is refused like -3, not saved as the default.
+		"restock min 0":  {map[string]any{"when": map[string]any{"event": "STOCK_CHANGE", "detect": map[string]any{"restock": map[string]any{"min": 0}}}, "audience": rule["audience"], "notify": rule["notify"]}, "when.detect.restock.min"},
+		"restock min -3": {map[string]any{"when": map[string]any{"event": "STOCK_CHANGE", "detect": map[string]any{"restock": map[string]any{"min": -3}}}, "audience": rule["audience"], "notify": rule["notify"]}, "when.detect.restock.min"},
+		"unknown type":   {map[string]any{"when": rule["when"], "audience": rule["audience"], "notify": map[string]any{"type": "nope", "title": "x"}}, "notify.type"},
+		"unknown field":  {map[string]any{"when": rule["when"], "audience": rule["audience"], "notify": rule["notify"], "color": "red"}, "color"},
+		"other name":     {map[string]any{"name": "other", "when": rule["when"], "audience": rule["audience"], "notify": rule["notify"]}, "name"},
 	} {
 		res := e.do("PUT", "/v1/rules/bad", tc.body)
 		if res.status != http.StatusBadRequest {
@@ -94,11 +98,14 @@ func TestEventsAPIAppliesRules(t *testing.T) {
 		"data": map[string]any{"product_name": "Kettle", "previous_price": 10000, "current_price": 8500}}
 	var out herald.TrackResult
 	e.do("POST", "/v1/events", ev).expect(t, http.StatusOK, &out)
-	if out.EventID != "ev-1" || len(out.Rules) != 1 || !out.Rules[0].Detected || out.Rules[0].Run != "http/ev-1" || out.Replayed {
+	// The run is named by the source, the calling key's namespace and the id.
+	if out.EventID != "ev-1" || len(out.Rules) != 1 || !out.Rules[0].Detected || !strings.HasPrefix(out.Rules[0].Run, "http/") ||
+		!strings.HasSuffix(out.Rules[0].Run, "/ev-1") || out.Replayed {
 		t.Fatalf("event: %+v", out)
 	}
+	run := out.Rules[0].Run
 	e.do("POST", "/v1/events", ev).expect(t, http.StatusOK, &out)
-	if !out.Replayed || out.Rules[0].Run != "http/ev-1" {
+	if !out.Replayed || out.Rules[0].Run != run {
 		t.Fatalf("redelivery: %+v", out)
 	}
 	var runs herald.RuleRunPage
@@ -111,5 +118,45 @@ func TestEventsAPIAppliesRules(t *testing.T) {
 	res := e.do("POST", "/v1/events", ev)
 	if res.status != http.StatusBadRequest || res.errorBody(t).Field != "data.price" {
 		t.Fatalf("an object in data: %d %s", res.status, res.body)
+	}
+}
+
+// Issue 31 item 6: a dry run answers the audience's size to any key that
+// may read rules, and the sample of user ids only to one that may also
+// read interests.
+func TestDryRunSampleNeedsInterestsRead(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.seedUser("u1")
+	e.do("PUT", "/v1/types/price_drop", map[string]any{"channels": []string{"push"}}).expect(t, http.StatusOK, nil)
+	e.do("POST", "/v1/interests", map[string]any{"user_id": "u1", "subject": "product:42", "kind": "VIEW"}).expect(t, http.StatusOK, nil)
+	e.do("PUT", "/v1/rules/price-drop", map[string]any{
+		"when":     map[string]any{"event": "PRICE_CHANGE", "detect": map[string]any{"price_drop_pct": 10}},
+		"audience": map[string]any{"interest": map[string]any{"kinds": []string{"VIEW"}}},
+		"notify":   map[string]any{"type": "price_drop", "title": "{{.product_name}} is {{.drop_pct}}% off"},
+	}).expect(t, http.StatusCreated, nil)
+	ev := map[string]any{"name": "PRICE_CHANGE", "subject": "product:42",
+		"data": map[string]any{"product_name": "Kettle", "previous_price": 10000, "current_price": 8500}}
+	for _, c := range []struct {
+		scopes []auth.Scope
+		sample bool
+	}{
+		{[]auth.Scope{auth.ScopeRulesRead}, false},
+		{[]auth.Scope{auth.ScopeRulesRead, auth.ScopeInterestsRead}, true},
+	} {
+		_, key, err := e.keys.Create(t.Context(), "dry-run", c.scopes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dry herald.RuleDryRun
+		e.do("POST", "/v1/rules/price-drop/dry-run", ev, "Authorization", "Bearer "+key).expect(t, http.StatusOK, &dry)
+		if dry.AudienceSize != 1 {
+			t.Fatalf("%v: audience_size %d, want 1", c.scopes, dry.AudienceSize)
+		}
+		if c.sample && (len(dry.Sample) != 1 || dry.Sample[0] != "u1" || dry.SampleWithheld) {
+			t.Fatalf("%v: sample %v withheld %v, want [u1]", c.scopes, dry.Sample, dry.SampleWithheld)
+		}
+		if !c.sample && (len(dry.Sample) != 0 || !dry.SampleWithheld) {
+			t.Fatalf("%v: sample %v withheld %v, want none", c.scopes, dry.Sample, dry.SampleWithheld)
+		}
 	}
 }

@@ -125,7 +125,15 @@ type Config struct {
 	// stream and the health probes are exempt (/readyz has its own 2 s).
 	// Default DefaultStoreTimeout; negative: no limit.
 	StoreTimeout time.Duration
+	// ReadyChecks are what GET /readyz asks beside the store: components
+	// that can be stuck while the process lives, such as the Kafka intake
+	// (issue 30 item 1). A check's error is the probe's message (503
+	// unavailable), so it must name what is stuck without internals.
+	ReadyChecks []ReadyCheck
 }
+
+// ReadyCheck is one condition of readiness; nil means ready.
+type ReadyCheck func(ctx context.Context) error
 
 // Server is Herald's HTTP API as an http.Handler.
 type Server struct {
@@ -139,6 +147,7 @@ type Server struct {
 	readTimeout, writeTimeout time.Duration
 	// storeTimeout bounds a request's store work (0: none; deadline.go).
 	storeTimeout time.Duration
+	readyChecks  []ReadyCheck
 	streams      *streams
 	corsCfg      CORSConfig
 	// rules records every route's access rule, for the tests that check
@@ -176,7 +185,7 @@ func New(cfg Config) (*Server, error) {
 		auth: cfg.Auth, limits: limits, rules: map[string]access{},
 		readTimeout:  orDefault(cfg.ReadTimeout, DefaultReadTimeout),
 		writeTimeout: orDefault(cfg.WriteTimeout, DefaultWriteTimeout), streams: newStreams(cfg.Streams),
-		corsCfg: cfg.CORS, storeTimeout: orDefault(cfg.StoreTimeout, DefaultStoreTimeout)}
+		corsCfg: cfg.CORS, storeTimeout: orDefault(cfg.StoreTimeout, DefaultStoreTimeout), readyChecks: cfg.ReadyChecks}
 	s.routes(cfg.Metrics)
 	return s, nil
 }
@@ -467,6 +476,13 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 		s.log.LogAttrs(r.Context(), slog.LevelWarn, "not ready",
 			slog.String("request_id", requestIDFrom(r.Context())), slog.String("err", err.Error()))
 		return heraldtype.Errorf(heraldtype.EUNAVAILABLE, "the store does not answer")
+	}
+	for _, check := range s.readyChecks {
+		if err := check(ctx); err != nil {
+			s.log.LogAttrs(r.Context(), slog.LevelWarn, "not ready",
+				slog.String("request_id", requestIDFrom(r.Context())), slog.String("err", err.Error()))
+			return heraldtype.Errorf(heraldtype.EUNAVAILABLE, "%s", err.Error())
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	return nil

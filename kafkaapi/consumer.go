@@ -26,7 +26,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
@@ -90,6 +89,15 @@ type Config struct {
 	// group has no offset for it yet) until the consumer stops. Default
 	// 10 s; negative: the rules' topics are not followed.
 	RuleTopicPoll time.Duration
+	// StuckAfter is how long a partition may wait on a record it can
+	// neither apply nor dead-letter before Ready fails, naming it. The
+	// metric herald_kafka_partition_stuck says so at once. Default 30 s;
+	// negative: Ready fails at once too.
+	StuckAfter time.Duration
+	// LagInterval is how often the lag (herald_kafka_consumer_lag) is
+	// measured against the broker's end offsets, beside each fetch's high
+	// watermark. Default 15 s; negative: only at fetches.
+	LagInterval time.Duration
 	// Options are extra franz-go client options (TLS, SASL; tests' group
 	// timeouts), applied after Herald's own.
 	Options []kgo.Opt
@@ -107,6 +115,8 @@ const (
 	DefaultMaxPollRecords   = 500
 	DefaultCallTimeout      = 10 * time.Second
 	DefaultRuleTopicPoll    = 10 * time.Second
+	DefaultStuckAfter       = 30 * time.Second
+	DefaultLagInterval      = 15 * time.Second
 )
 
 // Headers of a dead-lettered record (S3.10).
@@ -130,7 +140,11 @@ type Consumer struct {
 	ruleReader *topicReader
 	kafka      *kgo.Client
 	metrics    *consumerMetrics
-	log        *slog.Logger
+	health     *health
+	// paused are the partitions held back on a stuck record, with when
+	// to resume them; only the poll loop touches it.
+	paused map[topicPartition]time.Time
+	log    *slog.Logger
 }
 
 // New checks cfg and connects the consumer's Kafka client (lazily: the
@@ -171,6 +185,14 @@ func New(cfg Config, client Client) (*Consumer, error) {
 	if cfg.RuleTopicPoll == 0 {
 		cfg.RuleTopicPoll = DefaultRuleTopicPoll
 	}
+	if cfg.StuckAfter == 0 {
+		cfg.StuckAfter = DefaultStuckAfter
+	} else if cfg.StuckAfter < 0 {
+		cfg.StuckAfter = 0
+	}
+	if cfg.LagInterval == 0 {
+		cfg.LagInterval = DefaultLagInterval
+	}
 	build := &readers{registryURL: cfg.SchemaRegistryURL}
 	rds := make(map[string]*topicReader, len(cfg.Topics))
 	names := make([]string, 0, len(cfg.Topics))
@@ -198,6 +220,8 @@ func New(cfg Config, client Client) (*Consumer, error) {
 			return nil, err
 		}
 	}
+	c := &Consumer{cfg: cfg, client: client, readers: rds, ruleReader: ruleReader, health: newHealth(),
+		paused: map[topicPartition]time.Time{}, log: cfg.Logger}
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ConsumerGroup(cfg.Group),
@@ -212,6 +236,9 @@ func New(cfg Config, client Client) (*Consumer, error) {
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		// The dead-letter topics are created on first use.
 		kgo.AllowAutoTopicCreation(),
+		// A partition that moves to another member is reported there.
+		kgo.OnPartitionsRevoked(c.forget),
+		kgo.OnPartitionsLost(c.forget),
 	}, cfg.Options...)
 	if cfg.SessionTimeout > 0 {
 		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout))
@@ -220,12 +247,12 @@ func New(cfg Config, client Client) (*Consumer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafkaapi: %w", err)
 	}
-	m, err := newConsumerMetrics(cfg.Registerer)
-	if err != nil {
+	if c.metrics, err = newConsumerMetrics(cfg.Registerer); err != nil {
 		kc.Close()
 		return nil, err
 	}
-	return &Consumer{cfg: cfg, client: client, readers: rds, ruleReader: ruleReader, kafka: kc, metrics: m, log: cfg.Logger}, nil
+	c.kafka = kc
+	return c, nil
 }
 
 // Run consumes until ctx ends, then commits what it applied, leaves the
@@ -247,18 +274,37 @@ func (c *Consumer) Run(ctx context.Context) error {
 			<-polled
 		}()
 	}
+	if c.cfg.LagInterval > 0 {
+		lctx, cancel := context.WithCancel(ctx)
+		measured := make(chan struct{})
+		go func() {
+			defer close(measured)
+			c.measureLag(lctx)
+		}()
+		defer func() {
+			cancel()
+			<-measured
+		}()
+	}
 	for {
-		fetches := c.kafka.PollRecords(ctx, c.cfg.MaxPollRecords)
+		// A poll waits for records; while a partition is held back it
+		// waits no longer than until that partition's retry is due.
+		pctx, cancel := ctx, context.CancelFunc(func() {})
+		if wait := c.resumeDue(); wait > 0 {
+			pctx, cancel = context.WithTimeout(ctx, wait)
+		}
+		fetches := c.kafka.PollRecords(pctx, c.cfg.MaxPollRecords)
+		cancel()
 		if fetches.IsClientClosed() || ctx.Err() != nil {
 			c.kafka.AllowRebalance()
 			return nil
 		}
 		fetches.EachError(func(topic string, partition int32, err error) {
-			if !errors.Is(err, context.Canceled) {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				c.log.Warn("kafka: fetch failed", "topic", topic, "partition", partition, "err", err)
 			}
 		})
-		done := c.apply(ctx, fetches)
+		done, held := c.apply(ctx, fetches)
 		if len(done) > 0 {
 			// Commit only what was applied; bounded, so a broker that does
 			// not answer cannot hold the loop forever. A failed commit is
@@ -269,56 +315,73 @@ func (c *Consumer) Run(ctx context.Context) error {
 			}
 			cancel()
 		}
+		if len(held) > 0 {
+			c.holdBack(held)
+		}
 		c.kafka.AllowRebalance()
 	}
 }
 
 // apply applies a poll's records, each partition in order and the
-// partitions concurrently, and returns the last applied record of each
-// partition (what to commit). A partition interrupted by ctx returns what
-// it finished.
-func (c *Consumer) apply(ctx context.Context, fetches kgo.Fetches) []*kgo.Record {
+// partitions concurrently, and returns the last settled record of each
+// partition (what to commit) and the record each stuck partition stopped
+// at (what to hold back). A partition interrupted by ctx returns what it
+// finished.
+func (c *Consumer) apply(ctx context.Context, fetches kgo.Fetches) (done, held []*kgo.Record) {
 	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		done []*kgo.Record
+		wg sync.WaitGroup
+		mu sync.Mutex
 	)
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		if len(p.Records) == 0 {
 			return
 		}
-		last := p.Records[len(p.Records)-1]
-		c.metrics.lag.WithLabelValues(p.Topic, strconv.Itoa(int(p.Partition))).Set(float64(max(p.HighWatermark-last.Offset-1, 0)))
+		tp := topicPartition{p.Topic, p.Partition}
+		c.advance(tp, p.Records[0].Offset, p.HighWatermark)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var applied *kgo.Record
+			var applied, stuckAt *kgo.Record
+		records:
 			for _, r := range p.Records {
-				if !c.handle(ctx, r) {
-					break
+				switch c.handle(ctx, r) {
+				case settled:
+					applied = r
+					c.advance(tp, r.Offset+1, p.HighWatermark)
+				case stuck:
+					stuckAt = r
+					break records
+				default:
+					break records
 				}
-				applied = r
 			}
+			mu.Lock()
+			defer mu.Unlock()
 			if applied != nil {
-				mu.Lock()
 				done = append(done, applied)
-				mu.Unlock()
+			}
+			if stuckAt != nil {
+				held = append(held, stuckAt)
 			}
 		}()
 	})
 	wg.Wait()
-	return done
+	return done, held
 }
 
-// handle applies one record, retrying and then dead-lettering it. It
-// reports false only when ctx ended first: the record was not settled
-// and must not be committed.
-func (c *Consumer) handle(ctx context.Context, r *kgo.Record) bool {
+// handle applies one record, retrying and then dead-lettering it. Only
+// a settled record may be committed.
+func (c *Consumer) handle(ctx context.Context, r *kgo.Record) settlement {
+	if p := c.pendingFor(r); p != nil {
+		// Back after its partition was held: only its dead letter is
+		// left to write.
+		return c.writeDeadLetter(ctx, r, p)
+	}
 	call, err := c.decode(ctx, r)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
-		return false
+		return interrupted
 	case permanent(err):
 		return c.deadLetter(ctx, r, nil, err, 1)
 	default:
@@ -338,10 +401,13 @@ func (c *Consumer) handle(ctx context.Context, r *kgo.Record) bool {
 		cancel()
 		if err == nil {
 			c.metrics.records.WithLabelValues(r.Topic, "applied").Inc()
-			return true
+			if c.log.Enabled(ctx, slog.LevelDebug) { // log.debug: [kafka]
+				c.log.Debug("kafka: record applied", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "attempt", attempt)
+			}
+			return settled
 		}
 		if ctx.Err() != nil {
-			return false
+			return interrupted
 		}
 		if permanent(err) || attempt > c.cfg.Retries {
 			return c.deadLetter(ctx, r, call.payload, err, attempt)
@@ -351,7 +417,7 @@ func (c *Consumer) handle(ctx context.Context, r *kgo.Record) bool {
 			"attempt", attempt, "err", err)
 		select {
 		case <-ctx.Done():
-			return false
+			return interrupted
 		case <-time.After(c.cfg.RetryDelay):
 		}
 	}
@@ -364,8 +430,23 @@ type decoded struct {
 	payload []byte
 }
 
-// decode decodes a record into its Client call.
-func (c *Consumer) decode(ctx context.Context, r *kgo.Record) (*decoded, error) {
+// decode decodes a record into its Client call. A record without a value
+// (a tombstone) or with an empty one is a decode error like any other
+// bytes that are not a record of the topic: dead-lettered, never a
+// partition that waits (issue 30 item 1). A decoder that panics on some
+// bytes makes a decode error too, not a crash of the intake.
+func (c *Consumer) decode(ctx context.Context, r *kgo.Record) (d *decoded, err error) {
+	switch {
+	case r.Value == nil:
+		return nil, &decodeError{errors.New("the record has no value (a tombstone): there is nothing to apply")}
+	case len(r.Value) == 0:
+		return nil, &decodeError{errors.New("the record's value is empty")}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			d, err = nil, &decodeError{fmt.Errorf("the record cannot be decoded (%v)", p)}
+		}
+	}()
 	var in any
 	var apply func(ctx context.Context) error
 	rd := c.reader(r.Topic)
@@ -385,7 +466,7 @@ func (c *Consumer) decode(ctx context.Context, r *kgo.Record) (*decoded, error) 
 		}
 	case KindInterests:
 		var it herald.InterestInput
-		if err := strictJSON(r.Value, &it); err != nil {
+		if err := strictJSON(r.Value, &it, "at"); err != nil {
 			return nil, &decodeError{err}
 		}
 		in = it
@@ -409,77 +490,6 @@ func (c *Consumer) decode(ctx context.Context, r *kgo.Record) (*decoded, error) 
 		return nil, &decodeError{err}
 	}
 	return &decoded{apply: apply, payload: payload}, nil
-}
-
-// permanent says a retry cannot help: the record does not decode, or
-// Herald refuses its content (bad input, an idempotency key already taken
-// by other content). Other failures — the database, a user not yet
-// registered — are retried first.
-func permanent(err error) bool {
-	var de *decodeError
-	if errors.As(err, &de) {
-		return true
-	}
-	switch heraldtype.ErrorCode(err) {
-	case heraldtype.EINVALID, heraldtype.ECONFLICT:
-		return true
-	}
-	return false
-}
-
-// deadLetter writes r to its topic's dead-letter topic with the headers
-// that say where it came from and why (S3.10). It retries the produce
-// until it succeeds or ctx ends (then false: the record is not settled).
-func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, payload []byte, cause error, attempts int) bool {
-	dl := &kgo.Record{
-		Topic: r.Topic + c.cfg.DeadLetterSuffix,
-		Key:   r.Key,
-		Value: r.Value,
-		Headers: append(append([]kgo.RecordHeader(nil), r.Headers...),
-			kgo.RecordHeader{Key: HeaderTopic, Value: []byte(r.Topic)},
-			kgo.RecordHeader{Key: HeaderPartition, Value: []byte(strconv.Itoa(int(r.Partition)))},
-			kgo.RecordHeader{Key: HeaderOffset, Value: []byte(strconv.FormatInt(r.Offset, 10))},
-			kgo.RecordHeader{Key: HeaderError, Value: []byte(cause.Error())},
-			kgo.RecordHeader{Key: HeaderAttempts, Value: []byte(strconv.Itoa(attempts))},
-		),
-	}
-	dead := heraldtype.DeadEvent{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Kind: string(c.reader(r.Topic).kind),
-		Key: r.Key, Value: r.Value, Payload: payload, Error: cause.Error(), Attempts: attempts}
-	produced := false
-	for {
-		// The dead-letter topic first, then the record in the database
-		// (GET /v1/events/dead, replay); both before the offset commit.
-		// Done again after a crash, the topic may get a second copy and
-		// the database keeps the first (one row per topic, partition and
-		// offset).
-		pctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
-		var err error
-		if !produced {
-			if err = c.kafka.ProduceSync(pctx, dl).FirstErr(); err == nil {
-				produced = true
-			}
-		}
-		if err == nil {
-			_, err = c.client.RecordDeadEvent(pctx, dead)
-		}
-		cancel()
-		if err == nil {
-			c.metrics.records.WithLabelValues(r.Topic, "dead_lettered").Inc()
-			c.log.Warn("kafka: record dead-lettered", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset,
-				"attempts", attempts, "dead_letter_topic", dl.Topic, "err", cause)
-			return true
-		}
-		if ctx.Err() != nil {
-			return false
-		}
-		c.log.Error("kafka: cannot dead-letter a record; the partition waits", "topic", r.Topic, "partition", r.Partition,
-			"offset", r.Offset, "err", err)
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(c.cfg.RetryDelay):
-		}
-	}
 }
 
 // reader is how topic is read. Every topic the client consumes has one:

@@ -1,10 +1,8 @@
 package kafkaapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -100,7 +98,7 @@ type eventJSON struct {
 // herald.Event.
 func decodeEvent(r *kgo.Record) (herald.Event, error) {
 	var ej eventJSON
-	if err := strictJSON(r.Value, &ej); err != nil {
+	if err := strictJSON(r.Value, &ej, "occurred_at"); err != nil {
 		return herald.Event{}, &decodeError{err}
 	}
 	e := herald.Event{ID: ej.ID, Name: ej.Name, UserID: ej.UserID, Subject: ej.Subject, OccurredAt: ej.OccurredAt, Version: ej.Version}
@@ -110,22 +108,4 @@ func decodeEvent(r *kgo.Record) (herald.Event, error) {
 	}
 	e.Data = data
 	return e, nil
-}
-
-// strictJSON decodes one JSON object, refusing unknown fields and
-// trailing data, so a producer's typo is a dead letter naming the field
-// rather than a silently ignored value. A number decoded into an any
-// keeps its text (json.Number): a record mapped by its fields carries
-// 1764000000000 and 10000 as written.
-func strictJSON(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("trailing data after the JSON object")
-	}
-	return nil
 }

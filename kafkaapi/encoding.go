@@ -5,6 +5,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/hamba/avro/v2"
@@ -40,7 +41,7 @@ type decoder interface {
 type jsonDecoder struct{}
 
 func (jsonDecoder) decode(_ context.Context, b []byte, v any) error {
-	if err := strictJSON(b, v); err != nil {
+	if err := strictJSON(b, v, ""); err != nil {
 		return &decodeError{err}
 	}
 	return nil
@@ -50,10 +51,41 @@ func (jsonDecoder) decode(_ context.Context, b []byte, v any) error {
 type avroFixed struct{ schema avro.Schema }
 
 func (d avroFixed) decode(_ context.Context, b []byte, v any) error {
-	if err := avro.Unmarshal(d.schema, b, v); err != nil {
+	if err := avroUnmarshal(d.schema, b, v); err != nil {
 		return &decodeError{fmt.Errorf("avro: %w", err)}
 	}
 	return nil
+}
+
+// avroUnmarshal decodes b, one value of schema, into v, and fails unless
+// it is exactly that: avro.Unmarshal takes a value cut short as whole
+// (its reader's end of input is not an error) and ignores what follows
+// it, so a record cut through its timestamp became an event of version 0
+// (issue 30 item 2). Strings must be valid UTF-8, as the HTTP API's are
+// (issue 31 item 6).
+func avroUnmarshal(schema avro.Schema, b []byte, v any) error {
+	r := avro.NewReader(nil, 0)
+	r.Reset(b)
+	r.ReadVal(schema, v)
+	if r.Error != nil {
+		if errors.Is(r.Error, io.EOF) || errors.Is(r.Error, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("the record ends early: %d bytes are not a whole %s", len(b), schemaName(schema))
+		}
+		return avroError(r.Error)
+	}
+	if r.Peek(); r.Error == nil {
+		return fmt.Errorf("there are bytes after the end of the %s (%d bytes in all)", schemaName(schema), len(b))
+	}
+	return checkUTF8(v)
+}
+
+// schemaName is a schema's name as an error gives it: a record's name, or
+// its type (string, map, …).
+func schemaName(s avro.Schema) string {
+	if n, ok := s.(avro.NamedSchema); ok {
+		return n.Name() + " record"
+	}
+	return string(s.Type()) + " value"
 }
 
 // avroRegistry decodes the Confluent wire format, with writer schemas
@@ -74,7 +106,7 @@ func (d *avroRegistry) decode(ctx context.Context, b []byte, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := avro.Unmarshal(schema, payload, v); err != nil {
+	if err := avroUnmarshal(schema, payload, v); err != nil {
 		return &decodeError{fmt.Errorf("avro (schema id %d): %w", id, err)}
 	}
 	return nil

@@ -29,8 +29,9 @@ type EventFields struct {
 	// record without a field the template names is a decode error.
 	Subject string
 	// Version: the event's order within its subject (herald.Event.Version,
-	// the stale guard's), an integer — epoch milliseconds — or an Avro
-	// timestamp.
+	// the stale guard's), a positive integer — epoch milliseconds — or an
+	// Avro timestamp. A record without it is a decode error; "-" reads
+	// the events unordered.
 	Version string
 	// OccurredAt: when it happened: epoch milliseconds, an Avro
 	// timestamp or RFC 3339 text.
@@ -152,10 +153,20 @@ func (m *eventMapping) event(rec map[string]any) (herald.Event, error) {
 		}
 		e.Subject = b.String()
 	}
-	if m.version != "" && rec[m.version] != nil {
-		v, err := epochMillis(rec[m.version])
+	if m.version != "" {
+		// A version the record does not give, or gives unreadably, is an
+		// error, never 0: 0 means "unordered" and would let a stale event
+		// through the guard (issue 30 item 2).
+		raw, ok := rec[m.version]
+		if !ok || raw == nil {
+			return e, fmt.Errorf("%s: is required (the event's version)", m.version)
+		}
+		v, err := epochMillis(raw)
 		if err != nil {
 			return e, fmt.Errorf("%s: %w (the event's version)", m.version, err)
+		}
+		if v <= 0 {
+			return e, fmt.Errorf("%s: must be a positive integer (epoch milliseconds), not %d (the event's version)", m.version, v)
 		}
 		e.Version = v
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math/big"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -62,12 +63,23 @@ func TestVersionAndTime(t *testing.T) {
 			t.Errorf("timestamp %#v: %+v, %v", ts, e, err)
 		}
 	}
-	for _, ts := range []any{"soon", json.Number("1.5"), true} {
-		if _, err := m.event(map[string]any{"eventType": "X", "productId": "1", "timestamp": ts}); err == nil {
-			t.Errorf("timestamp %#v accepted", ts)
+	// Issue 30 item 2: a missing or unreadable version is an error, never
+	// version 0 (which the stale guard lets through).
+	for _, ts := range []any{"soon", json.Number("1.5"), true, nil, int64(0), int64(-5)} {
+		if _, err := m.event(map[string]any{"eventType": "X", "productId": "1", "timestamp": ts}); err == nil ||
+			!strings.HasPrefix(err.Error(), "timestamp: ") {
+			t.Errorf("timestamp %#v: %v, want an error naming timestamp", ts, err)
 		}
 	}
-	if e, err := m.event(map[string]any{"eventType": "X", "productId": "1"}); err != nil || e.Version != 0 || e.OccurredAt != nil {
+	if e, err := m.event(map[string]any{"eventType": "X", "productId": "1"}); err == nil || err.Error() != "timestamp: is required (the event's version)" {
 		t.Errorf("no timestamp: %+v, %v", e, err)
+	}
+	// Without a version field the events are unordered: no error.
+	unordered, err := newEventMapping("f", EventFields{Version: NoField, OccurredAt: NoField})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, err := unordered.event(map[string]any{"eventType": "X", "productId": "1"}); err != nil || e.Version != 0 || e.OccurredAt != nil {
+		t.Errorf("no version field: %+v, %v", e, err)
 	}
 }

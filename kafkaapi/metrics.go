@@ -9,9 +9,15 @@ type consumerMetrics struct {
 	// redelivery), retried (a failed try that is tried again),
 	// dead_lettered.
 	records *prometheus.CounterVec
-	// lag is, per partition, how many records the last poll left behind
-	// the partition's high watermark.
+	// lag is, per partition this member holds, how many records lie
+	// between the next one to apply and the partition's end offset — the
+	// fetch's high watermark, and the broker's end offset listed every
+	// Config.LagInterval, so a partition that fetches nothing (stuck)
+	// still shows its lag growing.
 	lag *prometheus.GaugeVec
+	// stuck is 1 while a partition waits on a record it can neither apply
+	// nor dead-letter (issue 30 item 1), else 0.
+	stuck *prometheus.GaugeVec
 }
 
 func newConsumerMetrics(reg prometheus.Registerer) (*consumerMetrics, error) {
@@ -22,11 +28,15 @@ func newConsumerMetrics(reg prometheus.Registerer) (*consumerMetrics, error) {
 		}, []string{"topic", "result"}),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "herald_kafka_consumer_lag",
-			Help: "Records between the consumer's position and the partition's high watermark, at the last poll.",
+			Help: "Records between the next record to apply and the partition's end offset on the broker.",
+		}, []string{"topic", "partition"}),
+		stuck: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "herald_kafka_partition_stuck",
+			Help: "1 while a partition waits on a record that can be neither applied nor dead-lettered (the dead-letter topic or the database refuses it), else 0.",
 		}, []string{"topic", "partition"}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.records, m.lag} {
+		for _, c := range []prometheus.Collector{m.records, m.lag, m.stuck} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

@@ -47,15 +47,21 @@ type Campaigns interface {
 	// update), nothing is written and Started is false. The run row is
 	// then created (state running) if absent; if it exists and p.Restart
 	// is set and it is not running, it runs again from the start of its
-	// audience (cursor cleared, Restarts+1, counts kept) — the recipients
-	// it already reached are skipped. Started says whether a run is now
-	// running because of this call.
+	// audience (cursor cleared, Restarts+1, Enqueued kept, the other
+	// counts and LastError cleared: they are the new try's) — the
+	// recipients it already reached are skipped. Started says whether a
+	// run is now running because of this call.
 	StartCampaignRun(ctx context.Context, p CampaignRunStart) (CampaignRunStarted, error)
 	// GetCampaignRun returns one run; ENOTFOUND if none.
 	GetCampaignRun(ctx context.Context, campaign, runID string) (heraldtype.CampaignRun, error)
 	// ListCampaignRuns returns a page of the campaign's runs, newest
 	// started first, and the cursor of the next page.
 	ListCampaignRuns(ctx context.Context, f heraldtype.CampaignRunFilter) ([]heraldtype.CampaignRun, string, error)
+	// ReachedRecipients returns which of userIDs (at most
+	// MaxAudiencePage, one page) the run has reached: those with a recipient record.
+	// A re-run asks before it fetches their content, so it fetches only
+	// for the users it has not reached (issue 30 item 6).
+	ReachedRecipients(ctx context.Context, campaign, runID string, userIDs []string) (map[string]bool, error)
 	// RunningCampaignRuns returns up to limit runs in state running, oldest
 	// started first: the runs a runner resumes.
 	RunningCampaignRuns(ctx context.Context, limit int) ([]heraldtype.CampaignRun, error)
@@ -133,8 +139,12 @@ type CampaignBatch struct {
 	// reached yet.
 	Enqueue *EnqueueParams
 	// Recipients, FetchFailed and RenderFailed are added to the run's
-	// counts (Enqueued and Skipped are the store's).
+	// counts (Enqueued and Skipped are the store's). Skipped counts the
+	// users the runner left out because the run had reached them
+	// (ReachedRecipients): the store adds them to the users of Enqueue it
+	// finds reached.
 	Recipients   int
+	Skipped      int
 	FetchFailed  int
 	RenderFailed int
 	// LastError, when not empty, replaces the run's last error.

@@ -132,6 +132,17 @@ func CheckCampaignRunStart(p CampaignRunStart) error {
 	return nil
 }
 
+// CheckReachedRecipients validates the arguments of ReachedRecipients.
+func CheckReachedRecipients(campaign, runID string, userIDs []string) error {
+	switch {
+	case campaign == "" || runID == "":
+		return heraldtype.FieldErrorf("run", "campaign and run must not be empty")
+	case len(userIDs) > MaxAudiencePage:
+		return heraldtype.FieldErrorf("user_ids", "at most %d at once", MaxAudiencePage)
+	}
+	return nil
+}
+
 // CheckCampaignBatch validates the arguments of AdvanceCampaignRun.
 func CheckCampaignBatch(b CampaignBatch) error {
 	switch {
@@ -141,7 +152,7 @@ func CheckCampaignBatch(b CampaignBatch) error {
 		return heraldtype.FieldErrorf("now", "must be set")
 	case b.Finish != "" && b.Finish != heraldtype.RunDone && b.Finish != heraldtype.RunFailed:
 		return heraldtype.FieldErrorf("finish", "must be done or failed")
-	case b.Recipients < 0 || b.FetchFailed < 0 || b.RenderFailed < 0:
+	case b.Recipients < 0 || b.Skipped < 0 || b.FetchFailed < 0 || b.RenderFailed < 0:
 		return heraldtype.FieldErrorf("recipients", "counts must not be negative")
 	case b.Enqueue != nil && len(b.Enqueue.Notifications) == 0:
 		return heraldtype.FieldErrorf("enqueue", "has no notifications")

@@ -11,11 +11,14 @@ import (
 // Events is what the rule engine keeps of the events it applied (issue 20
 // items 1 and 4, S3.1, S3.5). Store embeds it.
 //
-// An event the rules act on is a row keyed by (source, id) — its Kafka
-// topic or "http", and its id — holding what the engine decided. Each
-// subject (product:42) is a row holding the newest event version seen
-// (the stale guard) and what each rule's detector remembers of it, with a
-// sequence number every write bumps. RecordEvent writes the event, the
+// An event the rules act on is a row keyed by (source, namespace, id) —
+// its Kafka topic or "http", whose id it is (the calling API key's over
+// HTTP, "" for a topic), and its id — holding what the engine decided and
+// a hash of the event, so the same id with another body is told from a
+// redelivery (issue 31 item 5). Each subject of each source
+// (product.inventory.v1, product:42) is a row holding the newest event
+// version seen (the stale guard) and what each rule's detector remembers
+// of it, with a sequence number every write bumps. RecordEvent writes the event, the
 // subject and the rule runs the event started in ONE transaction, guarded
 // by the sequence number the engine read: a redelivered event finds its
 // row and writes nothing, and two events of one subject decided at once
@@ -23,15 +26,15 @@ import (
 // cursor (AdvanceRuleRun), so a fan-out resumes after a crash and
 // reaches no one twice.
 type Events interface {
-	// RecordedEvent returns what the engine recorded of the event (source,
-	// id); ok false when it never applied it.
-	RecordedEvent(ctx context.Context, source, id string) (json.RawMessage, bool, error)
-	// EventSubject returns the subject's row; the zero Subject (Seq 0)
-	// when it has none.
-	EventSubject(ctx context.Context, subject string) (EventSubject, error)
+	// RecordedEvent returns what the engine recorded of the event k; ok
+	// false when it never applied it.
+	RecordedEvent(ctx context.Context, k EventKey) (RecordedEvent, bool, error)
+	// EventSubject returns the row of a source's subject; the zero
+	// EventSubject (Seq 0) when it has none.
+	EventSubject(ctx context.Context, source, subject string) (EventSubject, error)
 	// RecordEvent writes r in one transaction: the event's row (when it
 	// exists, nothing is written and Replayed says so, with the stored
-	// outcome), the subject (with r.Subject set and r.Write: guarded by
+	// outcome and request hash), the subject of r.Source (with r.Subject set and r.Write: guarded by
 	// r.Seq — 0 creates it — when it moved on nothing is written and
 	// Conflict says so), and the rule runs, created running.
 	RecordEvent(ctx context.Context, r EventRecord) (EventRecorded, error)
@@ -54,6 +57,21 @@ type Events interface {
 	PruneEvents(ctx context.Context, cutoff time.Time, limit int) (int, error)
 }
 
+// EventKey names an applied event: its source, the namespace its id
+// belongs to ("" for a Kafka topic's events and Go callers that name
+// none), and its id.
+type EventKey struct {
+	Source, Namespace, ID string
+}
+
+// RecordedEvent is what the engine kept of an applied event.
+type RecordedEvent struct {
+	Outcome json.RawMessage
+	// RequestHash fingerprints the event as it was applied; "" for a row
+	// written before events had one.
+	RequestHash string
+}
+
 // EventSubject is one subject's row.
 type EventSubject struct {
 	// Version is the newest event version applied (0: none ordered).
@@ -66,9 +84,11 @@ type EventSubject struct {
 
 // EventRecord is one applied event.
 type EventRecord struct {
-	Source, ID, Name string
-	Subject, UserID  string
-	Version          int64
+	Source, Namespace, ID, Name string
+	Subject, UserID             string
+	Version                     int64
+	// RequestHash fingerprints the event (issue 31 item 5).
+	RequestHash string
 	// Write, with Subject, writes the subject's row: Version (kept when
 	// lower than the stored one) and State, guarded by Seq.
 	Write   bool
@@ -83,9 +103,11 @@ type EventRecord struct {
 
 // EventRecorded is what RecordEvent did.
 type EventRecorded struct {
-	// Replayed: the event had been recorded; Outcome is the stored one.
-	Replayed bool
-	Outcome  json.RawMessage
+	// Replayed: the event had been recorded; Outcome and RequestHash are
+	// the stored ones.
+	Replayed    bool
+	Outcome     json.RawMessage
+	RequestHash string
 	// Conflict: the subject moved on since Seq was read.
 	Conflict bool
 }
@@ -114,8 +136,21 @@ type RuleBatchResult struct {
 	Result  EnqueueResult
 }
 
-// RuleRunID is the id of the run of an event: its source and id.
-func RuleRunID(source, eventID string) string { return source + "/" + eventID }
+// RuleRunID is the id of the run of an event: its source, namespace and
+// id ("product.inventory.v1/ev-1", "http/<key id>/ev-1"), so two callers'
+// events of one id start runs of their own. An id holds no '/', so the
+// forms cannot meet.
+func RuleRunID(source, namespace, eventID string) string {
+	if namespace == "" {
+		return source + "/" + eventID
+	}
+	return source + "/" + namespace + "/" + eventID
+}
+
+// Key is the record's EventKey.
+func (r EventRecord) Key() EventKey {
+	return EventKey{Source: r.Source, Namespace: r.Namespace, ID: r.ID}
+}
 
 // CheckEventRecord refuses a record that would write a broken row.
 func CheckEventRecord(r EventRecord) error {

@@ -25,19 +25,9 @@ type Rules interface {
 	ListRules(ctx context.Context, f RuleFilter) ([]heraldtype.Rule, string, error)
 }
 
-// RuleFilter selects rules. Zero fields match all.
-type RuleFilter struct {
-	// Source selects the rules of one source: a Kafka topic, or "http"
-	// for the rules without one (POST /v1/events).
-	Source string
-	// Event selects the rules of one event name.
-	Event string
-	// Enabled keeps only the rules that are not disabled.
-	Enabled bool
-	Cursor  string
-	// Limit defaults to 50 and is capped at 200.
-	Limit int
-}
+// RuleFilter selects rules; the type lives in heraldtype so the root
+// package can alias it without importing the store (issue 30 item 8).
+type RuleFilter = heraldtype.RuleFilter
 
 // SourceHTTP is RuleFilter.Source for the rules without a Kafka topic.
 const SourceHTTP = "http"

@@ -3,6 +3,7 @@ package campaign
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -82,6 +83,10 @@ func (r *Runner) batches(ctx context.Context, c heraldtype.Campaign, content *Co
 		if err != nil || !res.Applied {
 			return err
 		}
+		if r.log.Enabled(ctx, slog.LevelDebug) { // log.debug: [campaign]
+			r.log.Debug("campaign: batch done", "campaign", c.Name, "run", run.ID, "cursor", b.Cursor, "users", b.Recipients,
+				"enqueued", res.Enqueued, "skipped", res.Skipped, "fetch_failed", b.FetchFailed, "render_failed", b.RenderFailed)
+		}
 		run = res.Run
 		if r.cfg.Pause > 0 {
 			t := time.NewTimer(r.cfg.Pause)
@@ -102,6 +107,10 @@ func (r *Runner) batches(ctx context.Context, c heraldtype.Campaign, content *Co
 func (r *Runner) fill(ctx context.Context, c heraldtype.Campaign, content *Content, run heraldtype.CampaignRun,
 	users []audience.User, wall time.Time, b *store.CampaignBatch) error {
 	b.Recipients, b.Cursor = len(users), users[len(users)-1].ID
+	users, err := r.unreached(ctx, run, users, b)
+	if err != nil {
+		return err
+	}
 	var got fetched
 	if c.Fetch != nil {
 		ids := make([]string, len(users))
@@ -160,6 +169,33 @@ func (r *Runner) fill(ctx context.Context, c heraldtype.Campaign, content *Conte
 		b.Enqueue.Now = b.Now
 	}
 	return nil
+}
+
+// unreached leaves out of a re-run's batch the users the run reached in
+// an earlier try, counted skipped, so their content is neither fetched nor
+// rendered again (issue 30 item 6). A first try has reached nobody past
+// its cursor — a batch's recipient records and its cursor commit together
+// — so only a restarted run asks the store.
+func (r *Runner) unreached(ctx context.Context, run heraldtype.CampaignRun, users []audience.User, b *store.CampaignBatch) ([]audience.User, error) {
+	if run.Restarts == 0 {
+		return users, nil
+	}
+	ids := make([]string, len(users))
+	for i, u := range users {
+		ids[i] = u.ID
+	}
+	reached, err := r.cfg.Store.ReachedRecipients(ctx, run.Campaign, run.ID, ids)
+	if err != nil || len(reached) == 0 {
+		return users, err
+	}
+	out := make([]audience.User, 0, len(users)-len(reached))
+	for _, u := range users {
+		if !reached[u.ID] {
+			out = append(out, u)
+		}
+	}
+	b.Skipped = len(users) - len(out)
+	return out, nil
 }
 
 // advance writes a batch and records what it did.

@@ -45,6 +45,7 @@ type Store interface {
 	StartCampaignRun(ctx context.Context, p store.CampaignRunStart) (store.CampaignRunStarted, error)
 	RunningCampaignRuns(ctx context.Context, limit int) ([]heraldtype.CampaignRun, error)
 	AdvanceCampaignRun(ctx context.Context, b store.CampaignBatch) (store.CampaignBatchResult, error)
+	ReachedRecipients(ctx context.Context, campaign, runID string, userIDs []string) (map[string]bool, error)
 }
 
 // Message is one recipient's notification, rendered, for Build.

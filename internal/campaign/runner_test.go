@@ -263,7 +263,10 @@ func TestCrashMidRunResumesAndSendsNobodyTwice(t *testing.T) {
 // S3.7: the fetch endpoint failing (500) or not answering within its
 // timeout is recorded on the run — counts, last error, metric — never
 // silently dropped; a re-run of that run after the endpoint recovers
-// reaches exactly the users that were missed.
+// reaches exactly the users that were missed, fetching content for them
+// alone, and ends with the counts of what it found and no error (issue 30
+// item 6: not a sum of tries); a re-run that fails again counts its own
+// failures once.
 func TestFetchFailureIsRecordedAndReRunRecovers(t *testing.T) {
 	e := newEnv(t)
 	const n = 12
@@ -271,12 +274,17 @@ func TestFetchFailureIsRecordedAndReRunRecovers(t *testing.T) {
 	var mode atomic.Value
 	mode.Store("500")
 	release := make(chan struct{})
+	var askedMu sync.Mutex
+	var asked []string // the user ids fetched, in calls' order
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req FetchRequest
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, err.Error(), 400)
 			return
 		}
+		askedMu.Lock()
+		asked = append(asked, req.UserIDs...)
+		askedMu.Unlock()
 		switch mode.Load() {
 		case "500":
 			if strings.HasSuffix(req.UserIDs[0], "0") { // the chunk starting at u0000
@@ -326,16 +334,38 @@ func TestFetchFailureIsRecordedAndReRunRecovers(t *testing.T) {
 	if hang.State != heraldtype.RunFailed || hang.FetchFailed != n || hang.Enqueued != 0 || !strings.Contains(hang.LastError, "no answer within 200ms") {
 		t.Fatalf("run against a hanging endpoint: %+v (campaign %s)", hang, c2.Name)
 	}
-	// The endpoint recovers; the first run is run again: only the four it
-	// missed get their notification.
-	mode.Store("ok")
-	if _, err := e.st.StartCampaignRun(e.ctx, store.CampaignRunStart{Campaign: "reco", RunID: run.ID, Occurrence: run.Occurrence, Now: e.clock.Now(), Restart: true}); err != nil {
-		t.Fatal(err)
+	// Still failing, the first run is run again: it asks only for the four
+	// it missed, and counts them once.
+	rerun := func() heraldtype.CampaignRun {
+		t.Helper()
+		askedMu.Lock()
+		asked = nil
+		askedMu.Unlock()
+		if _, err := e.st.StartCampaignRun(e.ctx, store.CampaignRunStart{Campaign: "reco", RunID: run.ID, Occurrence: run.Occurrence, Now: e.clock.Now(), Restart: true}); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(DefaultLockAtLeast)
+		e.tick(r)
+		askedMu.Lock()
+		defer askedMu.Unlock()
+		if got := strings.Join(asked, ","); got != "u0000,u0001,u0002,u0003" {
+			t.Fatalf("re-run fetched %s, want the four users it had not reached", got)
+		}
+		again, _ := e.st.GetCampaignRun(e.ctx, "reco", run.ID)
+		return again
 	}
-	e.clock.Advance(DefaultLockAtLeast)
-	e.tick(r)
-	again, _ := e.st.GetCampaignRun(e.ctx, "reco", run.ID)
-	if again.State != heraldtype.RunDone || again.Enqueued != n || again.Skipped != 8 || again.Restarts != 1 {
+	mode.Store("500")
+	failed := rerun()
+	if failed.State != heraldtype.RunDone || failed.Recipients != n || failed.FetchFailed != 4 || failed.Enqueued != 8 ||
+		failed.Skipped != 8 || failed.Restarts != 1 || !strings.Contains(failed.LastError, "status 500") {
+		t.Fatalf("re-run against the failing endpoint: %+v", failed)
+	}
+	// The endpoint recovers; run again: only the four it missed get their
+	// notification, and the run says so with no error.
+	mode.Store("ok")
+	again := rerun()
+	if again.State != heraldtype.RunDone || again.Recipients != n || again.Enqueued != n || again.Skipped != 8 ||
+		again.FetchFailed != 0 || again.LastError != "" || again.Restarts != 2 {
 		t.Fatalf("re-run: %+v", again)
 	}
 	e.everyoneHas(n, 1)
@@ -548,5 +578,95 @@ func TestPausedCampaignRunsOnlyByHand(t *testing.T) {
 	var withSendAt int
 	if err := e.db.QueryRowContext(e.ctx, `SELECT count(*) FROM notifications WHERE send_at IS NOT NULL`).Scan(&withSendAt); err != nil || withSendAt != 0 {
 		t.Fatalf("%d notifications of a manual run have a send_at (%v)", withSendAt, err)
+	}
+}
+
+// Issue 30 item 6: a re-run that crashes — before a batch's commit or
+// after it — and is resumed by another runner still fetches content only
+// for the users the run has not reached (a batch retried after a lost
+// commit is fetched again, one whose commit landed is not), and its counts
+// are the try's truth: every user considered once, nothing added twice.
+func TestReRunResumedFetchesOnlyTheMissed(t *testing.T) {
+	for _, afterCommit := range []bool{false, true} {
+		t.Run(fmt.Sprintf("afterCommit=%v", afterCommit), func(t *testing.T) {
+			e := newEnv(t)
+			const n = 20
+			e.users(n)
+			var failing atomic.Bool
+			failing.Store(true)
+			var mu sync.Mutex
+			asked := map[string]int{}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var req FetchRequest
+				if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+					http.Error(w, err.Error(), 400)
+					return
+				}
+				ans := FetchAnswer{Users: map[string]UserContent{}}
+				mu.Lock()
+				for _, u := range req.UserIDs {
+					asked[u]++
+					if !failing.Load() || u < "u0010" {
+						ans.Users[u] = UserContent{Items: []any{"x"}}
+					}
+				}
+				mu.Unlock()
+				_ = json.NewEncoder(w).Encode(ans)
+			}))
+			defer srv.Close()
+			e.daily("reco", func(c *heraldtype.Campaign) {
+				c.Fetch = &heraldtype.CampaignFetch{URL: srv.URL, BatchSize: 5}
+				c.Body = "{{index .Items 0}}"
+			})
+			first := e.runner("first", func(c *Config) { c.BatchSize = 5 })
+			e.clock.Advance(time.Hour)
+			e.tick(first)
+			run := e.onlyRun("reco")
+			if run.Enqueued != 10 || run.FetchFailed != 10 || run.LastError == "" {
+				t.Fatalf("first try: %+v", run)
+			}
+			// The endpoint recovers; the re-run crashes at its third batch
+			// (u0010–u0014) and another runner resumes it.
+			failing.Store(false)
+			mu.Lock()
+			clear(asked)
+			mu.Unlock()
+			if _, err := e.st.StartCampaignRun(e.ctx, store.CampaignRunStart{Campaign: "reco", RunID: run.ID,
+				Occurrence: run.Occurrence, Now: e.clock.Now(), Restart: true}); err != nil {
+				t.Fatal(err)
+			}
+			e.clock.Advance(DefaultLockAtLeast)
+			crashing := &crashingStore{Store: e.st, failAt: 3, afterCommit: afterCommit}
+			a := e.runner("a", func(c *Config) { c.Store = crashing; c.BatchSize = 5 })
+			if err := a.Tick(e.ctx); !errors.Is(err, errCrash) {
+				t.Fatalf("tick = %v, want the crash", err)
+			}
+			b := e.runner("b", func(c *Config) { c.BatchSize = 5 })
+			e.clock.Advance(DefaultLockAtLeast)
+			e.tick(b)
+			again := e.onlyRun("reco")
+			if again.State != heraldtype.RunDone || again.Recipients != n || again.Enqueued != n || again.Skipped != 10 ||
+				again.FetchFailed != 0 || again.LastError != "" || again.Restarts != 1 {
+				t.Fatalf("resumed re-run: %+v", again)
+			}
+			e.everyoneHas(n, 1)
+			mu.Lock()
+			defer mu.Unlock()
+			for i := range n {
+				u := fmt.Sprintf("u%04d", i)
+				want := 0
+				switch {
+				case i >= 15:
+					want = 1
+				case i >= 10 && afterCommit:
+					want = 1 // its batch committed: not fetched again
+				case i >= 10:
+					want = 2 // its batch was lost: fetched again on resumption
+				}
+				if asked[u] != want {
+					t.Fatalf("re-run fetched %s %d times, want %d (all: %v)", u, asked[u], want, asked)
+				}
+			}
+		})
 	}
 }

@@ -186,6 +186,10 @@ func offInt(n int) int {
 type LogConfig struct {
 	Level  string `koanf:"level"`  // debug, info, warn, error
 	Format string `koanf:"format"` // json or text
+	// Debug names components whose debug lines are written whatever
+	// Level says (S2.7's debug namespace; herald.LogComponents lists
+	// them): [reminder, rules, kafka].
+	Debug []string `koanf:"debug"`
 }
 
 // WorkerConfig is the worker: section, herald.WorkerConfig's file and
@@ -245,6 +249,11 @@ type RulesConfig struct {
 	// DefaultAudience and MaxAudience bound a rule's audience limit.
 	DefaultAudience int `koanf:"default_audience"`
 	MaxAudience     int `koanf:"max_audience"`
+	// MaxPerEvent, RecordedDecisions and CompiledCache bound the work and
+	// the record of one event (issue 31 item 4).
+	MaxPerEvent       int `koanf:"max_per_event"`
+	RecordedDecisions int `koanf:"recorded_decisions"`
+	CompiledCache     int `koanf:"compiled_cache"`
 }
 
 // TypeConfig is one entry of the types: section, herald.TypeConfig's file
@@ -254,7 +263,7 @@ type TypeConfig struct {
 	Priority        heraldtype.Priority  `koanf:"priority"`
 	DedupeWindow    string               `koanf:"dedupe_window"`
 	QuietHours      *bool                `koanf:"quiet_hours"`
-	CountsTowardCap bool                 `koanf:"counts_toward_cap"`
+	CountsTowardCap *bool                `koanf:"counts_toward_cap"`
 	Guarantee       heraldtype.Guarantee `koanf:"guarantee"`
 	Critical        bool                 `koanf:"critical"`
 	Transactional   bool                 `koanf:"transactional"`
@@ -339,7 +348,8 @@ func defaultConfig() Config {
 		Rules: RulesConfig{BatchSize: 1000, Pause: 10 * time.Millisecond, Concurrency: 4, PollInterval: time.Second,
 			EventRetention: herald.DefaultEventRetention, Enabled: true, AudienceRetry: 5 * time.Second,
 			WebhookTimeout: 5 * time.Second, WebhookMaxTimeout: 30 * time.Second, WebhookMaxAnswer: 1 << 20,
-			DefaultAudience: 100_000, MaxAudience: 1_000_000},
+			DefaultAudience: 100_000, MaxAudience: 1_000_000, MaxPerEvent: herald.DefaultRulesPerEvent,
+			RecordedDecisions: herald.DefaultRecordedDecisions, CompiledCache: herald.DefaultCompiledRules},
 	}
 }
 
@@ -422,7 +432,8 @@ func (c *Config) clientConfig() (herald.Config, error) {
 			PollInterval: c.Rules.PollInterval, EventRetention: off(c.Rules.EventRetention), Disabled: !c.Rules.Enabled,
 			AudienceRetry: c.Rules.AudienceRetry, WebhookTimeout: c.Rules.WebhookTimeout,
 			WebhookMaxTimeout: c.Rules.WebhookMaxTimeout, WebhookMaxAnswer: c.Rules.WebhookMaxAnswer,
-			DefaultAudience: c.Rules.DefaultAudience, MaxAudience: c.Rules.MaxAudience},
+			DefaultAudience: c.Rules.DefaultAudience, MaxAudience: c.Rules.MaxAudience,
+			MaxPerEvent: c.Rules.MaxPerEvent, RecordedDecisions: c.Rules.RecordedDecisions, CompiledCache: c.Rules.CompiledCache},
 		IdempotencyRetention:     off(c.IdempotencyRetention),
 		InterestRetention:        off(c.InterestRetention),
 		DeviceMaxAge:             off(c.DeviceMaxAge),

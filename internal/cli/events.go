@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -81,6 +82,10 @@ func newEventsReplayCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay [ID...]",
 		Short: "Feed dead events back: by id, or --all of a topic or kind (--dry-run counts them)",
+		Long: `Feed dead events back: the call each record made is made again. --all takes every dead event
+not yet replayed of --topic and --kind; records that never decoded cannot be replayed and are
+skipped (the producer must send them again); --dry-run counts what would be replayed. The command
+exits non-zero when any replay fails.`,
 		Example: "  herald events replay 42 43\n  herald events replay --all --topic notification.push.v1 --dry-run\n" +
 			"  herald events replay --all --kind events",
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -89,26 +94,20 @@ func newEventsReplayCmd(e *env) *cobra.Command {
 				return fmt.Errorf("give dead event ids, or --all (with --topic and/or --kind)")
 			}
 			if all {
-				var out herald.DeadEventReplay
-				body := map[string]any{"topic": topic, "kind": kind, "dry_run": dryRun}
-				if err := c.do(cmd.Context(), http.MethodPost, "/v1/events/dead/replay", nil, body, &out); err != nil {
-					return err
-				}
-				if dryRun {
-					fmt.Fprintf(e.stdout, "would replay %s\n", count(out.Matched, "dead event", "dead events"))
-					return nil
-				}
-				fmt.Fprintf(e.stdout, "replayed %s, %s failed\n", count(out.Replayed, "dead event", "dead events"), strconv.Itoa(out.Failed))
-				for id, msg := range out.Errors {
-					fmt.Fprintf(e.stdout, "  %d: %s\n", id, printable(msg))
-				}
-				return nil
+				return replayAllDeadEvents(cmd, e, c, topic, kind, dryRun)
 			}
+			// Every id is tried; the command fails if any replay did.
+			failed := 0
 			for _, id := range args {
 				if err := c.do(cmd.Context(), http.MethodPost, "/v1/events/dead/"+url.PathEscape(id)+"/replay", nil, nil, nil); err != nil {
-					return fmt.Errorf("dead event %s: %w", id, err)
+					failed++
+					fmt.Fprintf(e.stdout, "dead event %s: %s\n", printable(id), printable(err.Error()))
+					continue
 				}
-				fmt.Fprintf(e.stdout, "replayed dead event %s\n", id)
+				fmt.Fprintf(e.stdout, "replayed dead event %s\n", printable(id))
+			}
+			if failed > 0 {
+				return fmt.Errorf("%d of %d replays failed", failed, len(args))
 			}
 			return nil
 		},
@@ -120,4 +119,39 @@ func newEventsReplayCmd(e *env) *cobra.Command {
 	f.StringVar(&kind, "kind", "", "with --all: only this kind's")
 	f.BoolVar(&dryRun, "dry-run", false, "with --all: only count them")
 	return cmd
+}
+
+// replayAllDeadEvents is events replay --all: it says what was replayed,
+// what failed (by id) and what was skipped because it cannot be replayed
+// (records that never decoded), and fails when any replay failed, so a
+// script sees it. A dry run counts only what a replay would make again
+// (issue 30 item 4).
+func replayAllDeadEvents(cmd *cobra.Command, e *env, c *apiClient, topic, kind string, dryRun bool) error {
+	var out herald.DeadEventReplay
+	body := map[string]any{"topic": topic, "kind": kind, "dry_run": dryRun}
+	if err := c.do(cmd.Context(), http.MethodPost, "/v1/events/dead/replay", nil, body, &out); err != nil {
+		return err
+	}
+	skipped := ""
+	if out.Skipped > 0 {
+		skipped = fmt.Sprintf("; %s cannot be replayed (never decoded: the producer must send them again)",
+			count(out.Skipped, "dead event", "dead events"))
+	}
+	if dryRun {
+		fmt.Fprintf(e.stdout, "would replay %s%s\n", count(out.Matched-out.Skipped, "dead event", "dead events"), skipped)
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "replayed %s, %s failed%s\n", count(out.Replayed, "dead event", "dead events"), strconv.Itoa(out.Failed), skipped)
+	ids := make([]int64, 0, len(out.Errors))
+	for id := range out.Errors {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		fmt.Fprintf(e.stdout, "  %d: %s\n", id, printable(out.Errors[id]))
+	}
+	if out.Failed > 0 {
+		return fmt.Errorf("%d of %d replays failed", out.Failed, out.Replayed+out.Failed)
+	}
+	return nil
 }

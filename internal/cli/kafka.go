@@ -73,6 +73,13 @@ type KafkaConfig struct {
 	RuleTopicPoll time.Duration `koanf:"rule_topic_poll"`
 	// SchemaRegistryURL is the schema registry (its REST API).
 	SchemaRegistryURL string `koanf:"schema_registry_url"`
+	// StuckAfter is how long a partition may wait on a record it can
+	// neither apply nor dead-letter before /readyz fails naming it
+	// (issue 30 item 1); 0: at once.
+	StuckAfter time.Duration `koanf:"stuck_after"`
+	// LagInterval is how often herald_kafka_consumer_lag is measured
+	// against the brokers' end offsets; 0: only when records are fetched.
+	LagInterval time.Duration `koanf:"lag_interval"`
 }
 
 // EventFieldsConfig is kafka.event_fields: kafkaapi.EventFields but the
@@ -94,7 +101,7 @@ func defaultKafkaConfig() KafkaConfig {
 		EventFields: EventFieldsConfig{ID: kafkaapi.DefaultEventFields.ID, Name: kafkaapi.DefaultEventFields.Name,
 			UserID: kafkaapi.DefaultEventFields.UserID, Version: kafkaapi.DefaultEventFields.Version,
 			OccurredAt: kafkaapi.DefaultEventFields.OccurredAt},
-		RuleTopicPoll: kafkaapi.DefaultRuleTopicPoll}
+		RuleTopicPoll: kafkaapi.DefaultRuleTopicPoll, StuckAfter: kafkaapi.DefaultStuckAfter, LagInterval: kafkaapi.DefaultLagInterval}
 }
 
 // topics lists the configured topics with their kinds and encodings, and
@@ -141,12 +148,13 @@ func schemaFile(key, path string) (string, error) {
 // startKafka starts the Kafka intake when it is configured — and, with
 // --dev and no brokers, the in-process broker it reads from (issue 20
 // item 9). The returned stop ends the consumer (its last offsets
-// committed) and then the broker; it is a no-op when intake is off.
-func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client, reg prometheus.Registerer, log *slog.Logger) (func(), error) {
+// committed) and then the broker; it is a no-op when intake is off, and
+// the consumer (whose Ready the readiness probe asks) is nil then.
+func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client, reg prometheus.Registerer, log *slog.Logger) (func(), *kafkaapi.Consumer, error) {
 	k := cfg.Kafka
 	topics, ruleTopic, err := k.topics()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var closers []io.Closer
 	closeAll := func() {
@@ -156,7 +164,7 @@ func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client
 	}
 	if len(k.Brokers) == 0 {
 		if !dev {
-			return func() {}, nil
+			return func() {}, nil, nil
 		}
 		var names []string
 		for _, t := range topics {
@@ -164,7 +172,7 @@ func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client
 		}
 		b, err := kafkaemu.Start(kafkaemu.Config{Addr: cfg.Dev.KafkaAddr, Topics: names})
 		if err != nil {
-			return nil, listenError("the Kafka broker", cfg.Dev.KafkaAddr, "dev.kafka_addr", "", err)
+			return nil, nil, listenError("the Kafka broker", cfg.Dev.KafkaAddr, "dev.kafka_addr", "", err)
 		}
 		closers = append(closers, b)
 		k.Brokers = []string{b.Addr()}
@@ -174,7 +182,7 @@ func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client
 			r, err := startDevRegistry(cfg.Dev.SchemaRegistryAddr, k.NotificationTopics, k.EventTopics)
 			if err != nil {
 				closeAll()
-				return nil, err
+				return nil, nil, err
 			}
 			closers = append(closers, r)
 			k.SchemaRegistryURL = r.URL()
@@ -182,19 +190,20 @@ func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client
 		}
 		log.Info("dev mode: Kafka broker started (in-process, Kafka protocol)", attrs...)
 	}
-	rulePoll := k.RuleTopicPoll
-	if rulePoll == 0 {
-		rulePoll = -1 // kafkaapi's "not followed"; its zero is the default
-	}
+	// kafkaapi's zero is the default; the file's zero is "off" (the
+	// rules' topics not followed, the lag measured only at fetches) or
+	// "at once" (stuck_after): kafkaapi's negative.
+	rulePoll, stuckAfter, lagInterval := off(k.RuleTopicPoll), off(k.StuckAfter), off(k.LagInterval)
 	cons, err := kafkaapi.New(kafkaapi.Config{
 		Brokers: k.Brokers, Group: k.Group, Topics: topics, Retries: k.Retries, RetryDelay: k.RetryDelay,
 		DeadLetterSuffix: k.DeadLetterSuffix, MaxPollRecords: k.MaxPollRecords, SessionTimeout: k.SessionTimeout,
 		SchemaRegistryURL: k.SchemaRegistryURL, RuleTopic: ruleTopic, RuleTopicPoll: rulePoll,
-		Registerer: reg, Logger: log.With("component", "kafka"),
+		StuckAfter: stuckAfter, LagInterval: lagInterval,
+		Registerer: reg, Logger: client.Logger(herald.ComponentKafka),
 	}, client)
 	if err != nil {
 		closeAll()
-		return nil, err
+		return nil, nil, err
 	}
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
@@ -208,7 +217,7 @@ func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client
 		cancel()
 		<-done
 		closeAll()
-	}, nil
+	}, cons, nil
 }
 
 // startDevRegistry starts serve --dev's schema registry with seed 003's

@@ -72,3 +72,22 @@ func TestKafkaEventTopicConfig(t *testing.T) {
 		t.Fatalf("a missing event schema file: %v", err)
 	}
 }
+
+// Issue 30 item 1: kafka.stuck_after and kafka.lag_interval default to
+// kafkaapi's defaults and are read from the environment.
+func TestKafkaHealthConfig(t *testing.T) {
+	cfg, err := loadConfig("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Kafka.StuckAfter != kafkaapi.DefaultStuckAfter || cfg.Kafka.LagInterval != kafkaapi.DefaultLagInterval {
+		t.Fatalf("defaults: stuck_after %v, lag_interval %v", cfg.Kafka.StuckAfter, cfg.Kafka.LagInterval)
+	}
+	cfg, err = loadConfig("", []string{"HERALD_KAFKA__STUCK_AFTER=2m", "HERALD_KAFKA__LAG_INTERVAL=0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Kafka.StuckAfter != 2*time.Minute || cfg.Kafka.LagInterval != 0 || off(cfg.Kafka.LagInterval) >= 0 {
+		t.Fatalf("from the environment: stuck_after %v, lag_interval %v", cfg.Kafka.StuckAfter, cfg.Kafka.LagInterval)
+	}
+}

@@ -12,10 +12,14 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/internal/logging"
 )
 
 // env is what a command runs with; tests substitute every part of it.
@@ -74,7 +78,8 @@ environment variables (HERALD_WORKER__BATCH_SIZE sets worker.batch_size), then f
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&e.configPath, "config", lookupEnv(e.environ, "HERALD_CONFIG"), "YAML configuration file (env HERALD_CONFIG)")
-	root.AddCommand(newServeCmd(e), newMigrateCmd(e), newEmulateCmd(e), newSendCmd(e), newDeliveriesCmd(e), newRemindersCmd(e), newCampaignsCmd(e), newRulesCmd(e), newEventsCmd(e), newVAPIDCmd(e), newBenchCmd(e), newFaultRunCmd(e), newKeysCmd(e))
+	root.AddCommand(newServeCmd(e), newMigrateCmd(e), newEmulateCmd(e), newSendCmd(e), newUsersCmd(e), newDevicesCmd(e), newTypesCmd(e), newPreferencesCmd(e),
+		newInterestsCmd(e), newNotificationsCmd(e), newDeliveriesCmd(e), newRemindersCmd(e), newCampaignsCmd(e), newRulesCmd(e), newEventsCmd(e), newVAPIDCmd(e), newBenchCmd(e), newFaultRunCmd(e), newKeysCmd(e))
 	return root
 }
 
@@ -93,12 +98,27 @@ func newLogger(w io.Writer, c LogConfig) (*slog.Logger, error) {
 	if err := level.UnmarshalText([]byte(c.Level)); err != nil {
 		return nil, fmt.Errorf("config: log.level %q: use debug, info, warn or error", c.Level)
 	}
+	for _, name := range c.Debug {
+		if !slices.Contains(herald.LogComponents(), name) {
+			return nil, fmt.Errorf("config: log.debug: %q is not a component; use %s", name, strings.Join(herald.LogComponents(), ", "))
+		}
+	}
 	opts := &slog.HandlerOptions{Level: level}
+	if len(c.Debug) > 0 {
+		// The handler writes debug lines; logging.Debug decides whose.
+		opts.Level = slog.LevelDebug
+	}
+	var h slog.Handler
 	switch c.Format {
 	case "json", "":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		h = slog.NewJSONHandler(w, opts)
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		h = slog.NewTextHandler(w, opts)
+	default:
+		return nil, fmt.Errorf("config: log.format %q: use json or text", c.Format)
 	}
-	return nil, fmt.Errorf("config: log.format %q: use json or text", c.Format)
+	if len(c.Debug) > 0 {
+		h = logging.Debug(h, level, c.Debug)
+	}
+	return slog.New(h), nil
 }

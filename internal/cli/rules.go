@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"text/tabwriter"
 	"time"
 
@@ -22,24 +19,6 @@ func newRulesCmd(e *env) *cobra.Command {
 	}
 	cmd.AddCommand(newRulesListCmd(e), newRulesGetCmd(e), newRulesPutCmd(e), newRulesDeleteCmd(e), newRulesDryRunCmd(e), newRulesRunsCmd(e))
 	return cmd
-}
-
-// readJSONArg reads a JSON document from path ("-": standard input).
-func readJSONArg(cmd *cobra.Command, path string, v any) error {
-	r := cmd.InOrStdin()
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		r = f
-	}
-	dec := json.NewDecoder(io.LimitReader(r, 1<<20))
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
 }
 
 func newRulesListCmd(e *env) *cobra.Command {
@@ -112,8 +91,8 @@ func newRulesPutCmd(e *env) *cobra.Command {
 		Example: "  herald rules put price-drop -f price-drop.json\n  cat rule.json | herald rules put price-drop -f -",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var body json.RawMessage
-			if err := readJSONArg(cmd, file, &body); err != nil {
+			body, err := readJSONFile(cmd, file)
+			if err != nil {
 				return err
 			}
 			var r herald.Rule
@@ -160,8 +139,8 @@ func newRulesDryRunCmd(e *env) *cobra.Command {
     | herald rules dry-run price-drop -f -`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var body json.RawMessage
-			if err := readJSONArg(cmd, file, &body); err != nil {
+			body, err := readJSONFile(cmd, file)
+			if err != nil {
 				return err
 			}
 			var out herald.RuleDryRun

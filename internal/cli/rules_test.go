@@ -68,7 +68,10 @@ func TestEventsCommands(t *testing.T) {
 	}
 	defer prod.Close()
 	req := `{"notificationId":"n-late","userId":"late","notificationType":"WELCOME","title":"Hi","channels":["PUSH"]}`
-	if err := prod.ProduceSync(t.Context(), &kgo.Record{Topic: "notification.push.v1", Value: []byte(req)}).FirstErr(); err != nil {
+	// Issue 30 items 1 and 4: a tombstone and bytes that are not JSON
+	// are dead-lettered too, and cannot be replayed.
+	if err := prod.ProduceSync(t.Context(), &kgo.Record{Topic: "notification.push.v1", Value: []byte(req)},
+		&kgo.Record{Topic: "notification.push.v1"}, &kgo.Record{Topic: "notification.push.v1", Value: []byte("not json")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 	run := func(args ...string) (string, int) {
@@ -77,15 +80,21 @@ func TestEventsCommands(t *testing.T) {
 		return out.String() + errb.String(), code
 	}
 	var out string
-	waitFor(t, "the dead event", func() bool {
+	waitFor(t, "the dead events", func() bool {
 		out, _ = run("events", "dead", "--topic", "notification.push.v1")
-		return strings.Contains(out, "notification.push.v1")
+		return strings.Count(out, "notification.push.v1") == 3
 	})
-	if !strings.Contains(out, "notifications") || !strings.Contains(out, "not found") {
+	if !strings.Contains(out, "notifications") || !strings.Contains(out, "not found") || !strings.Contains(out, "tombstone") {
 		t.Fatalf("dead events:\n%s", out)
 	}
-	if out, code := run("events", "replay", "--all", "--dry-run"); code != 0 || !strings.Contains(out, "would replay 1 dead event") {
+	// The dry run counts only what a replay would make again.
+	if out, code := run("events", "replay", "--all", "--dry-run"); code != 0 ||
+		!strings.Contains(out, "would replay 1 dead event; 2 dead events cannot be replayed") {
 		t.Fatalf("dry run: %d %s", code, out)
+	}
+	// A replay that fails (the user is still unknown) fails the command.
+	if out, code := run("events", "replay", "--all"); code == 0 || !strings.Contains(out, "replayed 0 dead events, 1 failed") {
+		t.Fatalf("a failing replay: %d %s", code, out)
 	}
 	call(t, "PUT", s.api+"/v1/users/late", `{}`)
 	call(t, "POST", s.api+"/v1/users/late/devices", `{"device_id":"d1","token":"tok-late","platform":"android","push_opt_in":true}`)

@@ -2,62 +2,39 @@ package cli
 
 import (
 	"fmt"
-	"net/http"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald"
-	"github.com/heraldhq/herald/heraldtype"
 )
 
 func newSendCmd(e *env) *cobra.Command {
-	var server, key, sendAt string
+	var server, key, sendAt, file string
 	var r herald.Request
 	var data, channels []string
 	cmd := &cobra.Command{
 		Use:   "send",
 		Short: "Trigger a notification through a running Herald (POST /v1/notifications)",
 		Example: `  herald send --user u1 --type reservation_confirmed --title Booked --body "See you at 7"
-  herald send --user u1 --user u2 --type promo --data-only --data product_id=42 --idempotency-key promo-42`,
+  herald send --user u1 --user u2 --type promo --data-only --data product_id=42 --idempotency-key promo-42
+  herald send -f notification.json --idempotency-key order-1234-shipped`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			users, _ := cmd.Flags().GetStringSlice("user")
-			switch len(users) {
-			case 0:
-				return fmt.Errorf("--user is required")
-			case 1:
-				r.UserID = users[0]
+			var body any
+			raw, ok, err := bodyFromFile(cmd, file, sendFlags...)
+			switch {
+			case err != nil:
+				return err
+			case ok:
+				body = raw
 			default:
-				r.UserIDs = users
-			}
-			if len(data) > 0 {
-				r.Data = map[string]string{}
-				for _, kv := range data {
-					k, v, ok := strings.Cut(kv, "=")
-					if !ok {
-						return fmt.Errorf("--data %q: use key=value", kv)
-					}
-					r.Data[k] = v
+				if err := requestFromFlags(cmd, &r, data, channels, sendAt); err != nil {
+					return err
 				}
+				body = &r
 			}
-			for _, ch := range channels {
-				r.Channels = append(r.Channels, heraldtype.Channel(ch))
-			}
-			if sendAt != "" {
-				t, err := time.Parse(time.RFC3339, sendAt)
-				if err != nil {
-					return fmt.Errorf("--send-at: %w (use RFC 3339, e.g. 2026-11-22T09:00:00+09:00)", err)
-				}
-				r.SendAt = &t
-			}
-			h := http.Header{}
-			if key != "" {
-				h.Set("Idempotency-Key", key)
-			}
-			var out map[string]any
-			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodPost, "/v1/notifications", h, &r, &out); err != nil {
+			out, err := newAPIClient(cmd, server).trigger(cmd.Context(), body, key)
+			if err != nil {
 				return err
 			}
 			return printJSON(e.stdout, out)
@@ -74,6 +51,39 @@ func newSendCmd(e *env) *cobra.Command {
 	f.StringVar((*string)(&r.Priority), "priority", "", "LOW, NORMAL (default) or HIGH")
 	f.BoolVar(&r.DataOnly, "data-only", false, "send a data-only message the app renders itself")
 	f.StringVar(&sendAt, "send-at", "", "deliver at this time (RFC 3339)")
+	f.StringVar(&r.DedupeKey, "dedupe-key", "", "not sent when the user got a notification of this type with the same key within the type's de-duplication window")
 	f.StringVar(&key, "idempotency-key", "", "Idempotency-Key: retrying with the same key never sends twice")
+	addFileFlag(cmd, &file, "the notification request (POST /v1/notifications' body)")
 	return cmd
+}
+
+// sendFlags are the flags of send that build its body; --file replaces
+// them all (the Idempotency-Key goes with either).
+var sendFlags = []string{"user", "type", "title", "body", "data", "channel", "priority", "data-only", "send-at", "dedupe-key"}
+
+// requestFromFlags completes r, which the flags filled, with the flags
+// that need parsing.
+func requestFromFlags(cmd *cobra.Command, r *herald.Request, data, channels []string, sendAt string) error {
+	users, _ := cmd.Flags().GetStringSlice("user")
+	switch len(users) {
+	case 0:
+		return fmt.Errorf("--user is required (or give the request with --file)")
+	case 1:
+		r.UserID = users[0]
+	default:
+		r.UserIDs = users
+	}
+	var err error
+	if r.Data, err = parseKeyValues("data", data); err != nil {
+		return err
+	}
+	r.Channels = channelList(channels)
+	if sendAt != "" {
+		t, err := parseTimeFlag("send-at", sendAt)
+		if err != nil {
+			return err
+		}
+		r.SendAt = &t
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -18,6 +19,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/httpapi"
 	"github.com/heraldhq/herald/internal/redact"
+	"github.com/heraldhq/herald/kafkaapi"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/postgres"
 	"github.com/heraldhq/herald/store/sqlite"
@@ -177,8 +179,9 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 	if err != nil {
 		return err
 	}
+	var intake atomic.Pointer[kafkaapi.Consumer]
 	api, err := httpapi.New(httpapi.Config{
-		Client: client, Logger: log, MaxBodyBytes: cfg.MaxBodyBytes,
+		Client: client, Logger: client.Logger(herald.ComponentHTTP), MaxBodyBytes: cfg.MaxBodyBytes,
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 		Auth: httpapi.AuthConfig{Keys: keys, UserTokens: userTokens, Disabled: dev,
 			OpenMetrics: !cfg.Auth.MetricsAuth},
@@ -187,6 +190,14 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 		StoreTimeout: off(cfg.HTTP.StoreTimeout),
 		Streams:      cfg.HTTP.streams(),
 		CORS:         httpapi.CORSConfig{AllowedOrigins: cfg.HTTP.CORSAllowedOrigins},
+		// The Kafka intake starts after the server is built; until then
+		// (and when it is off) it has nothing to report.
+		ReadyChecks: []httpapi.ReadyCheck{func(ctx context.Context) error {
+			if c := intake.Load(); c != nil {
+				return c.Ready(ctx)
+			}
+			return nil
+		}},
 	})
 	if err != nil {
 		return err
@@ -208,11 +219,12 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 		ln.Close()
 		return err
 	}
-	stopKafka, err := startKafka(ctx, cfg, dev, client, reg, log)
+	stopKafka, cons, err := startKafka(ctx, cfg, dev, client, reg, log)
 	if err != nil {
 		ln.Close()
 		return errors.Join(err, client.Stop(context.WithoutCancel(ctx)))
 	}
+	intake.Store(cons)
 	scheme := "http://"
 	if tlsCfg != nil {
 		scheme = "https://"

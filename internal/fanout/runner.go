@@ -251,6 +251,7 @@ func (r *Runner) Execute(ctx context.Context, run heraldtype.RuleRun) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		started := time.Now() // processing time: the machine's clock, not the injected one
 		b := store.RuleBatch{Rule: run.Rule, RunID: run.ID, Version: run.Version, Cursor: run.Cursor}
 		if reason, err := r.stopped(ctx, run.Rule); err != nil {
 			return err
@@ -276,10 +277,12 @@ func (r *Runner) Execute(ctx context.Context, run heraldtype.RuleRun) error {
 		}
 		if len(users) > 0 {
 			if err := r.fill(ctx, run, users, &b); err != nil {
+				r.observe(ctx, run, started, len(users), err)
 				return err
 			}
 		}
 		res, err := r.advance(ctx, run, b)
+		r.observe(ctx, run, started, len(users), err)
 		if err != nil || !res.Applied || b.Finish != "" {
 			if b.Finish != "" {
 				r.forget(run)
@@ -290,6 +293,21 @@ func (r *Runner) Execute(ctx context.Context, run heraldtype.RuleRun) error {
 		if r.cfg.Pause > 0 {
 			r.sleepCtx(ctx, r.cfg.Pause)
 		}
+	}
+}
+
+// observe records one batch's processing time (S2.7) and, with
+// log.debug: [rules], what it did.
+func (r *Runner) observe(ctx context.Context, run heraldtype.RuleRun, started time.Time, users int, err error) {
+	d := time.Since(started)
+	outcome := metrics.BatchOK
+	if err != nil {
+		outcome = metrics.BatchError
+	}
+	r.cfg.Metrics.RuleBatchDuration.WithLabelValues(outcome).Observe(d.Seconds())
+	if r.log.Enabled(ctx, slog.LevelDebug) {
+		r.log.Debug("rules: batch done", "rule", run.Rule, "run", run.ID, "cursor", run.Cursor, "users", users,
+			"duration", d, "err", err)
 	}
 }
 

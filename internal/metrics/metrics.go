@@ -52,6 +52,11 @@ type Metrics struct {
 	// ReminderLag is how late an occurrence was enqueued: now − its due
 	// time (S2.7).
 	ReminderLag prometheus.Histogram
+	// ReminderBatchDuration and RuleBatchDuration are how long one batch
+	// of the reminder scheduler and of a rule run took (S2.7), by outcome
+	// (BatchOK, BatchError).
+	ReminderBatchDuration *prometheus.HistogramVec // labels: outcome
+	RuleBatchDuration     *prometheus.HistogramVec // labels: outcome
 
 	// Campaigns counts campaign runs by event (S3.7): started (a due
 	// time), resumed (a run picked up again: after a crash, a hand-over,
@@ -161,7 +166,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		Name: "herald_campaign_fetch_errors_total", Help: "Failed calls to campaign fetch endpoints.",
 	})
 	m.Events = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "herald_events_total", Help: "Events given to the rule engine, by outcome (applied, no_rule, stale, replayed).",
+		Name: "herald_events_total", Help: "Events given to the rule engine, by outcome (applied, no_rule, stale, replayed, conflict).",
 	}, []string{"outcome"})
 	m.RuleDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_rule_decisions_total", Help: "Rule decisions on events, by rule and outcome (detected, not_detected, error).",
@@ -178,7 +183,9 @@ func New(reg prometheus.Registerer) *Metrics {
 	}, []string{"event"})
 	// Herald's own outcome and reason values: always declared.
 	m.codes.add("none", "allowed", "deferred", "opted_out", "rate_limited", "policy_error")
+	batch := m.newBatchDurations()
 	if reg != nil {
+		reg.MustRegister(batch...)
 		reg.MustRegister(m.Accepted, m.Sent, m.Failed, m.Retried, m.Dead, m.Skipped, m.Unknown,
 			m.Requeued, m.InvalidatedTokens, m.Throttled, m.QueueDepth, m.SendLatency, m.EndToEndLatency,
 			m.PolicyDecisions, m.Reminders, m.RemindersStopped, m.ReminderLag,

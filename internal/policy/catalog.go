@@ -68,10 +68,11 @@ func NewCatalog(static map[string]heraldtype.NotificationType, st TypeStore) (*C
 }
 
 // DefaultType is the configuration of a type nobody declared: push,
-// NORMAL, a 1 h dedupe window, quiet hours respected, not counted toward
-// the daily cap, at_least_once, not critical. A type must be declared
-// capped because Herald cannot tell a marketing nudge from a password
-// reset.
+// NORMAL, a 1 h dedupe window, quiet hours respected, at_least_once, not
+// critical, and counted toward the daily cap as a type that does not say
+// is: when a rule or a campaign produced the notification, not when a
+// trigger did, because Herald cannot tell a triggered marketing nudge
+// from a password reset.
 func DefaultType(name string) heraldtype.NotificationType {
 	return heraldtype.NotificationType{Name: name, Priority: heraldtype.PriorityNormal, DedupeWindow: DefaultDedupeWindow,
 		QuietHours: true, Guarantee: heraldtype.AtLeastOnce}

@@ -15,7 +15,9 @@
 //     a second notification inside the window is rate_limited/duplicate.
 //  4. daily cap — a capped, non-critical notification is counted toward
 //     the user's local calendar day; beyond the cap it is
-//     rate_limited/daily_cap.
+//     rate_limited/daily_cap. A type is capped when it says so; one that
+//     says nothing caps what rules and campaigns produce, not triggers
+//     (heraldtype.NotificationType.CountsTowardCapFor).
 //
 // The order puts the checks that consume nothing first: an opted-out or
 // deferred delivery must not take a dedupe lock or a slot of the day's cap
@@ -229,7 +231,7 @@ func (e *Engine) Check(ctx context.Context, job *heraldtype.Job, now time.Time, 
 				Reason: fmt.Sprintf("a %s notification with dedupe key %q was already sent within %s", n.Type, n.DedupeKey, window)}, nil
 		}
 	}
-	if t.CountsTowardCap && !t.Critical {
+	if t.CountsTowardCapFor(n.Source) {
 		limit := e.cfg.DailyCap
 		if prefs.DailyCap > 0 {
 			limit = prefs.DailyCap

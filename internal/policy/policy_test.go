@@ -130,8 +130,8 @@ func (f fakeTypes) ListTypes(context.Context) ([]heraldtype.NotificationType, er
 func engine(t *testing.T, prefs heraldtype.Preferences, l *fakeLimiter) *Engine {
 	t.Helper()
 	cat, err := NewCatalog(map[string]heraldtype.NotificationType{
-		"promo": {CountsTowardCap: true, QuietHours: true},
-		"alarm": {CountsTowardCap: true, QuietHours: true, Critical: true},
+		"promo": {CountsTowardCap: &capped, QuietHours: true},
+		"alarm": {CountsTowardCap: &capped, QuietHours: true, Critical: true},
 	}, fakeTypes{})
 	if err != nil {
 		t.Fatal(err)
@@ -347,7 +347,7 @@ func (s *countingSource) GetPreferencesMany(_ context.Context, ids []string) (ma
 // lookup, the preference rules, quiet hours in the user's zone, the dedupe
 // key and the local day.
 func BenchmarkCheck(b *testing.B) {
-	cat, err := NewCatalog(map[string]heraldtype.NotificationType{"promo": {CountsTowardCap: true, QuietHours: true}}, fakeTypes{})
+	cat, err := NewCatalog(map[string]heraldtype.NotificationType{"promo": {CountsTowardCap: &capped, QuietHours: true}}, fakeTypes{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -364,6 +364,62 @@ func BenchmarkCheck(b *testing.B) {
 	for b.Loop() {
 		if d, err := e.Check(b.Context(), j, noon, pre); err != nil || d.Verdict != Allow {
 			b.Fatalf("Check = %+v, %v", d, err)
+		}
+	}
+}
+
+// capped is a type's explicit counts_toward_cap: true.
+var capped = true
+
+// Issue 30 item 5, S3.8: a type that does not say whether it counts
+// toward the daily cap caps what rules and campaigns produce, not what
+// triggers and reminders send; a type that says decides, and a critical
+// one is never capped.
+func TestDailyCapByDefaultCountsFanOuts(t *testing.T) {
+	t.Parallel()
+	no := false
+	cat, err := NewCatalog(map[string]heraldtype.NotificationType{
+		"unsaid":   {QuietHours: true},
+		"capped":   {CountsTowardCap: &capped, QuietHours: true},
+		"uncapped": {CountsTowardCap: &no, QuietHours: true},
+		"alarm":    {Critical: true},
+	}, fakeTypes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := func(kind string) *heraldtype.Source {
+		if kind == "" {
+			return nil
+		}
+		return &heraldtype.Source{Kind: kind}
+	}
+	for _, c := range []struct {
+		typ, source string
+		counted     bool
+	}{
+		{"unsaid", heraldtype.SourceRule, true},
+		{"unsaid", heraldtype.SourceCampaign, true},
+		{"unsaid", heraldtype.SourceReminder, false},
+		{"unsaid", "", false},
+		{"undeclared", heraldtype.SourceRule, true},
+		{"undeclared", "", false},
+		{"capped", "", true},
+		{"uncapped", heraldtype.SourceRule, false},
+		{"uncapped", heraldtype.SourceCampaign, false},
+		{"alarm", heraldtype.SourceCampaign, false},
+	} {
+		l := &fakeLimiter{}
+		e, err := New(Config{Types: cat, Source: fakeSource{prefs: heraldtype.Preferences{Timezone: "Asia/Seoul"}}, Limiter: l})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := job(c.typ, heraldtype.ChannelPush)
+		j.Notification.Source = from(c.source)
+		if _, err := e.Check(t.Context(), j, night().Add(8*time.Hour), nil); err != nil {
+			t.Fatal(err)
+		}
+		if counted := l.daily == 1; counted != c.counted {
+			t.Errorf("type %s from %q: counted %v, want %v", c.typ, c.source, counted, c.counted)
 		}
 	}
 }

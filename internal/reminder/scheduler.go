@@ -62,7 +62,9 @@ type Config struct {
 	// fetch_limit). Default 500.
 	BatchSize int
 	// Gap is the least time between two occurrences of one user's
-	// reminders (S2.5). Default 60 s; negative: no gap.
+	// reminders (S2.5), and between two of one reminder's own (issue 31
+	// item 6: nearer occurrences of its schedule are passed over). Default
+	// 60 s; negative: no gap.
 	Gap time.Duration
 	// Poll bounds how long an idle scheduler sleeps before looking for
 	// due reminders (another instance may have written one). Default 500 ms.
@@ -203,11 +205,17 @@ func (s *Scheduler) sleep(ctx context.Context) {
 // Tick claims one batch of due reminders as of now and fires it. full
 // reports a batch of BatchSize (more are probably due).
 func (s *Scheduler) Tick(ctx context.Context) (Counts, bool, error) {
+	// Processing time is measured on the machine's clock, not the
+	// injected one that decides due times.
+	started := time.Now()
 	now := s.cfg.Now().UTC()
 	claims, err := s.cfg.Store.ClaimReminders(ctx, store.ReminderClaimParams{
 		Owner: s.cfg.Owner, Now: now, LeaseUntil: now.Add(s.cfg.Lease), Limit: s.cfg.BatchSize,
 	})
 	if err != nil || len(claims) == 0 {
+		if err != nil {
+			s.observe(started, err)
+		}
 		return Counts{}, false, err
 	}
 	counts := Counts{"claimed": len(claims)}
@@ -225,15 +233,33 @@ func (s *Scheduler) Tick(ctx context.Context) (Counts, bool, error) {
 	}
 	err = s.fire(ctx, fires, counts)
 	s.record(counts)
+	s.observe(started, err)
+	if s.log.Enabled(ctx, slog.LevelDebug) {
+		s.log.Debug("reminder: batch done", "counts", map[string]int(counts), "duration", time.Since(started), "err", err)
+	}
 	return counts, len(claims) == s.cfg.BatchSize, err
+}
+
+// observe records a batch's processing time (S2.7).
+func (s *Scheduler) observe(started time.Time, err error) {
+	outcome := metrics.BatchOK
+	if err != nil {
+		outcome = metrics.BatchError
+	}
+	s.cfg.Metrics.ReminderBatchDuration.WithLabelValues(outcome).Observe(time.Since(started).Seconds())
 }
 
 // decide makes the fire of each claim, or puts it in release when it must
 // be tried again later.
 func (s *Scheduler) decide(ctx context.Context, claims []store.ReminderClaim, now time.Time, counts Counts) (fires []pending, release []string) {
 	lastOfUser := map[string]time.Time{}
+	debug := s.log.Enabled(ctx, slog.LevelDebug) // log.debug: [reminder]
 	for _, c := range claims {
 		f, ok := s.decideOne(ctx, c, now, lastOfUser, counts)
+		if debug {
+			s.log.Debug("reminder: decided", "reminder", c.Key, "id", c.ID, "user_id", c.UserID, "due", c.NextAt,
+				"sent_count", c.SentCount, "sends", f.Sends, "next_at", f.NextAt, "stop_reason", f.StopReason, "retry", !ok)
+		}
 		if !ok {
 			release = append(release, c.ID)
 			continue
@@ -282,6 +308,13 @@ func (s *Scheduler) decideOne(ctx context.Context, c store.ReminderClaim, now ti
 		last := c.UserLastSentAt
 		if l := lastOfUser[c.UserID]; l.After(last) {
 			last = l
+		}
+		// Issue 31 item 6: the plan keeps the reminder's own occurrences
+		// apart from one another (WithSpacing), but an update restarts the
+		// schedule, so its first occurrence is kept apart from the last
+		// send here.
+		if c.ScheduleStart.After(c.LastSentAt) && c.LastSentAt.After(last) {
+			last = c.LastSentAt
 		}
 		if !last.IsZero() && now.Sub(last) < s.cfg.Gap {
 			// S2.5: moved, not sent: past the gap by a deterministic jitter,
@@ -364,6 +397,7 @@ func (s *Scheduler) plan(c store.ReminderClaim) (*schedule.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	p = p.WithSpacing(s.cfg.Gap)
 	s.mu.Lock()
 	if len(s.plans) > maxPlans {
 		clear(s.plans)

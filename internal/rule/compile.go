@@ -116,7 +116,7 @@ func checkDetector(d heraldtype.Detector) error {
 		return heraldtype.FieldErrorf("when.detect.price_drop_abs", "must be more than 0")
 	}
 	if r := d.Restock; r != nil {
-		if r.Min < 0 {
+		if r.Min != nil && *r.Min < 1 {
 			return heraldtype.FieldErrorf("when.detect.restock.min", "must be at least 1")
 		}
 		if rearm := time.Duration(r.RearmAfter); rearm < 0 || rearm > MaxRearm {

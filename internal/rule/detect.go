@@ -65,7 +65,13 @@ func field(f Fields, names ...string) (float64, string, bool, error) {
 		}
 		return x, n, true, nil
 	}
-	return 0, names[len(names)-1], false, nil
+	// Missing: named as the rule names it, else by its canonical name.
+	for _, n := range names {
+		if n != "" {
+			return 0, n, false, nil
+		}
+	}
+	return 0, "", false, nil
 }
 
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
@@ -142,9 +148,9 @@ func restock(d heraldtype.Detector, f Fields, at time.Time, st State) (Result, S
 		}
 		return Result{Reason: "out of stock", Vars: vars}, st, nil
 	}
-	min := float64(d.Restock.Min)
-	if min <= 0 {
-		min = DefaultRestockMin
+	min := float64(DefaultRestockMin)
+	if m := d.Restock.Min; m != nil && *m > 0 {
+		min = float64(*m)
 	}
 	// A restock is a move from 0: said by the event, or seen in the state
 	// when the event does not carry the previous stock.

@@ -96,7 +96,8 @@ func TestRestockHysteresis(t *testing.T) {
 		t.Fatal("a restock after 1 h at 0 did not fire")
 	}
 	// Without previous_stock the state says it was at 0.
-	d2 := heraldtype.Detector{Restock: &heraldtype.RestockDetector{Min: 10}}
+	ten := 10
+	d2 := heraldtype.Detector{Restock: &heraldtype.RestockDetector{Min: &ten}}
 	res, s2, _ := Detect(d2, Fields{"current_stock": "0"}, t0, State{})
 	res, s2, _ = Detect(d2, Fields{"current_stock": "5"}, t0.Add(time.Minute), s2)
 	if res.Fired {
@@ -144,7 +145,7 @@ func TestCompileRefusals(t *testing.T) {
 		"when.detect.price_drop_abs": func(r *heraldtype.Rule) { r.When.Detect = heraldtype.Detector{PriceDropAbs: -1} },
 		"when.detect":                func(r *heraldtype.Rule) { r.When.Detect.Always = true },
 		"when.detect.restock.min": func(r *heraldtype.Rule) {
-			r.When.Detect = heraldtype.Detector{Restock: &heraldtype.RestockDetector{Min: -1}}
+			r.When.Detect = heraldtype.Detector{Restock: &heraldtype.RestockDetector{Min: intp(-3)}}
 		},
 		"when.detect.restock.rearm_after": func(r *heraldtype.Rule) {
 			r.When.Detect = heraldtype.Detector{Restock: &heraldtype.RestockDetector{RearmAfter: -1}}
@@ -183,6 +184,17 @@ func TestCompileRefusals(t *testing.T) {
 		if fieldOf(err) != field {
 			t.Errorf("%s: got %v", field, err)
 		}
+	}
+	// Issue 30 item 5: an explicit 0 is refused like -3, not taken for
+	// the default; an absent minimum is the default.
+	r := validRule()
+	r.When.Detect = heraldtype.Detector{Restock: &heraldtype.RestockDetector{Min: intp(0)}}
+	if _, err := Compile(r); fieldOf(err) != "when.detect.restock.min" {
+		t.Errorf("restock min 0: got %v", err)
+	}
+	r.When.Detect.Restock.Min = nil
+	if _, err := Compile(r); err != nil {
+		t.Errorf("restock without min: %v", err)
 	}
 	c, err := Compile(validRule())
 	if err != nil || c.Rule.Audience.Limit != DefaultAudienceLimit {
@@ -248,3 +260,5 @@ func TestAdmits(t *testing.T) {
 		}
 	}
 }
+
+func intp(n int) *int { return &n }

@@ -71,7 +71,7 @@ func (p *Plan) CatchUp(a Anchor, due Occurrence, sentCount int, now time.Time) D
 			}
 		}
 		if ok && o.At.Before(oldest) {
-			o, ok = p.Next(a, oldest, sentCount)
+			o, ok = p.next(a, oldest, sentCount) // oldest is no occurrence: no spacing from it
 		}
 	}
 	for ok && !o.Due.After(now) {

@@ -12,9 +12,10 @@
 // read as UTC, where no transition ever happens) and each wall time is then
 // mapped into the zone by explicit rules (resolve): a wall time in a
 // spring-forward gap fires once, moved forward by the gap; one in an
-// autumn overlap fires once, at its first instant; and a firing is always
-// strictly after the previous one, so two wall times that map to one
-// instant fire once.
+// autumn overlap fires once, at its first instant; every wall time the rule
+// gives fires (RFC 5545), in the order of the instants they map to; and a
+// firing is always strictly after the previous one, so two wall times that
+// map to one instant fire once.
 package schedule
 
 import (
@@ -72,6 +73,12 @@ type Plan struct {
 	spread  time.Duration
 	catchUp heraldtype.CatchUp
 	window  time.Duration
+	// immediately: the first occurrence is the anchor's Start (issue 30
+	// item 6, S2.3's next = now).
+	immediately bool
+	// spacing is the least time between two occurrences Next returns
+	// (issue 31 item 6); zero: none. Set by WithSpacing.
+	spacing time.Duration
 }
 
 // Anchor is what one reminder (or one campaign × user) adds to a plan:
@@ -122,7 +129,7 @@ func (o Occurrence) ID() string {
 // invalid_argument heraldtype.Error naming its field (schedule.rrule,
 // schedule.backoff.factor, …); Compile never panics.
 func Compile(s heraldtype.Schedule, zone string) (*Plan, error) {
-	p := &Plan{catchUp: s.CatchUp, window: s.CatchUpWindow.Std(), spread: s.Spread.Std()}
+	p := &Plan{catchUp: s.CatchUp, window: s.CatchUpWindow.Std(), spread: s.Spread.Std(), immediately: s.Immediately}
 	kinds := 0
 	if !s.At.IsZero() {
 		kinds, p.kind = kinds+1, KindAt
@@ -245,19 +252,59 @@ func (p *Plan) Interval(k int) time.Duration {
 
 // First returns the first occurrence of a schedule registered — or
 // updated, which restarts it (S2.3) — at a.Start with sentCount sends
-// already made: for a backoff Start + Interval(sentCount) (sent_count is
-// kept across updates, so a reminder that was sent three times waits the
-// fourth interval), for the others the first occurrence strictly after
-// Start. ok is false when there is none: an at in the past, an RRULE whose
-// COUNT or UNTIL is exhausted, a rule that never matches within Horizon.
+// already made: with Immediately, a.Start itself (whole seconds, due at
+// once: no spread); otherwise for a backoff Start + Interval(sentCount)
+// (sent_count is kept across updates, so a reminder that was sent three
+// times waits the fourth interval), for the others the first occurrence
+// strictly after Start. ok is false when there is none: an at in the past,
+// an RRULE whose COUNT or UNTIL is exhausted, a rule that never matches
+// within Horizon.
 func (p *Plan) First(a Anchor, sentCount int) (Occurrence, bool) {
-	return p.Next(a, a.Start, sentCount)
+	if p.immediately {
+		o := Occurrence{At: a.Start.UTC().Truncate(time.Second)}
+		o.Due = o.At
+		if p.kind == KindBackoff {
+			o.Seq = max(sentCount, 0) + 1
+		} else if p.kind != KindAt {
+			o.Wall = floating(o.At.In(p.loc))
+		}
+		return o, true
+	}
+	return p.next(a, a.Start, sentCount)
 }
 
-// Next returns the first occurrence strictly after after: for a backoff,
-// after (the send that just happened) plus Interval(sentCount), sentCount
-// counting that send. ok is false when the schedule has no more.
+// Next returns the first occurrence strictly after after, the previous
+// occurrence's nominal time (or, for a backoff, the send that just
+// happened), and at least the plan's spacing after it: nearer occurrences
+// are passed over (issue 31 item 6). For a backoff it is after plus
+// Interval(sentCount), sentCount counting that send (less the immediate
+// one, which does not grow the backoff). ok is false when the schedule has
+// no more.
 func (p *Plan) Next(a Anchor, after time.Time, sentCount int) (Occurrence, bool) {
+	o, ok := p.next(a, after, sentCount)
+	if !ok || p.spacing <= 0 {
+		return o, ok
+	}
+	least := after.Add(p.spacing)
+	if !o.At.Before(least) {
+		return o, true
+	}
+	switch p.kind {
+	case KindBackoff:
+		// The send's identity is its number, not its time: it waits.
+		o.At = least.UTC().Truncate(time.Second)
+		if o.At.Before(least) {
+			o.At = o.At.Add(time.Second)
+		}
+		o.Due = o.At.Add(Spread(a.Key, o.ID(), p.spread))
+		return o, true
+	default:
+		return p.next(a, least.Add(-time.Nanosecond), sentCount)
+	}
+}
+
+// next is Next without the spacing.
+func (p *Plan) next(a Anchor, after time.Time, sentCount int) (Occurrence, bool) {
 	var o Occurrence
 	switch p.kind {
 	case KindAt:
@@ -266,7 +313,11 @@ func (p *Plan) Next(a Anchor, after time.Time, sentCount int) (Occurrence, bool)
 		}
 		o.At = p.at
 	case KindBackoff:
-		o.At, o.Seq = after.UTC().Add(p.Interval(sentCount)).Truncate(time.Second), max(sentCount, 0)+1
+		k := sentCount
+		if p.immediately {
+			k--
+		}
+		o.At, o.Seq = after.UTC().Add(p.Interval(k)).Truncate(time.Second), max(sentCount, 0)+1
 		if !o.At.After(after) {
 			o.At = o.At.Add(time.Second)
 		}
@@ -281,23 +332,30 @@ func (p *Plan) Next(a Anchor, after time.Time, sentCount int) (Occurrence, bool)
 }
 
 // nextWall finds the first RRULE or cron occurrence strictly after the
-// instant after. Wall times are taken in order and each is mapped into the
-// zone; the first whose instant is after after is the answer. The walk
-// starts before after's own wall clock by the largest gap nearby, since a
-// wall time in a gap maps forward past later wall times (02:30 → 03:30 EDT,
-// after 03:00). Taking the first such wall time makes every firing the
-// greatest so far, so firings strictly increase and two wall times that
-// map to one instant (02:30 in the gap and 03:30) fire once.
+// instant after: the earliest instant, after after, that any of the rule's
+// wall times maps to in the zone. Mapping is not monotonic: a wall time in a
+// spring-forward gap moves forward by the gap, past later wall times that
+// exist (on Lord Howe, a 30-minute gap, BYMINUTE=15,40 at 02:xx gives 02:40
+// and then 02:45, the shifted 02:15 — RFC 5545 keeps both, issue 30 item 6).
+// So the walk starts before after's own wall clock by the largest gap
+// nearby and, once it holds a candidate, goes on until the wall times pass
+// the candidate's own wall clock, after which none can map earlier. Two
+// wall times that map to one instant (New York's 02:30 in the gap and
+// 03:30) fire once, since the answer is strictly after after.
 func (p *Plan) nextWall(a Anchor, after time.Time) (Occurrence, bool) {
 	var rule boundRule
 	if p.rule != nil {
 		p.rule.bind(floating(a.Start.In(p.loc)), &rule)
 	}
-	w := floating(after.In(p.loc)).Add(-forwardJump(after, p.loc) - time.Second)
-	// Each wall time taken is later than the last, and every one more than
-	// a day past after's wall clock maps after it, so the walk ends within
-	// a day and a half of wall times (at most MaxTimesPerDay a day); the
-	// bound only guards against inconsistent tz data.
+	jump := forwardJump(after, p.loc)
+	w := floating(after.In(p.loc)).Add(-jump - time.Second)
+	var best Occurrence
+	var bestWall time.Time // the wall clock best shows
+	// Each wall time taken is later than the last, every one more than a
+	// day past after's wall clock maps after it, and the walk ends at most
+	// a gap past the first candidate, so it ends within a few days of wall
+	// times (at most MaxTimesPerDay a day); the bound only guards against
+	// inconsistent tz data.
 	for range 4 * MaxTimesPerDay {
 		var ok bool
 		if p.rule != nil {
@@ -305,15 +363,18 @@ func (p *Plan) nextWall(a Anchor, after time.Time) (Occurrence, bool) {
 		} else {
 			w, ok = cronNext(p.cron, w)
 		}
-		if !ok {
-			return Occurrence{}, false
+		if !ok || !best.At.IsZero() && w.After(bestWall) {
+			break
 		}
 		at, shifted := resolve(w, p.loc)
-		if at.After(after) {
-			return Occurrence{At: at, Wall: w, Shifted: shifted}, true
+		if at.After(after) && (best.At.IsZero() || at.Before(best.At)) {
+			best, bestWall = Occurrence{At: at, Wall: w, Shifted: shifted}, floating(at.In(p.loc))
+			if jump == 0 {
+				break // no gap nearby: wall times map in order
+			}
 		}
 	}
-	return Occurrence{}, false
+	return best, !best.At.IsZero()
 }
 
 // Restore rebuilds the stored occurrence of a reminder from its row: its

@@ -303,6 +303,7 @@ ON CONFLICT DO NOTHING RETURNING user_id`), b.Campaign, b.RunID, users, ids)
 			}
 			out.Skipped = len(b.Enqueue.Notifications) - len(reached)
 		}
+		out.Skipped += b.Skipped
 		if p := store.RecipientsOnly(b.Enqueue, reached); p != nil {
 			res, w, err := s.enqueue(ctx, pgxQuerier{tx}, *p)
 			if err != nil {
@@ -323,6 +324,31 @@ WHERE campaign = $1 AND run_id = $2`), b.Campaign, b.RunID))
 	}
 	s.waker.post(woken)
 	return out, nil
+}
+
+// ReachedRecipients implements store.Campaigns.
+func (s *Store) ReachedRecipients(ctx context.Context, campaign, runID string, userIDs []string) (map[string]bool, error) {
+	if err := store.CheckReachedRecipients(campaign, runID, userIDs); err != nil {
+		return nil, err
+	}
+	reached := map[string]bool{}
+	if len(userIDs) == 0 {
+		return reached, nil
+	}
+	rows, err := s.pool.Query(ctx, s.q(`SELECT user_id FROM {s}.campaign_recipients
+WHERE campaign = $1 AND run_id = $2 AND user_id = ANY($3::text[])`), campaign, runID, userIDs)
+	if err != nil {
+		return nil, formatError(err, "campaign recipients")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var u string
+		if err := rows.Scan(&u); err != nil {
+			return nil, formatError(err, "campaign recipients")
+		}
+		reached[u] = true
+	}
+	return reached, formatError(rows.Err(), "campaign recipients")
 }
 
 // PruneCampaignRuns implements store.Campaigns.

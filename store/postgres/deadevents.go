@@ -13,15 +13,23 @@ import (
 
 // Dead events: store.DeadEvents (issue 20 item 5).
 
-const deadEventColumns = `id, topic, partition, "offset", kind, key, value, payload, error, attempts, created_at, replayed_at, replay_error`
+const deadEventColumns = `id, topic, partition, "offset", kind, key, value, value IS NULL, record_timestamp, payload, error, attempts,
+	created_at, replayed_at, replay_error`
 
 func scanDeadEvent(row interface{ Scan(...any) error }) (heraldtype.DeadEvent, error) {
 	var d heraldtype.DeadEvent
 	var payload []byte
-	err := row.Scan(&d.ID, &d.Topic, &d.Partition, &d.Offset, &d.Kind, &d.Key, &d.Value, &payload, &d.Error, &d.Attempts,
-		&d.CreatedAt, &d.ReplayedAt, &d.ReplayError)
+	var recordTS *time.Time
+	err := row.Scan(&d.ID, &d.Topic, &d.Partition, &d.Offset, &d.Kind, &d.Key, &d.Value, &d.Tombstone, &recordTS, &payload,
+		&d.Error, &d.Attempts, &d.CreatedAt, &d.ReplayedAt, &d.ReplayError)
 	if len(payload) > 0 {
 		d.Payload = payload
+	}
+	if !d.Tombstone && d.Value == nil {
+		d.Value = []byte{}
+	}
+	if recordTS != nil {
+		d.RecordTimestamp = recordTS.UTC()
 	}
 	d.CreatedAt = utc(d.CreatedAt)
 	if d.ReplayedAt != nil {
@@ -40,14 +48,20 @@ func (s *Store) PutDeadEvent(ctx context.Context, d heraldtype.DeadEvent, now ti
 	if len(d.Payload) > 0 {
 		payload = string(d.Payload)
 	}
+	var recordTS *time.Time
+	if !d.RecordTimestamp.IsZero() {
+		recordTS = &d.RecordTimestamp
+	}
 	var id int64
 	err := s.pool.QueryRow(ctx, s.q(`WITH ins AS (
-	INSERT INTO {s}.dead_events (topic, partition, "offset", kind, key, value, payload, error, attempts, created_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10)
-	ON CONFLICT (topic, partition, "offset") DO NOTHING RETURNING id)
+	INSERT INTO {s}.dead_events (topic, partition, "offset", kind, key, value, record_timestamp, fingerprint, payload, error,
+		attempts, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12)
+	ON CONFLICT (fingerprint) DO NOTHING RETURNING id)
 SELECT id FROM ins UNION ALL
-SELECT id FROM {s}.dead_events WHERE topic = $1 AND partition = $2 AND "offset" = $3 LIMIT 1`),
-		d.Topic, d.Partition, d.Offset, d.Kind, d.Key, d.Value, payload, d.Error, d.Attempts, now).Scan(&id)
+SELECT id FROM {s}.dead_events WHERE fingerprint = $8 LIMIT 1`),
+		d.Topic, d.Partition, d.Offset, d.Kind, d.Key, store.DeadEventValue(d), recordTS, store.DeadEventFingerprint(d), payload,
+		d.Error, d.Attempts, now).Scan(&id)
 	return id, formatError(err, "dead event")
 }
 

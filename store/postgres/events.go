@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -36,23 +35,28 @@ func scanRuleRun(row interface{ Scan(...any) error }) (heraldtype.RuleRun, error
 }
 
 // RecordedEvent implements store.Events.
-func (s *Store) RecordedEvent(ctx context.Context, source, id string) (json.RawMessage, bool, error) {
+func (s *Store) RecordedEvent(ctx context.Context, k store.EventKey) (store.RecordedEvent, bool, error) {
+	var out store.RecordedEvent
 	var outcome []byte
-	err := s.pool.QueryRow(ctx, s.q(`SELECT outcome FROM {s}.events WHERE source = $1 AND id = $2`), source, id).Scan(&outcome)
+	var args []any
+	err := s.pool.QueryRow(ctx, s.q(rules.EventSelectSQL("{s}.events", k.Source, k.Namespace, k.ID, marker(&args))), args...).
+		Scan(&outcome, &out.RequestHash)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, false, nil
+		return store.RecordedEvent{}, false, nil
 	}
 	if err != nil {
-		return nil, false, formatError(err, "event")
+		return store.RecordedEvent{}, false, formatError(err, "event")
 	}
-	return outcome, true, nil
+	out.Outcome = outcome
+	return out, true, nil
 }
 
 // EventSubject implements store.Events.
-func (s *Store) EventSubject(ctx context.Context, subject string) (store.EventSubject, error) {
+func (s *Store) EventSubject(ctx context.Context, source, subject string) (store.EventSubject, error) {
 	var out store.EventSubject
 	var state []byte
-	err := s.pool.QueryRow(ctx, s.q(`SELECT version, seq, state FROM {s}.event_subjects WHERE subject = $1`), subject).
+	var args []any
+	err := s.pool.QueryRow(ctx, s.q(rules.SubjectSelectSQL("{s}.event_subjects", source, subject, marker(&args))), args...).
 		Scan(&out.Version, &out.Seq, &state)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.EventSubject{}, nil
@@ -71,8 +75,9 @@ func (s *Store) RecordEvent(ctx context.Context, r store.EventRecord) (store.Eve
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		replayed, conflict = false, false
 		var args []any
-		tag, err := tx.Exec(ctx, s.q(rules.EventInsertSQL("{s}.events", r.Source, r.ID, r.Name, r.Subject, r.UserID,
-			r.Version, []byte(r.Outcome), r.Now, marker(&args))), args...)
+		tag, err := tx.Exec(ctx, s.q(rules.EventInsertSQL("{s}.events", rules.EventInsert{Source: r.Source,
+			Namespace: r.Namespace, ID: r.ID, Name: r.Name, Subject: r.Subject, UserID: r.UserID, Version: r.Version,
+			RequestHash: r.RequestHash, Outcome: []byte(r.Outcome), Now: r.Now}, marker(&args))), args...)
 		if err != nil {
 			return formatError(err, "event")
 		}
@@ -82,10 +87,10 @@ func (s *Store) RecordEvent(ctx context.Context, r store.EventRecord) (store.Eve
 		}
 		if r.Write {
 			args = nil
-			q := rules.SubjectUpdateSQL("{s}.event_subjects", r.Subject, r.Seq, r.Version, []byte(r.State), r.Now, marker(&args))
+			q := rules.SubjectUpdateSQL("{s}.event_subjects", r.Source, r.Subject, r.Seq, r.Version, []byte(r.State), r.Now, marker(&args))
 			if r.Seq == 0 {
 				args = nil
-				q = rules.SubjectCreateSQL("{s}.event_subjects", r.Subject, r.Version, []byte(r.State), r.Now, marker(&args))
+				q = rules.SubjectCreateSQL("{s}.event_subjects", r.Source, r.Subject, r.Version, []byte(r.State), r.Now, marker(&args))
 			}
 			tag, err := tx.Exec(ctx, s.q(q), args...)
 			if err != nil {
@@ -118,8 +123,8 @@ ON CONFLICT (rule, run_id) DO NOTHING`), run.Rule, run.ID, run.Source, run.Event
 	})
 	switch {
 	case replayed:
-		outcome, _, rerr := s.RecordedEvent(ctx, r.Source, r.ID)
-		return store.EventRecorded{Replayed: true, Outcome: outcome}, rerr
+		rec, _, rerr := s.RecordedEvent(ctx, r.Key())
+		return store.EventRecorded{Replayed: true, Outcome: rec.Outcome, RequestHash: rec.RequestHash}, rerr
 	case conflict:
 		return store.EventRecorded{Conflict: true}, nil
 	}

@@ -31,10 +31,14 @@ func CampaignAdvanceSQL(table string, name, runID string, version int64, nextAt,
 }
 
 // CampaignRunRestartSQL runs a finished run again (a manual re-run): from
-// the start of its audience, its counts kept, one more restart. A running
-// run is left alone.
+// the start of its audience, one more restart. The counts of a try are
+// the truth of the last one, never a sum of tries (issue 30 item 6):
+// enqueued — the users the run has reached, by any try — is kept; the
+// others and the last error start again, so a re-run that recovers ends
+// with no error and counts what it found.
 func CampaignRunRestartSQL(table, campaign, runID string, now any, mark Marker) string {
 	return `UPDATE ` + table + ` SET state = 'running', cursor = '', restarts = restarts + 1, finished_at = NULL,
+	recipients = 0, skipped = 0, fetch_failed = 0, render_failed = 0, last_error = '',
 	updated_at = ` + mark(now) + `, version = version + 1 WHERE campaign = ` + mark(campaign) + ` AND run_id = ` +
 		mark(runID) + ` AND state <> 'running'`
 }

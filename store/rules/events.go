@@ -4,29 +4,50 @@ package rules
 // S3.1, S3.5), each one statement written once here with the store's
 // table names and markers.
 
-// EventInsertSQL records an applied event by (source, id); it changes no
-// row when the event was recorded before (a redelivery), and the store
-// then writes nothing else of it.
-func EventInsertSQL(table string, source, id, name, subject, userID string, version int64, outcome, now any, mark Marker) string {
-	return `INSERT INTO ` + table + ` (source, id, name, subject, user_id, version, outcome, received_at) VALUES (` +
-		mark(source) + `, ` + mark(id) + `, ` + mark(name) + `, ` + mark(subject) + `, ` + mark(userID) + `, ` +
-		mark(version) + `, ` + mark(outcome) + `, ` + mark(now) + `) ON CONFLICT (source, id) DO NOTHING`
+// EventInsert is one applied event's values for EventInsertSQL.
+type EventInsert struct {
+	Source, Namespace, ID, Name, Subject, UserID, RequestHash string
+	Version                                                   int64
+	Outcome, Now                                              any
 }
 
-// SubjectCreateSQL creates a subject's row (seq 1); it changes no row
-// when another event created it first (the engine then reads it and
-// decides again).
-func SubjectCreateSQL(table, subject string, version int64, state, now any, mark Marker) string {
-	return `INSERT INTO ` + table + ` (subject, version, seq, state, updated_at) VALUES (` + mark(subject) + `, ` +
-		mark(version) + `, 1, ` + mark(state) + `, ` + mark(now) + `) ON CONFLICT (subject) DO NOTHING`
+// EventInsertSQL records an applied event by (source, namespace, id); it
+// changes no row when the event was recorded before (a redelivery, or
+// the same id with another body: the stored hash tells them apart), and
+// the store then writes nothing else of it.
+func EventInsertSQL(table string, e EventInsert, mark Marker) string {
+	return `INSERT INTO ` + table + ` (source, namespace, id, name, subject, user_id, version, request_hash, outcome, received_at) VALUES (` +
+		mark(e.Source) + `, ` + mark(e.Namespace) + `, ` + mark(e.ID) + `, ` + mark(e.Name) + `, ` + mark(e.Subject) + `, ` +
+		mark(e.UserID) + `, ` + mark(e.Version) + `, ` + mark(e.RequestHash) + `, ` + mark(e.Outcome) + `, ` + mark(e.Now) +
+		`) ON CONFLICT (source, namespace, id) DO NOTHING`
+}
+
+// EventSelectSQL reads an event's outcome and request hash.
+func EventSelectSQL(table string, source, namespace, id string, mark Marker) string {
+	return `SELECT outcome, request_hash FROM ` + table + ` WHERE source = ` + mark(source) + ` AND namespace = ` +
+		mark(namespace) + ` AND id = ` + mark(id)
+}
+
+// SubjectSelectSQL reads a source's subject.
+func SubjectSelectSQL(table, source, subject string, mark Marker) string {
+	return `SELECT version, seq, state FROM ` + table + ` WHERE source = ` + mark(source) + ` AND subject = ` + mark(subject)
+}
+
+// SubjectCreateSQL creates a source's subject's row (seq 1); it changes
+// no row when another event created it first (the engine then reads it
+// and decides again).
+func SubjectCreateSQL(table, source, subject string, version int64, state, now any, mark Marker) string {
+	return `INSERT INTO ` + table + ` (source, subject, version, seq, state, updated_at) VALUES (` + mark(source) + `, ` +
+		mark(subject) + `, ` + mark(version) + `, 1, ` + mark(state) + `, ` + mark(now) + `) ON CONFLICT (source, subject) DO NOTHING`
 }
 
 // SubjectUpdateSQL writes a subject's row, guarded by the seq the engine
 // read: when another event of the subject was applied in between, it
 // changes no row. The version only grows (an unordered event keeps it).
-func SubjectUpdateSQL(table, subject string, seq, version int64, state, now any, mark Marker) string {
+func SubjectUpdateSQL(table, source, subject string, seq, version int64, state, now any, mark Marker) string {
 	return `UPDATE ` + table + ` SET version = CASE WHEN ` + mark(version) + ` > version THEN ` + mark(version) + ` ELSE version END, seq = seq + 1, state = ` +
-		mark(state) + `, updated_at = ` + mark(now) + ` WHERE subject = ` + mark(subject) + ` AND seq = ` + mark(seq)
+		mark(state) + `, updated_at = ` + mark(now) + ` WHERE source = ` + mark(source) + ` AND subject = ` + mark(subject) +
+		` AND seq = ` + mark(seq)
 }
 
 // RuleRunAdvance is one batch's values for RuleRunAdvanceSQL.
@@ -62,7 +83,7 @@ func RuleRunAdvanceSQL(table string, v RuleRunAdvance, mark Marker) string {
 // EventPruneSQL deletes up to limit event rows received before cutoff,
 // oldest first. A redelivery older than the retention is applied again.
 func EventPruneSQL(table string, cutoff any, limit int, mark Marker) string {
-	return `DELETE FROM ` + table + ` WHERE (source, id) IN (SELECT source, id FROM ` + table +
+	return `DELETE FROM ` + table + ` WHERE (source, namespace, id) IN (SELECT source, namespace, id FROM ` + table +
 		` WHERE received_at < ` + mark(cutoff) + ` ORDER BY received_at LIMIT ` + mark(limit) + `)`
 }
 

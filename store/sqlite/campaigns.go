@@ -245,6 +245,31 @@ func (s *Store) ListCampaignRuns(ctx context.Context, f heraldtype.CampaignRunFi
 	return rs, next, nil
 }
 
+// ReachedRecipients implements store.Campaigns.
+func (s *Store) ReachedRecipients(ctx context.Context, campaign, runID string, userIDs []string) (map[string]bool, error) {
+	if err := store.CheckReachedRecipients(campaign, runID, userIDs); err != nil {
+		return nil, err
+	}
+	reached := map[string]bool{}
+	err := inLists(userIDs, func(ids []any) error {
+		rows, err := s.read.QueryContext(ctx, `SELECT user_id FROM campaign_recipients WHERE campaign = ? AND run_id = ?
+AND user_id IN (`+marks(len(ids))+`)`, append([]any{campaign, runID}, ids...)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var u string
+			if err := rows.Scan(&u); err != nil {
+				return err
+			}
+			reached[u] = true
+		}
+		return rows.Err()
+	})
+	return reached, formatError(err, "campaign recipients")
+}
+
 // RunningCampaignRuns implements store.Campaigns.
 func (s *Store) RunningCampaignRuns(ctx context.Context, limit int) ([]heraldtype.CampaignRun, error) {
 	if err := store.CheckDueCampaigns(limit); err != nil {
@@ -318,6 +343,7 @@ VALUES `+rowMarks(len(ns), 4)+` ON CONFLICT DO NOTHING RETURNING user_id`, args.
 			}
 			out.Skipped = len(b.Enqueue.Notifications) - len(reached)
 		}
+		out.Skipped += b.Skipped
 		if p := store.RecipientsOnly(b.Enqueue, reached); p != nil {
 			if out.Result, err = s.enqueue(ctx, tx, *p); err != nil {
 				return err

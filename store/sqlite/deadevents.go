@@ -12,19 +12,26 @@ import (
 
 // Dead events: store.DeadEvents (issue 20 item 5).
 
-const deadEventColumns = `id, topic, partition, "offset", kind, key, value, payload, error, attempts, created_at, replayed_at, replay_error`
+const deadEventColumns = `id, topic, partition, "offset", kind, key, value, value IS NULL, record_timestamp, payload, error, attempts,
+	created_at, replayed_at, replay_error`
 
 func scanDeadEvent(row interface{ Scan(...any) error }) (heraldtype.DeadEvent, error) {
 	var d heraldtype.DeadEvent
 	var payload sql.NullString
 	var created int64
-	var replayed sql.NullInt64
-	if err := row.Scan(&d.ID, &d.Topic, &d.Partition, &d.Offset, &d.Kind, &d.Key, &d.Value, &payload, &d.Error, &d.Attempts,
-		&created, &replayed, &d.ReplayError); err != nil {
+	var recordTS, replayed sql.NullInt64
+	if err := row.Scan(&d.ID, &d.Topic, &d.Partition, &d.Offset, &d.Kind, &d.Key, &d.Value, &d.Tombstone, &recordTS, &payload,
+		&d.Error, &d.Attempts, &created, &replayed, &d.ReplayError); err != nil {
 		return d, err
 	}
 	if payload.Valid {
 		d.Payload = []byte(payload.String)
+	}
+	if !d.Tombstone && d.Value == nil {
+		d.Value = []byte{}
+	}
+	if recordTS.Valid {
+		d.RecordTimestamp = fromMicros(recordTS.Int64)
 	}
 	d.CreatedAt = fromMicros(created)
 	d.ReplayedAt = fromNullMicros(replayed)
@@ -39,13 +46,16 @@ func (s *Store) PutDeadEvent(ctx context.Context, d heraldtype.DeadEvent, now ti
 	var id int64
 	err := s.inTx(ctx, func(tx *writeTx) error {
 		payload := sql.NullString{String: string(d.Payload), Valid: len(d.Payload) > 0}
-		if _, err := s.exec(ctx, tx, `INSERT INTO dead_events (topic, partition, "offset", kind, key, value, payload, error, attempts, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (topic, partition, "offset") DO NOTHING`,
-			d.Topic, d.Partition, d.Offset, d.Kind, d.Key, d.Value, payload, d.Error, d.Attempts, micros(now)); err != nil {
+		recordTS := sql.NullInt64{Int64: micros(d.RecordTimestamp), Valid: !d.RecordTimestamp.IsZero()}
+		fp := store.DeadEventFingerprint(d)
+		if _, err := s.exec(ctx, tx, `INSERT INTO dead_events (topic, partition, "offset", kind, key, value, record_timestamp,
+	fingerprint, payload, error, attempts, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (fingerprint) DO NOTHING`,
+			d.Topic, d.Partition, d.Offset, d.Kind, d.Key, store.DeadEventValue(d), recordTS, fp, payload, d.Error, d.Attempts,
+			micros(now)); err != nil {
 			return err
 		}
-		return tx.QueryRowContext(ctx, `SELECT id FROM dead_events WHERE topic = ? AND partition = ? AND "offset" = ?`,
-			d.Topic, d.Partition, d.Offset).Scan(&id)
+		return tx.QueryRowContext(ctx, `SELECT id FROM dead_events WHERE fingerprint = ?`, fp).Scan(&id)
 	})
 	return id, formatError(err, "dead event")
 }

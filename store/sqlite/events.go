@@ -34,23 +34,26 @@ func scanRuleRun(sc interface{ Scan(...any) error }) (heraldtype.RuleRun, error)
 }
 
 // RecordedEvent implements store.Events.
-func (s *Store) RecordedEvent(ctx context.Context, source, id string) (json.RawMessage, bool, error) {
-	var outcome string
-	err := s.read.QueryRowContext(ctx, `SELECT outcome FROM events WHERE source = ? AND id = ?`, source, id).Scan(&outcome)
+func (s *Store) RecordedEvent(ctx context.Context, k store.EventKey) (store.RecordedEvent, bool, error) {
+	var outcome, hash string
+	var args []any
+	err := s.read.QueryRowContext(ctx, rules.EventSelectSQL("events", k.Source, k.Namespace, k.ID, mark(&args)), args...).
+		Scan(&outcome, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, false, nil
+		return store.RecordedEvent{}, false, nil
 	}
 	if err != nil {
-		return nil, false, formatError(err, "event")
+		return store.RecordedEvent{}, false, formatError(err, "event")
 	}
-	return json.RawMessage(outcome), true, nil
+	return store.RecordedEvent{Outcome: json.RawMessage(outcome), RequestHash: hash}, true, nil
 }
 
 // EventSubject implements store.Events.
-func (s *Store) EventSubject(ctx context.Context, subject string) (store.EventSubject, error) {
+func (s *Store) EventSubject(ctx context.Context, source, subject string) (store.EventSubject, error) {
 	var out store.EventSubject
 	var state string
-	err := s.read.QueryRowContext(ctx, `SELECT version, seq, state FROM event_subjects WHERE subject = ?`, subject).
+	var args []any
+	err := s.read.QueryRowContext(ctx, rules.SubjectSelectSQL("event_subjects", source, subject, mark(&args)), args...).
 		Scan(&out.Version, &out.Seq, &state)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.EventSubject{}, nil
@@ -69,8 +72,9 @@ func (s *Store) RecordEvent(ctx context.Context, r store.EventRecord) (store.Eve
 	err := s.inTx(ctx, func(tx *writeTx) error {
 		replayed, conflict = false, false
 		var args []any
-		n, err := s.execN(ctx, tx, "event", rules.EventInsertSQL("events", r.Source, r.ID, r.Name, r.Subject, r.UserID,
-			r.Version, string(r.Outcome), r.Now, mark(&args)), args...)
+		n, err := s.execN(ctx, tx, "event", rules.EventInsertSQL("events", rules.EventInsert{Source: r.Source,
+			Namespace: r.Namespace, ID: r.ID, Name: r.Name, Subject: r.Subject, UserID: r.UserID, Version: r.Version,
+			RequestHash: r.RequestHash, Outcome: string(r.Outcome), Now: r.Now}, mark(&args)), args...)
 		if err != nil {
 			return err
 		}
@@ -80,10 +84,10 @@ func (s *Store) RecordEvent(ctx context.Context, r store.EventRecord) (store.Eve
 		}
 		if r.Write {
 			args = nil
-			q := rules.SubjectUpdateSQL("event_subjects", r.Subject, r.Seq, r.Version, string(r.State), r.Now, mark(&args))
+			q := rules.SubjectUpdateSQL("event_subjects", r.Source, r.Subject, r.Seq, r.Version, string(r.State), r.Now, mark(&args))
 			if r.Seq == 0 {
 				args = nil
-				q = rules.SubjectCreateSQL("event_subjects", r.Subject, r.Version, string(r.State), r.Now, mark(&args))
+				q = rules.SubjectCreateSQL("event_subjects", r.Source, r.Subject, r.Version, string(r.State), r.Now, mark(&args))
 			}
 			if n, err = s.execN(ctx, tx, "event subject", q, args...); err != nil {
 				return err
@@ -114,8 +118,8 @@ ON CONFLICT (rule, run_id) DO NOTHING`, run.Rule, run.ID, run.Source, run.EventI
 	})
 	switch {
 	case replayed:
-		outcome, _, rerr := s.RecordedEvent(ctx, r.Source, r.ID)
-		return store.EventRecorded{Replayed: true, Outcome: outcome}, rerr
+		rec, _, rerr := s.RecordedEvent(ctx, r.Key())
+		return store.EventRecorded{Replayed: true, Outcome: rec.Outcome, RequestHash: rec.RequestHash}, rerr
 	case conflict:
 		return store.EventRecorded{Conflict: true}, nil
 	}

@@ -224,15 +224,37 @@ func testCampaignBatches(t *testing.T, newStore NewStore) {
 	if r := f.advance(f.batchOf("daily", "manual-1", r2.Run.Version, "u3")); r.Applied {
 		t.Fatalf("a finished run took a batch: %+v", r)
 	}
-	// Restarted, it reaches nobody twice: every user is skipped.
+	// Issue 30 item 6: the run says whom it reached, so a re-run fetches
+	// content for the others alone.
+	if got, err := f.s.ReachedRecipients(f.ctx, "daily", "manual-1", []string{"u1", "u3", "u9"}); err != nil ||
+		len(got) != 2 || !got["u1"] || !got["u3"] {
+		t.Fatalf("ReachedRecipients = %v, %v", got, err)
+	}
+	if got, err := f.s.ReachedRecipients(f.ctx, "daily", "manual-2", []string{"u1"}); err != nil || len(got) != 0 {
+		t.Fatalf("ReachedRecipients of another run = %v, %v", got, err)
+	}
+	if _, err := f.s.ReachedRecipients(f.ctx, "daily", "", nil); heraldtype.ErrorCode(err) != heraldtype.EINVALID {
+		t.Fatalf("ReachedRecipients without a run = %v", err)
+	}
+	// Restarted, it reaches nobody twice: every user is skipped. The
+	// restart keeps whom the run reached and starts the new try's counts
+	// and error afresh: counts are the last try's truth, not a sum.
 	re := f.startRun(store.CampaignRunStart{Campaign: "daily", RunID: "manual-1", Occurrence: base(), Now: at(time.Hour), Restart: true})
-	if !re.Started || re.Created || re.Run.Cursor != "" || re.Run.Restarts != 1 || re.Run.State != heraldtype.RunRunning {
+	if !re.Started || re.Created || re.Run.Cursor != "" || re.Run.Restarts != 1 || re.Run.State != heraldtype.RunRunning ||
+		re.Run.Enqueued != 3 || re.Run.Recipients != 0 || re.Run.FetchFailed != 0 || re.Run.LastError != "" {
 		t.Fatalf("restart = %+v", re)
 	}
-	again := f.batchOf("daily", "manual-1", re.Run.Version, "u1", "u2", "u3")
+	again := f.batchOf("daily", "manual-1", re.Run.Version, "u1", "u2")
 	r3 := f.advance(again)
-	if !r3.Applied || r3.Enqueued != 0 || r3.Skipped != 3 || r3.Run.Skipped != 3 || r3.Run.Enqueued != 3 {
+	if !r3.Applied || r3.Enqueued != 0 || r3.Skipped != 2 || r3.Run.Skipped != 2 || r3.Run.Enqueued != 3 || r3.Run.Recipients != 2 {
 		t.Fatalf("re-run batch = %+v", r3)
+	}
+	// A user the runner left out as reached counts skipped with them.
+	left := store.CampaignBatch{Campaign: "daily", RunID: "manual-1", Version: r3.Run.Version, Cursor: "u3",
+		Recipients: 1, Skipped: 1, Finish: heraldtype.RunDone, Now: at(time.Hour)}
+	r4 := f.advance(left)
+	if !r4.Applied || r4.Skipped != 1 || r4.Run.Skipped != 3 || r4.Run.Recipients != 3 || r4.Run.Enqueued != 3 || r4.Run.LastError != "" {
+		t.Fatalf("re-run's last batch = %+v", r4)
 	}
 	for _, n := range again.Enqueue.Notifications {
 		f.noNotification(n.ID)

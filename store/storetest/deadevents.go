@@ -98,4 +98,53 @@ func testDeadEvents(t *testing.T, newStore NewStore) {
 	wantCode(t, f.s.MarkDeadEventReplayed(f.ctx, 999999, "", base()), heraldtype.ENOTFOUND)
 	_, _, err = f.s.ListDeadEvents(f.ctx, heraldtype.DeadEventFilter{Replayed: "maybe"})
 	wantCode(t, err, heraldtype.EINVALID)
+	testDeadEventsNeverLost(t, f)
+}
+
+// Issue 30 items 1 and 4: a tombstone and an empty value are kept as
+// such; a second record at a position already used (a topic recreated)
+// is kept beside the first, while the same record dead-lettered again
+// (a crash before the offset commit) is kept once.
+func testDeadEventsNeverLost(t *testing.T, f *fixture) {
+	t.Helper()
+	ts := base().Add(-time.Hour)
+	rec := func(value []byte, tombstone bool, at time.Time) heraldtype.DeadEvent {
+		return heraldtype.DeadEvent{Topic: "recreated", Partition: 0, Offset: 0, Kind: "events", Value: value,
+			Tombstone: tombstone, RecordTimestamp: at, Error: "decode: the record has no value", Attempts: 1}
+	}
+	put := func(d heraldtype.DeadEvent) int64 {
+		t.Helper()
+		id, err := f.s.PutDeadEvent(f.ctx, d, base())
+		if err != nil || id <= 0 {
+			t.Fatalf("PutDeadEvent(%+v) = %d, %v", d, id, err)
+		}
+		return id
+	}
+	tomb := put(rec(nil, true, ts))
+	if again := put(rec(nil, true, ts)); again != tomb {
+		t.Fatalf("the same tombstone dead-lettered again got id %d, want %d (kept once)", again, tomb)
+	}
+	empty := put(rec([]byte{}, false, ts))
+	later := put(rec(nil, true, ts.Add(time.Minute)))  // the topic recreated: offset 0 again
+	other := put(rec([]byte("x"), false, time.Time{})) // no timestamp known
+	ids := map[int64]bool{tomb: true, empty: true, later: true, other: true}
+	if len(ids) != 4 {
+		t.Fatalf("four records at one position got ids %d, %d, %d, %d; want four rows", tomb, empty, later, other)
+	}
+	d, err := f.s.GetDeadEvent(f.ctx, tomb)
+	if err != nil || !d.Tombstone || d.Value != nil || d.Offset != 0 {
+		t.Fatalf("tombstone = %+v, %v", d, err)
+	}
+	wantTime(t, "RecordTimestamp", d.RecordTimestamp, ts)
+	d, err = f.s.GetDeadEvent(f.ctx, empty)
+	if err != nil || d.Tombstone || d.Value == nil || len(d.Value) != 0 {
+		t.Fatalf("empty value = %+v (value %#v), %v", d, d.Value, err)
+	}
+	if d, _ := f.s.GetDeadEvent(f.ctx, other); !d.RecordTimestamp.IsZero() || string(d.Value) != "x" {
+		t.Fatalf("without a timestamp = %+v", d)
+	}
+	page, _, err := f.s.ListDeadEvents(f.ctx, heraldtype.DeadEventFilter{Topic: "recreated"})
+	if err != nil || len(page) != 4 {
+		t.Fatalf("the recreated topic's dead events: %d, %v; want 4", len(page), err)
+	}
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ func eventRecord(id string, seq int64, runs ...heraldtype.RuleRun) store.EventRe
 }
 
 func ruleRun(rule, event string) heraldtype.RuleRun {
-	return heraldtype.RuleRun{Rule: rule, ID: store.RuleRunID("product.inventory.v1", event), Source: "product.inventory.v1",
+	return heraldtype.RuleRun{Rule: rule, ID: store.RuleRunID("product.inventory.v1", "", event), Source: "product.inventory.v1",
 		EventID: event, Event: "PRICE_CHANGE", Subject: "product:42",
 		Job: heraldtype.RuleJob{Notification: heraldtype.RuleMessage{Type: "price_drop", Title: "Kettle"},
 			Audience: heraldtype.JobAudience{Subject: "product:42", Kinds: []string{"VIEW"}, Limit: 10}}}
@@ -39,13 +40,13 @@ func (f *fixture) record(r store.EventRecord) store.EventRecorded {
 func testEvents(t *testing.T, newStore NewStore) {
 	t.Run("RecordOnceGuardedBySeq", func(t *testing.T) {
 		f := newFixture(t, newStore)
-		if subj, err := f.s.EventSubject(f.ctx, "product:42"); err != nil || subj.Seq != 0 {
+		if subj, err := f.s.EventSubject(f.ctx, "product.inventory.v1", "product:42"); err != nil || subj.Seq != 0 {
 			t.Fatalf("no subject yet: %+v %v", subj, err)
 		}
 		if got := f.record(eventRecord("ev-1", 0, ruleRun("price-drop", "ev-1"))); got.Replayed || got.Conflict {
 			t.Fatalf("first record: %+v", got)
 		}
-		subj, err := f.s.EventSubject(f.ctx, "product:42")
+		subj, err := f.s.EventSubject(f.ctx, "product.inventory.v1", "product:42")
 		if err != nil || subj.Seq != 1 || subj.Version != 100 || string(subj.State) == "" {
 			t.Fatalf("subject: %+v %v", subj, err)
 		}
@@ -66,7 +67,7 @@ func testEvents(t *testing.T, newStore NewStore) {
 		if got := f.record(stale); !got.Conflict {
 			t.Fatalf("update under a wrong seq: %+v", got)
 		}
-		if _, ok, _ := f.s.RecordedEvent(f.ctx, "product.inventory.v1", "ev-2"); ok {
+		if _, ok, _ := f.s.RecordedEvent(f.ctx, store.EventKey{Source: "product.inventory.v1", ID: "ev-2"}); ok {
 			t.Fatal("a conflicting event was recorded")
 		}
 		// Decided again on the right seq; an unordered event (version 0)
@@ -76,7 +77,7 @@ func testEvents(t *testing.T, newStore NewStore) {
 		if got := f.record(ok); got.Conflict || got.Replayed {
 			t.Fatalf("ev-2 on seq 1: %+v", got)
 		}
-		if subj, _ := f.s.EventSubject(f.ctx, "product:42"); subj.Seq != 2 || subj.Version != 100 {
+		if subj, _ := f.s.EventSubject(f.ctx, "product.inventory.v1", "product:42"); subj.Seq != 2 || subj.Version != 100 {
 			t.Fatalf("subject after ev-2: %+v", subj)
 		}
 		runs, err := f.s.RunningRuleRuns(f.ctx, 10)
@@ -122,6 +123,67 @@ func testEvents(t *testing.T, newStore NewStore) {
 			t.Fatalf("%d deliveries of one event were written", written)
 		}
 	})
+	// Issue 31 item 5: an event id is its namespace's — the same id in
+	// another namespace is an event of its own, with a run of its own —
+	// and the record keeps the event's hash, also answered to a
+	// redelivery, so the same id with another body can be told apart.
+	t.Run("IDsBelongToTheirNamespace", func(t *testing.T) {
+		f := newFixture(t, newStore)
+		rec := func(ns, hash string) store.EventRecord {
+			r := eventRecord("ev-1", 0)
+			r.Source, r.Namespace, r.RequestHash, r.Subject, r.Write = "http", ns, hash, "", false
+			run := ruleRun("price-drop", "ev-1")
+			run.Source, run.ID = "http", store.RuleRunID("http", ns, "ev-1")
+			r.Runs = []heraldtype.RuleRun{run}
+			r.Outcome = json.RawMessage(`{"event_id":"ev-1","ns":"` + ns + `"}`)
+			return r
+		}
+		for _, ns := range []string{"key-a", "key-b"} {
+			if got := f.record(rec(ns, "hash-"+ns)); got.Replayed || got.Conflict {
+				t.Fatalf("namespace %s: %+v", ns, got)
+			}
+		}
+		for _, ns := range []string{"key-a", "key-b"} {
+			got, ok, err := f.s.RecordedEvent(f.ctx, store.EventKey{Source: "http", Namespace: ns, ID: "ev-1"})
+			if err != nil || !ok || got.RequestHash != "hash-"+ns || !strings.Contains(string(got.Outcome), ns) {
+				t.Fatalf("RecordedEvent(%s) = %+v %v %v", ns, got, ok, err)
+			}
+		}
+		if _, ok, _ := f.s.RecordedEvent(f.ctx, store.EventKey{Source: "http", ID: "ev-1"}); ok {
+			t.Fatal("the empty namespace holds another's event")
+		}
+		again := f.record(rec("key-a", "hash-other"))
+		if !again.Replayed || again.RequestHash != "hash-key-a" || !strings.Contains(string(again.Outcome), "key-a") {
+			t.Fatalf("the same id again: %+v", again)
+		}
+		page, _, err := f.s.ListRuleRuns(f.ctx, heraldtype.RuleRunFilter{Rule: "price-drop"})
+		if err != nil || len(page) != 2 {
+			t.Fatalf("each namespace's event has its run: %+v %v", page, err)
+		}
+		if n, err := f.s.PruneEvents(f.ctx, base().Add(time.Hour), 10); err != nil || n != 2 {
+			t.Fatalf("PruneEvents: %d %v", n, err)
+		}
+	})
+	// Issue 30 item 5: a subject's version and detector state are its
+	// source's: another source's newer version does not make an event
+	// stale, nor share its state.
+	t.Run("SubjectsBelongToTheirSource", func(t *testing.T) {
+		f := newFixture(t, newStore)
+		f.record(eventRecord("ev-1", 0))
+		other := eventRecord("ev-1", 0)
+		other.Source, other.Version, other.State = "http", 3, json.RawMessage(`{"other":{}}`)
+		if got := f.record(other); got.Conflict || got.Replayed {
+			t.Fatalf("another source's first event of the subject: %+v", got)
+		}
+		kafka, err := f.s.EventSubject(f.ctx, "product.inventory.v1", "product:42")
+		if err != nil || kafka.Version != 100 || kafka.Seq != 1 {
+			t.Fatalf("the topic's subject: %+v %v", kafka, err)
+		}
+		api, err := f.s.EventSubject(f.ctx, "http", "product:42")
+		if err != nil || api.Version != 3 || api.Seq != 1 || !strings.Contains(string(api.State), "other") {
+			t.Fatalf("the API's subject: %+v %v", api, err)
+		}
+	})
 	t.Run("RunBatchesCommitWithTheCursor", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.user("u1")
@@ -165,7 +227,7 @@ func testEvents(t *testing.T, newStore NewStore) {
 		if runs, _ := f.s.RunningRuleRuns(f.ctx, 10); len(runs) != 1 || runs[0].EventID != "ev-2" {
 			t.Fatalf("after pruning: %+v", runs)
 		}
-		if _, ok, _ := f.s.RecordedEvent(f.ctx, "product.inventory.v1", "ev-1"); ok {
+		if _, ok, _ := f.s.RecordedEvent(f.ctx, store.EventKey{Source: "product.inventory.v1", ID: "ev-1"}); ok {
 			t.Fatal("ev-1's record survived its retention")
 		}
 	})

@@ -17,10 +17,13 @@ func testPolicy(t *testing.T, newStore NewStore) {
 	t.Run("Types", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, newStore)
+		// counts_toward_cap is kept as said: true, false, or unset (issue
+		// 30 item 5: unset caps rules' and campaigns' notifications).
+		yes, no := true, false
 		_, err := f.s.GetType(f.ctx, "promo")
 		wantCode(t, err, heraldtype.ENOTFOUND)
 		promo := heraldtype.NotificationType{Name: "promo", Channels: []heraldtype.Channel{heraldtype.ChannelPush},
-			Priority: heraldtype.PriorityLow, DedupeWindow: 2 * time.Hour, QuietHours: true, CountsTowardCap: true,
+			Priority: heraldtype.PriorityLow, DedupeWindow: 2 * time.Hour, QuietHours: true, CountsTowardCap: &yes,
 			Guarantee: heraldtype.AtMostOnce}
 		if _, err := f.s.PutType(f.ctx, promo, base()); err != nil {
 			t.Fatal(err)
@@ -36,10 +39,10 @@ func testPolicy(t *testing.T, newStore NewStore) {
 		wantTime(t, "updated_at", got.UpdatedAt, base())
 		got.UpdatedAt = time.Time{}
 		if !slices.Equal(got.Channels, promo.Channels) || got.DedupeWindow != promo.DedupeWindow ||
-			!got.CountsTowardCap || !got.QuietHours || got.Guarantee != heraldtype.AtMostOnce || got.Priority != heraldtype.PriorityLow {
+			got.CountsTowardCap == nil || !*got.CountsTowardCap || !got.QuietHours || got.Guarantee != heraldtype.AtMostOnce || got.Priority != heraldtype.PriorityLow {
 			t.Fatalf("GetType = %+v, want %+v", got, promo)
 		}
-		promo.CountsTowardCap = false
+		promo.CountsTowardCap = &no
 		if _, err := f.s.PutType(f.ctx, promo, at(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +50,8 @@ func testPolicy(t *testing.T, newStore NewStore) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(all) != 2 || all[0].Name != "alarm" || all[1].Name != "promo" || all[1].CountsTowardCap || !all[0].Critical {
+		if len(all) != 2 || all[0].Name != "alarm" || all[1].Name != "promo" || all[1].CountsTowardCap == nil || *all[1].CountsTowardCap || !all[0].Critical ||
+			all[0].CountsTowardCap != nil {
 			t.Fatalf("ListTypes = %+v", all)
 		}
 	})

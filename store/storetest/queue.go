@@ -11,6 +11,36 @@ import (
 )
 
 func testClaim(t *testing.T, newStore NewStore) {
+	// A claimed job's notification carries what produced it: the daily cap
+	// counts rules' and campaigns' notifications by default (issue 30
+	// item 5), so both stores' claims read the source.
+	t.Run("Source", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, newStore)
+		f.user("u1")
+		f.device("u1", "d1", "android")
+		fromRule, trigger := f.notification("u1"), f.notification("u1")
+		src := &heraldtype.Source{Kind: heraldtype.SourceRule, ID: "ev-1", Name: "price-drop", Occurrence: "http/ev-1", Event: "PRICE_CHANGE"}
+		fromRule.Source = src
+		f.enqueue(params(fromRule, trigger))
+		now := at(time.Minute)
+		jobs, err := f.s.Claim(f.ctx, store.ClaimParams{Owner: "w1", Now: now, LeaseUntil: now.Add(30 * time.Second), Limit: 10})
+		if err != nil || len(jobs) != 2 {
+			t.Fatalf("claimed %d: %v", len(jobs), err)
+		}
+		for _, j := range jobs {
+			switch j.Notification.ID {
+			case fromRule.ID:
+				if j.Notification.Source == nil || *j.Notification.Source != *src {
+					t.Fatalf("a rule's notification claimed with source %+v, want %+v", j.Notification.Source, src)
+				}
+			case trigger.ID:
+				if j.Notification.Source != nil {
+					t.Fatalf("a trigger's notification claimed with source %+v", j.Notification.Source)
+				}
+			}
+		}
+	})
 	t.Run("BatchOrderLease", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, newStore)

@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// Setup commands (issue 32 item 6): the notifications a trigger made, and
+// what became of them (herald send makes them).
+
+func newNotificationsCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "notifications",
+		Short: "Show notifications and what became of them on each channel",
+	}
+	cmd.AddCommand(newNotificationsGetCmd(e), newNotificationsListCmd(e))
+	return cmd
+}
+
+func newNotificationsGetCmd(e *env) *cobra.Command {
+	var server string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "get ID",
+		Short:   "Show a notification: its status, and each delivery with its attempts",
+		Example: "  herald notifications get 01JDQ8ZV4YB3K6G3W6M1T2N5PQ",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := newAPIClient(cmd, server).getNotification(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(e.stdout, n)
+			}
+			return printNotification(e.stdout, n)
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	addJSONFlag(cmd, &asJSON)
+	return cmd
+}
+
+func printNotification(w io.Writer, n herald.NotificationStatus) error {
+	if err := printFields(w, []field{
+		{"id", printable(n.ID)}, {"user", printable(n.UserID)}, {"type", printable(n.Type)},
+		{"title", printable(n.Title)}, {"body", printable(n.Body)}, {"data", keyValues(n.Data)},
+		{"status", strings.TrimSuffix(string(n.Status)+" ("+printable(n.Reason)+")", " ()")},
+		{"channels", channelStatus(n.ChannelStatus)}, {"priority", string(n.Priority)},
+		{"guarantee", string(n.Guarantee)}, {"dedupe key", printable(n.DedupeKey)},
+		{"send at", timeOrEmpty(&n.SendAt)}, {"created", timeOrEmpty(&n.CreatedAt)},
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%s\n", count(len(n.Deliveries), "delivery", "deliveries")+":")
+	if len(n.Deliveries) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tCHANNEL\tDEVICE\tSTATE\tATTEMPT\tERROR\tPROVIDER ID")
+	for _, d := range n.Deliveries {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%s\t%s\n", d.ID, printable(string(d.Channel)), printable(d.DeviceID),
+			d.State, d.Attempt, d.MaxAttempts, printable(d.LastErrorCode), printable(d.ProviderMessageID))
+	}
+	return tw.Flush()
+}
+
+// channelStatus renders a notification's status per channel, sorted:
+// "in_app SENT, push DEFERRED".
+func channelStatus(m map[heraldtype.Channel]heraldtype.HistoryStatus) string {
+	var parts []string
+	for _, ch := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, printable(string(ch))+" "+string(m[ch]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func newNotificationsListCmd(e *env) *cobra.Command {
+	var server, from, to string
+	var f herald.HistoryFilter
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List notifications, newest first, with their status",
+		Long: `List notifications, newest first, with their status: PENDING, DEFERRED, SENT,
+PARTIALLY_SENT, RATE_LIMITED, USER_OPTED_OUT or FAILED, and the reason.`,
+		Example: "  herald notifications list --user u1\n  herald notifications list --status FAILED --from 2026-11-01T00:00:00Z",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if f.From, err = parseTimeFlag("from", from); err != nil {
+				return err
+			}
+			if f.To, err = parseTimeFlag("to", to); err != nil {
+				return err
+			}
+			page, err := newAPIClient(cmd, server).listHistory(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(e.stdout, page)
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tUSER\tTYPE\tSTATUS\tREASON\tCHANNELS\tCREATED")
+			for _, n := range page.Notifications {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", printable(n.NotificationID), printable(n.UserID),
+					printable(n.Type), n.Status, printable(n.Reason), channelStatus(n.ChannelStatus),
+					n.CreatedAt.Format(time.RFC3339))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			printMore(e.stdout, page.NextCursor)
+			return nil
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	fl := cmd.Flags()
+	fl.StringVar(&f.UserID, "user", "", "one user's notifications")
+	fl.StringVar(&f.Type, "type", "", "notification type")
+	fl.StringVar((*string)(&f.Status), "status", "", "PENDING, DEFERRED, SENT, PARTIALLY_SENT, RATE_LIMITED, USER_OPTED_OUT or FAILED")
+	fl.StringVar(&from, "from", "", "created at or after (RFC 3339)")
+	fl.StringVar(&to, "to", "", "created before (RFC 3339)")
+	fl.StringVar(&f.Cursor, "cursor", "", "continue after a previous page")
+	fl.IntVar(&f.Limit, "limit", 50, "page size (max 200)")
+	addJSONFlag(cmd, &asJSON)
+	return cmd
+}

@@ -1,0 +1,67 @@
+package postgres_test
+
+import (
+	"io/fs"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store/migrate"
+	"github.com/heraldhq/herald/store/postgres"
+	"github.com/heraldhq/herald/store/postgres/pgtest"
+)
+
+// Issue 30 item 4: a dead event kept before dead events were keyed by id
+// is still there after migration 0022, and a second record at its
+// position (a topic recreated) is kept beside it rather than dropped.
+func TestMigrationKeepsDeadEvents(t *testing.T) {
+	ctx := t.Context()
+	dsn, schema := pgtest.NewSchema(t)
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
+	db := stdlib.OpenDB(*cfg)
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	before := fstest.MapFS{}
+	err = fs.WalkDir(postgres.Migrations(), ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path >= "0022" {
+			return err
+		}
+		b, err := fs.ReadFile(postgres.Migrations(), path)
+		before[path] = &fstest.MapFile{Data: b}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrate.Run(ctx, db, before, migrate.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var oldID int64
+	if err := db.QueryRowContext(ctx, `INSERT INTO dead_events (topic, partition, "offset", kind, key, value, error, attempts, created_at)
+		VALUES ('t', 0, 5, 'events', NULL, '\x7b7d', 'boom', 1, now()) RETURNING id`).Scan(&oldID); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, dsn, schema)
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	old, err := s.GetDeadEvent(ctx, oldID)
+	if err != nil || old.Topic != "t" || old.Offset != 5 || string(old.Value) != "{}" || old.Tombstone || !old.RecordTimestamp.IsZero() {
+		t.Fatalf("the dead event from before = %+v, %v", old, err)
+	}
+	id, err := s.PutDeadEvent(ctx, heraldtype.DeadEvent{Topic: "t", Offset: 5, Kind: "events", Value: []byte("{}"),
+		RecordTimestamp: time.UnixMilli(1764000000000), Error: "boom", Attempts: 1}, time.Now())
+	if err != nil || id == oldID {
+		t.Fatalf("a second record at its position = %d, %v; want a new row", id, err)
+	}
+}
