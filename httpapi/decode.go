@@ -74,7 +74,7 @@ func decodeBody(body []byte, dst any, spec bodySpec) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return jsonError(err, spec.timeField)
+		return jsonError(err, spec.timeField, body, reflect.TypeOf(dst))
 	}
 	// Exactly one value: `{…}{…}` or `{…} x` is a client bug that would
 	// otherwise be silently half-processed.
@@ -115,8 +115,9 @@ func checkContentType(h string) error {
 }
 
 // jsonError translates an encoding/json error into a 400 that names the
-// field when the decoder knows it.
-func jsonError(err error, timeField string) error {
+// field by its whole path (decodepath.go) when the body is valid JSON, and
+// as far as the decoder knows it otherwise.
+func jsonError(err error, timeField string, body []byte, dst reflect.Type) error {
 	var (
 		syntax   *json.SyntaxError
 		typ      *json.UnmarshalTypeError
@@ -127,6 +128,13 @@ func jsonError(err error, timeField string) error {
 		return heraldtype.Errorf(heraldtype.EINVALID, "the request body is not valid JSON: %s (at byte %d)", syntax.Error(), syntax.Offset)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return heraldtype.Errorf(heraldtype.EINVALID, "the request body is not valid JSON: it ends in the middle of a value")
+	}
+	if dst != nil && json.Valid(body) {
+		if bv, ok := findBadValue(body, dst); ok && bv.path != "" {
+			return bv.fieldError()
+		}
+	}
+	switch {
 	case errors.As(err, &typ):
 		if typ.Field == "" {
 			return heraldtype.Errorf(heraldtype.EINVALID, "the request body must be a JSON object")
@@ -146,6 +154,23 @@ func jsonError(err error, timeField string) error {
 	// Whatever else the decoder reports is still about the bytes the
 	// caller sent: the body is the only input.
 	return heraldtype.Errorf(heraldtype.EINVALID, "the request body is not valid: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// fieldError is the 400 naming a bad value by its whole path.
+func (bv badValue) fieldError() error {
+	var (
+		typ      *json.UnmarshalTypeError
+		timeFail *time.ParseError
+	)
+	switch {
+	case bv.unknown:
+		return heraldtype.FieldErrorf(bv.path, "is not a known field")
+	case errors.As(bv.err, &timeFail) || bv.typ == reflect.TypeFor[time.Time]():
+		return heraldtype.FieldErrorf(bv.path, "must be an RFC 3339 time such as 2026-05-01T09:00:00+09:00")
+	case errors.As(bv.err, &typ):
+		return heraldtype.FieldErrorf(bv.path, "must be %s, not %s", jsonKind(bv.typ), typ.Value)
+	}
+	return heraldtype.FieldErrorf(bv.path, "%s", strings.TrimPrefix(bv.err.Error(), "json: "))
 }
 
 // jsonKind names a Go type the way a JSON caller thinks of it.

@@ -34,7 +34,7 @@ func TestBadRequests(t *testing.T) {
 		// Decoding.
 		{name: "unknown field", method: "PUT", path: "/v1/users/bob", body: `{"tz":"UTC"}`, status: 400, code: heraldtype.EINVALID, field: "tz"},
 		{name: "wrong type", method: "PUT", path: "/v1/users/bob", body: `{"timezone":5}`, status: 400, code: heraldtype.EINVALID, field: "timezone"},
-		{name: "wrong nested type", method: "POST", path: "/v1/notifications", body: notify(`,"data":{"k":1}`), status: 400, code: heraldtype.EINVALID, field: "data"},
+		{name: "wrong nested type", method: "POST", path: "/v1/notifications", body: notify(`,"data":{"k":1}`), status: 400, code: heraldtype.EINVALID, field: "data.k"},
 		{name: "wrong bool", method: "POST", path: "/v1/users/alice/devices", body: `{"device_id":"d","token":"t","platform":"ios","push_opt_in":"yes"}`, status: 400, code: heraldtype.EINVALID, field: "push_opt_in"},
 		{name: "trailing JSON", method: "PUT", path: "/v1/users/bob", body: `{}{}`, status: 400, code: heraldtype.EINVALID},
 		{name: "trailing garbage", method: "POST", path: "/v1/notifications", body: notify("") + ` x`, status: 400, code: heraldtype.EINVALID},

@@ -98,7 +98,7 @@ func TestDecodeBody(t *testing.T) {
 		{body: `{"count":"2"}`, field: "count", wantErr: true},
 		{body: `{"count":1.5}`, field: "count", wantErr: true},
 		{body: `{"count":1e999}`, field: "count", wantErr: true},
-		{body: `{"tags":{"a":true}}`, field: "tags", wantErr: true},
+		{body: `{"tags":{"a":true}}`, field: "tags.a", wantErr: true},
 		{body: `{"tags":[]}`, field: "tags", wantErr: true},
 		{body: `{"nope":1}`, field: "nope", wantErr: true},
 		{body: `{"name":"x"} {"name":"y"}`, wantErr: true},

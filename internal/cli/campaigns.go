@@ -15,7 +15,7 @@ import (
 func newCampaignsCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "campaigns",
-		Short: "Inspect and run the campaigns of a running Herald (S3.7)",
+		Short: "Inspect and run the campaigns of a running Herald",
 	}
 	cmd.AddCommand(newCampaignsListCmd(e), newCampaignsGetCmd(e), newCampaignsRunCmd(e))
 	return cmd

@@ -187,7 +187,7 @@ func newDeliveriesReplayCmd(e *env) *cobra.Command {
 	var filter deliveryFlags
 	cmd := &cobra.Command{
 		Use:   "replay [ID...]",
-		Short: "Send dead or unknown deliveries again (S0.4, S4.6)",
+		Short: "Send dead or unknown deliveries again",
 		Long: `Replay deliveries by id, or every dead/unknown delivery matching the filters with --all.
 A replay keeps the delivery's history: its replay count goes up and its next outcome is
 recorded as the last replay result.`,

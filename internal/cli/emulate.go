@@ -62,7 +62,8 @@ issues one (or registers {"token":"…"}), DELETE /emulator/tokens/{token} forge
 	fcmCmd.Flags().BoolVar(&strictTokens, "registered-tokens-only", false,
 		"answer UNREGISTERED for well-formed tokens the emulator never issued (POST /emulator/tokens issues them)")
 	fcmCmd.Flags().StringVar(&credsOut, "credentials-out", "", "write the service-account JSON to this file instead of stdout")
-	cmd.AddCommand(fcmCmd, newEmulateAPNsCmd(e), newEmulateWebPushCmd(e), newEmulateTwilioCmd(e), newEmulateSMTPCmd(e), newEmulateKafkaCmd(e))
+	cmd.AddCommand(fcmCmd, newEmulateAPNsCmd(e), newEmulateWebPushCmd(e), newEmulateTwilioCmd(e), newEmulateSMTPCmd(e), newEmulateKafkaCmd(e),
+		newEmulateRecommendCmd(e))
 	return cmd
 }
 
@@ -71,7 +72,7 @@ issues one (or registers {"token":"…"}), DELETE /emulator/tokens/{token} forge
 func startDevEmulator(addr string, log *slog.Logger) (*fcmemu.Emulator, error) {
 	em := fcmemu.New(fcmemu.Config{Logger: log.With("component", "fcm-emulator")})
 	if _, err := em.Start(addr); err != nil {
-		return nil, fmt.Errorf("dev: start FCM emulator on %s: %w", addr, err)
+		return nil, listenError("the FCM emulator", addr, "dev.fcm_addr", "--emulator-addr", err)
 	}
 	return em, nil
 }

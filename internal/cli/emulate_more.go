@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	apnsemu "github.com/heraldhq/herald/emulator/apns"
+	recommendemu "github.com/heraldhq/herald/emulator/recommend"
 	smtpemu "github.com/heraldhq/herald/emulator/smtp"
 	twilioemu "github.com/heraldhq/herald/emulator/twilio"
 	webpushemu "github.com/heraldhq/herald/emulator/webpush"
@@ -195,5 +196,41 @@ func newVAPIDCmd(e *env) *cobra.Command {
 			return nil
 		},
 	})
+	return cmd
+}
+
+func newEmulateRecommendCmd(e *env) *cobra.Command {
+	var addr string
+	var items int
+	cmd := &cobra.Command{
+		Use:   "recommend",
+		Short: "Run the recommendation emulator a campaign's fetch can call",
+		Long: `Run a recommendation service of the shape a campaign's content fetch calls:
+POST /v1/recommendations {"campaign","run","user_ids"} is answered
+{"users":{"<id>":{"items":[{"id","name","price"}…],"fields":{…}}}}, each user's items
+picked from a small product catalog by the user's id (the same picks every run).
+Give a campaign "fetch":{"url":"<url>/v1/recommendations"}.
+
+GET /emulator/messages lists the calls; PUT /emulator/faults fails a campaign's calls
+({"campaigns":{"daily-reco":{"status":503,"times":1}}}), a fraction of all calls
+({"unavailable":{"rate":0.2}}), leaves users out ({"omit_users":["user-1842"]}) or
+slows every call ({"latency_ms":6000}); PUT /emulator/users/{id} sets one user's
+content; GET /emulator/stats counts the calls.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger(e.stderr, LogConfig{Level: "info", Format: "json"})
+			if err != nil {
+				return err
+			}
+			em := recommendemu.New(recommendemu.Config{Logger: log, Items: items})
+			if _, err := em.Start(addr); err != nil {
+				return err
+			}
+			log.Info("recommend emulator listening", "url", em.URL(), "fetch_url", em.FetchURL())
+			return runUntilDone(cmd, em)
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8086", "listen address")
+	cmd.Flags().IntVar(&items, "items", 3, "items per user")
 	return cmd
 }

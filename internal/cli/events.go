@@ -17,7 +17,7 @@ import (
 func newEventsCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "events",
-		Short: "Inspect and replay the Kafka records Herald gave up on (S3.10)",
+		Short: "Inspect and replay the Kafka records Herald gave up on",
 	}
 	cmd.AddCommand(newEventsDeadCmd(e), newEventsReplayCmd(e))
 	return cmd

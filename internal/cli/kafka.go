@@ -172,7 +172,7 @@ func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client
 		}
 		b, err := kafkaemu.Start(kafkaemu.Config{Addr: cfg.Dev.KafkaAddr, Topics: names})
 		if err != nil {
-			return nil, nil, fmt.Errorf("dev: start the Kafka broker on %s: %w", cfg.Dev.KafkaAddr, err)
+			return nil, nil, listenError("the Kafka broker", cfg.Dev.KafkaAddr, "dev.kafka_addr", "", err)
 		}
 		closers = append(closers, b)
 		k.Brokers = []string{b.Addr()}
@@ -228,7 +228,7 @@ func startKafka(ctx context.Context, cfg Config, dev bool, client *herald.Client
 func startDevRegistry(addr string, notificationTopics, eventTopics []string) (*kafkaemu.Registry, error) {
 	r, err := kafkaemu.StartRegistry(addr)
 	if err != nil {
-		return nil, fmt.Errorf("dev: start the schema registry on %s: %w", addr, err)
+		return nil, listenError("the schema registry", addr, "dev.schema_registry_addr", "", err)
 	}
 	for schema, topics := range map[string][]string{"NotificationEvent": notificationTopics, "ProductInventoryEvent": eventTopics} {
 		text, err := kafkaapi.Schemas.ReadFile("schemas/" + schema + ".avsc")

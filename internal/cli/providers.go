@@ -9,10 +9,6 @@ import (
 	"os"
 
 	"github.com/heraldhq/herald"
-	apnsemu "github.com/heraldhq/herald/emulator/apns"
-	smtpemu "github.com/heraldhq/herald/emulator/smtp"
-	twilioemu "github.com/heraldhq/herald/emulator/twilio"
-	webpushemu "github.com/heraldhq/herald/emulator/webpush"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/provider/apns"
 	"github.com/heraldhq/herald/provider/fcm"
@@ -123,50 +119,40 @@ func (c *SMTPConfig) smtpConfig() (smtp.Config, error) {
 			Scopes: c.OAuth2.Scopes}}, nil
 }
 
-// DevConfig is where `serve --dev` starts each provider emulator.
-type DevConfig struct {
-	FCMAddr     string `koanf:"fcm_addr"`
-	APNsAddr    string `koanf:"apns_addr"`
-	WebPushAddr string `koanf:"webpush_addr"`
-	TwilioAddr  string `koanf:"twilio_addr"`
-	SMTPAddr    string `koanf:"smtp_addr"`
-	SMTPHTTP    string `koanf:"smtp_http_addr"` // the SMTP emulator's /emulator/messages
-	// KafkaAddr is the in-process Kafka broker's, when kafka.brokers is
-	// not set (issue 20 item 9).
-	KafkaAddr string `koanf:"kafka_addr"`
-	// SchemaRegistryAddr is the in-process schema registry's, when
-	// kafka.schema_registry_url is not set.
-	SchemaRegistryAddr string `koanf:"schema_registry_addr"`
+// wiredProviders is what providers builds: the providers by name, the
+// push routing, what to close at the end, and in dev mode the emulators
+// Herald calls besides its providers.
+type wiredProviders struct {
+	byName  map[string]herald.Provider
+	routing map[heraldtype.Platform]string
+	closers []io.Closer
+	dev     devEmulators
 }
-
-// devTopic is the bundle id the dev-mode APNs emulator accepts.
-const devTopic = "dev.herald.app"
 
 // providers builds every configured provider and the push routing. In dev
 // mode every provider points at an emulator started here; closers stop
 // them.
-func (c *Config) providers(dev bool, log *slog.Logger) (map[string]herald.Provider, map[heraldtype.Platform]string, []io.Closer, error) {
-	ps := map[string]herald.Provider{}
-	var closers []io.Closer
-	fail := func(err error) (map[string]herald.Provider, map[heraldtype.Platform]string, []io.Closer, error) {
-		for _, cl := range closers {
+func (c *Config) providers(dev bool, log *slog.Logger) (wiredProviders, error) {
+	w := wiredProviders{byName: map[string]herald.Provider{}}
+	fail := func(err error) (wiredProviders, error) {
+		for _, cl := range w.closers {
 			cl.Close()
 		}
-		return nil, nil, nil, err
+		return wiredProviders{}, err
 	}
 	if dev {
 		var err error
-		if closers, err = c.devProviders(ps, log); err != nil {
+		if w.closers, w.dev, err = c.devProviders(w.byName, log); err != nil {
 			return fail(err)
 		}
-	} else if err := c.realProviders(ps); err != nil {
+	} else if err := c.realProviders(w.byName); err != nil {
 		return fail(err)
 	}
-	routing, err := c.routing(ps, dev)
-	if err != nil {
+	var err error
+	if w.routing, err = c.routing(w.byName); err != nil {
 		return fail(err)
 	}
-	return ps, routing, closers, nil
+	return w, nil
 }
 
 // realProviders builds the providers whose credentials are configured.
@@ -321,7 +307,7 @@ func (c *Config) smtpProvider() (*smtp.Client, credentials, error) {
 // routing maps each platform to its push provider: push_routing when set,
 // otherwise the direct provider if configured (APNs for iOS, Web Push for
 // web) and FCM for the rest.
-func (c *Config) routing(ps map[string]herald.Provider, dev bool) (map[heraldtype.Platform]string, error) {
+func (c *Config) routing(ps map[string]herald.Provider) (map[heraldtype.Platform]string, error) {
 	r := map[heraldtype.Platform]string{}
 	pick := func(platform heraldtype.Platform, direct string) {
 		if _, ok := ps[direct]; ok && direct != "" {
@@ -344,93 +330,4 @@ func (c *Config) routing(ps map[string]herald.Provider, dev bool) (map[heraldtyp
 		r[p] = name
 	}
 	return r, nil
-}
-
-// devProviders starts every emulator and points a provider at each.
-func (c *Config) devProviders(ps map[string]herald.Provider, log *slog.Logger) ([]io.Closer, error) {
-	var closers []io.Closer
-	var vapidPublic string
-	emuLog := func(name string) *slog.Logger { return log.With("component", name+"-emulator") }
-
-	fe, err := startDevEmulator(c.Dev.FCMAddr, log)
-	if err != nil {
-		return closers, err
-	}
-	closers = append(closers, fe)
-	if ps["fcm"], err = fcm.New(fcm.Config{CredentialsJSON: fe.ServiceAccountJSON(devProject), Endpoint: fe.URL()}); err != nil {
-		return closers, err
-	}
-
-	ae, err := apnsemu.New(apnsemu.Config{Logger: emuLog("apns"), Topics: []string{devTopic}})
-	if err != nil {
-		return closers, err
-	}
-	if _, err := ae.Start(c.Dev.APNsAddr); err != nil {
-		return closers, fmt.Errorf("dev: start APNs emulator on %s: %w", c.Dev.APNsAddr, err)
-	}
-	closers = append(closers, ae)
-	p8, keyID, err := ae.NewProviderKey(apnsemu.DefaultTeamID)
-	if err != nil {
-		return closers, err
-	}
-	acfg := apns.Config{KeyP8: p8, KeyID: keyID, TeamID: apnsemu.DefaultTeamID, Topic: devTopic, Endpoint: ae.URL(), RootCAs: ae.CertPool()}
-	if ps["apns"], err = apns.New(acfg); err != nil {
-		return closers, err
-	}
-
-	we := webpushemu.New(webpushemu.Config{Logger: emuLog("webpush")})
-	if _, err := we.Start(c.Dev.WebPushAddr); err != nil {
-		return closers, fmt.Errorf("dev: start Web Push emulator on %s: %w", c.Dev.WebPushAddr, err)
-	}
-	closers = append(closers, we)
-	// The configured VAPID keys when there are some (a web page
-	// subscribed with them keeps working across restarts), else a pair
-	// made for this run.
-	pub, priv, subject := c.WebPush.VAPIDPublicKey, c.WebPush.VAPIDPrivateKey, c.WebPush.Subject
-	if priv == "" {
-		if pub, priv, err = webpush.GenerateVAPIDKeys(); err != nil {
-			return closers, err
-		}
-	}
-	if subject == "" {
-		subject = "mailto:dev@herald.invalid"
-	}
-	if ps["webpush"], err = webpush.New(webpush.Config{VAPIDPublicKey: pub, VAPIDPrivateKey: priv,
-		Subject: subject, AllowInsecureEndpoints: true, AllowPrivateEndpoints: true}); err != nil {
-		return closers, fmt.Errorf("webpush: %w", err)
-	}
-	vapidPublic = pub
-
-	te := twilioemu.New(twilioemu.Config{Logger: emuLog("twilio")})
-	if _, err := te.Start(c.Dev.TwilioAddr); err != nil {
-		return closers, fmt.Errorf("dev: start Twilio emulator on %s: %w", c.Dev.TwilioAddr, err)
-	}
-	closers = append(closers, te)
-	if ps["twilio"], err = twilio.New(twilio.Config{AccountSID: te.AccountSID(), AuthToken: te.AuthToken(),
-		From: "+15005550006", BaseURL: te.URL()}); err != nil {
-		return closers, err
-	}
-
-	se, err := smtpemu.New(smtpemu.Config{Logger: emuLog("smtp")})
-	if err != nil {
-		return closers, err
-	}
-	if _, err := se.Start(c.Dev.SMTPAddr); err != nil {
-		return closers, fmt.Errorf("dev: start SMTP emulator on %s: %w", c.Dev.SMTPAddr, err)
-	}
-	closers = append(closers, se)
-	if _, err := se.StartHTTP(c.Dev.SMTPHTTP); err != nil {
-		return closers, fmt.Errorf("dev: start SMTP emulator's HTTP API on %s: %w", c.Dev.SMTPHTTP, err)
-	}
-	host, port := se.HostPort()
-	if ps["smtp"], err = smtp.New(smtp.Config{Host: host, Port: port, TLS: smtp.TLSNone, From: "Herald <herald@localhost>"}); err != nil {
-		return closers, err
-	}
-	announceEmulator(log, "fcm", fe.URL(), fe.URL(), "project", devProject)
-	announceEmulator(log, "apns", ae.URL(), ae.URL(), "tls", "self-signed certificate (curl -k)", "topic", devTopic)
-	announceEmulator(log, "webpush", we.URL(), we.URL(), "subscriptions", we.URL()+"/emulator/subscriptions",
-		"vapid_public_key", vapidPublic)
-	announceEmulator(log, "twilio", te.URL(), te.URL())
-	announceEmulator(log, "smtp", "smtp://"+se.Addr(), se.HTTPURL())
-	return closers, nil
 }

@@ -15,7 +15,7 @@ import (
 func newRulesCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rules",
-		Short: "Manage the event rules of a running Herald (S3.2, S3.4)",
+		Short: "Manage the event rules of a running Herald",
 	}
 	cmd.AddCommand(newRulesListCmd(e), newRulesGetCmd(e), newRulesPutCmd(e), newRulesDeleteCmd(e), newRulesDryRunCmd(e), newRulesRunsCmd(e))
 	return cmd

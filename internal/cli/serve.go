@@ -37,8 +37,11 @@ func newServeCmd(e *env) *cobra.Command {
 		Long: `Run Herald: the HTTP API and the delivery workers, on the embedded SQLite store.
 
 --dev also starts the built-in provider emulators (FCM on --emulator-addr, APNs, Web Push,
-Twilio and SMTP on the dev.* addresses) and wires every provider to them, so everything
-works on a laptop with no credentials. The start-up log names every emulator with the URLs of
+Twilio and SMTP on the dev.* addresses), a recommendation service a campaign's fetch can
+call (dev.recommend_addr) and a Kafka broker (dev.kafka_addr), and wires every provider to
+them, so everything works on a laptop with no credentials. Push is routed as in production:
+Android to FCM, iOS to APNs, web to Web Push (push_routing changes it; the start-up log
+says where each platform goes). The start-up log names every emulator with the URLs of
 its received messages (GET /emulator/messages; DELETE clears them), its fault injection
 (PUT /emulator/faults) and its counters (GET /emulator/stats); see docs/emulators.md
 (testing with the emulators). Every message an emulator accepts is also logged.
@@ -152,13 +155,14 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	hc.Registerer = reg
 
-	providers, routing, closers, err := cfg.providers(dev, log)
+	wired, err := cfg.providers(dev, log)
 	if err != nil {
 		return err
 	}
-	for _, cl := range closers {
+	for _, cl := range wired.closers {
 		defer cl.Close()
 	}
+	providers, routing := wired.byName, wired.routing
 	if len(providers) == 0 {
 		log.Warn("no provider configured: triggers are refused until one is (see docs/configuration.md), or run with --dev")
 	}
@@ -169,16 +173,10 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 	rot := newRotator(cfg, load, providers, log)
 	stopReload := reloadOnSIGHUP(ctx, func() { _ = rot.Reload() })
 	defer stopReload()
-	if dev {
-		// The quick start's push goes through FCM for every platform: a
-		// newcomer's "tok-1" is an FCM-shaped token. Route iOS to APNs and
-		// web to Web Push with push_routing to try the direct providers.
-		for p := range routing {
-			if _, set := cfg.PushRouting[string(p)]; !set {
-				routing[p] = "fcm"
-			}
-		}
-	}
+	// Each platform's provider is in the start-up log (issue 32 item 1): in
+	// --dev iOS reaches the APNs emulator and web the Web Push emulator, as
+	// a production configuration with all three providers routes them.
+	logRouting(log, routing)
 
 	client, err := herald.NewClient(hc)
 	if err != nil {
@@ -209,7 +207,7 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 	}
 	connCfg := cfg.HTTP.conn()
 	connCfg.TLS = tlsCfg
-	tcp, err := net.Listen("tcp", cfg.Listen)
+	tcp, err := listenAPI(cfg.Listen)
 	if err != nil {
 		return err
 	}

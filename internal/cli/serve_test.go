@@ -108,7 +108,8 @@ func startDevEnv(t *testing.T, moreEnv []string, extra ...string) *devServer {
 	done := make(chan int, 1)
 	env := []string{"HERALD_DEV__APNS_ADDR=127.0.0.1:0", "HERALD_DEV__WEBPUSH_ADDR=127.0.0.1:0",
 		"HERALD_DEV__TWILIO_ADDR=127.0.0.1:0", "HERALD_DEV__SMTP_ADDR=127.0.0.1:0", "HERALD_DEV__SMTP_HTTP_ADDR=127.0.0.1:0",
-		"HERALD_DEV__KAFKA_ADDR=127.0.0.1:0", "HERALD_DEV__SCHEMA_REGISTRY_ADDR=127.0.0.1:0"}
+		"HERALD_DEV__KAFKA_ADDR=127.0.0.1:0", "HERALD_DEV__SCHEMA_REGISTRY_ADDR=127.0.0.1:0",
+		"HERALD_DEV__RECOMMEND_ADDR=127.0.0.1:0"}
 	env = append(env, moreEnv...)
 	go func() { done <- Run(ctx, args, io.Discard, logs, env) }()
 	s := &devServer{logs: logs}
@@ -245,7 +246,7 @@ func TestServeDevQuickStart(t *testing.T) {
 func TestOperatorCommands(t *testing.T) {
 	s := startDev(t)
 	call(t, "PUT", s.api+"/v1/users/u1", `{}`)
-	call(t, "POST", s.api+"/v1/users/u1/devices", `{"device_id":"d1","token":"tok-bad","platform":"ios"}`)
+	call(t, "POST", s.api+"/v1/users/u1/devices", `{"device_id":"d1","token":"tok-bad","platform":"android"}`)
 	// The device's Firebase project does not match: a permanent error.
 	if code, _ := call(t, "PUT", s.emulator+"/emulator/faults", `{"tokens":{"tok-bad":{"code":"SENDER_ID_MISMATCH"}}}`); code != 200 {
 		t.Fatalf("set faults: %d", code)
@@ -326,7 +327,7 @@ func TestDevModeNamesEveryEmulator(t *testing.T) {
 	s := startDev(t)
 	// The emulators announce themselves before the API listens.
 	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	for _, name := range []string{"fcm", "apns", "webpush", "twilio", "smtp"} {
+	for _, name := range []string{"fcm", "apns", "webpush", "twilio", "smtp", "recommend"} {
 		if s.logs.emulatorURL(name, "url") == "" {
 			t.Errorf("no start-up line names the %s emulator:\n%s", name, s.logs.String())
 			continue

@@ -158,7 +158,7 @@ func checkMessage(m *heraldtype.Message) error {
 	case m.Device == nil:
 		return invalid("message has no device")
 	case m.Key == "":
-		return invalid("message has no idempotency key (messageId, S0.5)")
+		return invalid("message has no idempotency key (messageId)")
 	case strings.TrimSpace(m.Device.Token) == "":
 		// A device without a token can never be reached: it is as dead
 		// as an unregistered one (S0.3 note).

@@ -137,7 +137,7 @@ func checkMessage(m *heraldtype.Message) error {
 	case m.Device == nil:
 		return invalid("message has no device")
 	case m.Key == "":
-		return invalid("message has no idempotency key (data.messageId, S0.5)")
+		return invalid("message has no idempotency key (data.messageId)")
 	case !m.Device.Platform.Valid():
 		return invalid(fmt.Sprintf("device platform %q is not android, ios or web", m.Device.Platform))
 	case strings.TrimSpace(m.Device.Token) == "":

@@ -151,7 +151,7 @@ func (c *Client) build(m *heraldtype.Message) (*mail.Msg, string, error) {
 	case m.Notification == nil:
 		return invalid("message has no notification")
 	case m.Key == "":
-		return invalid("message has no idempotency key (S0.5)")
+		return invalid("message has no idempotency key")
 	case m.Address == "":
 		return invalid("message has no e-mail address")
 	}

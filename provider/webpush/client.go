@@ -169,7 +169,7 @@ func checkMessage(m *heraldtype.Message) error {
 	case m.Device == nil:
 		return invalid("message has no device")
 	case m.Key == "":
-		return invalid("message has no idempotency key (messageId, S0.5)")
+		return invalid("message has no idempotency key (messageId)")
 	case m.Device.Platform != heraldtype.PlatformWeb:
 		return invalid(fmt.Sprintf("device platform %q is not web: route only web devices to the webpush provider", m.Device.Platform))
 	}
