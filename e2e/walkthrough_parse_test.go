@@ -17,9 +17,13 @@ func TestWalkthroughSteps(t *testing.T) {
 RUN=$(curl -s localhost:8080/v1/a | jq -r '.id')   # that run's id
 curl -X POST localhost:8080/v1/b \
      -d "{\"run\":\"$RUN\"}"   # again → 202
-curl localhost:8080/v1/c   # no arrow here`
+curl localhost:8080/v1/c   # no arrow here
+echo '{"id":"ev-1",
+  "k":1}' | tr -d '\n' |
+  kcat -P -t topic
+echo done`
 	got := steps(block)
-	if len(got) != 4 {
+	if len(got) != 6 {
 		t.Fatalf("%d steps: %q", len(got), got)
 	}
 	if !strings.Contains(got[0].cmd, `"k":"v"}'`) || !strings.Contains(got[0].expect, `"n":1`) {
@@ -33,6 +37,9 @@ curl localhost:8080/v1/c   # no arrow here`
 	}
 	if got[3].expect != "" {
 		t.Errorf("step 4 = %+v", got[3])
+	}
+	if !strings.HasSuffix(got[4].cmd, "kcat -P -t topic") || got[5].cmd != "echo done" {
+		t.Errorf("a pipeline over three lines: %+v, %+v", got[4], got[5])
 	}
 	if p := check(` 201 {"name":"a","n":1}`, `{"name":"a","n":2}`, 201, nil, true); !strings.Contains(p, `"n":1`) {
 		t.Errorf("check missed a wrong field: %q", p)
