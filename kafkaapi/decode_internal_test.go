@@ -2,6 +2,7 @@ package kafkaapi
 
 import (
 	"context"
+	"encoding/binary"
 	"strings"
 	"testing"
 
@@ -120,4 +121,24 @@ func TestAvroInvalidUTF8(t *testing.T) {
 	}
 	var rec map[string]any
 	wantDecodeError(t, "productId", avroFixed{ps}.decode(context.Background(), b, &rec), "productId: is not valid UTF-8")
+}
+
+// An Avro array's block header is a count the decoder allocates for before
+// it reads an item: a record of a few bytes claiming 10^12 items took the
+// process down (FuzzDecodeRecord; its input is kept in testdata/fuzz).
+// Such a record is refused, in a producer's words, without the allocation.
+func TestAvroHugeArrayIsRefused(t *testing.T) {
+	t.Parallel()
+	schema := avro.MustParse(`{"type":"record","name":"R","fields":[{"name":"a","type":{"type":"array","items":"null"}}]}`)
+	for _, n := range []uint64{maxAvroItems + 1, 1_000_000_000_000} {
+		b := binary.AppendUvarint(nil, 2*n) // zigzag: the count n
+		b = append(b, 0)                    // the array's end
+		var v struct {
+			A []any `avro:"a"`
+		}
+		err := avroUnmarshal(schema, b, &v)
+		if err == nil || !strings.Contains(err.Error(), "an array is longer than Herald reads") {
+			t.Errorf("%d items: %v", n, err)
+		}
+	}
 }

@@ -64,7 +64,7 @@ func (d avroFixed) decode(_ context.Context, b []byte, v any) error {
 // (issue 30 item 2). Strings must be valid UTF-8, as the HTTP API's are
 // (issue 31 item 6).
 func avroUnmarshal(schema avro.Schema, b []byte, v any) error {
-	r := avro.NewReader(nil, 0)
+	r := avro.NewReader(nil, 0, avro.WithReaderConfig(avroDecoding))
 	r.Reset(b)
 	r.ReadVal(schema, v)
 	if r.Error != nil {
@@ -78,6 +78,19 @@ func avroUnmarshal(schema avro.Schema, b []byte, v any) error {
 	}
 	return checkUTF8(v)
 }
+
+// maxAvroItems bounds the items of one Avro array a record may declare.
+// An array's block header is a count the decoder allocates for before it
+// reads a single item, and hamba/avro's default bound is the largest heap
+// allocation there is: a 60-byte record claiming 10^13 items took the
+// process down (found by FuzzDecodeRecord). A Kafka record that holds an
+// array of a million items is not a notification request or an event.
+const maxAvroItems = 1 << 20
+
+// avroDecoding is the Avro configuration every record is read with:
+// strings and bytes up to 1 MiB each (the library's default, stated) and
+// arrays up to maxAvroItems.
+var avroDecoding = avro.Config{MaxByteSliceSize: 1 << 20, MaxSliceAllocSize: maxAvroItems}.Freeze()
 
 // schemaName is a schema's name as an error gives it: a record's name, or
 // its type (string, map, …).
