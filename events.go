@@ -383,6 +383,11 @@ func (c *Client) judge(ctx context.Context, cr *rule.Compiled, source string, e 
 	if err != nil {
 		o.Error, run.LastError = err.Error(), err.Error()
 		o.renderFailed = renderFailure(err)
+		if o.renderFailed != "" {
+			// A replay of the event renders the message again with what
+			// the detector saw now (renderretry.go).
+			run.Job.DetectorVars = res.Vars
+		}
 	}
 	return o, run
 }
