@@ -36,12 +36,16 @@ var _ inboxFraming = (*sseFraming)(nil)
 
 // start answers 200 before the first event, so the client knows at once
 // that it is connected.
-func (f *sseFraming) start(ctx context.Context) (context.Context, error) {
-	// The stream is exempt from the request's deadlines (setDeadlines): it
-	// has no body and stays open for as long as it lives. Each write is
-	// bounded instead, so a client that stops reading is dropped.
+// exempt lifts the request's deadlines (setDeadlines): the stream has no
+// body and stays open for as long as it lives. Each write is bounded
+// instead, so a client that stops reading is dropped.
+func (f *sseFraming) exempt() {
 	_ = f.rc.SetReadDeadline(time.Time{})
 	_ = f.rc.SetWriteDeadline(time.Time{})
+}
+
+func (f *sseFraming) start(ctx context.Context) (context.Context, error) {
+	f.exempt()
 	h := f.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")

@@ -25,6 +25,10 @@ type inboxFraming interface {
 	// sees the client leave. An error means the client is gone (or, for a
 	// WebSocket, the upgrade failed and was answered).
 	start(ctx context.Context) (context.Context, error)
+	// exempt lifts the request's read and write deadlines (setDeadlines):
+	// from the moment the stream's own reads begin, the stream bounds each
+	// of its writes itself.
+	exempt()
 	// item sends one inbox item; heartbeat keeps an idle stream open (and,
 	// over WebSocket, proves the client is still there).
 	item(heraldtype.InboxItem) error
@@ -80,6 +84,7 @@ func (s *Server) runInboxStream(r *http.Request, f inboxFraming) error {
 	if _, err := s.client.GetUser(r.Context(), userID); err != nil {
 		return err
 	}
+	f.exempt() // the store reads below are bounded by the store's timeout
 	if last < 0 {
 		// A stream without a resume point starts after the newest item as
 		// it was before the client is told the stream is open (the SSE

@@ -110,12 +110,16 @@ var _ inboxFraming = (*wsFraming)(nil)
 
 // start upgrades the connection. The stream's context ends with ctx or
 // when the connection does (the client closed it, or sent a message).
-func (f *wsFraming) start(ctx context.Context) (context.Context, error) {
-	// A hijacked connection keeps the request's deadlines (setDeadlines);
-	// the stream bounds each write itself.
+// exempt lifts the request's deadlines (setDeadlines), which a hijacked
+// connection would keep; the stream bounds each write itself.
+func (f *wsFraming) exempt() {
 	rc := http.NewResponseController(f.w)
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
+}
+
+func (f *wsFraming) start(ctx context.Context) (context.Context, error) {
+	f.exempt()
 	c, err := websocket.Accept(f.w, f.r, f.opts)
 	if err != nil {
 		return nil, err
