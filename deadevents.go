@@ -25,6 +25,11 @@ const (
 	RecordNotifications = "notifications"
 	RecordEvents        = "events"
 	RecordInterests     = "interests"
+	// RecordRenderFailed is an event record that was applied but one or
+	// more of its rules could not render their message (issue 31 item 1):
+	// its runs are recorded failed, and its replay renders them again with
+	// the rules as they are now instead of applying the event again.
+	RecordRenderFailed = "render_failed"
 )
 
 // TopicNamespace is the idempotency namespace of the notification
@@ -55,9 +60,10 @@ type DeadEventReplay struct {
 // a position already used — a topic recreated — is kept too.
 func (c *Client) RecordDeadEvent(ctx context.Context, d DeadEvent) (int64, error) {
 	switch d.Kind {
-	case RecordNotifications, RecordEvents, RecordInterests:
+	case RecordNotifications, RecordEvents, RecordInterests, RecordRenderFailed:
 	default:
-		return 0, heraldtype.FieldErrorf("kind", "must be %s, %s or %s", RecordNotifications, RecordEvents, RecordInterests)
+		return 0, heraldtype.FieldErrorf("kind", "must be %s, %s, %s or %s", RecordNotifications, RecordEvents, RecordInterests,
+			RecordRenderFailed)
 	}
 	if d.Topic == "" {
 		return 0, heraldtype.FieldErrorf("topic", "is required")
@@ -83,7 +89,11 @@ func (c *Client) ListDeadEvents(ctx context.Context, f DeadEventFilter) (DeadEve
 // the notification request's enqueue (under its notificationId, so a
 // request that did get through once is not sent twice), the event's
 // Track, the interest's record — is made again, and the outcome is
-// recorded on the dead event. A record that never decoded cannot be
+// recorded on the dead event. An event that was applied but whose rules
+// could not render their message (RecordRenderFailed) is not applied
+// again: those rules' failed runs are rendered again with the rules as
+// they are now and sent, once (a second replay finds none and is a
+// conflict). A record that never decoded cannot be
 // replayed (conflict): fix the producer and send it again.
 func (c *Client) ReplayDeadEvent(ctx context.Context, id int64) error {
 	d, err := c.store.GetDeadEvent(ctx, id)
@@ -118,7 +128,7 @@ func replayable(d DeadEvent) error {
 		err = json.Unmarshal(d.Payload, new(Request))
 	case RecordInterests:
 		err = json.Unmarshal(d.Payload, new(InterestInput))
-	case RecordEvents:
+	case RecordEvents, RecordRenderFailed:
 		err = json.Unmarshal(d.Payload, new(Event))
 	default:
 		return heraldtype.Errorf(heraldtype.ECONFLICT, "dead event %d has an unknown kind %q", d.ID, d.Kind)
@@ -156,6 +166,12 @@ func (c *Client) replay(ctx context.Context, d DeadEvent) (ok bool, err error) {
 		e.Topic = d.Topic
 		_, err := c.Track(ctx, e)
 		return true, err
+	case RecordRenderFailed:
+		// The event was applied (a Track would answer "replayed"): what
+		// is left is its rules' runs whose message could not be rendered.
+		var e Event
+		_ = json.Unmarshal(d.Payload, &e)
+		return true, c.retryRenders(ctx, d, e)
 	}
 	return false, heraldtype.Errorf(heraldtype.ECONFLICT, "dead event %d has an unknown kind %q", d.ID, d.Kind)
 }

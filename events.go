@@ -383,6 +383,12 @@ func (c *Client) judge(ctx context.Context, cr *rule.Compiled, source string, e 
 	if err != nil {
 		o.Error, run.LastError = err.Error(), err.Error()
 		o.renderFailed = renderFailure(err)
+		if o.renderFailed != "" {
+			// A replay of the event's dead event renders the message
+			// again with what the detector found now (renderretry.go):
+			// by then the subject's state has moved on.
+			run.Job.DetectorVars = res.Vars
+		}
 	}
 	return o, run
 }

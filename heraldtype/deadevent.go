@@ -14,7 +14,9 @@ type DeadEvent struct {
 	Topic     string `json:"topic"`
 	Partition int32  `json:"partition"`
 	Offset    int64  `json:"offset"`
-	// Kind is the topic's kind: notifications, events or interests.
+	// Kind is the topic's kind: notifications, events or interests; or
+	// render_failed: an event that was applied but whose rules could not
+	// render their message (a replay renders those runs again).
 	Kind string `json:"kind"`
 	// Key and Value are the record's, as received. Value is null for a
 	// tombstone (a record whose value is null, Tombstone) and "" for an

@@ -44,6 +44,11 @@ type RuleRun struct {
 type RuleJob struct {
 	Notification RuleMessage `json:"notification"`
 	Audience     JobAudience `json:"audience"`
+	// DetectorVars are what the detector added to the event's fields
+	// (drop_pct, previous_price…), kept on a run whose message could not
+	// be rendered: replaying its dead event renders the message again as
+	// the event was judged, the subject's detector state having moved on.
+	DetectorVars map[string]string `json:"detector_vars,omitempty"`
 }
 
 // RuleMessage is a rule's notification rendered for one event.

@@ -387,13 +387,17 @@ func (c *Consumer) handle(ctx context.Context, r *kgo.Record) settlement {
 	default:
 		// The decoder could not reach what it needs (the schema
 		// registry): the record is tried again like a failed call.
-		call = &decoded{apply: func(ctx context.Context) error {
+		retry := &decoded{}
+		retry.apply = func(ctx context.Context) error {
 			again, err := c.decode(ctx, r)
 			if err != nil {
 				return err
 			}
-			return again.apply(ctx)
-		}}
+			err = again.apply(ctx)
+			retry.payload, retry.renderFailed = again.payload, again.renderFailed
+			return err
+		}
+		call = retry
 	}
 	for attempt := 1; ; attempt++ {
 		cctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
@@ -403,6 +407,9 @@ func (c *Consumer) handle(ctx context.Context, r *kgo.Record) settlement {
 			c.metrics.records.WithLabelValues(r.Topic, "applied").Inc()
 			if c.log.Enabled(ctx, slog.LevelDebug) { // log.debug: [kafka]
 				c.log.Debug("kafka: record applied", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "attempt", attempt)
+			}
+			if call.renderFailed != nil {
+				return c.keepRenderFailure(ctx, r, call, attempt)
 			}
 			return settled
 		}
@@ -428,6 +435,9 @@ func (c *Consumer) handle(ctx context.Context, r *kgo.Record) settlement {
 type decoded struct {
 	apply   func(ctx context.Context) error
 	payload []byte
+	// renderFailed is, once an event's Track returned, the error of its
+	// rules whose message could not be rendered (nil: none).
+	renderFailed error
 }
 
 // decode decodes a record into its Client call. A record without a value
@@ -449,6 +459,7 @@ func (c *Consumer) decode(ctx context.Context, r *kgo.Record) (d *decoded, err e
 	}()
 	var in any
 	var apply func(ctx context.Context) error
+	call := &decoded{}
 	rd := c.reader(r.Topic)
 	switch rd.kind {
 	case KindNotifications:
@@ -481,7 +492,10 @@ func (c *Consumer) decode(ctx context.Context, r *kgo.Record) (d *decoded, err e
 		}
 		in = e
 		apply = func(ctx context.Context) error {
-			_, err := c.client.Track(ctx, e)
+			res, err := c.client.Track(ctx, e)
+			if err == nil {
+				call.renderFailed = res.RenderFailures()
+			}
 			return err
 		}
 	}
@@ -489,7 +503,8 @@ func (c *Consumer) decode(ctx context.Context, r *kgo.Record) (d *decoded, err e
 	if err != nil {
 		return nil, &decodeError{err}
 	}
-	return &decoded{apply: apply, payload: payload}, nil
+	call.apply, call.payload = apply, payload
+	return call, nil
 }
 
 // reader is how topic is read. Every topic the client consumes has one:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -47,8 +48,10 @@ const (
 // it is tried again at once — the record is not decoded and retried
 // again — and the dead-letter topic is not written twice.
 type pendingDeadLetter struct {
-	offset   int64
-	record   *kgo.Record // for <topic>.dlq
+	offset int64
+	// record is for <topic>.dlq; nil (and produced) when the record is
+	// kept in the database only (keepRenderFailure).
+	record   *kgo.Record
 	dead     heraldtype.DeadEvent
 	produced bool
 	// cause is why the record is dead-lettered, for the log.
@@ -77,6 +80,21 @@ func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, payload []byte
 	return c.writeDeadLetter(ctx, r, &pendingDeadLetter{offset: r.Offset, record: dl, dead: dead, cause: cause})
 }
 
+// keepRenderFailure records an applied event whose rules could not render
+// their message as a dead event (issue 31 item 1): the event is recorded
+// and its offset is committed as any applied record's, and the dead
+// event's replay renders those rules' failed runs again (herald.
+// RecordRenderFailed). It is not written to the dead-letter topic — the
+// event was applied, there is nothing to send it again for — but like a
+// dead letter it is written before the offset commit, and a database that
+// refuses it holds the partition on the record until it is kept.
+func (c *Consumer) keepRenderFailure(ctx context.Context, r *kgo.Record, call *decoded, attempts int) settlement {
+	dead := heraldtype.DeadEvent{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Kind: herald.RecordRenderFailed,
+		Key: r.Key, Value: r.Value, RecordTimestamp: r.Timestamp, Payload: call.payload, Error: call.renderFailed.Error(),
+		Attempts: attempts}
+	return c.writeDeadLetter(ctx, r, &pendingDeadLetter{offset: r.Offset, dead: dead, produced: true, cause: call.renderFailed})
+}
+
 // writeDeadLetter tries once to write p: the dead-letter topic first,
 // then the database (GET /v1/events/dead, replay), both before the offset
 // commit. Done again after a crash, the topic may get a second copy and
@@ -99,7 +117,7 @@ func (c *Consumer) writeDeadLetter(ctx context.Context, r *kgo.Record, p *pendin
 		c.unstick(tp)
 		c.metrics.records.WithLabelValues(r.Topic, "dead_lettered").Inc()
 		c.log.Warn("kafka: record dead-lettered", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset,
-			"attempts", p.dead.Attempts, "dead_letter_topic", p.record.Topic, "err", p.cause)
+			"kind", p.dead.Kind, "attempts", p.dead.Attempts, "dead_letter_topic", p.deadLetterTopic(), "err", p.cause)
 		return settled
 	}
 	if ctx.Err() != nil {
@@ -109,4 +127,12 @@ func (c *Consumer) writeDeadLetter(ctx context.Context, r *kgo.Record, p *pendin
 	c.log.Error("kafka: cannot dead-letter a record; its partition waits and tries again", "topic", r.Topic,
 		"partition", r.Partition, "offset", r.Offset, "dead_letter_produced", p.produced, "retry_in", c.cfg.RetryDelay, "err", err)
 	return stuck
+}
+
+// deadLetterTopic names the dead-letter topic p is written to, "" for none.
+func (p *pendingDeadLetter) deadLetterTopic() string {
+	if p.record == nil {
+		return ""
+	}
+	return p.record.Topic
 }

@@ -38,7 +38,7 @@ func (c *trackCounter) count(id string) int {
 // Issue 31 item 1 over Kafka: an event record whose rule's template goes
 // over its budget — a string doubled 34 times, a range over 9e18 — is
 // applied once, its rule's run recorded failed as render_failed with the
-// reason, and its offset committed: the consumer moves on to the next
+// reason, kept as a dead event, and its offset committed: the consumer moves on to the next
 // record (no crash, no retry, nothing left to redeliver after a restart),
 // with the process's memory bounded (a child process whose heap past
 // 512 MiB fails the test).
@@ -82,8 +82,9 @@ func TestTemplateBudgetOverKafka(t *testing.T) {
 		// hostile ones before it were settled.
 		f.waitFor("the record after the hostile ones", time.Minute, func() bool { return len(runs("benign")) == 1 })
 		// The spin stops at its steps, or on a machine so loaded that
-		// 10,000 steps take 250 ms, at its time.
-		for name, limit := range map[string]string{"doubling": `templates\.max_bytes`, "spin": `templates\.max_(steps|duration)`} {
+		// 10,000 steps take 250 ms, at its time; so may the doubling
+		// before its bytes (seen under -race with a load of 9 on 2 cores).
+		for name, limit := range map[string]string{"doubling": `templates\.max_(bytes|duration)`, "spin": `templates\.max_(steps|duration)`} {
 			rs := runs(name)
 			if len(rs) != 1 || rs[0].State != heraldtype.RunFailed || !strings.HasPrefix(rs[0].LastError, "render_failed: notify.title: ") ||
 				!regexp.MustCompile(limit).MatchString(rs[0].LastError) {
@@ -93,9 +94,11 @@ func TestTemplateBudgetOverKafka(t *testing.T) {
 				t.Errorf("%s: tracked %d times, want once", name, n)
 			}
 		}
-		dead, err := f.client.ListDeadEvents(f.ctx, herald.DeadEventFilter{})
-		if err != nil || len(dead.DeadEvents) != 0 {
-			t.Errorf("dead events: %+v %v; the records were applied", dead, err)
+		// Each hostile record is also kept as a dead event whose replay
+		// renders its rule's run again (TestRenderFailureIsDeadLetteredAndReplayed).
+		dead, err := f.client.ListDeadEvents(f.ctx, herald.DeadEventFilter{Kind: herald.RecordRenderFailed})
+		if err != nil || len(dead.DeadEvents) != 2 {
+			t.Errorf("dead events: %+v %v; want the two hostile records", dead, err)
 		}
 	})
 }

@@ -47,6 +47,17 @@ type Events interface {
 	// error and, with b.Finish, its final state. Applied is false, and
 	// nothing is written, when the run moved on.
 	AdvanceRuleRun(ctx context.Context, b RuleBatch) (RuleBatchResult, error)
+	// RuleRun returns one run of a rule; ENOTFOUND if none.
+	RuleRun(ctx context.Context, rule, runID string) (heraldtype.RuleRun, error)
+	// RetryRuleRun moves a failed run back to running with r.Job — its
+	// message rendered again, when the replay of a dead event retries a
+	// run whose message could not be rendered — in ONE write guarded by
+	// the run's version and state: it applies only while the run is
+	// failed with r.Version, so of two replays at once one restarts the
+	// run and the other finds it moved on (false, nothing written). The
+	// last error and finish time are cleared; the cursor and counts are
+	// kept.
+	RetryRuleRun(ctx context.Context, r RuleRetry) (bool, error)
 	// ListRuleRuns returns a page of a rule's runs, newest first, and the
 	// next page's cursor.
 	ListRuleRuns(ctx context.Context, f heraldtype.RuleRunFilter) ([]heraldtype.RuleRun, string, error)
@@ -127,6 +138,27 @@ type RuleBatch struct {
 	// Finish, when set (done or failed), ends the run.
 	Finish heraldtype.CampaignRunState
 	Now    time.Time
+}
+
+// RuleRetry is a failed run sent again (RetryRuleRun).
+type RuleRetry struct {
+	Rule, RunID string
+	// Version is the run's version the caller read.
+	Version int64
+	// Job is the run's work with its message rendered again.
+	Job heraldtype.RuleJob
+	Now time.Time
+}
+
+// CheckRuleRetry validates the arguments of RetryRuleRun.
+func CheckRuleRetry(r RuleRetry) error {
+	switch {
+	case r.Rule == "" || r.RunID == "":
+		return heraldtype.FieldErrorf("run", "rule and run must not be empty")
+	case r.Now.IsZero():
+		return heraldtype.FieldErrorf("now", "must be set")
+	}
+	return nil
 }
 
 // RuleBatchResult is what AdvanceRuleRun did.

@@ -68,7 +68,7 @@ func newEventsDeadCmd(e *env) *cobra.Command {
 	addServerFlag(cmd, e, &server)
 	f := cmd.Flags()
 	f.StringVar(&topic, "topic", "", "the record's topic")
-	f.StringVar(&kind, "kind", "", "notifications, events or interests")
+	f.StringVar(&kind, "kind", "", "notifications, events, interests or render_failed")
 	f.StringVar(&replayed, "replayed", "", "yes or no")
 	f.StringVar(&cursor, "cursor", "", "continue after a previous page")
 	f.IntVar(&limit, "limit", 50, "page size (max 200)")

@@ -200,6 +200,34 @@ WHERE rule = $1 AND run_id = $2`), b.Rule, b.RunID))
 	return out, nil
 }
 
+// RuleRun implements store.Events.
+func (s *Store) RuleRun(ctx context.Context, rule, runID string) (heraldtype.RuleRun, error) {
+	r, err := scanRuleRun(s.pool.QueryRow(ctx, s.q(`SELECT `+ruleRunColumns+` FROM {s}.rule_runs
+WHERE rule = $1 AND run_id = $2`), rule, runID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, heraldtype.Errorf(heraldtype.ENOTFOUND, "rule %q has no run %q", rule, runID)
+	}
+	return r, formatError(err, "rule run")
+}
+
+// RetryRuleRun implements store.Events.
+func (s *Store) RetryRuleRun(ctx context.Context, r store.RuleRetry) (bool, error) {
+	if err := store.CheckRuleRetry(r); err != nil {
+		return false, err
+	}
+	job, err := store.EncodeRuleJob(r.Job)
+	if err != nil {
+		return false, err
+	}
+	var args []any
+	tag, err := s.pool.Exec(ctx, s.q(rules.RuleRunRetrySQL("{s}.rule_runs", r.Rule, r.RunID, r.Version, job, r.Now.UTC(),
+		marker(&args))), args...)
+	if err != nil {
+		return false, formatError(err, "rule run "+quote(r.RunID))
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
 // ListRuleRuns implements store.Events.
 func (s *Store) ListRuleRuns(ctx context.Context, f heraldtype.RuleRunFilter) ([]heraldtype.RuleRun, string, error) {
 	limit, cur, err := store.CheckRuleRunFilter(f)

@@ -80,6 +80,17 @@ func RuleRunAdvanceSQL(table string, v RuleRunAdvance, mark Marker) string {
 		` AND version = ` + mark(v.Version) + ` AND state = 'running'`
 }
 
+// RuleRunRetrySQL is the guarded UPDATE that sends a failed rule run
+// again with its message rendered anew: it applies only while the run is
+// failed with the version the caller read, so two replays of one dead
+// event cannot both restart it. The cursor and counts are kept: a run
+// that failed on its message reached no one.
+func RuleRunRetrySQL(table, rule, runID string, version int64, job, now any, mark Marker) string {
+	return `UPDATE ` + table + ` SET state = 'running', job = ` + mark(job) + `, last_error = '', finished_at = NULL,
+	updated_at = ` + mark(now) + `, version = version + 1 WHERE rule = ` + mark(rule) + ` AND run_id = ` + mark(runID) +
+		` AND version = ` + mark(version) + ` AND state = 'failed'`
+}
+
 // EventPruneSQL deletes up to limit event rows received before cutoff,
 // oldest first. A redelivery older than the retention is applied again.
 func EventPruneSQL(table string, cutoff any, limit int, mark Marker) string {

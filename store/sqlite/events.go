@@ -186,6 +186,35 @@ func (s *Store) AdvanceRuleRun(ctx context.Context, b store.RuleBatch) (store.Ru
 	return out, err
 }
 
+// RuleRun implements store.Events.
+func (s *Store) RuleRun(ctx context.Context, rule, runID string) (heraldtype.RuleRun, error) {
+	r, err := scanRuleRun(s.read.QueryRowContext(ctx, `SELECT `+ruleRunColumns+` FROM rule_runs WHERE rule = ? AND run_id = ?`,
+		rule, runID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, heraldtype.Errorf(heraldtype.ENOTFOUND, "rule %q has no run %q", rule, runID)
+	}
+	return r, formatError(err, "rule run")
+}
+
+// RetryRuleRun implements store.Events.
+func (s *Store) RetryRuleRun(ctx context.Context, r store.RuleRetry) (bool, error) {
+	if err := store.CheckRuleRetry(r); err != nil {
+		return false, err
+	}
+	job, err := store.EncodeRuleJob(r.Job)
+	if err != nil {
+		return false, err
+	}
+	var n int
+	err = s.inTx(ctx, func(tx *writeTx) error {
+		var args []any
+		n, err = s.execN(ctx, tx, "rule run "+quote(r.RunID),
+			rules.RuleRunRetrySQL("rule_runs", r.Rule, r.RunID, r.Version, string(job), micros(r.Now), mark(&args)), args...)
+		return err
+	})
+	return n > 0, err
+}
+
 // ListRuleRuns implements store.Events.
 func (s *Store) ListRuleRuns(ctx context.Context, f heraldtype.RuleRunFilter) ([]heraldtype.RuleRun, string, error) {
 	limit, cur, err := store.CheckRuleRunFilter(f)

@@ -184,6 +184,7 @@ func testEvents(t *testing.T, newStore NewStore) {
 			t.Fatalf("the API's subject: %+v %v", api, err)
 		}
 	})
+	t.Run("RetryFailedRunGuarded", func(t *testing.T) { testRetryRuleRun(t, newStore) })
 	t.Run("RunBatchesCommitWithTheCursor", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.user("u1")
