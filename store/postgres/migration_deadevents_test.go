@@ -1,18 +1,10 @@
 package postgres_test
 
 import (
-	"io/fs"
 	"testing"
-	"testing/fstest"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store/migrate"
-	"github.com/heraldhq/herald/store/postgres"
-	"github.com/heraldhq/herald/store/postgres/pgtest"
 )
 
 // Issue 30 item 4: a dead event kept before dead events were keyed by id
@@ -20,32 +12,7 @@ import (
 // position (a topic recreated) is kept beside it rather than dropped.
 func TestMigrationKeepsDeadEvents(t *testing.T) {
 	ctx := t.Context()
-	dsn, schema := pgtest.NewSchema(t)
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
-	db := stdlib.OpenDB(*cfg)
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
-	before := fstest.MapFS{}
-	err = fs.WalkDir(postgres.Migrations(), ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || path >= "0022" {
-			return err
-		}
-		b, err := fs.ReadFile(postgres.Migrations(), path)
-		before[path] = &fstest.MapFile{Data: b}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := migrate.Run(ctx, db, before, migrate.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	db, dsn, schema := migratedBelow(t, "0022")
 	var oldID int64
 	if err := db.QueryRowContext(ctx, `INSERT INTO dead_events (topic, partition, "offset", kind, key, value, error, attempts, created_at)
 		VALUES ('t', 0, 5, 'events', NULL, '\x7b7d', 'boom', 1, now()) RETURNING id`).Scan(&oldID); err != nil {

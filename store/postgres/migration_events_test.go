@@ -1,17 +1,9 @@
 package postgres_test
 
 import (
-	"io/fs"
 	"testing"
-	"testing/fstest"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/migrate"
-	"github.com/heraldhq/herald/store/postgres"
-	"github.com/heraldhq/herald/store/postgres/pgtest"
 )
 
 // TestMigrationMovesEventsToNamespaces: migration 0023 (issues 30 item 5
@@ -21,32 +13,7 @@ import (
 // nothing was stored with — into one that does not say.
 func TestMigrationMovesEventsToNamespaces(t *testing.T) {
 	ctx := t.Context()
-	dsn, schema := pgtest.NewSchema(t)
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
-	db := stdlib.OpenDB(*cfg)
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
-	before := fstest.MapFS{}
-	err = fs.WalkDir(postgres.Migrations(), ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || path >= "0023" {
-			return err
-		}
-		b, err := fs.ReadFile(postgres.Migrations(), path)
-		before[path] = &fstest.MapFile{Data: b}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := migrate.Run(ctx, db, before, migrate.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	db, dsn, schema := migratedBelow(t, "0023")
 	for _, q := range []string{
 		`INSERT INTO notification_types (name, config, updated_at) VALUES
 			('walk', '{"name":"walk","counts_toward_cap":false,"quiet_hours":true}', now()),

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"database/sql"
 	"io/fs"
 	"testing"
 	"testing/fstest"
@@ -21,32 +22,7 @@ import (
 // empty namespace, and its key is free in any other namespace.
 func TestMigrationKeepsIdempotencyRecords(t *testing.T) {
 	ctx := t.Context()
-	dsn, schema := pgtest.NewSchema(t)
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
-	db := stdlib.OpenDB(*cfg)
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
-	before := fstest.MapFS{}
-	err = fs.WalkDir(postgres.Migrations(), ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || path >= "0011" {
-			return err
-		}
-		b, err := fs.ReadFile(postgres.Migrations(), path)
-		before[path] = &fstest.MapFile{Data: b}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := migrate.Run(ctx, db, before, migrate.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	db, dsn, schema := migratedBelow(t, "0011")
 	for _, q := range []string{
 		`INSERT INTO users (id, timezone, created_at, updated_at) VALUES ('u1', 'UTC', now(), now())`,
 		`INSERT INTO notifications (id, user_id, type, channels, priority, payload_mode, guarantee, idempotency_key, created_at)
@@ -77,4 +53,38 @@ func TestMigrationKeepsIdempotencyRecords(t *testing.T) {
 	if err != nil || res.Replayed || len(res.Notifications) != 1 || res.Notifications[0].ID != "n3" {
 		t.Fatalf("the same key in another namespace = %+v, %v; want n3 written", res, err)
 	}
+}
+
+// migratedBelow gives a test a schema of its own migrated by every
+// migration numbered below version only — the database as a release before
+// that migration left it — and a connection whose search_path is it.
+func migratedBelow(t *testing.T, version string) (db *sql.DB, dsn, schema string) {
+	t.Helper()
+	dsn, schema = pgtest.NewSchema(t)
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
+	db = stdlib.OpenDB(*cfg)
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.ExecContext(t.Context(), `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	before := fstest.MapFS{}
+	err = fs.WalkDir(postgres.Migrations(), ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path >= version {
+			return err
+		}
+		b, err := fs.ReadFile(postgres.Migrations(), path)
+		before[path] = &fstest.MapFile{Data: b}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrate.Run(t.Context(), db, before, migrate.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return db, dsn, schema
 }

@@ -1,15 +1,10 @@
 package sqlite_test
 
 import (
-	"io/fs"
-	"path/filepath"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store/migrate"
-	"github.com/heraldhq/herald/store/sqlite"
 )
 
 // Issue 30 item 4: a dead event kept before dead events were keyed by id
@@ -17,26 +12,7 @@ import (
 // position (a topic recreated) is kept beside it rather than dropped.
 func TestMigrationKeepsDeadEvents(t *testing.T) {
 	ctx := t.Context()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	before := fstest.MapFS{}
-	err = fs.WalkDir(sqlite.Migrations(), ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || path >= "0016" {
-			return err
-		}
-		b, err := fs.ReadFile(sqlite.Migrations(), path)
-		before[path] = &fstest.MapFile{Data: b}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := migrate.Run(ctx, s.DB(), before, migrate.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	s := migratedBelow(t, "0016")
 	if _, err := s.DB().ExecContext(ctx, `INSERT INTO dead_events (topic, partition, "offset", kind, key, value, error, attempts, created_at)
 		VALUES ('t', 0, 5, 'events', NULL, X'7B7D', 'boom', 1, 0)`); err != nil {
 		t.Fatal(err)

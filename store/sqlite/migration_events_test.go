@@ -1,14 +1,9 @@
 package sqlite_test
 
 import (
-	"io/fs"
-	"path/filepath"
 	"testing"
-	"testing/fstest"
 
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/migrate"
-	"github.com/heraldhq/herald/store/sqlite"
 )
 
 // TestMigrationMovesEventsToNamespaces: migration 0017 (issues 30 item 5
@@ -18,26 +13,7 @@ import (
 // nothing was stored with — into one that does not say.
 func TestMigrationMovesEventsToNamespaces(t *testing.T) {
 	ctx := t.Context()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	before := fstest.MapFS{}
-	err = fs.WalkDir(sqlite.Migrations(), ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || path >= "0017" {
-			return err
-		}
-		b, err := fs.ReadFile(sqlite.Migrations(), path)
-		before[path] = &fstest.MapFile{Data: b}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := migrate.Run(ctx, s.DB(), before, migrate.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	s := migratedBelow(t, "0017")
 	for _, q := range []string{
 		`INSERT INTO notification_types (name, config, updated_at) VALUES
 			('walk', '{"name":"walk","counts_toward_cap":false,"quiet_hours":true}', 0),

@@ -18,26 +18,7 @@ import (
 // empty namespace, and its key is free in any other namespace.
 func TestMigrationKeepsIdempotencyRecords(t *testing.T) {
 	ctx := t.Context()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	before := fstest.MapFS{}
-	err = fs.WalkDir(sqlite.Migrations(), ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || path >= "0007" {
-			return err
-		}
-		b, err := fs.ReadFile(sqlite.Migrations(), path)
-		before[path] = &fstest.MapFile{Data: b}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := migrate.Run(ctx, s.DB(), before, migrate.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	s := migratedBelow(t, "0007")
 	for _, q := range []string{
 		`INSERT INTO users (id, timezone, created_at, updated_at) VALUES ('u1', 'UTC', 0, 0)`,
 		`INSERT INTO notifications (id, user_id, type, channels, priority, payload_mode, guarantee, idempotency_key, created_at)
@@ -67,4 +48,32 @@ func TestMigrationKeepsIdempotencyRecords(t *testing.T) {
 	if err != nil || res.Replayed || len(res.Notifications) != 1 || res.Notifications[0].ID != "n3" {
 		t.Fatalf("the same key in another namespace = %+v, %v; want n3 written", res, err)
 	}
+}
+
+// migratedBelow opens a store on a fresh file migrated by every migration
+// numbered below version only — the database as a release before that
+// migration left it. The store is closed when t ends.
+func migratedBelow(t *testing.T, version string) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "herald.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	before := fstest.MapFS{}
+	err = fs.WalkDir(sqlite.Migrations(), ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path >= version {
+			return err
+		}
+		b, err := fs.ReadFile(sqlite.Migrations(), path)
+		before[path] = &fstest.MapFile{Data: b}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrate.Run(t.Context(), s.DB(), before, migrate.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
