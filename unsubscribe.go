@@ -241,19 +241,7 @@ var preferenceChannels = []heraldtype.Channel{heraldtype.ChannelPush, heraldtype
 
 // channelOn reports whether p lets typ use ch.
 func channelOn(p Preferences, typ string, ch heraldtype.Channel) bool {
-	if slices.Contains(p.OptedOutChannels, ch) {
-		return false
-	}
-	tp, ok := p.Types[typ]
-	switch {
-	case !ok:
-		return true
-	case tp.Disabled:
-		return false
-	case len(tp.Channels) > 0:
-		return slices.Contains(tp.Channels, ch)
-	}
-	return true
+	return !slices.Contains(p.OptedOutChannels, ch) && typeOn(p, typ, ch)
 }
 
 // turnOff removes ch from typ's channels in p ("no channels listed" means

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/jsonkind"
 )
 
 // bodySpec describes what one endpoint accepts as its request body.
@@ -139,7 +140,7 @@ func jsonError(err error, timeField string, body []byte, dst reflect.Type) error
 		if typ.Field == "" {
 			return heraldtype.Errorf(heraldtype.EINVALID, "the request body must be a JSON object")
 		}
-		return heraldtype.FieldErrorf(typ.Field, "must be %s, not %s", jsonKind(typ.Type), typ.Value)
+		return heraldtype.FieldErrorf(typ.Field, "must be %s, not %s", jsonkind.Of(typ.Type), typ.Value)
 	case errors.As(err, &timeFail) || strings.Contains(err.Error(), "Time.UnmarshalJSON"):
 		msg := "must be an RFC 3339 time such as 2026-05-01T09:00:00+09:00"
 		if timeField == "" {
@@ -168,38 +169,7 @@ func (bv badValue) fieldError() error {
 	case errors.As(bv.err, &timeFail) || bv.typ == reflect.TypeFor[time.Time]():
 		return heraldtype.FieldErrorf(bv.path, "must be an RFC 3339 time such as 2026-05-01T09:00:00+09:00")
 	case errors.As(bv.err, &typ):
-		return heraldtype.FieldErrorf(bv.path, "must be %s, not %s", jsonKind(bv.typ), typ.Value)
+		return heraldtype.FieldErrorf(bv.path, "must be %s, not %s", jsonkind.Of(bv.typ), typ.Value)
 	}
 	return heraldtype.FieldErrorf(bv.path, "%s", strings.TrimPrefix(bv.err.Error(), "json: "))
-}
-
-// jsonKind names a Go type the way a JSON caller thinks of it.
-func jsonKind(t reflect.Type) string {
-	if t == nil {
-		return "a different type"
-	}
-	if t == reflect.TypeFor[time.Time]() {
-		return "an RFC 3339 time string"
-	}
-	if t == reflect.TypeFor[heraldtype.Duration]() {
-		return `a duration such as "90m" or "48h"`
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
-		return jsonKind(t.Elem())
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	}
-	return "a different type"
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/heraldhq/herald/internal/jsonkind"
 )
 
 // strictJSON decodes a record value that must be one JSON object into v,
@@ -68,7 +70,7 @@ func jsonError(err error, timeField string) error {
 		if typ.Field == "" {
 			return errors.New("the record must be a JSON object")
 		}
-		return fmt.Errorf("%s: must be %s, not %s", typ.Field, jsonKind(typ.Type), typ.Value)
+		return fmt.Errorf("%s: must be %s, not %s", typ.Field, jsonkind.Of(typ.Type), typ.Value)
 	case errors.As(err, &timeFail) || strings.Contains(err.Error(), "Time.UnmarshalJSON"):
 		if timeField == "" {
 			return errors.New("a time must be an RFC 3339 time such as 2026-05-01T09:00:00+09:00")
@@ -79,32 +81,4 @@ func jsonError(err error, timeField string) error {
 		return fmt.Errorf("%s: is not a known field", strings.Trim(name, `"`))
 	}
 	return fmt.Errorf("the record is not valid: %s", strings.TrimPrefix(err.Error(), "json: "))
-}
-
-// jsonKind names a Go type as a JSON producer thinks of it.
-func jsonKind(t reflect.Type) string {
-	if t == nil {
-		return "a different type"
-	}
-	if t == reflect.TypeFor[time.Time]() {
-		return "an RFC 3339 time string"
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
-		return jsonKind(t.Elem())
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	}
-	return "a different type"
 }
