@@ -24,15 +24,6 @@ type apiClient struct {
 	http *http.Client
 }
 
-func addServerFlag(cmd *cobra.Command, e *env, server *string) {
-	def := lookupEnv(e.environ, "HERALD_SERVER")
-	if def == "" {
-		def = "http://127.0.0.1:8080"
-	}
-	cmd.Flags().StringVar(server, "server", def, "Herald server URL (env HERALD_SERVER)")
-	cmd.Flags().String("api-key", lookupEnv(e.environ, "HERALD_API_KEY"), "server API key (env HERALD_API_KEY; not needed against serve --dev)")
-}
-
 // newAPIClient talks to base with the command's --api-key.
 func newAPIClient(cmd *cobra.Command, base string) *apiClient {
 	key, _ := cmd.Flags().GetString("api-key")
@@ -95,16 +86,6 @@ func (c *apiClient) do(ctx context.Context, method, path string, header http.Hea
 	return nil
 }
 
-func printJSON(w io.Writer, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	return escapeJSON(w, buf.Bytes())
-}
-
 // listQuery is a list endpoint's query string: the filters that are set
 // and, when positive, the page size.
 func listQuery(filters map[string]string, limit int) string {
@@ -118,11 +99,4 @@ func listQuery(filters map[string]string, limit int) string {
 		q.Set("limit", strconv.Itoa(limit))
 	}
 	return q.Encode()
-}
-
-// printMore says how to read the next page of a listing, when there is one.
-func printMore(w io.Writer, next string) {
-	if next != "" {
-		fmt.Fprintf(w, "\nmore: --cursor %s\n", next)
-	}
 }

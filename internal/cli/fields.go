@@ -129,3 +129,22 @@ func addFileFlag(cmd *cobra.Command, file *string, what string) {
 func addJSONFlag(cmd *cobra.Command, asJSON *bool) {
 	cmd.Flags().BoolVar(asJSON, "json", false, "print JSON")
 }
+
+// printJSON prints v as indented JSON, every non-printable character
+// escaped.
+func printJSON(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return escapeJSON(w, buf.Bytes())
+}
+
+// printMore says how to read the next page of a listing, when there is one.
+func printMore(w io.Writer, next string) {
+	if next != "" {
+		fmt.Fprintf(w, "\nmore: --cursor %s\n", next)
+	}
+}

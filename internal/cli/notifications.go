@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldclient"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -36,7 +36,11 @@ func newNotificationsGetCmd(e *env) *cobra.Command {
 		Example: "  herald notifications get 01JDQ8ZV4YB3K6G3W6M1T2N5PQ",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			n, err := newAPIClient(cmd, server).getNotification(cmd.Context(), args[0])
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			n, err := c.GetNotification(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -51,7 +55,7 @@ func newNotificationsGetCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func printNotification(w io.Writer, n herald.NotificationStatus) error {
+func printNotification(w io.Writer, n heraldclient.NotificationStatus) error {
 	if err := printFields(w, []field{
 		{"id", printable(n.ID)}, {"user", printable(n.UserID)}, {"type", printable(n.Type)},
 		{"title", printable(n.Title)}, {"body", printable(n.Body)}, {"data", keyValues(n.Data)},
@@ -87,7 +91,7 @@ func channelStatus(m map[heraldtype.Channel]heraldtype.HistoryStatus) string {
 
 func newNotificationsListCmd(e *env) *cobra.Command {
 	var server, from, to string
-	var f herald.HistoryFilter
+	var f heraldtype.HistoryFilter
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -104,7 +108,11 @@ PARTIALLY_SENT, RATE_LIMITED, USER_OPTED_OUT or FAILED, and the reason.`,
 			if f.To, err = parseTimeFlag("to", to); err != nil {
 				return err
 			}
-			page, err := newAPIClient(cmd, server).listHistory(cmd.Context(), f)
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			page, err := c.ListNotifications(cmd.Context(), f)
 			if err != nil {
 				return err
 			}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldclient"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -35,7 +35,11 @@ func newPreferencesGetCmd(e *env) *cobra.Command {
 		Example: "  herald preferences get u1",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := newAPIClient(cmd, server).getPreferences(cmd.Context(), args[0])
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			p, err := c.GetPreferences(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -50,7 +54,7 @@ func newPreferencesGetCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func printPreferences(w io.Writer, p herald.Preferences) error {
+func printPreferences(w io.Writer, p heraldtype.Preferences) error {
 	quiet, limit := "none", "the server's"
 	if p.QuietHours != nil {
 		quiet = printable(p.QuietHours.Start) + "-" + printable(p.QuietHours.End)
@@ -105,21 +109,25 @@ time zone.`,
   herald preferences put u1 -f preferences.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var body any
 			raw, ok, err := bodyFromFile(cmd, file, preferenceFlags...)
-			switch {
-			case err != nil:
+			if err != nil {
 				return err
-			case ok:
-				body = raw
-			default:
-				p, err := preferencesFromFlags(optOut, typeOff, typeChannels, quiet, dailyCap)
-				if err != nil {
+			}
+			var p heraldtype.Preferences
+			if !ok {
+				if p, err = preferencesFromFlags(optOut, typeOff, typeChannels, quiet, dailyCap); err != nil {
 					return err
 				}
-				body = p
 			}
-			p, err := newAPIClient(cmd, server).putPreferences(cmd.Context(), args[0], body)
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			if ok {
+				p, err = c.PutPreferencesJSON(cmd.Context(), args[0], raw)
+			} else {
+				p, err = c.PutPreferences(cmd.Context(), args[0], p)
+			}
 			if err != nil {
 				return err
 			}
@@ -143,8 +151,8 @@ time zone.`,
 
 // preferencesFromFlags builds the body of preferences put from its flags.
 // The server checks the values (channel names, times, limits).
-func preferencesFromFlags(optOut, typeOff, typeChannels []string, quiet string, dailyCap int) (herald.Preferences, error) {
-	p := herald.Preferences{OptedOutChannels: channelList(optOut), DailyCap: dailyCap}
+func preferencesFromFlags(optOut, typeOff, typeChannels []string, quiet string, dailyCap int) (heraldtype.Preferences, error) {
+	p := heraldtype.Preferences{OptedOutChannels: channelList(optOut), DailyCap: dailyCap}
 	if quiet != "" {
 		start, end, ok := strings.Cut(quiet, "-")
 		if !ok {
@@ -186,7 +194,7 @@ func newInterestsCmd(e *env) *cobra.Command {
 
 func newInterestsRecordCmd(e *env) *cobra.Command {
 	var server, file, at string
-	var in herald.InterestInput
+	var in heraldclient.InterestInput
 	var data []string
 	cmd := &cobra.Command{
 		Use:   "record",
@@ -199,14 +207,11 @@ watched) in a subject, such as a product. With --file, the JSON is one interest,
   herald interests record -f interests.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var body any
 			raw, ok, err := bodyFromFile(cmd, file, "user", "subject", "kind", "at", "data")
-			switch {
-			case err != nil:
+			if err != nil {
 				return err
-			case ok:
-				body = raw
-			default:
+			}
+			if !ok {
 				if in.UserID == "" || in.Subject == "" || in.Kind == "" {
 					return fmt.Errorf("--user, --subject and --kind are required (or give interests with --file)")
 				}
@@ -220,9 +225,17 @@ watched) in a subject, such as a product. With --file, the JSON is one interest,
 				if !t.IsZero() {
 					in.At = &t
 				}
-				body = in
 			}
-			n, err := newAPIClient(cmd, server).recordInterests(cmd.Context(), body)
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			var n int
+			if ok {
+				n, err = c.RecordInterestsJSON(cmd.Context(), raw)
+			} else {
+				n, err = c.RecordInterests(cmd.Context(), in)
+			}
 			if err != nil {
 				return err
 			}
@@ -243,7 +256,7 @@ watched) in a subject, such as a product. With --file, the JSON is one interest,
 
 func newInterestsListCmd(e *env) *cobra.Command {
 	var server string
-	var f herald.InterestFilter
+	var f heraldtype.InterestFilter
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "list USER",
@@ -252,7 +265,11 @@ func newInterestsListCmd(e *env) *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.UserID = args[0]
-			page, err := newAPIClient(cmd, server).listInterests(cmd.Context(), f)
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			page, err := c.ListInterests(cmd.Context(), f)
 			if err != nil {
 				return err
 			}

@@ -45,7 +45,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, environ [
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(stderr, "herald:", err)
+		fmt.Fprintln(stderr, "herald:", errorText(err))
 		return 1
 	}
 	return 0

@@ -5,12 +5,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldclient"
 )
 
 func newSendCmd(e *env) *cobra.Command {
 	var server, key, sendAt, file string
-	var r herald.Request
+	var r heraldclient.TriggerRequest
 	var data, channels []string
 	cmd := &cobra.Command{
 		Use:   "send",
@@ -20,20 +20,26 @@ func newSendCmd(e *env) *cobra.Command {
   herald send -f notification.json --idempotency-key order-1234-shipped`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var body any
 			raw, ok, err := bodyFromFile(cmd, file, sendFlags...)
-			switch {
-			case err != nil:
+			if err != nil {
 				return err
-			case ok:
-				body = raw
-			default:
+			}
+			if !ok {
 				if err := requestFromFlags(cmd, &r, data, channels, sendAt); err != nil {
 					return err
 				}
-				body = &r
 			}
-			out, err := newAPIClient(cmd, server).trigger(cmd.Context(), body, key)
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			var out heraldclient.TriggerResult
+			if ok {
+				out, err = c.TriggerJSON(cmd.Context(), raw, key)
+			} else {
+				r.IdempotencyKey = key
+				out, err = c.Trigger(cmd.Context(), r)
+			}
 			if err != nil {
 				return err
 			}
@@ -63,7 +69,7 @@ var sendFlags = []string{"user", "type", "title", "body", "data", "channel", "pr
 
 // requestFromFlags completes r, which the flags filled, with the flags
 // that need parsing.
-func requestFromFlags(cmd *cobra.Command, r *herald.Request, data, channels []string, sendAt string) error {
+func requestFromFlags(cmd *cobra.Command, r *heraldclient.TriggerRequest, data, channels []string, sendAt string) error {
 	users, _ := cmd.Flags().GetStringSlice("user")
 	switch len(users) {
 	case 0:

@@ -163,7 +163,9 @@ func TestSetupCommands(t *testing.T) {
 		matches(t, r.ok([]string{"users", "put", "u2", "-f", r.file("user.json", `{"timezone":"Europe/Berlin"}`)}), `^timezone: +Europe/Berlin$`)
 		matches(t, r.ok([]string{"users", "get", "u2"}), `^timezone: +Europe/Berlin$`)
 		r.fails([]string{"users", "put", "u3", "--timezone", "Mars/Olympus"}, "invalid_argument", "timezone")
-		r.fails([]string{"users", "get", "nobody"}, "not_found")
+		// An error the server answered prints as its code, status and
+		// message.
+		r.fails([]string{"users", "get", "nobody"}, "herald: not_found (HTTP 404): ")
 		r.fails([]string{"users", "get"}, "accepts 1 arg")
 	})
 
@@ -227,7 +229,7 @@ func TestSetupCommands(t *testing.T) {
 		r.fails([]string{"preferences", "put", "u1", "--type-channels", "promo"}, "TYPE=ch1,ch2")
 		r.fails([]string{"preferences", "put", "u1", "--opt-out", "fax"}, "invalid_argument", "opted_out_channels")
 		r.fails([]string{"preferences", "put", "u1", "-f", r.file("bad-prefs.json", `{"types":{"promo":{"disabld":true}}}`)},
-			"invalid_argument", "disabld")
+			"invalid_argument (HTTP 400): types.promo.disabld: ") // the whole path, as the server names it
 	})
 
 	t.Run("interests", func(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldclient"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -33,7 +33,11 @@ func newTypesListCmd(e *env) *cobra.Command {
 		Example: "  herald types list",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ts, err := newAPIClient(cmd, server).listTypes(cmd.Context())
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			ts, err := c.ListTypes(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -66,7 +70,11 @@ file, or the defaults for a type nobody declared (source "default").`,
 		Example: "  herald types get order_shipped",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := newAPIClient(cmd, server).getType(cmd.Context(), args[0])
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			t, err := c.GetType(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -81,7 +89,7 @@ file, or the defaults for a type nobody declared (source "default").`,
 	return cmd
 }
 
-func printType(w io.Writer, t herald.NotificationType) error {
+func printType(w io.Writer, t heraldclient.NotificationType) error {
 	return printFields(w, []field{
 		{"name", printable(t.Name)}, {"channels", joinChannels(t.Channels)}, {"priority", string(t.Priority)},
 		{"guarantee", string(t.Guarantee)}, {"dedupe window", printable(t.DedupeWindow)},
@@ -97,7 +105,7 @@ var typeFlags = []string{"channel", "priority", "dedupe-window", "quiet-hours", 
 
 func newTypesPutCmd(e *env) *cobra.Command {
 	var server, file string
-	var in herald.TypeConfig
+	var in heraldclient.TypeConfig
 	var channels []string
 	var quietHours, countsTowardCap, asJSON bool
 	cmd := &cobra.Command{
@@ -112,14 +120,18 @@ counted toward the daily cap.`,
   herald types put order_shipped -f order_shipped.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var body any
 			raw, ok, err := bodyFromFile(cmd, file, typeFlags...)
-			switch {
-			case err != nil:
+			if err != nil {
 				return err
-			case ok:
-				body = raw
-			default:
+			}
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			var t heraldclient.NotificationType
+			if ok {
+				t, err = c.PutTypeJSON(cmd.Context(), args[0], raw)
+			} else {
 				in.Channels = channelList(channels)
 				if cmd.Flags().Changed("quiet-hours") {
 					in.QuietHours = &quietHours
@@ -127,9 +139,8 @@ counted toward the daily cap.`,
 				if cmd.Flags().Changed("counts-toward-cap") {
 					in.CountsTowardCap = &countsTowardCap
 				}
-				body = in
+				t, err = c.PutType(cmd.Context(), args[0], in)
 			}
-			t, err := newAPIClient(cmd, server).putType(cmd.Context(), args[0], body)
 			if err != nil {
 				return err
 			}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldclient"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -25,7 +25,7 @@ func newUsersCmd(e *env) *cobra.Command {
 
 func newUsersPutCmd(e *env) *cobra.Command {
 	var server, file string
-	var in herald.UserInput
+	var in heraldclient.UserInput
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "put USER",
@@ -36,13 +36,20 @@ cleared, and a user without a time zone gets the server's default one.`,
   herald users put u1 -f user.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var body any = in
-			if raw, ok, err := bodyFromFile(cmd, file, "timezone", "locale", "email", "phone"); err != nil {
+			raw, ok, err := bodyFromFile(cmd, file, "timezone", "locale", "email", "phone")
+			if err != nil {
 				return err
-			} else if ok {
-				body = raw
 			}
-			u, err := newAPIClient(cmd, server).putUser(cmd.Context(), args[0], body)
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			var u heraldtype.User
+			if ok {
+				u, err = c.PutUserJSON(cmd.Context(), args[0], raw)
+			} else {
+				u, err = c.PutUser(cmd.Context(), args[0], in)
+			}
 			if err != nil {
 				return err
 			}
@@ -72,7 +79,11 @@ func newUsersGetCmd(e *env) *cobra.Command {
 		Example: "  herald users get u1",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			u, err := newAPIClient(cmd, server).getUser(cmd.Context(), args[0])
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			u, err := c.GetUser(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -113,7 +124,11 @@ func newDevicesListCmd(e *env) *cobra.Command {
 		Example: "  herald devices list u1",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ds, err := newAPIClient(cmd, server).listDevices(cmd.Context(), args[0])
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			ds, err := c.ListDevices(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -157,7 +172,7 @@ func onOff(b bool) string {
 
 func newDevicesRegisterCmd(e *env) *cobra.Command {
 	var server, file string
-	var in herald.DeviceInput
+	var in heraldclient.DeviceInput
 	var optIn, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "register USER",
@@ -169,23 +184,28 @@ registered. A device registered to another user moves to this one.`,
   herald devices register u1 -f device.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var body any
 			raw, ok, err := bodyFromFile(cmd, file, "device-id", "token", "platform", "app-version", "push-opt-in", "p256dh", "auth")
-			switch {
-			case err != nil:
+			if err != nil {
 				return err
-			case ok:
-				body = raw
-			default:
+			}
+			if !ok {
 				if in.DeviceID == "" || in.Token == "" || in.Platform == "" {
 					return fmt.Errorf("--device-id, --token and --platform are required (or give the device with --file)")
 				}
 				if cmd.Flags().Changed("push-opt-in") {
 					in.PushOptIn = &optIn
 				}
-				body = in
 			}
-			d, err := newAPIClient(cmd, server).registerDevice(cmd.Context(), args[0], body)
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			var d heraldtype.Device
+			if ok {
+				d, err = c.RegisterDeviceJSON(cmd.Context(), args[0], raw)
+			} else {
+				d, err = c.RegisterDevice(cmd.Context(), args[0], in)
+			}
 			if err != nil {
 				return err
 			}
@@ -219,9 +239,12 @@ func newDevicesDeleteCmd(e *env) *cobra.Command {
 		Example: "  herald devices delete u1 phone-1",
 		Args:    cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c := newAPIClient(cmd, server)
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
 			for _, id := range args[1:] {
-				if err := c.deleteDevice(cmd.Context(), args[0], id); err != nil {
+				if err := c.DeleteDevice(cmd.Context(), args[0], id); err != nil {
 					return fmt.Errorf("device %s: %w", printable(id), err)
 				}
 				fmt.Fprintf(e.stdout, "deleted device %s of user %s\n", printable(id), printable(args[0]))
@@ -243,7 +266,11 @@ time are removed.`,
 		Example: "  herald devices heartbeat phone-1",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := newAPIClient(cmd, server).heartbeatDevice(cmd.Context(), args[0]); err != nil {
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			if err := c.HeartbeatDevice(cmd.Context(), args[0]); err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "device %s marked seen\n", printable(args[0]))
