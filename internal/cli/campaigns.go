@@ -2,14 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"net/http"
-	"net/url"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldtype"
 )
 
 func newCampaignsCmd(e *env) *cobra.Command {
@@ -30,8 +28,12 @@ func newCampaignsListCmd(e *env) *cobra.Command {
 		Short: "List campaigns by name",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var page herald.CampaignPage
-			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, "/v1/campaigns?"+listQuery(map[string]string{"cursor": cursor}, limit), nil, nil, &page); err != nil {
+			cl, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			page, err := cl.ListCampaigns(cmd.Context(), heraldtype.CampaignFilter{Cursor: cursor, Limit: limit})
+			if err != nil {
 				return err
 			}
 			if asJSON {
@@ -83,17 +85,19 @@ func newCampaignsGetCmd(e *env) *cobra.Command {
 		Short: "Show one campaign (JSON), or with --runs its latest runs",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c := newAPIClient(cmd, server)
-			path := "/v1/campaigns/" + url.PathEscape(args[0])
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
 			if !runs {
-				var out herald.Campaign
-				if err := c.do(cmd.Context(), http.MethodGet, path, nil, nil, &out); err != nil {
+				out, err := c.GetCampaign(cmd.Context(), args[0])
+				if err != nil {
 					return err
 				}
 				return printJSON(e.stdout, out)
 			}
-			var page herald.CampaignRunPage
-			if err := c.do(cmd.Context(), http.MethodGet, path+"/runs", nil, nil, &page); err != nil {
+			page, err := c.ListCampaignRuns(cmd.Context(), heraldtype.CampaignRunFilter{Campaign: args[0]})
+			if err != nil {
 				return err
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
@@ -119,13 +123,12 @@ func newCampaignsRunCmd(e *env) *cobra.Command {
 			"  herald campaigns run daily-reco --run 20261207T000000Z   # recovery after a failed fetch",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var body any
-			if run != "" {
-				body = map[string]string{"run": run}
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
 			}
-			var out herald.CampaignRun
-			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodPost,
-				"/v1/campaigns/"+url.PathEscape(args[0])+"/run", nil, body, &out); err != nil {
+			out, err := c.RunCampaign(cmd.Context(), args[0], run)
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "campaign %s: run %s started; follow it with herald campaigns get %s --runs\n",

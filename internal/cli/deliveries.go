@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldclient"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -30,14 +29,15 @@ func (d *deliveryFlags) add(cmd *cobra.Command, defState string) {
 	f.StringVar(&d.to, "to", "", "created before (RFC 3339)")
 }
 
-func (d *deliveryFlags) query() url.Values {
-	q := url.Values{}
-	for k, v := range map[string]string{"state": d.state, "error_code": d.errorCode, "type": d.typ, "user_id": d.user, "from": d.from, "to": d.to} {
-		if v != "" {
-			q.Set(k, v)
-		}
+// filter is the deliveries the flags select, as a replay's filter.
+func (d *deliveryFlags) filter() (heraldclient.ReplayFilter, error) {
+	f := heraldclient.ReplayFilter{State: heraldtype.DeliveryState(d.state), ErrorCode: d.errorCode, Type: d.typ, UserID: d.user}
+	var err error
+	if f.From, err = parseTimeFlag("from", d.from); err != nil {
+		return f, err
 	}
-	return q
+	f.To, err = parseTimeFlag("to", d.to)
+	return f, err
 }
 
 func newDeliveriesCmd(e *env) *cobra.Command {
@@ -60,15 +60,17 @@ func newDeliveriesListCmd(e *env) *cobra.Command {
 		Example: "  herald deliveries list --error-code UNREGISTERED --from 2026-11-01T00:00:00Z",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			q := filter.query()
-			if cursor != "" {
-				q.Set("cursor", cursor)
+			rf, err := filter.filter()
+			if err != nil {
+				return err
 			}
-			if limit > 0 {
-				q.Set("limit", fmt.Sprint(limit))
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
 			}
-			var page herald.DeliveryPage
-			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, "/v1/deliveries?"+q.Encode(), nil, nil, &page); err != nil {
+			page, err := c.ListDeliveries(cmd.Context(), heraldtype.DeliveryFilter{State: rf.State, ErrorCode: rf.ErrorCode,
+				Type: rf.Type, UserID: rf.UserID, From: rf.From, To: rf.To, Cursor: cursor, Limit: limit})
+			if err != nil {
 				return err
 			}
 			if asJSON {
@@ -113,8 +115,12 @@ func newDeliveriesGetCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var d heraldtype.Delivery
-			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, fmt.Sprintf("/v1/deliveries/%d", id), nil, nil, &d); err != nil {
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			d, err := c.GetDelivery(cmd.Context(), id)
+			if err != nil {
 				return err
 			}
 			if asJSON {
@@ -193,32 +199,34 @@ A replay keeps the delivery's history: its replay count goes up and its next out
 recorded as the last replay result.`,
 		Example: "  herald deliveries replay 42 43\n  herald deliveries replay --all --error-code UNAVAILABLE",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c := newAPIClient(cmd, server)
 			if all == (len(args) > 0) {
 				return fmt.Errorf("give delivery ids, or --all with filters")
 			}
+			rf, err := filter.filter()
+			if err != nil {
+				return err
+			}
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
 			if all {
-				body := map[string]string{}
-				for k, vs := range filter.query() {
-					body[k] = vs[0]
-				}
-				var out struct {
-					Replayed int `json:"replayed"`
-				}
-				if err := c.do(cmd.Context(), http.MethodPost, "/v1/deliveries/replay", nil, body, &out); err != nil {
+				n, err := c.ReplayDeliveries(cmd.Context(), rf)
+				if err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stdout, "replayed %s\n", count(out.Replayed, "delivery", "deliveries"))
+				fmt.Fprintf(e.stdout, "replayed %s\n", count(n, "delivery", "deliveries"))
 				return nil
 			}
-			for _, id := range args {
-				if _, err := herald.ParseDeliveryID(id); err != nil {
+			for _, arg := range args {
+				id, err := herald.ParseDeliveryID(arg)
+				if err != nil {
 					return err
 				}
-				if err := c.do(cmd.Context(), http.MethodPost, "/v1/deliveries/"+id+"/replay", nil, nil, nil); err != nil {
-					return fmt.Errorf("delivery %s: %w", id, err)
+				if _, err := c.ReplayDelivery(cmd.Context(), id); err != nil {
+					return fmt.Errorf("delivery %s: %w", arg, err)
 				}
-				fmt.Fprintf(e.stdout, "replayed delivery %s\n", id)
+				fmt.Fprintf(e.stdout, "replayed delivery %s\n", arg)
 			}
 			return nil
 		},

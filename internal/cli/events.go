@@ -2,8 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"text/tabwriter"
@@ -11,7 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldclient"
+	"github.com/heraldhq/herald/heraldtype"
 )
 
 func newEventsCmd(e *env) *cobra.Command {
@@ -33,16 +32,24 @@ func newEventsDeadCmd(e *env) *cobra.Command {
 		Example: "  herald events dead\n  herald events dead --topic notification.push.v1 --replayed no\n  herald events dead 42",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c := newAPIClient(cmd, server)
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
 			if len(args) == 1 {
-				var d herald.DeadEvent
-				if err := c.do(cmd.Context(), http.MethodGet, "/v1/events/dead/"+url.PathEscape(args[0]), nil, nil, &d); err != nil {
+				id, err := parseDeadEventID(args[0])
+				if err != nil {
+					return err
+				}
+				d, err := c.GetDeadEvent(cmd.Context(), id)
+				if err != nil {
 					return err
 				}
 				return printJSON(e.stdout, d)
 			}
-			var page herald.DeadEventPage
-			if err := c.do(cmd.Context(), http.MethodGet, "/v1/events/dead?"+listQuery(map[string]string{"topic": topic, "kind": kind, "replayed": replayed, "cursor": cursor}, limit), nil, nil, &page); err != nil {
+			page, err := c.ListDeadEvents(cmd.Context(), heraldtype.DeadEventFilter{Topic: topic, Kind: kind, Replayed: replayed,
+				Cursor: cursor, Limit: limit})
+			if err != nil {
 				return err
 			}
 			if asJSON {
@@ -89,9 +96,12 @@ exits non-zero when any replay fails.`,
 		Example: "  herald events replay 42 43\n  herald events replay --all --topic notification.push.v1 --dry-run\n" +
 			"  herald events replay --all --kind events",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c := newAPIClient(cmd, server)
 			if all == (len(args) > 0) {
 				return fmt.Errorf("give dead event ids, or --all (with --topic and/or --kind)")
+			}
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
 			}
 			if all {
 				return replayAllDeadEvents(cmd, e, c, topic, kind, dryRun)
@@ -99,9 +109,13 @@ exits non-zero when any replay fails.`,
 			// Every id is tried; the command fails if any replay did.
 			failed := 0
 			for _, id := range args {
-				if err := c.do(cmd.Context(), http.MethodPost, "/v1/events/dead/"+url.PathEscape(id)+"/replay", nil, nil, nil); err != nil {
+				n, err := parseDeadEventID(id)
+				if err == nil {
+					_, err = c.ReplayDeadEvent(cmd.Context(), n)
+				}
+				if err != nil {
 					failed++
-					fmt.Fprintf(e.stdout, "dead event %s: %s\n", printable(id), printable(err.Error()))
+					fmt.Fprintf(e.stdout, "dead event %s: %s\n", printable(id), printable(errorText(err)))
 					continue
 				}
 				fmt.Fprintf(e.stdout, "replayed dead event %s\n", printable(id))
@@ -126,10 +140,9 @@ exits non-zero when any replay fails.`,
 // (records that never decoded), and fails when any replay failed, so a
 // script sees it. A dry run counts only what a replay would make again
 // (issue 30 item 4).
-func replayAllDeadEvents(cmd *cobra.Command, e *env, c *apiClient, topic, kind string, dryRun bool) error {
-	var out herald.DeadEventReplay
-	body := map[string]any{"topic": topic, "kind": kind, "dry_run": dryRun}
-	if err := c.do(cmd.Context(), http.MethodPost, "/v1/events/dead/replay", nil, body, &out); err != nil {
+func replayAllDeadEvents(cmd *cobra.Command, e *env, c *heraldclient.Client, topic, kind string, dryRun bool) error {
+	out, err := c.ReplayDeadEvents(cmd.Context(), heraldclient.DeadEventSelector{Topic: topic, Kind: kind, DryRun: dryRun})
+	if err != nil {
 		return err
 	}
 	skipped := ""
@@ -154,4 +167,13 @@ func replayAllDeadEvents(cmd *cobra.Command, e *env, c *apiClient, topic, kind s
 		return fmt.Errorf("%d of %d replays failed", out.Failed, out.Replayed+out.Failed)
 	}
 	return nil
+}
+
+// parseDeadEventID reads a dead event's id: a positive integer.
+func parseDeadEventID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, fmt.Errorf("%q is not a dead event id", s)
+	}
+	return id, nil
 }

@@ -2,14 +2,13 @@ package cli
 
 import (
 	"fmt"
-	"net/http"
-	"net/url"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldclient"
+	"github.com/heraldhq/herald/heraldtype"
 )
 
 func newRemindersCmd(e *env) *cobra.Command {
@@ -31,8 +30,13 @@ func newRemindersListCmd(e *env) *cobra.Command {
 		Example: "  herald reminders list --user u1\n  herald reminders list --state stopped --type cart_reminder",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var page herald.ReminderPage
-			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, "/v1/reminders?"+listQuery(map[string]string{"user_id": user, "type": typ, "state": state, "cursor": cursor}, limit), nil, nil, &page); err != nil {
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			page, err := c.ListReminders(cmd.Context(), heraldtype.ReminderFilter{UserID: user, Type: typ,
+				State: heraldtype.ReminderState(state), Cursor: cursor, Limit: limit})
+			if err != nil {
 				return err
 			}
 			if asJSON {
@@ -73,8 +77,12 @@ func newRemindersGetCmd(e *env) *cobra.Command {
 		Short: "Show one reminder (JSON)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var r herald.Reminder
-			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, "/v1/reminders/"+url.PathEscape(args[0]), nil, nil, &r); err != nil {
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			r, err := c.GetReminder(cmd.Context(), args[0])
+			if err != nil {
 				return err
 			}
 			return printJSON(e.stdout, r)
@@ -92,24 +100,24 @@ func newRemindersCancelCmd(e *env) *cobra.Command {
 		Example: "  herald reminders cancel cart-42\n  herald reminders cancel --user u1\n" +
 			"  herald reminders cancel --type cart_reminder",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c := newAPIClient(cmd, server)
 			bulk := user != "" || typ != ""
 			if bulk == (len(args) > 0) {
 				return fmt.Errorf("give reminder keys, or --user and/or --type")
 			}
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
 			if bulk {
-				var out struct {
-					Cancelled int `json:"cancelled"`
-				}
-				if err := c.do(cmd.Context(), http.MethodPost, "/v1/reminders/cancel", nil,
-					herald.ReminderSelector{UserID: user, Type: typ}, &out); err != nil {
+				n, err := c.CancelReminders(cmd.Context(), heraldclient.ReminderSelector{UserID: user, Type: typ})
+				if err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stdout, "cancelled %s\n", count(out.Cancelled, "reminder", "reminders"))
+				fmt.Fprintf(e.stdout, "cancelled %s\n", count(n, "reminder", "reminders"))
 				return nil
 			}
 			for _, key := range args {
-				if err := c.do(cmd.Context(), http.MethodDelete, "/v1/reminders/"+url.PathEscape(key), nil, nil, nil); err != nil {
+				if err := c.CancelReminder(cmd.Context(), key); err != nil {
 					return fmt.Errorf("reminder %s: %w", key, err)
 				}
 				fmt.Fprintf(e.stdout, "cancelled reminder %s\n", key)

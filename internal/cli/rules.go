@@ -2,14 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"net/http"
-	"net/url"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldtype"
 )
 
 func newRulesCmd(e *env) *cobra.Command {
@@ -31,8 +29,12 @@ func newRulesListCmd(e *env) *cobra.Command {
 		Example: "  herald rules list\n  herald rules list --source product.inventory.v1 --event PRICE_CHANGE",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var page herald.RulePage
-			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, "/v1/rules?"+listQuery(map[string]string{"source": source, "event": event, "cursor": cursor}, limit), nil, nil, &page); err != nil {
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			page, err := c.ListRules(cmd.Context(), heraldtype.RuleFilter{Source: source, Event: event, Cursor: cursor, Limit: limit})
+			if err != nil {
 				return err
 			}
 			if asJSON {
@@ -72,8 +74,12 @@ func newRulesGetCmd(e *env) *cobra.Command {
 		Short: "Show one rule (JSON)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var r herald.Rule
-			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, "/v1/rules/"+url.PathEscape(args[0]), nil, nil, &r); err != nil {
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			r, err := c.GetRule(cmd.Context(), args[0])
+			if err != nil {
 				return err
 			}
 			return printJSON(e.stdout, r)
@@ -95,8 +101,12 @@ func newRulesPutCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var r herald.Rule
-			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodPut, "/v1/rules/"+url.PathEscape(args[0]), nil, body, &r); err != nil {
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			r, _, err := c.PutRuleJSON(cmd.Context(), args[0], body)
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "rule %s saved (%s, %s)\n", printable(r.Name), printable(r.When.Event), printable(r.Notify.Type))
@@ -116,9 +126,12 @@ func newRulesDeleteCmd(e *env) *cobra.Command {
 		Short: "Delete rules",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c := newAPIClient(cmd, server)
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
 			for _, name := range args {
-				if err := c.do(cmd.Context(), http.MethodDelete, "/v1/rules/"+url.PathEscape(name), nil, nil, nil); err != nil {
+				if err := c.DeleteRule(cmd.Context(), name); err != nil {
 					return fmt.Errorf("rule %s: %w", name, err)
 				}
 				fmt.Fprintf(e.stdout, "deleted rule %s\n", printable(name))
@@ -143,8 +156,12 @@ func newRulesDryRunCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var out herald.RuleDryRun
-			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodPost, "/v1/rules/"+url.PathEscape(args[0])+"/dry-run", nil, body, &out); err != nil {
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			out, err := c.DryRunRuleJSON(cmd.Context(), args[0], body)
+			if err != nil {
 				return err
 			}
 			return printJSON(e.stdout, out)
@@ -166,9 +183,12 @@ func newRulesRunsCmd(e *env) *cobra.Command {
 		Example: "  herald rules runs price-drop",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var page herald.RuleRunPage
-			path := "/v1/rules/" + url.PathEscape(args[0]) + "/runs?" + listQuery(map[string]string{"cursor": cursor}, limit)
-			if err := newAPIClient(cmd, server).do(cmd.Context(), http.MethodGet, path, nil, nil, &page); err != nil {
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			page, err := c.ListRuleRuns(cmd.Context(), heraldtype.RuleRunFilter{Rule: args[0], Cursor: cursor, Limit: limit})
+			if err != nil {
 				return err
 			}
 			if asJSON {
