@@ -56,4 +56,18 @@
 //		}
 //		…
 //	}
+//
+// # The inbox stream
+//
+// InboxStream follows a user's in-app inbox over Server-Sent Events and
+// yields each new item; when the connection drops, or the server ends the
+// stream to shut down, it reconnects with Last-Event-ID, so no item is
+// lost or repeated, until the context ends:
+//
+//	for ev, err := range c.InboxStream(ctx, "u1", heraldclient.StreamOptions{}) {
+//		if err != nil {
+//			return err
+//		}
+//		show(ev.Item)
+//	}
 package heraldclient
