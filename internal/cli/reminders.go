@@ -14,7 +14,7 @@ import (
 func newRemindersCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "reminders",
-		Short: "Inspect and cancel the reminders of a running Herald (S2)",
+		Short: "Inspect and cancel the reminders of a running Herald",
 	}
 	cmd.AddCommand(newRemindersListCmd(e), newRemindersGetCmd(e), newRemindersCancelCmd(e))
 	return cmd
