@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -45,9 +46,14 @@ func newClient(cmd *cobra.Command, base string) (*heraldclient.Client, error) {
 // errorText is err as the command line prints it: an error the server
 // answered reads "code (HTTP status): message", with the field at fault
 // when the message does not start with it, and the request id of a server
-// failure (the server's log has it).
+// failure (the server's log has it); a server that could not be reached
+// reads as the HTTP exchange that failed ("Get …: connection refused").
 func errorText(err error) string {
 	s := err.Error()
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		s = strings.Replace(s, "heraldclient: "+ue.Error(), ue.Error(), 1)
+	}
 	var he *heraldclient.Error
 	if errors.As(err, &he) {
 		msg := he.Message

@@ -68,6 +68,12 @@ func TestServerCommandsThroughTheClient(t *testing.T) {
 			!strings.Contains(out.String(), `--server "localhost:8080"`) {
 			t.Fatalf("a server without a scheme: exit %d\n%s", code, out.String())
 		}
+		// A server that cannot be reached: the exchange that failed.
+		out.Reset()
+		if code := Run(context.Background(), []string{"users", "get", "u1", "--server", "http://127.0.0.1:1"}, &out, &out, nil); code == 0 ||
+			!strings.HasPrefix(out.String(), `herald: Get "http://127.0.0.1:1/v1/users/u1": `) {
+			t.Fatalf("an unreachable server: exit %d\n%s", code, out.String())
+		}
 	})
 
 	t.Run("the server's errors", func(t *testing.T) {
