@@ -25,6 +25,12 @@ func TestMain(m *testing.M) {
 	baseURL, apiKey = s.URL, s.adminKey
 	code := m.Run()
 	stop()
+	if errs := mainT.failures(); len(errs) > 0 {
+		for _, e := range errs {
+			fmt.Fprintln(os.Stderr, "the examples' server:", e)
+		}
+		code = 1
+	}
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
