@@ -29,7 +29,7 @@ type Client struct {
 	http      *http.Client
 	retry     RetryPolicy
 	userAgent string
-	// sleep waits d or until ctx ends (tests replace it).
+	// sleep waits d or until ctx ends.
 	sleep func(ctx context.Context, d time.Duration) error
 }
 
