@@ -12,6 +12,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldclient"
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/httpapi"
 )
 
 func TestNewRejectsBadBaseURL(t *testing.T) {
@@ -250,3 +251,28 @@ func TestTriggerRetriedAfterADroppedAnswerIsOneNotification(t *testing.T) {
 }
 
 func asError(err error, target **heraldclient.Error) bool { return errors.As(err, target) }
+
+// The server's own rate limit: its 429 carries Retry-After, which the
+// client waits before it tries again, and the call succeeds.
+func TestRetryWaitsOutTheServersRateLimit(t *testing.T) {
+	s := newServer(t, serverOptions{rateLimit: httpapi.RateLimitConfig{APIKey: httpapi.RateLimit{PerSecond: 1, Burst: 1}}})
+	c := s.client(t)
+	ctx := context.Background()
+	if _, err := c.ListTypes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := c.ListTypes(ctx); err != nil {
+		t.Fatalf("the second call: %v", err)
+	}
+	if el := time.Since(start); el < 500*time.Millisecond {
+		t.Errorf("the second call took %v; the bucket refills at 1/s", el)
+	}
+	// Without retries the 429 is the caller's, with its Retry-After.
+	once := s.client(t, heraldclient.WithRetry(heraldclient.RetryPolicy{Attempts: 1}))
+	_, err := once.ListTypes(ctx)
+	var herr *heraldclient.Error
+	if !asError(err, &herr) || herr.Code != heraldclient.CodeRateLimited || herr.StatusCode != 429 || herr.RetryAfter < time.Second {
+		t.Errorf("without retries: %v (%+v)", err, herr)
+	}
+}

@@ -52,6 +52,8 @@ type serverOptions struct {
 	front func(http.Handler) http.Handler
 	// heartbeat is the inbox stream's heartbeat interval.
 	heartbeat time.Duration
+	// rateLimit is the server's rate limit.
+	rateLimit httpapi.RateLimitConfig
 }
 
 // startServer starts a real Herald for one test, or for TestMain (t nil:
@@ -100,7 +102,8 @@ func startServer(tb testing.TB, dir string, o serverOptions) (*server, func()) {
 	if err != nil {
 		fail(err)
 	}
-	api, err := httpapi.New(httpapi.Config{Client: hc, Logger: logger, Auth: httpapi.AuthConfig{Keys: keys, UserTokens: tokens}})
+	api, err := httpapi.New(httpapi.Config{Client: hc, Logger: logger, Auth: httpapi.AuthConfig{Keys: keys, UserTokens: tokens},
+		RateLimit: o.rateLimit})
 	if err != nil {
 		fail(err)
 	}
