@@ -54,6 +54,8 @@ type serverOptions struct {
 	heartbeat time.Duration
 	// rateLimit is the server's rate limit.
 	rateLimit httpapi.RateLimitConfig
+	// streams bounds the server's inbox streams.
+	streams httpapi.StreamConfig
 }
 
 // startServer starts a real Herald for one test, or for TestMain (t nil:
@@ -103,7 +105,7 @@ func startServer(tb testing.TB, dir string, o serverOptions) (*server, func()) {
 		fail(err)
 	}
 	api, err := httpapi.New(httpapi.Config{Client: hc, Logger: logger, Auth: httpapi.AuthConfig{Keys: keys, UserTokens: tokens},
-		RateLimit: o.rateLimit})
+		RateLimit: o.rateLimit, Streams: o.streams})
 	if err != nil {
 		fail(err)
 	}
