@@ -190,7 +190,9 @@ func (c *Client) do(ctx context.Context, cl call) (result, error) {
 			return res, err // the next try would start after the caller's deadline
 		}
 		if serr := c.sleep(ctx, wait); serr != nil {
-			return res, err
+			// Both: errors.Is finds the context's end, errors.As the
+			// server's last answer.
+			return res, fmt.Errorf("heraldclient: %w while waiting to retry after: %w", serr, err)
 		}
 	}
 }
