@@ -29,7 +29,7 @@ type Client struct {
 	http      *http.Client
 	retry     RetryPolicy
 	userAgent string
-	// sleep waits d or until ctx ends (tests replace it).
+	// sleep waits d or until ctx ends.
 	sleep func(ctx context.Context, d time.Duration) error
 }
 
@@ -190,7 +190,9 @@ func (c *Client) do(ctx context.Context, cl call) (result, error) {
 			return res, err // the next try would start after the caller's deadline
 		}
 		if serr := c.sleep(ctx, wait); serr != nil {
-			return res, err
+			// Both: errors.Is finds the context's end, errors.As the
+			// server's last answer.
+			return res, fmt.Errorf("heraldclient: %w while waiting to retry after: %w", serr, err)
 		}
 	}
 }

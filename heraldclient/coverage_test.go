@@ -68,6 +68,7 @@ var operations = map[string]string{
 	"GET /healthz":                                "Health",
 	"GET /readyz":                                 "Ready",
 	"GET /v1/webpush/vapid-public-key":            "VAPIDPublicKey",
+	"GET /openapi.json":                           "OpenAPI",
 }
 
 // leftOut are the routes the package doc says it leaves out, and why.
@@ -77,6 +78,7 @@ var leftOut = map[string]string{
 	"POST /v1/unsubscribe/{token}":     "a mail client posts the one-click unsubscribe",
 	"POST /v1/providers/twilio/status": "Twilio calls it, signed",
 	"GET /v1/users/{id}/inbox/ws":      "the same stream as InboxStream, for browsers",
+	"GET /openapi.yaml":                "the same document as OpenAPI's JSON, as YAML",
 }
 
 // TestEveryRouteHasAMethod reads the routes the server registers and

@@ -22,8 +22,11 @@
 // Left out, because they are not for a program to call: GET /metrics
 // (Prometheus scrapes it), the one-click unsubscribe pages under
 // /v1/unsubscribe/{token} (a mail client follows the link), the Twilio
-// status callback (Twilio calls it, signed) and the inbox's WebSocket (the
-// same stream as InboxStream's SSE, for browsers).
+// status callback (Twilio calls it, signed), the inbox's WebSocket (the
+// same stream as InboxStream's SSE, for browsers) and GET /openapi.yaml
+// (the document OpenAPI returns as JSON). Do calls any operation by its
+// path, for one this package does not know yet or a body the caller
+// already holds as JSON.
 //
 // # Errors
 //

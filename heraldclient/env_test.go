@@ -2,6 +2,7 @@ package heraldclient_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/heraldclient"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/httpapi"
+	"github.com/heraldhq/herald/internal/apitest"
 	"github.com/heraldhq/herald/store/sqlite"
 )
 
@@ -50,6 +52,10 @@ type serverOptions struct {
 	front func(http.Handler) http.Handler
 	// heartbeat is the inbox stream's heartbeat interval.
 	heartbeat time.Duration
+	// rateLimit is the server's rate limit.
+	rateLimit httpapi.RateLimitConfig
+	// streams bounds the server's inbox streams.
+	streams httpapi.StreamConfig
 }
 
 // startServer starts a real Herald for one test, or for TestMain (t nil:
@@ -98,7 +104,8 @@ func startServer(tb testing.TB, dir string, o serverOptions) (*server, func()) {
 	if err != nil {
 		fail(err)
 	}
-	api, err := httpapi.New(httpapi.Config{Client: hc, Logger: logger, Auth: httpapi.AuthConfig{Keys: keys, UserTokens: tokens}})
+	api, err := httpapi.New(httpapi.Config{Client: hc, Logger: logger, Auth: httpapi.AuthConfig{Keys: keys, UserTokens: tokens},
+		RateLimit: o.rateLimit, Streams: o.streams})
 	if err != nil {
 		fail(err)
 	}
@@ -145,9 +152,42 @@ func newServer(t *testing.T, o serverOptions) *server {
 	return s
 }
 
-// validated wraps h with the OpenAPI document's validator, where the
-// repository has one.
-func validated(_ testing.TB, h http.Handler) http.Handler { return h }
+// validated wraps h with the OpenAPI document's validator: every request
+// the client sends and every answer it receives must be what
+// api/openapi.yaml documents, or the test fails. The server of TestMain
+// (tb nil) reports to mainTB, which fails the run.
+func validated(tb testing.TB, h http.Handler) http.Handler {
+	if tb == nil {
+		tb = &mainT
+	}
+	return apitest.Handler(tb, h)
+}
+
+// mainTB collects the validator's reports about the examples' server,
+// which has no *testing.T; TestMain fails the run if there are any.
+type mainTB struct {
+	testing.TB // nil: only the methods below are called
+	mu         sync.Mutex
+	errors     []string
+}
+
+var mainT mainTB
+
+func (m *mainTB) Helper() {}
+
+func (m *mainTB) Errorf(format string, args ...any) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.errors = append(m.errors, fmt.Sprintf(format, args...))
+}
+
+func (m *mainTB) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
+
+func (m *mainTB) failures() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.errors...)
+}
 
 // client is a heraldclient.Client for s with its admin key and fast
 // retries.

@@ -2,6 +2,7 @@ package heraldclient
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 )
 
@@ -30,4 +31,13 @@ func (c *Client) VAPIDPublicKey(ctx context.Context) (string, error) {
 	}
 	_, err := c.do(ctx, call{method: http.MethodGet, path: "/v1/webpush/vapid-public-key", out: &out})
 	return out.PublicKey, err
+}
+
+// OpenAPI returns the server's API contract, its OpenAPI document as JSON
+// (GET /openapi.json, no credential needed): what a generator of a client
+// in another language, or a linter, reads.
+func (c *Client) OpenAPI(ctx context.Context) (json.RawMessage, error) {
+	var doc json.RawMessage
+	_, err := c.do(ctx, call{method: http.MethodGet, path: "/openapi.json", out: &doc})
+	return doc, err
 }

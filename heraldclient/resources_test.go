@@ -2,7 +2,10 @@ package heraldclient_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -273,5 +276,40 @@ func TestHealthAndReady(t *testing.T) {
 	}
 	if _, err := anon.VAPIDPublicKey(ctx); err != nil && !heraldclient.IsCode(err, heraldclient.CodeNotFound) {
 		t.Errorf("VAPIDPublicKey without Web Push: %v", err)
+	}
+}
+
+func TestDoAndOpenAPI(t *testing.T) {
+	s := newServer(t, serverOptions{})
+	c := s.client(t)
+	ctx := context.Background()
+	var u heraldtype.User
+	res, err := c.Do(ctx, heraldclient.Request{Method: "PUT", Path: "/v1/users/u1", Body: json.RawMessage(`{"timezone":"Asia/Tokyo"}`)}, &u)
+	if err != nil || res.StatusCode != 200 || u.Timezone != "Asia/Tokyo" || res.Header.Get("X-Request-Id") == "" {
+		t.Errorf("Do: %+v %+v, %v", res, u, err)
+	}
+	// The server's strict decoder names a field the typed methods cannot send.
+	_, err = c.Do(ctx, heraldclient.Request{Method: "PUT", Path: "/v1/users/u1", Body: json.RawMessage(`{"colour":"red"}`)}, nil)
+	var herr *heraldclient.Error
+	if !asError(err, &herr) || herr.Field != "colour" {
+		t.Errorf("Do with an unknown field: %v", err)
+	}
+	doc, err := c.OpenAPI(ctx)
+	if err != nil || !strings.Contains(string(doc), `"openapi"`) {
+		t.Errorf("OpenAPI: %.100s, %v", doc, err)
+	}
+}
+
+// A Herald behind a proxy under a path prefix.
+func TestBaseURLWithAPathPrefix(t *testing.T) {
+	s := newServer(t, serverOptions{front: func(h http.Handler) http.Handler {
+		return http.StripPrefix("/herald", h)
+	}})
+	c, err := heraldclient.New(s.URL+"/herald/", heraldclient.WithAPIKey(s.adminKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, err := c.PutUser(context.Background(), "u:1", heraldclient.UserInput{}); err != nil || u.ID != "u:1" {
+		t.Errorf("PutUser through the prefix: %+v, %v", u, err)
 	}
 }

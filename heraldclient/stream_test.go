@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldclient"
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/httpapi"
 )
 
 // collect runs the stream in the background and hands over what it
@@ -253,5 +254,46 @@ func TestInboxStreamDropsAnIdleConnection(t *testing.T) {
 	}
 	if len(lastIDs.get()) < 3 {
 		t.Errorf("%d connections in 3 s with a 100 ms idle timeout", len(lastIDs.get()))
+	}
+}
+
+// The server ends each stream at its lifetime with a close event; the
+// client reconnects from the last item, and the items written around the
+// reconnections all arrive, once each, in order.
+func TestInboxStreamOutlivesTheServersStreamLifetime(t *testing.T) {
+	s := newServer(t, serverOptions{streams: httpapi.StreamConfig{MaxLifetime: 300 * time.Millisecond}})
+	c := s.client(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := c.PutUser(ctx, "u1", heraldclient.UserInput{}); err != nil {
+		t.Fatal(err)
+	}
+	events, errs := collect(ctx, c.InboxStream(ctx, "u1", heraldclient.StreamOptions{LastEventID: "0"}))
+	const n = 6
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range n {
+			if _, err := c.Trigger(ctx, heraldclient.TriggerRequest{UserID: "u1", Type: "news", Title: fmt.Sprint("item ", i),
+				Channels: []heraldtype.Channel{heraldtype.ChannelInApp}}); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(250 * time.Millisecond) // across several lifetimes
+		}
+	}()
+	var prev int64
+	for i := range n {
+		ev := receive(t, events, errs)
+		if ev.Item.Title != fmt.Sprint("item ", i) || ev.Item.ID <= prev {
+			t.Fatalf("event %d: %+v after id %d", i, ev, prev)
+		}
+		prev = ev.Item.ID
+	}
+	<-done
+	select {
+	case ev := <-events:
+		t.Errorf("an extra event %+v", ev)
+	case <-time.After(500 * time.Millisecond):
 	}
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,8 +18,8 @@ import (
 // The operator and setup commands reach a running Herald through its HTTP
 // API, with the public Go client (heraldclient), like any other program:
 // they see exactly what the API enforces. A body the user wrote as JSON
-// (--file) is sent as written through the client's JSON variants, so the
-// server's strict decoder names an unknown or bad field by its whole path.
+// (--file) is sent as written (sendFile), so the server's strict decoder
+// names an unknown or bad field by its whole path.
 
 func addServerFlag(cmd *cobra.Command, e *env, server *string) {
 	def := lookupEnv(e.environ, "HERALD_SERVER")
@@ -67,4 +69,23 @@ func errorText(err error) string {
 		s = strings.Replace(s, he.Error(), text, 1)
 	}
 	return s
+}
+
+// sendFile calls an operation with a body the user wrote (--file), as
+// written, through the client's Do — its credential, retries and errors —
+// and decodes the answer into out. The server's strict decoder then names
+// an unknown or bad field by its whole path ("types.promo.disabld"), which
+// decoding the file into the client's typed input here could not.
+func sendFile(ctx context.Context, c *heraldclient.Client, method, path string, header http.Header, body json.RawMessage, out any) error {
+	_, err := c.Do(ctx, heraldclient.Request{Method: method, Path: path, Header: header, Body: body}, out)
+	return err
+}
+
+// apiPath fills a path's %s verbs with ids, each escaped as one segment.
+func apiPath(format string, ids ...string) string {
+	esc := make([]any, len(ids))
+	for i, id := range ids {
+		esc[i] = url.PathEscape(id)
+	}
+	return fmt.Sprintf(format, esc...)
 }

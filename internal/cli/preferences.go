@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -124,7 +125,7 @@ time zone.`,
 				return err
 			}
 			if ok {
-				p, err = c.PutPreferencesJSON(cmd.Context(), args[0], raw)
+				err = sendFile(cmd.Context(), c, http.MethodPut, apiPath("/v1/users/%s/preferences", args[0]), nil, raw, &p)
 			} else {
 				p, err = c.PutPreferences(cmd.Context(), args[0], p)
 			}
@@ -232,7 +233,11 @@ watched) in a subject, such as a product. With --file, the JSON is one interest,
 			}
 			var n int
 			if ok {
-				n, err = c.RecordInterestsJSON(cmd.Context(), raw)
+				var out struct {
+					Recorded int `json:"recorded"`
+				}
+				err = sendFile(cmd.Context(), c, http.MethodPost, "/v1/interests", nil, raw, &out)
+				n = out.Recorded
 			} else {
 				n, err = c.RecordInterests(cmd.Context(), in)
 			}

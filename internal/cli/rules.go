@@ -2,11 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"net/http"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/heraldhq/herald/heraldclient"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -105,8 +107,8 @@ func newRulesPutCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, _, err := c.PutRuleJSON(cmd.Context(), args[0], body)
-			if err != nil {
+			var r heraldtype.Rule
+			if err := sendFile(cmd.Context(), c, http.MethodPut, apiPath("/v1/rules/%s", args[0]), nil, body, &r); err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "rule %s saved (%s, %s)\n", printable(r.Name), printable(r.When.Event), printable(r.Notify.Type))
@@ -160,8 +162,8 @@ func newRulesDryRunCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out, err := c.DryRunRuleJSON(cmd.Context(), args[0], body)
-			if err != nil {
+			var out heraldclient.RuleDryRun
+			if err := sendFile(cmd.Context(), c, http.MethodPost, apiPath("/v1/rules/%s/dry-run", args[0]), nil, body, &out); err != nil {
 				return err
 			}
 			return printJSON(e.stdout, out)

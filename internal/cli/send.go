@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 
 	"github.com/spf13/cobra"
 
@@ -35,7 +38,7 @@ func newSendCmd(e *env) *cobra.Command {
 			}
 			var out heraldclient.TriggerResult
 			if ok {
-				out, err = c.TriggerJSON(cmd.Context(), raw, key)
+				out, err = triggerFromFile(cmd.Context(), c, raw, key)
 			} else {
 				r.IdempotencyKey = key
 				out, err = c.Trigger(cmd.Context(), r)
@@ -92,4 +95,26 @@ func requestFromFlags(cmd *cobra.Command, r *heraldclient.TriggerRequest, data, 
 		r.SendAt = &t
 	}
 	return nil
+}
+
+// triggerFromFile posts a trigger the user wrote (--file) as written, with
+// an Idempotency-Key: --idempotency-key, else the body's own
+// idempotency_key, else one made for the call, so that the client's
+// retries of it are never a second trigger.
+func triggerFromFile(ctx context.Context, c *heraldclient.Client, body json.RawMessage, key string) (heraldclient.TriggerResult, error) {
+	if key == "" {
+		var in struct {
+			IdempotencyKey string `json:"idempotency_key"`
+		}
+		if json.Unmarshal(body, &in) == nil {
+			key = in.IdempotencyKey
+		}
+	}
+	if key == "" {
+		key = heraldclient.NewIdempotencyKey()
+	}
+	var out heraldclient.TriggerResult
+	err := sendFile(ctx, c, http.MethodPost, "/v1/notifications", http.Header{"Idempotency-Key": {key}}, body, &out)
+	out.IdempotencyKey = key
+	return out, err
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -130,7 +131,7 @@ counted toward the daily cap.`,
 			}
 			var t heraldclient.NotificationType
 			if ok {
-				t, err = c.PutTypeJSON(cmd.Context(), args[0], raw)
+				err = sendFile(cmd.Context(), c, http.MethodPut, apiPath("/v1/types/%s", args[0]), nil, raw, &t)
 			} else {
 				in.Channels = channelList(channels)
 				if cmd.Flags().Changed("quiet-hours") {

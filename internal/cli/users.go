@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"net/http"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -46,7 +47,7 @@ cleared, and a user without a time zone gets the server's default one.`,
 			}
 			var u heraldtype.User
 			if ok {
-				u, err = c.PutUserJSON(cmd.Context(), args[0], raw)
+				err = sendFile(cmd.Context(), c, http.MethodPut, apiPath("/v1/users/%s", args[0]), nil, raw, &u)
 			} else {
 				u, err = c.PutUser(cmd.Context(), args[0], in)
 			}
@@ -202,7 +203,7 @@ registered. A device registered to another user moves to this one.`,
 			}
 			var d heraldtype.Device
 			if ok {
-				d, err = c.RegisterDeviceJSON(cmd.Context(), args[0], raw)
+				err = sendFile(cmd.Context(), c, http.MethodPost, apiPath("/v1/users/%s/devices", args[0]), nil, raw, &d)
 			} else {
 				d, err = c.RegisterDevice(cmd.Context(), args[0], in)
 			}
