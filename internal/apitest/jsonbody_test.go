@@ -24,7 +24,7 @@ func TestJSONUnderOtherLabels(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"id":"a","size":2}`)
 	})
-	for _, ct := range []string{"", "application/x-www-form-urlencoded", "text/plain; charset=utf-8"} {
+	for _, ct := range []string{"", "application/x-www-form-urlencoded", "text/plain; charset=utf-8", "application/merge-patch+json"} {
 		for _, c := range []struct{ body, want string }{
 			{`{"size":2}`, ""},
 			{`{"size":2,"colour":"red"}`, "refuses the request"},
