@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/apitest"
 )
 
 // bootstrapKey is the API key newCluster gives every instance.
@@ -43,13 +44,14 @@ func TestInboxWebSocketAcrossInstances(t *testing.T) {
 		t.Cleanup(func() { conn.CloseNow() })
 		return conn
 	}
+	contractClient := &http.Client{Transport: apitest.Transport(t, nil)}
 	trigger := func(in *instance, title string) {
 		t.Helper()
 		body := fmt.Sprintf(`{"user_id":"reader","type":"note","title":%q,"channels":["in_app"]}`, title)
 		req, _ := http.NewRequestWithContext(c.ctx, "POST", in.api+"/v1/notifications", bytes.NewBufferString(body))
 		req.Header = auth.Clone()
 		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := contractClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 
 	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/apitest"
 )
 
 // partitionProxy is a TCP proxy between one herald instance and
@@ -341,7 +342,7 @@ func get(t *testing.T, in *instance, path, key string) (int, time.Duration) {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
 	start := time.Now()
-	res, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	res, err := (&http.Client{Timeout: 30 * time.Second, Transport: apitest.Transport(t, nil)}).Do(req)
 	took := time.Since(start)
 	if err != nil {
 		var ne net.Error

@@ -6,6 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/apitest"
 )
 
 // The documentation's walkthroughs run as written (issue 32 item 2). A
@@ -260,6 +265,10 @@ func startDevServer(t *testing.T) *devServer {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("serve --dev did not listen within 60 s:\n%s", s.tail())
 	}
+	// The guides' requests reach the server through a proxy that checks
+	// every exchange against the API's contract (api/openapi.yaml): a
+	// documented example the document does not describe fails here.
+	addrs["api"] = contractProxy(t, addrs["api"])
 	var pairs []string
 	for name, port := range devPorts {
 		hostPort := regexp.MustCompile(`^[a-z]+://`).ReplaceAllString(addrs[name], "")
@@ -272,6 +281,27 @@ func startDevServer(t *testing.T) *devServer {
 	s.rewrite = strings.NewReplacer(pairs...)
 	s.env = append(os.Environ(), "HERALD_SERVER="+addrs["api"])
 	return s
+}
+
+// contractProxy starts a reverse proxy to the API at addr whose every
+// exchange passes through the contract's validator, and returns its URL.
+func contractProxy(t *testing.T, addr string) string {
+	t.Helper()
+	target, err := url.Parse(addr)
+	if err != nil || target.Host == "" {
+		target, err = url.Parse("http://" + addr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &httputil.ReverseProxy{
+		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target); r.Out.Host = r.In.Host },
+		Transport:     apitest.Transport(t, nil),
+		FlushInterval: -1, // the inbox stream flows as it is written
+	}
+	ts := httptest.NewServer(p)
+	t.Cleanup(ts.Close)
+	return ts.URL
 }
 
 func (s *devServer) tail() string {

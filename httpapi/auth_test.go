@@ -15,6 +15,7 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/httpapi"
+	"github.com/heraldhq/herald/internal/apitest"
 )
 
 var userTokenSecret = []byte("test-user-token-secret-0123456789abcdef")
@@ -63,7 +64,11 @@ func concretePath(pattern, user string) (method, path string) {
 // later is covered without touching the test.
 func TestEveryRouteIsGuarded(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{userTokens: userTokens(t), metrics: http.NotFoundHandler()})
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		_, _ = w.Write([]byte("# no metrics\n"))
+	})
+	e := newEnv(t, envOptions{userTokens: userTokens(t), metrics: metrics})
 	e.seedUser("alice")
 	e.seedUser("bob")
 	bobToken := userToken(t, "bob")
@@ -290,7 +295,7 @@ func TestAuthDisabledForDev(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv = dev
+	e.srv, e.h = dev, apitest.Handler(t, dev)
 	e.do("PUT", "/v1/users/carol", nil, "Authorization", "").expect(t, 200, nil)
 	e.do("PUT", "/v1/users/carol", nil, "Authorization", "Bearer hk_wrong").expect(t, 401, nil)
 	if _, err := httpapi.New(httpapi.Config{Client: e.client}); err == nil {
@@ -304,7 +309,7 @@ func TestInboxStreamAuth(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{userTokens: userTokens(t)})
 	e.seedUser("alice")
-	ts := httptest.NewServer(e.srv)
+	ts := httptest.NewServer(e.h)
 	defer ts.Close()
 	for name, mod := range map[string]func(*http.Request){
 		"header": func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+userToken(t, "alice")) },
@@ -333,7 +338,7 @@ func TestStreamRefusesAPIKeyInQuery(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{userTokens: userTokens(t)})
 	e.seedUser("alice")
-	ts := httptest.NewServer(e.srv)
+	ts := httptest.NewServer(e.h)
 	defer ts.Close()
 	for name, key := range map[string]string{"valid admin key": e.adminKey, "unknown key": "hk_aaaaaaaaaaaaaaaa_" + strings.Repeat("a", 52)} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

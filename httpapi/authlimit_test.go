@@ -27,7 +27,7 @@ func TestFailedAuthLimitedPerAddress(t *testing.T) {
 		req.RemoteAddr = addr
 		req.Header.Set("Authorization", authz)
 		rec := httptest.NewRecorder()
-		e.srv.ServeHTTP(rec, req)
+		e.h.ServeHTTP(rec, req)
 		return rec
 	}
 	const attacker, other = "203.0.113.7:40000", "198.51.100.1:40000"

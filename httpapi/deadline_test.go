@@ -159,7 +159,7 @@ func TestStoreTimeoutExcludesBodyUpload(t *testing.T) {
 	t.Parallel()
 	e, _ := newStallingEnv(t)
 	e.seedUser("alice")
-	ts := httptest.NewServer(e.srv)
+	ts := httptest.NewServer(e.h)
 	t.Cleanup(ts.Close)
 	pr, pw := io.Pipe()
 	go func() {

@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/httpapi"
+	"github.com/heraldhq/herald/internal/apitest"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/sqlite"
 )
@@ -71,8 +72,12 @@ func (b *syncBuffer) String() string {
 }
 
 type env struct {
-	t        *testing.T
-	srv      *httpapi.Server
+	t   *testing.T
+	srv *httpapi.Server
+	// h is srv behind the contract's validator (internal/apitest): the
+	// tests send their requests to it, so every exchange is checked
+	// against api/openapi.yaml.
+	h        http.Handler
 	client   *herald.Client
 	store    *sqlite.Store
 	provider *fakeProvider
@@ -179,7 +184,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, srv: srv, client: c, store: s, provider: o.provider, logs: logs, keys: keys, adminKey: admin}
+	return &env{t: t, srv: srv, h: apitest.Handler(t, srv), client: c, store: s, provider: o.provider, logs: logs, keys: keys, adminKey: admin}
 }
 
 // response is a finished request.
@@ -225,7 +230,7 @@ func (e *env) do(method, path string, body any, header ...string) response {
 		req.Header.Add(header[i], header[i+1])
 	}
 	rec := httptest.NewRecorder()
-	e.srv.ServeHTTP(rec, req)
+	e.h.ServeHTTP(rec, req)
 	return response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
 }
 

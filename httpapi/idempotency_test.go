@@ -72,7 +72,7 @@ func TestConcurrentTriggersWithOneKey(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
 	e.seedUser("alice")
-	ts := httptest.NewServer(e.srv)
+	ts := httptest.NewServer(e.h)
 	t.Cleanup(ts.Close)
 
 	body, err := json.Marshal(map[string]any{"user_id": "alice", "type": "flash_sale", "title": "Now"})

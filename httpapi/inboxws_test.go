@@ -105,7 +105,7 @@ func TestInboxWSLiveAndResume(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{userTokens: userTokens(t)})
 	e.seedUser("alice")
-	ts := httptest.NewServer(e.srv)
+	ts := httptest.NewServer(e.h)
 	t.Cleanup(ts.Close)
 	q := "?access_token=" + userToken(t, "alice")
 	ids := map[string]int64{}
@@ -164,7 +164,7 @@ func TestInboxWSEnds(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, envOptions{streams: httpapi.StreamConfig{CheckInterval: 20 * time.Millisecond}})
 		e.seedUser("alice")
-		ts := httptest.NewServer(e.srv)
+		ts := httptest.NewServer(e.h)
 		t.Cleanup(ts.Close)
 		k, secret, err := e.keys.Create(context.Background(), "streamer", []auth.Scope{auth.ScopeInboxRead})
 		if err != nil {
@@ -184,7 +184,7 @@ func TestInboxWSEnds(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, envOptions{userTokens: userTokens(t)})
 		e.seedUser("alice")
-		ts := httptest.NewServer(e.srv)
+		ts := httptest.NewServer(e.h)
 		t.Cleanup(ts.Close)
 		c, _, _ := dialWS(t, ts, "/v1/users/alice/inbox/ws?access_token="+shortToken(t, "alice", time.Second), nil)
 		if r, code := closedWith(t, c); r != "credentials_expired" || code != httpapi.WSCloseCredentialsExpired {
@@ -195,7 +195,7 @@ func TestInboxWSEnds(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, envOptions{userTokens: userTokens(t), streams: httpapi.StreamConfig{MaxLifetime: 50 * time.Millisecond}})
 		e.seedUser("alice")
-		ts := httptest.NewServer(e.srv)
+		ts := httptest.NewServer(e.h)
 		t.Cleanup(ts.Close)
 		c, _, _ := dialWS(t, ts, "/v1/users/alice/inbox/ws?access_token="+userToken(t, "alice"), nil)
 		if r, code := closedWith(t, c); r != "max_lifetime" || code != httpapi.WSCloseMaxLifetime {
@@ -206,7 +206,7 @@ func TestInboxWSEnds(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, envOptions{userTokens: userTokens(t)})
 		e.seedUser("alice")
-		ts := httptest.NewServer(e.srv)
+		ts := httptest.NewServer(e.h)
 		t.Cleanup(ts.Close)
 		c, _, _ := dialWS(t, ts, "/v1/users/alice/inbox/ws?access_token="+userToken(t, "alice"), nil)
 		br, _ := openStream(t, ts, "alice", userToken(t, "alice"))
@@ -224,7 +224,7 @@ func TestInboxWSEnds(t *testing.T) {
 		e := newEnv(t, envOptions{userTokens: userTokens(t), heartbeat: 20 * time.Millisecond, writeTimeout: 300 * time.Millisecond,
 			streams: httpapi.StreamConfig{MaxPerUser: 1}})
 		e.seedUser("alice")
-		ts := httptest.NewServer(e.srv)
+		ts := httptest.NewServer(e.h)
 		t.Cleanup(ts.Close)
 		path := "/v1/users/alice/inbox/ws?access_token=" + userToken(t, "alice")
 		c, _, _ := dialWS(t, ts, path, nil)
@@ -248,7 +248,7 @@ func TestInboxWSEnds(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, envOptions{userTokens: userTokens(t)})
 		e.seedUser("alice")
-		ts := httptest.NewServer(e.srv)
+		ts := httptest.NewServer(e.h)
 		t.Cleanup(ts.Close)
 		c, _, _ := dialWS(t, ts, "/v1/users/alice/inbox/ws?access_token="+userToken(t, "alice"), nil)
 		if err := c.Write(context.Background(), websocket.MessageText, []byte(`{"hello":1}`)); err != nil {
@@ -265,7 +265,7 @@ func TestInboxWSPingsKeepItOpen(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{userTokens: userTokens(t), heartbeat: 10 * time.Millisecond, writeTimeout: 10 * time.Second})
 	e.seedUser("alice")
-	ts := httptest.NewServer(e.srv)
+	ts := httptest.NewServer(e.h)
 	t.Cleanup(ts.Close)
 	var pings atomic.Int32
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -300,7 +300,7 @@ func TestInboxWSCaps(t *testing.T) {
 	for _, u := range []string{"alice", "bob", "carol"} {
 		e.seedUser(u)
 	}
-	ts := httptest.NewServer(e.srv)
+	ts := httptest.NewServer(e.h)
 	t.Cleanup(ts.Close)
 	q := "?access_token=" + userToken(t, "alice")
 	openStream(t, ts, "alice", userToken(t, "alice")) // SSE
@@ -323,7 +323,7 @@ func TestInboxWSRefusals(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{userTokens: userTokens(t), cors: httpapi.CORSConfig{AllowedOrigins: []string{"https://app.example.com"}}})
 	e.seedUser("alice")
-	ts := httptest.NewServer(e.srv)
+	ts := httptest.NewServer(e.h)
 	t.Cleanup(ts.Close)
 	q := "?access_token=" + userToken(t, "alice")
 	c, _, _ := dialWS(t, ts, "/v1/users/alice/inbox/ws"+q, http.Header{"Origin": {"https://app.example.com"}})

@@ -37,6 +37,10 @@
 //	GET    /v1/suppressions                       suppressed sms / email addresses
 //	DELETE /v1/suppressions/{channel}/{address}   lift a suppression
 //	GET    /metrics                               Config.Metrics, when set
+//	GET    /openapi.yaml, /openapi.json           this API's contract (api/openapi.yaml)
+//
+// The list is a summary; api/openapi.yaml is the whole of it, and the
+// route test holds the two together.
 //
 // Every route declares who may call it (routes, auth.go): a server API
 // key with a scope, a user token for its own user, or nobody (health).
@@ -310,6 +314,9 @@ func (s *Server) routes(metrics http.Handler) {
 	s.handle("DELETE /v1/suppressions/{channel}/{address}", needScope(auth.ScopeSuppressionsWrite), s.deleteSuppression)
 	s.handleUnbounded("GET /healthz", openAccess(), s.healthz)
 	s.handleUnbounded("GET /readyz", openAccess(), s.readyz)
+	// The contract (api/openapi.yaml) is public, like documentation.
+	s.handle("GET /openapi.yaml", openAccess(), s.openAPIYAML)
+	s.handle("GET /openapi.json", openAccess(), s.openAPIJSON)
 	// The VAPID public key is public by design: a web page needs it to
 	// subscribe before it has any credential.
 	s.handle("GET /v1/webpush/vapid-public-key", openAccess(), s.vapidPublicKey)

@@ -50,7 +50,7 @@ func readAnswer(t *testing.T, c net.Conn, br *bufio.Reader, limit time.Duration)
 func TestStrangerIsRefusedBeforeTheBody(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	ts := httptest.NewServer(e.srv)
+	ts := httptest.NewServer(e.h)
 	t.Cleanup(ts.Close) // after the connections close (cleanups run last first)
 	addr := strings.TrimPrefix(ts.URL, "http://")
 	for name, auth := range map[string]string{
@@ -75,7 +75,7 @@ func TestStrangerIsRefusedBeforeTheBody(t *testing.T) {
 func TestSlowBodyTimesOut(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{readTimeout: 200 * time.Millisecond})
-	ts := httptest.NewServer(e.srv)
+	ts := httptest.NewServer(e.h)
 	t.Cleanup(ts.Close) // after the connections close (cleanups run last first)
 	c, br := rawRequest(t, strings.TrimPrefix(ts.URL, "http://"),
 		"POST /v1/notifications HTTP/1.1\r\nAuthorization: Bearer "+e.adminKey, 1000, `{"type":`)
@@ -93,7 +93,7 @@ func TestInboxStreamIsExemptFromRequestTimeouts(t *testing.T) {
 	e := newEnv(t, envOptions{userTokens: userTokens(t), readTimeout: 50 * time.Millisecond,
 		writeTimeout: 50 * time.Millisecond, heartbeat: 100 * time.Millisecond})
 	e.seedUser("alice")
-	ts := httptest.NewServer(e.srv)
+	ts := httptest.NewServer(e.h)
 	t.Cleanup(ts.Close)
 	req, _ := http.NewRequest("GET", ts.URL+"/v1/users/alice/inbox/stream", nil)
 	req.Header.Set("Authorization", "Bearer "+userToken(t, "alice"))

@@ -68,7 +68,7 @@ func TestInboxStreamClosesWhenTheKeyIsRevoked(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{streams: httpapi.StreamConfig{CheckInterval: 20 * time.Millisecond}})
 	e.seedUser("alice")
-	ts := httptest.NewServer(e.srv)
+	ts := httptest.NewServer(e.h)
 	t.Cleanup(ts.Close)
 	k, secret, err := e.keys.Create(context.Background(), "streamer", []auth.Scope{auth.ScopeInboxRead})
 	if err != nil {
@@ -87,7 +87,7 @@ func TestInboxStreamClosesWhenTheTokenExpires(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{userTokens: userTokens(t)})
 	e.seedUser("alice")
-	ts := httptest.NewServer(e.srv)
+	ts := httptest.NewServer(e.h)
 	t.Cleanup(ts.Close)
 	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "alice", "exp": time.Now().Add(time.Second).Unix()})
 	tok.Header["kid"] = "app1"
@@ -105,7 +105,7 @@ func TestInboxStreamMaxLifetime(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{userTokens: userTokens(t), streams: httpapi.StreamConfig{MaxLifetime: 50 * time.Millisecond}})
 	e.seedUser("alice")
-	ts := httptest.NewServer(e.srv)
+	ts := httptest.NewServer(e.h)
 	t.Cleanup(ts.Close)
 	br, _ := openStream(t, ts, "alice", userToken(t, "alice"))
 	if r := closeEvent(t, br); r != "max_lifetime" {
@@ -121,7 +121,7 @@ func TestInboxStreamCaps(t *testing.T) {
 	for _, u := range []string{"alice", "bob", "carol", "dave"} {
 		e.seedUser(u)
 	}
-	ts := httptest.NewServer(e.srv)
+	ts := httptest.NewServer(e.h)
 	t.Cleanup(ts.Close)
 	openStream(t, ts, "alice", userToken(t, "alice"))
 	r := e.do("GET", "/v1/users/alice/inbox/stream", nil, "Authorization", "Bearer "+userToken(t, "alice"))
