@@ -232,7 +232,10 @@ func TestCredentialErrors(t *testing.T) {
 // /metrics needs metrics:read unless configured open.
 func TestMetricsAuth(t *testing.T) {
 	t.Parallel()
-	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("herald_up 1\n")) })
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8") // as promhttp answers
+		_, _ = w.Write([]byte("herald_up 1\n"))
+	})
 	e := newEnv(t, envOptions{metrics: ok})
 	e.do("GET", "/metrics", nil, "Authorization", "").expect(t, 401, nil)
 	e.do("GET", "/metrics", nil, "Authorization", "Bearer "+e.key(auth.ScopeUsersRead)).expect(t, 403, nil)

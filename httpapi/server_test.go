@@ -162,6 +162,7 @@ func TestHealthReadyAndMetrics(t *testing.T) {
 	e.do("GET", "/healthz", nil).expect(t, 200, nil)
 
 	m := newEnv(t, envOptions{metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8") // as promhttp answers
 		_, _ = w.Write([]byte("herald_up 1\n"))
 	})})
 	if r := m.do("GET", "/metrics", nil); r.status != 200 || string(r.body) != "herald_up 1\n" {

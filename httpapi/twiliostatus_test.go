@@ -17,6 +17,7 @@ import (
 	twilioemu "github.com/heraldhq/herald/emulator/twilio"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/httpapi"
+	"github.com/heraldhq/herald/internal/apitest"
 	"github.com/heraldhq/herald/provider/twilio"
 	"github.com/heraldhq/herald/store/sqlite"
 )
@@ -49,7 +50,9 @@ func TestTwilioStatusCallbacks(t *testing.T) {
 	}
 
 	var handler atomic.Pointer[httpapi.Server]
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.Load().ServeHTTP(w, r) }))
+	// The emulator's callbacks and the test's own are checked against the
+	// contract like every exchange of the httpapi tests.
+	hs := httptest.NewServer(apitest.Handler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.Load().ServeHTTP(w, r) })))
 	t.Cleanup(hs.Close)
 	callbackURL := hs.URL + "/v1/providers/twilio/status"
 	sms, err := twilio.New(twilio.Config{AccountSID: em.AccountSID(), AuthToken: em.AuthToken(),

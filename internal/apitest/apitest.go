@@ -125,6 +125,7 @@ func (v *Validator) Check(x Exchange) error {
 		}
 		return e.Reason
 	})
+	req = asJSON(route, req, x.RequestBody)
 	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: opts}
 	accepted := x.Status >= 200 && x.Status < 300 || x.Status == http.StatusSwitchingProtocols
 	if accepted {
