@@ -1,0 +1,86 @@
+package heraldclient
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// TypeConfig declares a notification type (the body of PutType); every
+// field is optional and defaults as documented.
+type TypeConfig struct {
+	// Channels a trigger of this type uses when it names none. Default
+	// push.
+	Channels []heraldtype.Channel `json:"channels,omitempty"`
+	// Priority when a trigger names none. Default NORMAL.
+	Priority heraldtype.Priority `json:"priority,omitempty"`
+	// DedupeWindow is how long a trigger's dedupe_key blocks another of
+	// this type to the same user, as a Go duration ("1h"). Default 1h.
+	DedupeWindow string `json:"dedupe_window,omitempty"`
+	// QuietHours defers the type's deliveries inside a user's quiet hours.
+	// Default true.
+	QuietHours *bool `json:"quiet_hours,omitempty"`
+	// CountsTowardCap counts the type toward the user's daily cap (true)
+	// or never (false); unset, rules' and campaigns' notifications count
+	// and triggers' do not.
+	CountsTowardCap *bool `json:"counts_toward_cap,omitempty"`
+	// Guarantee is at_least_once (default) or at_most_once.
+	Guarantee heraldtype.Guarantee `json:"guarantee,omitempty"`
+	// Critical notifications bypass the user's opt-outs, quiet hours and
+	// daily cap (never de-duplication).
+	Critical bool `json:"critical,omitempty"`
+	// Transactional e-mails carry no one-click unsubscribe link.
+	Transactional bool `json:"transactional,omitempty"`
+}
+
+// NotificationType is a type's effective configuration.
+type NotificationType struct {
+	Name         string               `json:"name"`
+	Channels     []heraldtype.Channel `json:"channels"`
+	Priority     heraldtype.Priority  `json:"priority"`
+	DedupeWindow string               `json:"dedupe_window"`
+	QuietHours   bool                 `json:"quiet_hours"`
+	// CountsTowardCap is nil when the type does not say.
+	CountsTowardCap *bool                `json:"counts_toward_cap"`
+	Guarantee       heraldtype.Guarantee `json:"guarantee"`
+	Critical        bool                 `json:"critical"`
+	Transactional   bool                 `json:"transactional"`
+	// Source is where the configuration comes from: TypeSourceAPI,
+	// TypeSourceConfig or TypeSourceDefault.
+	Source    string    `json:"source"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+}
+
+// Where a type's configuration comes from (NotificationType.Source).
+const (
+	TypeSourceAPI     = "api"     // PutType
+	TypeSourceConfig  = "config"  // the server's configuration file
+	TypeSourceDefault = "default" // not declared: the defaults
+)
+
+// ListTypes lists the declared notification types (GET /v1/types).
+func (c *Client) ListTypes(ctx context.Context) ([]NotificationType, error) {
+	var out struct {
+		Types []NotificationType `json:"types"`
+	}
+	_, err := c.do(ctx, call{method: http.MethodGet, path: "/v1/types", out: &out})
+	return out.Types, err
+}
+
+// GetType reads a type's effective configuration (GET /v1/types/{type});
+// a type nobody declared answers its defaults (source "default").
+func (c *Client) GetType(ctx context.Context, name string) (NotificationType, error) {
+	var t NotificationType
+	_, err := c.do(ctx, call{method: http.MethodGet, path: pathf("/v1/types/%s", name), out: &t})
+	return t, err
+}
+
+// PutType declares a notification type (PUT /v1/types/{type}; admin
+// scope).
+func (c *Client) PutType(ctx context.Context, name string, in TypeConfig) (NotificationType, error) {
+	var t NotificationType
+	_, err := c.do(ctx, call{method: http.MethodPut, path: pathf("/v1/types/%s", name), body: in, out: &t})
+	return t, err
+}
