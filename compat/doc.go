@@ -15,7 +15,7 @@
 //     smoke test in node/, which runs against a real `herald serve --dev`
 //     (TestTypeScriptClient).
 //
-// The lint and the TypeScript test need Node (20.19 or later) and npm; they
+// The lint and the TypeScript test need Node (18.17 or later) and npm; they
 // skip without them, except with CI=true, and run `npm ci` in node/ when
 // node_modules is missing. Run the module with:
 //

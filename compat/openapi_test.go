@@ -22,8 +22,8 @@ import (
 const nodeDir = "node"
 
 // minNode is the oldest Node the pinned packages run on (package.json's
-// engines: Redocly CLI 2 needs 20.19).
-var minNode = [3]int{20, 19, 0}
+// engines: Redocly CLI 1.34 needs 18.17, which Debian 12's nodejs meets).
+var minNode = [3]int{18, 17, 0}
 
 var (
 	npmCIOnce sync.Once
