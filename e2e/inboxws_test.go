@@ -32,19 +32,20 @@ func TestInboxWebSocketAcrossInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	auth := http.Header{"Authorization": {"Bearer " + bootstrapKey}}
+	// The handshakes and the triggers are checked against the contract.
+	contractClient := &http.Client{Transport: apitest.Transport(t, nil)}
 	ws := func(in *instance, query string) *websocket.Conn {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
 		defer cancel()
 		u := "ws://" + strings.TrimPrefix(in.api, "http://") + "/v1/users/reader/inbox/ws" + query
-		conn, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPHeader: auth})
+		conn, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPHeader: auth, HTTPClient: contractClient})
 		if err != nil {
 			t.Fatalf("dial %s: %v", u, err)
 		}
 		t.Cleanup(func() { conn.CloseNow() })
 		return conn
 	}
-	contractClient := &http.Client{Transport: apitest.Transport(t, nil)}
 	trigger := func(in *instance, title string) {
 		t.Helper()
 		body := fmt.Sprintf(`{"user_id":"reader","type":"note","title":%q,"channels":["in_app"]}`, title)
