@@ -66,11 +66,15 @@ func retryable(ctx context.Context, err error) bool {
 		return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 	}
 	var e *Error
-	if errors.As(err, &e) {
-		switch e.StatusCode {
-		case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-			return true
-		}
+	return errors.As(err, &e) && comeBackStatus(e.StatusCode)
+}
+
+// comeBackStatus reports an answer that says to come back later: 429,
+// 502, 503, 504 — for a retried call and for the inbox stream alike.
+func comeBackStatus(code int) bool {
+	switch code {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
 	}
 	return false
 }

@@ -163,11 +163,7 @@ func streamRetryable(err error) bool {
 	}
 	var e *Error
 	if errors.As(err, &e) {
-		switch e.StatusCode {
-		case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-			return true
-		}
-		return false
+		return comeBackStatus(e.StatusCode)
 	}
 	var ce *StreamClosedError
 	if errors.As(err, &ce) {
