@@ -187,7 +187,10 @@ func splitComment(s string) (cmd, comment string) {
 
 // devServer is a `herald serve --dev` process and the addresses it took.
 type devServer struct {
-	bin     string
+	bin string
+	// dir is where the commands run, so a file a guide writes (curl -o)
+	// lands in the test's temporary directory, not in the repository.
+	dir     string
 	rewrite *strings.Replacer
 	env     []string
 	mu      sync.Mutex
@@ -216,7 +219,7 @@ func startDevServer(t *testing.T) *devServer {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &devServer{bin: bin}
+	s := &devServer{bin: bin, dir: t.TempDir()}
 	addrs := map[string]string{}
 	ready := make(chan struct{})
 	done := make(chan struct{})
@@ -363,7 +366,7 @@ func (s *devServer) exec(cmd string, isCurl bool) (out string, code int, err err
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := exec.CommandContext(ctx, "bash", "-c", cmd)
-	c.Env = s.env
+	c.Env, c.Dir = s.env, s.dir
 	var buf bytes.Buffer
 	c.Stdout, c.Stderr = &buf, &buf
 	err = c.Run()
