@@ -185,6 +185,9 @@ type Store interface {
 	// (one flush of the dispatcher): a row of the same minute, instance,
 	// channel, outcome and code is added to, not replaced.
 	AddDeliveryMinutes(ctx context.Context, instance string, rows []DeliveryMinute) error
+	// CountReplayable counts the deliveries ReplayDeliveries(f, …, max)
+	// would replay, stopping at max+1 (a bulk replay's dry run).
+	CountReplayable(ctx context.Context, f heraldtype.DeliveryFilter, max int) (int, error)
 	// PruneDeliveryMinutes deletes the rollup's minutes before cutoff.
 	PruneDeliveryMinutes(ctx context.Context, cutoff time.Time) (int, error)
 	// CountDeliveries counts every delivery by state, every state present.

@@ -146,3 +146,19 @@ func (s *Store) PruneDeliveryMinutes(ctx context.Context, cutoff time.Time) (int
 	}
 	return int(tag.RowsAffected()), nil
 }
+
+// CountReplayable implements store.Store: the deliveries a bulk replay of
+// f would take, counted in a LIMITed subquery so it stops at max+1.
+func (s *Store) CountReplayable(ctx context.Context, f heraldtype.DeliveryFilter, max int) (int, error) {
+	if err := store.CheckReplayDeliveries(f, max); err != nil {
+		return 0, err
+	}
+	var w where
+	w.filter(s, f)
+	w.conds = append(w.conds, store.ReplayableSQL)
+	limit := w.arg(max + 1)
+	var n int
+	err := s.pool.QueryRow(ctx, s.q(`SELECT count(*) FROM (SELECT 1 FROM {s}.deliveries`+w.sql()+` LIMIT `+limit+`) r`),
+		w.args...).Scan(&n)
+	return n, formatError(err, "deliveries")
+}

@@ -147,3 +147,17 @@ func (s *Store) PruneDeliveryMinutes(ctx context.Context, cutoff time.Time) (int
 	})
 	return n, err
 }
+
+// CountReplayable implements store.Store: the deliveries a bulk replay of
+// f would take, counted in a LIMITed subquery so it stops at max+1.
+func (s *Store) CountReplayable(ctx context.Context, f heraldtype.DeliveryFilter, max int) (int, error) {
+	if err := store.CheckReplayDeliveries(f, max); err != nil {
+		return 0, err
+	}
+	where, args := filterSQL(f)
+	where = append(where, store.ReplayableSQL)
+	args = append(args, max+1)
+	var n int
+	err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM deliveries`+whereSQL(where)+` LIMIT ?)`, args...).Scan(&n)
+	return n, formatError(err, "deliveries")
+}

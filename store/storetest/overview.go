@@ -103,3 +103,33 @@ func testOverview(t *testing.T, newStore NewStore) {
 		t.Errorf("PruneDeliveryMinutes = %d, %v; want the one row two hours old", n, err)
 	}
 }
+
+// testCountReplayable: the dry run of a bulk replay counts what the
+// replay would take — dead and unknown deliveries of the filter — and
+// stops past max.
+func testCountReplayable(t *testing.T, newStore NewStore) {
+	t.Parallel()
+	f := newFixture(t, newStore)
+	known := deadLetters(t, f)
+	dead := 0
+	for _, d := range known {
+		if d.State == heraldtype.StateDead && d.LastErrorCode == "UNREGISTERED" {
+			dead++
+		}
+	}
+	for _, c := range []struct {
+		filter heraldtype.DeliveryFilter
+		max    int
+		want   int
+	}{
+		{heraldtype.DeliveryFilter{ErrorCode: "UNREGISTERED"}, 100, dead},
+		{heraldtype.DeliveryFilter{ErrorCode: "UNREGISTERED"}, 2, 3},
+		{heraldtype.DeliveryFilter{Channel: heraldtype.ChannelSMS}, 100, 0},
+		{heraldtype.DeliveryFilter{State: heraldtype.StateUnknown}, 100, 0},
+	} {
+		n, err := f.s.CountReplayable(f.ctx, c.filter, c.max)
+		if err != nil || n != c.want {
+			t.Errorf("CountReplayable(%+v, %d) = %d, %v; want %d", c.filter, c.max, n, err, c.want)
+		}
+	}
+}
