@@ -1,7 +1,9 @@
 // Package auth is Herald's access control: server API keys with scopes,
 // stored hashed (keys.go), and the user tokens an app presents for its own
-// devices, inbox and preferences (usertoken.go). The HTTP API decides with
-// it who may call what; the CLI creates and revokes keys with it.
+// devices, inbox and preferences (usertoken.go), and the operator
+// console's sessions, made by signing in with a key (sessions.go). The
+// HTTP API and the console decide with it who may do what; the CLI
+// creates and revokes keys with it.
 package auth
 
 import (
