@@ -98,6 +98,11 @@ type Session struct {
 	// idle for the idle timeout, signed out, or its key revoked. A cookie
 	// carrying the session token should expire then too.
 	ExpiresAt time.Time
+	// IdleExpiresAt is when the session ends unless it is used again:
+	// LastSeenAt plus the idle timeout, or ExpiresAt if that is sooner.
+	// LastSeenAt is recorded at most once a minute, so the session may
+	// end up to a minute before an operator would count.
+	IdleExpiresAt time.Time
 }
 
 // Grants reports whether the session may do what needs want, by the
@@ -217,7 +222,7 @@ func (s *Sessions) Create(ctx context.Context, apiKeyToken string) (Session, str
 	if err := s.store.CreateConsoleSession(ctx, row); err != nil {
 		return Session{}, "", fmt.Errorf("auth: create console session: %w", err)
 	}
-	return toSession(row, key, token), token, nil
+	return s.toSession(row, key, token), token, nil
 }
 
 // Check returns the session whose token this is, or an unauthenticated
@@ -264,7 +269,7 @@ func (s *Sessions) Check(ctx context.Context, token string) (Session, error) {
 		}
 		row.LastSeenAt = now
 	}
-	return toSession(row, key, token), nil
+	return s.toSession(row, key, token), nil
 }
 
 // sessionKey looks the session's key up again: it must still exist, be
@@ -338,7 +343,11 @@ func csrfToken(sessionToken string) string {
 	return sessionEncoding.EncodeToString(m.Sum(nil))
 }
 
-func toSession(row store.ConsoleSession, key Key, token string) Session {
+func (s *Sessions) toSession(row store.ConsoleSession, key Key, token string) Session {
+	idleEnd := row.LastSeenAt.Add(s.idle)
+	if row.ExpiresAt.Before(idleEnd) {
+		idleEnd = row.ExpiresAt
+	}
 	return Session{ID: row.ID, KeyID: key.ID, KeyName: key.Name, Scopes: key.Scopes, CSRF: csrfToken(token),
-		CreatedAt: row.CreatedAt, LastSeenAt: row.LastSeenAt, ExpiresAt: row.ExpiresAt}
+		CreatedAt: row.CreatedAt, LastSeenAt: row.LastSeenAt, ExpiresAt: row.ExpiresAt, IdleExpiresAt: idleEnd}
 }

@@ -136,8 +136,9 @@ func TestSessionSignIn(t *testing.T) {
 	if s.KeyID != ck.ID || s.KeyName != "viewer" || len(s.Scopes) != 1 || s.Scopes[0] != auth.ScopeConsole {
 		t.Errorf("session = %+v", s)
 	}
-	if !s.ExpiresAt.Equal(e.clk.Now().Add(auth.DefaultSessionLifetime)) {
-		t.Errorf("ExpiresAt = %v, want sign-in + %v", s.ExpiresAt, auth.DefaultSessionLifetime)
+	if !s.ExpiresAt.Equal(e.clk.Now().Add(auth.DefaultSessionLifetime)) || !s.IdleExpiresAt.Equal(e.clk.Now().Add(auth.DefaultSessionIdle)) {
+		t.Errorf("ExpiresAt = %v, IdleExpiresAt = %v; want sign-in + %v, + %v", s.ExpiresAt, s.IdleExpiresAt,
+			auth.DefaultSessionLifetime, auth.DefaultSessionIdle)
 	}
 	if !s.Grants(auth.ScopeDeliveriesRead) || s.Grants(auth.ScopeDeliveriesAdmin) {
 		t.Errorf("a console session must read deliveries and not replay them")
@@ -220,6 +221,9 @@ func TestSessionExpiry(t *testing.T) {
 	for e.clk.Now().Add(20 * time.Minute).Before(signedIn.Add(auth.DefaultSessionLifetime)) {
 		e.clk.Add(20 * time.Minute)
 		e.mustCheck(token)
+	}
+	if s := e.mustCheck(token); !s.IdleExpiresAt.Equal(s.ExpiresAt) {
+		t.Errorf("near its end, IdleExpiresAt = %v, want ExpiresAt %v", s.IdleExpiresAt, s.ExpiresAt)
 	}
 	e.clk.Set(signedIn.Add(auth.DefaultSessionLifetime))
 	e.refused(token, "at its absolute end")

@@ -136,6 +136,19 @@ type Config struct {
 	// Templates bounds every render of a rule's or a campaign's message
 	// templates (herald.TemplateConfig).
 	Templates TemplatesConfig `koanf:"templates"`
+	// Console: the operator console's sign-in sessions (security.go).
+	Console ConsoleConfig `koanf:"console"`
+}
+
+// ConsoleConfig is `console:` in the configuration: how long an operator
+// console session lasts (auth.SessionsConfig). Both must be positive:
+// a session that never ends is a key kept in a browser.
+type ConsoleConfig struct {
+	// SessionIdle ends a session not used for this long (30 min).
+	SessionIdle time.Duration `koanf:"session_idle"`
+	// SessionLifetime ends a session this long after sign-in, however
+	// active (12 h; at most 720 h).
+	SessionLifetime time.Duration `koanf:"session_lifetime"`
 }
 
 // TemplatesConfig is `templates:` in the configuration,
@@ -377,6 +390,7 @@ func defaultConfig() Config {
 			RecordedDecisions: herald.DefaultRecordedDecisions, CompiledCache: herald.DefaultCompiledRules},
 		Templates: TemplatesConfig{MaxSteps: herald.DefaultTemplateMaxSteps, MaxBytes: herald.DefaultTemplateMaxBytes,
 			MaxDuration: herald.DefaultTemplateMaxDuration},
+		Console: ConsoleConfig{SessionIdle: auth.DefaultSessionIdle, SessionLifetime: auth.DefaultSessionLifetime},
 	}
 }
 
