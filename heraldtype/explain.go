@@ -97,6 +97,9 @@ type ExplainReason struct {
 	// DeliveryID and DeviceID name the delivery and device it is about.
 	DeliveryID int64  `json:"delivery_id,omitempty"`
 	DeviceID   string `json:"device_id,omitempty"`
+	// Address is the phone number or e-mail address of an sms or email
+	// delivery (the HTTP API masks it for a key without users:read).
+	Address string `json:"address,omitempty"`
 	// State is the delivery's state.
 	State DeliveryState `json:"state,omitempty"`
 	// ErrorCode and Error are what the records hold: the policy's code

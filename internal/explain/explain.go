@@ -157,7 +157,7 @@ func (r Records) none(out heraldtype.Explanation) heraldtype.Explanation {
 // delivery explains one delivery from its state, its codes and its
 // attempts.
 func (r Records) delivery(d *heraldtype.Delivery) []heraldtype.ExplainReason {
-	rs := heraldtype.ExplainReason{Channel: d.Channel, DeliveryID: d.ID, DeviceID: d.DeviceID, State: d.State,
+	rs := heraldtype.ExplainReason{Channel: d.Channel, DeliveryID: d.ID, DeviceID: d.DeviceID, Address: d.Address, State: d.State,
 		ErrorCode: d.LastErrorCode, Error: d.LastError, At: d.FinishedAt}
 	on := r.target(d)
 	switch d.State {
@@ -375,13 +375,12 @@ func (r Records) device(id string) *heraldtype.Device {
 	return nil
 }
 
-// target names where a delivery went: "on push to device d1".
+// target names where a delivery went: "on push to device d1". An address
+// stays out of the sentence (it is the reason's Address, which the HTTP
+// API masks for a caller that may not see it).
 func (r Records) target(d *heraldtype.Delivery) string {
-	switch {
-	case d.DeviceID != "":
+	if d.DeviceID != "" {
 		return fmt.Sprintf("on %s to device %s", d.Channel, d.DeviceID)
-	case d.Address != "":
-		return fmt.Sprintf("by %s to %s", d.Channel, d.Address)
 	}
 	return "on " + string(d.Channel)
 }
