@@ -7,9 +7,10 @@ import (
 	"github.com/heraldhq/herald/heraldtype"
 )
 
-// explain: GET /v1/users/{id}/explain?type=&notification_id=&since=
+// explain: GET /v1/users/{id}/explain?type=&notification_id=&rule=&rule_run=&since=
 // answers "why didn't this user get it?" for one of the user's
-// notifications, or the newest of a type since a time (issue 34 item 2):
+// notifications, a rule's run, or the newest of a type since a time
+// (issue 34 item 2):
 // a verdict, a sentence and the findings, each drawn from the records
 // (Client.Explain). It is an operator's question, so it takes a server
 // key with notifications:read, as GET /v1/notifications/{id} does; the
@@ -19,6 +20,8 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) error {
 	err := parseQuery(r.URL.RawQuery, map[string]func(string) error{
 		"type":            setString(&req.Type),
 		"notification_id": setString(&req.NotificationID),
+		"rule":            setString(&req.Rule),
+		"rule_run":        setString(&req.RuleRun),
 		"since": func(v string) (err error) {
 			req.Since, err = parseTime("since", v)
 			return err

@@ -54,6 +54,9 @@ func TestExplain(t *testing.T) {
 		{"?type=receipt&since=yesterday", 400, "since"},
 		{"?type=receipt&type=promo", 400, "type"},
 		{"?kind=receipt", 400, "kind"},
+		{"?rule=price-drop", 400, "rule_run"},
+		{"?rule_run=http%2Fev-1", 400, "rule"},
+		{"?rule=price-drop&rule_run=http%2Fev-1", 404, ""},
 		{"?notification_id=01NOPE", 404, ""},
 	} {
 		r := e.do("GET", "/v1/users/alice/explain"+c.query, nil)

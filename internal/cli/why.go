@@ -29,8 +29,11 @@ preference), a duplicate (of which notification), over the daily cap (which
 notifications counted), no device or an invalidated one (since when, why), no
 address or a suppressed one, or the provider's failure (its answer).
 
-Name the notification (--notification), or a type (--type) to explain the
-user's newest notification of that type, optionally created since a time.`,
+Name the notification (--notification), a rule's run (--rule and --rule-run,
+as "herald rules runs" lists them: the notification it wrote for the user, or
+why none — outside its audience, not reached yet, the run failed), or a type
+(--type) to explain the user's newest notification of that type, optionally
+created since a time.`,
 		Example: "  herald why u1 --type promo\n  herald why u1 --notification 01JDQ8ZV4YB3K6G3W6M1T2N5PQ\n  herald why u1 --type promo --since 2026-11-27T00:00:00Z --json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -38,8 +41,8 @@ user's newest notification of that type, optionally created since a time.`,
 			if p.Since, err = parseTimeFlag("since", since); err != nil {
 				return err
 			}
-			if p.Type == "" && p.NotificationID == "" {
-				return fmt.Errorf("name what to explain: --type TYPE or --notification ID")
+			if p.Type == "" && p.NotificationID == "" && p.Rule == "" && p.RuleRun == "" {
+				return fmt.Errorf("name what to explain: --type TYPE, --notification ID, or --rule NAME --rule-run ID")
 			}
 			c, err := newClient(cmd, server)
 			if err != nil {
@@ -59,6 +62,8 @@ user's newest notification of that type, optionally created since a time.`,
 	fl := cmd.Flags()
 	fl.StringVar(&p.Type, "type", "", "explain the user's newest notification of this type")
 	fl.StringVar(&p.NotificationID, "notification", "", "explain this notification of the user")
+	fl.StringVar(&p.Rule, "rule", "", "with --rule-run, explain what this rule's run did for the user")
+	fl.StringVar(&p.RuleRun, "rule-run", "", "the run of --rule to explain")
 	fl.StringVar(&since, "since", "", "with --type, only notifications created at or after (RFC 3339)")
 	addJSONFlag(cmd, &asJSON)
 	return cmd
@@ -70,6 +75,7 @@ func printExplanation(w io.Writer, x heraldtype.Explanation) error {
 	fmt.Fprintf(w, "%s\n\n", printable(x.Message))
 	if err := printFields(w, []field{
 		{"verdict", x.Verdict}, {"user", printable(x.UserID)}, {"type", printable(x.Type)},
+		{"rule", printable(x.Rule)}, {"rule run", printable(x.RuleRun)},
 		{"notification", printable(x.NotificationID)}, {"status", string(x.Status)}, {"created", timeOrEmpty(&x.CreatedAt)},
 	}); err != nil {
 		return err
