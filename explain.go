@@ -25,6 +25,7 @@ const (
 	explainDuplicateScan = 20
 	explainCapScan       = 50
 	explainRunScan       = 20
+	explainTriggerScan   = 50
 )
 
 // Explain answers "why didn't this user get it?" for one of the user's
@@ -62,6 +63,15 @@ func (c *Client) Explain(ctx context.Context, r ExplainRequest) (Explanation, er
 		}
 		if id == "" {
 			return explain.Explain(rec), nil
+		}
+	}
+	if id == "" && r.IdempotencyKey != "" {
+		if id, err = c.triggerNotification(ctx, r); err != nil {
+			return Explanation{}, err
+		}
+		if id == "" {
+			return Explanation{}, heraldtype.Errorf(heraldtype.ENOTFOUND,
+				"no notification of user %q with idempotency key %q among their newest %d", r.UserID, r.IdempotencyKey, explainTriggerScan)
 		}
 	}
 	if id == "" {
@@ -129,8 +139,11 @@ func (c *Client) validExplain(r ExplainRequest) error {
 		}
 		return heraldtype.FieldErrorf("rule_run", "is required with rule: name the run (GET /v1/rules/{name}/runs)")
 	}
-	if r.NotificationID == "" && r.Type == "" && r.Rule == "" {
-		return heraldtype.FieldErrorf("type", "is required without a notification id or a rule run: name the type (or the notification) to explain")
+	if r.NotificationID == "" && r.Type == "" && r.Rule == "" && r.IdempotencyKey == "" {
+		return heraldtype.FieldErrorf("type", "is required without a notification id, an idempotency key or a rule run: name the type (or the notification) to explain")
+	}
+	if err := validText("idempotency_key", r.IdempotencyKey, MaxKeyLength); err != nil {
+		return err
 	}
 	if r.Rule != "" {
 		if err := validID("rule", r.Rule); err != nil {
@@ -171,6 +184,28 @@ func (c *Client) ruleRunNotification(ctx context.Context, userID string, run her
 			return "", err
 		}
 		if s := n.Source; s != nil && s.Kind == heraldtype.SourceRule && s.Name == run.Rule && s.Occurrence == run.ID {
+			return n.ID, nil
+		}
+	}
+	return "", nil
+}
+
+// triggerNotification finds the user's newest notification a trigger with
+// r.IdempotencyKey created, among the user's newest notifications (of
+// r.Type, since r.Since): the key is kept on each notification, not
+// indexed for a user, so the scan is bounded. A notification does not
+// record whose key namespace it came from; the newest match is taken.
+func (c *Client) triggerNotification(ctx context.Context, r ExplainRequest) (string, error) {
+	page, _, err := c.store.ListHistory(ctx, heraldtype.HistoryFilter{UserID: r.UserID, Type: r.Type, From: r.Since, Limit: explainTriggerScan})
+	if err != nil {
+		return "", err
+	}
+	for _, e := range page {
+		n, err := c.store.GetNotification(ctx, e.NotificationID)
+		if err != nil {
+			return "", err
+		}
+		if n.IdempotencyKey == r.IdempotencyKey {
 			return n.ID, nil
 		}
 	}

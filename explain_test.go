@@ -169,6 +169,15 @@ func TestExplainSentPendingAndNone(t *testing.T) {
 		if x.Verdict != heraldtype.ExplainSent || x.Status != heraldtype.HistorySent || x.Reasons[0].DeviceID != "dev-u1" || x.Reasons[0].At == nil {
 			t.Fatalf("after the send: %+v", x)
 		}
+		// By the trigger's key: its notification; an unknown key is not
+		// found.
+		keyed := r.enqueue(Request{UserID: "u1", Type: "order", IdempotencyKey: "order-7-shipped"}).Notifications[0].ID
+		if x = r.explain(ExplainRequest{UserID: "u1", IdempotencyKey: "order-7-shipped"}); x.NotificationID != keyed {
+			t.Fatalf("by idempotency key: %+v", x)
+		}
+		if _, err := r.client.Explain(r.ctx, ExplainRequest{UserID: "u1", IdempotencyKey: "nope"}); !isCode(err, heraldtype.ENOTFOUND) {
+			t.Fatalf("unknown idempotency key: %v", err)
+		}
 		// Since after the notification: none of the type since then.
 		r.clock.Advance(time.Minute)
 		x = r.explain(ExplainRequest{UserID: "u1", Type: "promo", Since: r.clock.Now()})

@@ -10,11 +10,12 @@ import (
 )
 
 // ExplainParams names what to explain: one of the user's notifications,
-// a rule's run (Rule and RuleRun, as ListRuleRuns lists it), or the
+// a trigger (IdempotencyKey), a rule's run (Rule and RuleRun, as ListRuleRuns lists it), or the
 // user's newest notification of a type created at or after Since.
 type ExplainParams struct {
 	Type           string
 	NotificationID string
+	IdempotencyKey string
 	Rule, RuleRun  string
 	Since          time.Time
 }
@@ -28,6 +29,7 @@ func (c *Client) Explain(ctx context.Context, userID string, p ExplainParams) (h
 		return heraldtype.Explanation{}, &Error{Code: CodeInvalidArgument, Field: "id", Message: "id: is required"}
 	}
 	q := newQuery().str("type", p.Type).str("notification_id", p.NotificationID).
+		str("idempotency_key", p.IdempotencyKey).
 		str("rule", p.Rule).str("rule_run", p.RuleRun).time("since", p.Since)
 	var x heraldtype.Explanation
 	_, err := c.do(ctx, call{method: http.MethodGet, path: pathf("/v1/users/%s/explain", userID), query: url.Values(q), out: &x})

@@ -15,10 +15,15 @@ type ExplainRequest struct {
 	// NotificationID explains this notification of the user. It wins
 	// over Type.
 	NotificationID string
+	// IdempotencyKey names a trigger by its Idempotency-Key: the user's
+	// newest notification it created, among the user's newest
+	// notifications (of Type, since Since, when given).
+	IdempotencyKey string
 	// Rule and RuleRun name a rule's run (GET /v1/rules/{name}/runs): the
 	// notification it wrote for the user, or why it wrote none (outside
 	// its audience, not reached yet, the run failed). Given together;
-	// NotificationID wins over them, they win over Type.
+	// NotificationID wins over them, they win over IdempotencyKey, which
+	// wins over Type.
 	Rule    string
 	RuleRun string
 	// Since bounds the search by Type; zero looks as far back as the

@@ -23,7 +23,16 @@ func TestExplain(t *testing.T) {
 	}
 	var trig triggerAnswer
 	e.do("POST", "/v1/notifications", map[string]any{"user_id": "alice", "type": "receipt", "title": "Paid",
-		"channels": []string{"email"}}).expect(t, http.StatusAccepted, &trig)
+		"channels": []string{"email"}}, "Idempotency-Key", "order-4711").expect(t, http.StatusAccepted, &trig)
+	var byKey heraldtype.Explanation
+	e.do("GET", "/v1/users/alice/explain?idempotency_key=order-4711", nil).expect(t, 200, &byKey)
+	if byKey.NotificationID != trig.ID {
+		t.Fatalf("by idempotency key: %+v", byKey)
+	}
+	// Only admin sees a trigger's key, so only admin looks one up.
+	if r := e.do("GET", "/v1/users/alice/explain?idempotency_key=order-4711", nil, "Authorization", "Bearer "+e.key(auth.ScopeNotificationsRead)); r.status != 403 {
+		t.Fatalf("by idempotency key without admin: %d %s", r.status, r.body)
+	}
 
 	for _, c := range []struct {
 		scopes  []auth.Scope
@@ -58,6 +67,7 @@ func TestExplain(t *testing.T) {
 		{"?rule_run=http%2Fev-1", 400, "rule"},
 		{"?rule=price-drop&rule_run=http%2Fev-1", 404, ""},
 		{"?notification_id=01NOPE", 404, ""},
+		{"?idempotency_key=nope", 404, ""},
 	} {
 		r := e.do("GET", "/v1/users/alice/explain"+c.query, nil)
 		if r.status != c.status {

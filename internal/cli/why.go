@@ -29,7 +29,8 @@ preference), a duplicate (of which notification), over the daily cap (which
 notifications counted), no device or an invalidated one (since when, why), no
 address or a suppressed one, or the provider's failure (its answer).
 
-Name the notification (--notification), a rule's run (--rule and --rule-run,
+Name the notification (--notification), a trigger (--idempotency-key: the
+user's newest notification it created, among their newest 50), a rule's run (--rule and --rule-run,
 as "herald rules runs" lists them: the notification it wrote for the user, or
 why none — outside its audience, not reached yet, the run failed), or a type
 (--type) to explain the user's newest notification of that type, optionally
@@ -41,8 +42,8 @@ created since a time.`,
 			if p.Since, err = parseTimeFlag("since", since); err != nil {
 				return err
 			}
-			if p.Type == "" && p.NotificationID == "" && p.Rule == "" && p.RuleRun == "" {
-				return fmt.Errorf("name what to explain: --type TYPE, --notification ID, or --rule NAME --rule-run ID")
+			if p.Type == "" && p.NotificationID == "" && p.IdempotencyKey == "" && p.Rule == "" && p.RuleRun == "" {
+				return fmt.Errorf("name what to explain: --type TYPE, --notification ID, --idempotency-key KEY, or --rule NAME --rule-run ID")
 			}
 			c, err := newClient(cmd, server)
 			if err != nil {
@@ -62,6 +63,7 @@ created since a time.`,
 	fl := cmd.Flags()
 	fl.StringVar(&p.Type, "type", "", "explain the user's newest notification of this type")
 	fl.StringVar(&p.NotificationID, "notification", "", "explain this notification of the user")
+	fl.StringVar(&p.IdempotencyKey, "idempotency-key", "", "explain the notification the trigger with this Idempotency-Key created for the user")
 	fl.StringVar(&p.Rule, "rule", "", "with --rule-run, explain what this rule's run did for the user")
 	fl.StringVar(&p.RuleRun, "rule-run", "", "the run of --rule to explain")
 	fl.StringVar(&since, "since", "", "with --type, only notifications created at or after (RFC 3339)")

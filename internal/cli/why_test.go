@@ -35,7 +35,7 @@ func TestWhy(t *testing.T) {
 	}
 	r.ok([]string{"why", "u1", "--notification", x.NotificationID}, "It was deferred on push to device phone by the user's quiet hours",
 		"verdict:", "quiet_hours", "status:", "DEFERRED", "until ")
-	r.fails([]string{"why", "u1"}, "--type TYPE, --notification ID, or --rule NAME --rule-run ID")
+	r.fails([]string{"why", "u1"}, "--type TYPE, --notification ID, --idempotency-key KEY, or --rule NAME --rule-run ID")
 	r.fails([]string{"why", "u1", "--type", "promo", "--since", "yesterday"}, "--since", "RFC 3339")
 	r.fails([]string{"why", "nobody", "--type", "promo"}, "herald: not_found (HTTP 404): ")
 	r.fails([]string{"why", "u1", "--rule", "price-drop"}, "herald: invalid_argument (HTTP 400): ", "rule_run")
