@@ -60,9 +60,12 @@ import (
 	"runtime/debug"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/tracing"
 )
 
 // DefaultMaxBodyBytes bounds a request body unless Config.MaxBodyBytes says
@@ -154,6 +157,9 @@ type Server struct {
 	readyChecks  []ReadyCheck
 	streams      *streams
 	corsCfg      CORSConfig
+	// tracer records a span per request; nil when the Client does not
+	// trace (tracing.go).
+	tracer trace.Tracer
 	// rules records every route's access rule, for the tests that check
 	// that no route is left open by accident.
 	rules map[string]access
@@ -189,7 +195,8 @@ func New(cfg Config) (*Server, error) {
 		auth: cfg.Auth, limits: limits, rules: map[string]access{},
 		readTimeout:  orDefault(cfg.ReadTimeout, DefaultReadTimeout),
 		writeTimeout: orDefault(cfg.WriteTimeout, DefaultWriteTimeout), streams: newStreams(cfg.Streams),
-		corsCfg: cfg.CORS, storeTimeout: orDefault(cfg.StoreTimeout, DefaultStoreTimeout), readyChecks: cfg.ReadyChecks}
+		corsCfg: cfg.CORS, storeTimeout: orDefault(cfg.StoreTimeout, DefaultStoreTimeout), readyChecks: cfg.ReadyChecks,
+		tracer: tracing.Tracer(cfg.Client.TracerProvider())}
 	s.routes(cfg.Metrics)
 	return s, nil
 }
@@ -217,7 +224,7 @@ func (s *Server) register(pattern string, a access, h handlerFunc, bounded bool)
 		panic("httpapi: route " + pattern + " has no access rule")
 	}
 	s.rules[pattern] = a
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc(pattern, s.traced(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if !bounded {
 			r, err := s.guard(w, r, a)
 			if err != nil {
@@ -250,7 +257,7 @@ func (s *Server) register(pattern string, a access, h handlerFunc, bounded bool)
 		if err := h(w, r); err != nil {
 			s.writeError(w, r, err)
 		}
-	})
+	}))
 }
 
 // routes registers every route with who may call it (README: Security has
