@@ -102,14 +102,18 @@ func (w *Worker) claimBatch(ctx, sendCtx context.Context, capacity int, withNext
 	if err != nil {
 		return 0, limit, claimNow, nextRun{}, err
 	}
-	// Assigned once, so each send's closure copies it instead of
-	// sharing one heap variable per batch.
 	cw := w.claimWindow(claimStart)
 	pre := w.prefetch(ctx, jobs)
 	for _, job := range jobs {
 		w.slots <- struct{}{} // never blocks: only this goroutine takes slots
 		w.flights.add(job.Delivery.ID, leaseUntil)
-		sends.Go(func() { w.run(sendCtx, ctx, job, pre, cw) })
+		if cw == nil {
+			// Tracing off: the closure stays the size it was before
+			// tracing, one allocation of the same size class a send.
+			sends.Go(func() { w.run(sendCtx, ctx, job, pre, nil) })
+		} else {
+			sends.Go(func() { w.run(sendCtx, ctx, job, pre, cw) })
+		}
 	}
 	return len(jobs), limit, claimNow, next, nil
 }
