@@ -37,7 +37,13 @@ func (c TracingConfig) tracerProvider(log *slog.Logger) (trace.TracerProvider, f
 	if c.ServiceName == "" {
 		return nil, none, fmt.Errorf("config: tracing.service_name: must not be empty")
 	}
-	opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(c.Endpoint)}
+	// A collector's base URL gets OTLP's traces path, as the SDK does for
+	// OTEL_EXPORTER_OTLP_ENDPOINT; a URL with a path (a vendor's own
+	// intake) is used as it is.
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/v1/traces"
+	}
+	opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(u.String())}
 	if len(c.Headers) > 0 {
 		opts = append(opts, otlptracehttp.WithHeaders(c.Headers))
 	}
