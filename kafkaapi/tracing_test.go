@@ -20,6 +20,9 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/kafkaapi"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/postgres"
+	"github.com/heraldhq/herald/store/postgres/pgtest"
 	"github.com/heraldhq/herald/store/sqlite"
 )
 
@@ -36,18 +39,43 @@ func attr(s sdktrace.ReadOnlySpan, key attribute.Key) string {
 	return ""
 }
 
+// tracedStores open a migrated store of each kind.
+var tracedStores = map[string]func(t *testing.T) store.Store{
+	"sqlite": func(t *testing.T) store.Store {
+		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "traced.db"), sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if err := s.Migrate(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	},
+	"postgres": func(t *testing.T) store.Store {
+		dsn, schema := pgtest.NewSchema(t)
+		s, err := postgres.Open(t.Context(), dsn, postgres.Options{Schema: schema, MaxConns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if err := s.Migrate(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	},
+}
+
 func TestRecordIsTracedThroughTheDelivery(t *testing.T) {
+	for name, open := range tracedStores {
+		t.Run(name, func(t *testing.T) { recordIsTraced(t, open(t)) })
+	}
+}
+
+func recordIsTraced(t *testing.T, s store.Store) {
 	const producerTrace, producerSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 	f := newFixture(t)
 	ctx := f.ctx
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "traced.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	exp := tracetest.NewInMemoryExporter()
 	c, err := herald.NewClient(herald.Config{Store: s, Providers: map[string]herald.Provider{"fcm": okSender{}},
 		MaintenanceInterval: -1, Logger: slog.New(slog.DiscardHandler),
