@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -22,10 +23,14 @@ func (s *Server) traced(pattern string, h http.HandlerFunc) http.HandlerFunc {
 	if s.tracer == nil {
 		return h
 	}
+	route := pattern // "POST /v1/notifications" → the route "/v1/notifications"
+	if _, path, ok := strings.Cut(pattern, " "); ok {
+		route = path
+	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx := tracing.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 		ctx, span := s.tracer.Start(ctx, pattern, trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("http.route", pattern)))
+			trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("http.route", route)))
 		defer span.End()
 		h(w, r.WithContext(ctx))
 	}
