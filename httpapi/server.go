@@ -61,9 +61,12 @@ import (
 	"runtime/debug"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/tracing"
 )
 
 // DefaultMaxBodyBytes bounds a request body unless Config.MaxBodyBytes says
@@ -155,6 +158,9 @@ type Server struct {
 	readyChecks  []ReadyCheck
 	streams      *streams
 	corsCfg      CORSConfig
+	// tracer records a span per request; nil when the Client does not
+	// trace (tracing.go).
+	tracer trace.Tracer
 	// rules records every route's access rule, for the tests that check
 	// that no route is left open by accident.
 	rules map[string]access
@@ -190,7 +196,8 @@ func New(cfg Config) (*Server, error) {
 		auth: cfg.Auth, limits: limits, rules: map[string]access{},
 		readTimeout:  orDefault(cfg.ReadTimeout, DefaultReadTimeout),
 		writeTimeout: orDefault(cfg.WriteTimeout, DefaultWriteTimeout), streams: newStreams(cfg.Streams),
-		corsCfg: cfg.CORS, storeTimeout: orDefault(cfg.StoreTimeout, DefaultStoreTimeout), readyChecks: cfg.ReadyChecks}
+		corsCfg: cfg.CORS, storeTimeout: orDefault(cfg.StoreTimeout, DefaultStoreTimeout), readyChecks: cfg.ReadyChecks,
+		tracer: tracing.Tracer(cfg.Client.TracerProvider())}
 	s.routes(cfg.Metrics)
 	return s, nil
 }
@@ -218,7 +225,7 @@ func (s *Server) register(pattern string, a access, h handlerFunc, bounded bool)
 		panic("httpapi: route " + pattern + " has no access rule")
 	}
 	s.rules[pattern] = a
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc(pattern, s.traced(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if !bounded {
 			r, err := s.guard(w, r, a)
 			if err != nil {
@@ -251,7 +258,7 @@ func (s *Server) register(pattern string, a access, h handlerFunc, bounded bool)
 		if err := h(w, r); err != nil {
 			s.writeError(w, r, err)
 		}
-	})
+	}))
 }
 
 // routes registers every route with who may call it (README: Security has

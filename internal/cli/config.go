@@ -138,6 +138,9 @@ type Config struct {
 	Templates TemplatesConfig `koanf:"templates"`
 	// Console: the operator console's sign-in sessions (security.go).
 	Console ConsoleConfig `koanf:"console"`
+	// Tracing: OpenTelemetry spans exported over OTLP/HTTP; off unless
+	// tracing.endpoint is set (tracing.go).
+	Tracing TracingConfig `koanf:"tracing"`
 }
 
 // ConsoleConfig is `console:` in the configuration: how long an operator
@@ -149,6 +152,19 @@ type ConsoleConfig struct {
 	// SessionLifetime ends a session this long after sign-in, however
 	// active (12 h; at most 720 h).
 	SessionLifetime time.Duration `koanf:"session_lifetime"`
+}
+
+// TracingConfig is `tracing:` in the configuration: endpoint (the OTLP/HTTP
+// collector's URL, "" for off), headers (sent with every export, e.g. an
+// API key), insecure (allows an http:// endpoint), sample_ratio (the share
+// of new traces recorded, 0 to 1; a request's own sampling decision in its
+// traceparent is kept) and service_name.
+type TracingConfig struct {
+	Endpoint    string            `koanf:"endpoint"`
+	Headers     map[string]string `koanf:"headers"`
+	Insecure    bool              `koanf:"insecure"`
+	SampleRatio float64           `koanf:"sample_ratio"`
+	ServiceName string            `koanf:"service_name"`
 }
 
 // TemplatesConfig is `templates:` in the configuration,
@@ -391,6 +407,7 @@ func defaultConfig() Config {
 		Templates: TemplatesConfig{MaxSteps: herald.DefaultTemplateMaxSteps, MaxBytes: herald.DefaultTemplateMaxBytes,
 			MaxDuration: herald.DefaultTemplateMaxDuration},
 		Console: ConsoleConfig{SessionIdle: auth.DefaultSessionIdle, SessionLifetime: auth.DefaultSessionLifetime},
+		Tracing: TracingConfig{SampleRatio: 1, ServiceName: "herald"},
 	}
 }
 
