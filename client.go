@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/audience"
@@ -31,6 +32,7 @@ import (
 	"github.com/heraldhq/herald/internal/policy"
 	"github.com/heraldhq/herald/internal/realtime"
 	"github.com/heraldhq/herald/internal/reminder"
+	"github.com/heraldhq/herald/internal/tracing"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -192,6 +194,13 @@ type Config struct {
 	// Registerer receives Herald's Prometheus collectors; nil registers
 	// nowhere.
 	Registerer prometheus.Registerer
+	// TracerProvider receives Herald's OpenTelemetry spans: an enqueue,
+	// and for each delivery its claim, policy check and provider call,
+	// in the trace of the request or record that triggered it (the
+	// notification keeps the trace's traceparent for the worker). Nil or
+	// a no-op provider: tracing is off and costs nothing. Herald builds
+	// no SDK itself; the CLI builds one from its tracing settings.
+	TracerProvider trace.TracerProvider
 }
 
 // Limits bounds the storage and the sends one call can cause. A request
@@ -327,8 +336,10 @@ type Client struct {
 	unsub   *unsubscriber // nil without Config.Unsubscribe.Secret
 	hub     *realtime.Hub
 	metrics *metrics.Metrics
-	log     *slog.Logger
-	now     func() time.Time
+	// tracer is nil when tracing is off (internal/tracing.Tracer).
+	tracer trace.Tracer
+	log    *slog.Logger
+	now    func() time.Time
 
 	mu         sync.Mutex
 	started    bool
@@ -462,6 +473,7 @@ func NewClient(cfg Config) (*Client, error) {
 		compiledRules: compiledRules{limit: cfg.Rules.CompiledCache},
 		store:         cfg.Store,
 		metrics:       metrics.New(cfg.Registerer),
+		tracer:        tracing.Tracer(cfg.TracerProvider),
 		hub:           realtime.NewHub(),
 		log:           slog.New(logging.Report(cfg.Logger.Handler(), cfg.OnError)),
 		now:           cfg.Now,
@@ -502,6 +514,7 @@ func NewClient(cfg Config) (*Client, error) {
 				}
 			},
 			ListUnsubscribe: c.listUnsubscribe,
+			Tracer:          c.tracer,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("herald: %w", err)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
 )
@@ -80,10 +82,18 @@ var reservedDataKeys = []string{"messageId", "from", "message_type", "collapse_k
 // transaction; when it returns without error they are durable and the
 // workers have been woken (S4.1). Errors are *heraldtype.Error with a
 // stable code.
-func (c *Client) Enqueue(ctx context.Context, r Request) (Result, error) {
+func (c *Client) Enqueue(ctx context.Context, r Request) (out Result, err error) {
+	if c.tracer != nil {
+		var span trace.Span
+		ctx, span = c.startEnqueue(ctx, "herald.enqueue", &r)
+		defer func() { endEnqueue(span, out, err) }()
+	}
 	p, err := c.prepare(ctx, &r)
 	if err != nil {
 		return Result{}, err
+	}
+	if c.tracer != nil {
+		stampTrace(ctx, &p)
 	}
 	res, err := c.store.Enqueue(ctx, p)
 	if err != nil {
@@ -101,13 +111,21 @@ func (c *Client) Enqueue(ctx context.Context, r Request) (Result, error) {
 // Workers cannot be woken before the commit, so on SQLite the delivery
 // starts at the next poll (1 s by default); on PostgreSQL the commit
 // itself wakes every instance (NOTIFY).
-func (c *Client) EnqueueTx(ctx context.Context, tx any, r Request) (Result, error) {
+func (c *Client) EnqueueTx(ctx context.Context, tx any, r Request) (out Result, err error) {
 	if tx == nil {
 		return Result{}, heraldtype.Errorf(heraldtype.EINVALID, "EnqueueTx needs an open transaction")
+	}
+	if c.tracer != nil {
+		var span trace.Span
+		ctx, span = c.startEnqueue(ctx, "herald.enqueue_tx", &r)
+		defer func() { endEnqueue(span, out, err) }()
 	}
 	p, err := c.prepare(ctx, &r)
 	if err != nil {
 		return Result{}, err
+	}
+	if c.tracer != nil {
+		stampTrace(ctx, &p)
 	}
 	res, err := c.store.EnqueueTx(ctx, tx, p)
 	if err != nil {

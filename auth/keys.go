@@ -267,7 +267,7 @@ func (k *Keys) Authenticate(ctx context.Context, token string) (Key, error) {
 	if k.hasBoot {
 		sum := sha256.Sum256([]byte(token))
 		if subtle.ConstantTimeCompare(sum[:], k.bootstrap[:]) == 1 {
-			return Key{ID: BootstrapKeyID, Name: BootstrapKeyID, Scopes: []Scope{ScopeAdmin}}, nil
+			return bootstrapKey(), nil
 		}
 	}
 	id, ok := parseKey(token)
@@ -291,6 +291,51 @@ func (k *Keys) Authenticate(ctx context.Context, token string) (Key, error) {
 		return Key{}, heraldtype.Errorf(heraldtype.EUNAUTHENTICATED, "the API key %s was revoked", id)
 	}
 	return toKey(row), nil
+}
+
+// ByID returns the key with this id, revoked or not (RevokedAt says), or
+// ENOTFOUND. It reads through the same cache as Authenticate, so it costs
+// a database query at most once per cache TTL and a revocation reaches
+// it as it reaches the API: at once on this instance, within the TTL on
+// the others. BootstrapKeyID answers the bootstrap key while one is
+// configured. A console session re-checks its key with it (sessions.go).
+func (k *Keys) ByID(ctx context.Context, id string) (Key, error) {
+	if id == BootstrapKeyID {
+		if !k.hasBoot {
+			return Key{}, errUnknownKey
+		}
+		return bootstrapKey(), nil
+	}
+	if !validKeyID(id) {
+		return Key{}, errUnknownKey
+	}
+	row, err := k.lookup(ctx, id)
+	if err != nil {
+		if isNotFound(err) {
+			return Key{}, errUnknownKey
+		}
+		return Key{}, fmt.Errorf("auth: look up API key %s: %w", id, err)
+	}
+	return toKey(row), nil
+}
+
+// bootstrapKey is the configured bootstrap key as the API sees it.
+func bootstrapKey() Key {
+	return Key{ID: BootstrapKeyID, Name: BootstrapKeyID, Scopes: []Scope{ScopeAdmin}}
+}
+
+// bootstrapFingerprint names the configured bootstrap key without
+// revealing it: a console session made with the bootstrap key records it,
+// so changing the key ends the sessions made with the old one (the id,
+// "bootstrap", stays the same). It is a hash of the key's hash under a
+// label of its own, so it equals nothing else Herald stores; "" when no
+// bootstrap key is configured.
+func (k *Keys) bootstrapFingerprint() string {
+	if !k.hasBoot {
+		return ""
+	}
+	sum := sha256.Sum256(append([]byte("herald console session bootstrap key\x00"), k.bootstrap[:]...))
+	return hex.EncodeToString(sum[:16])
 }
 
 func isNotFound(err error) bool {

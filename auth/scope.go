@@ -1,7 +1,9 @@
 // Package auth is Herald's access control: server API keys with scopes,
 // stored hashed (keys.go), and the user tokens an app presents for its own
-// devices, inbox and preferences (usertoken.go). The HTTP API decides with
-// it who may call what; the CLI creates and revokes keys with it.
+// devices, inbox and preferences (usertoken.go), and the operator
+// console's sessions, made by signing in with a key (sessions.go). The
+// HTTP API and the console decide with it who may do what; the CLI
+// creates and revokes keys with it.
 package auth
 
 import (
@@ -46,10 +48,15 @@ const (
 	// endpoint a campaign's fetch names: grant it as carefully as admin.
 	ScopeCampaignsRead  Scope = "campaigns:read"
 	ScopeCampaignsWrite Scope = "campaigns:write"
-	ScopeAdmin          Scope = "admin"
+	// ScopeConsole is the operator console's read-only scope (issue 34):
+	// it grants every `:read` scope (readScopes) and nothing that writes,
+	// replays or administers, so an operator who only looks signs in
+	// with a key that cannot change anything.
+	ScopeConsole Scope = "console"
+	ScopeAdmin   Scope = "admin"
 )
 
-// AllScopes lists every scope, ScopeAdmin last.
+// AllScopes lists every scope, ScopeConsole and ScopeAdmin last.
 func AllScopes() []Scope {
 	return []Scope{
 		ScopeUsersRead, ScopeUsersWrite, ScopeDevicesRead, ScopeDevicesWrite,
@@ -57,7 +64,18 @@ func AllScopes() []Scope {
 		ScopeInboxRead, ScopeInboxWrite, ScopePreferencesRead, ScopePreferencesWrite,
 		ScopeSuppressionsRead, ScopeSuppressionsWrite, ScopeMetricsRead,
 		ScopeRemindersRead, ScopeRemindersWrite, ScopeEventsRead, ScopeEventsWrite, ScopeInterestsRead, ScopeInterestsWrite,
-		ScopeRulesRead, ScopeRulesWrite, ScopeCampaignsRead, ScopeCampaignsWrite, ScopeAdmin,
+		ScopeRulesRead, ScopeRulesWrite, ScopeCampaignsRead, ScopeCampaignsWrite, ScopeConsole, ScopeAdmin,
+	}
+}
+
+// ReadScopes lists the scopes ScopeConsole grants: every scope that only
+// reads. A new `:read` scope belongs here too (scope_test.go checks that
+// every scope named `…:read` is listed, and no other).
+func ReadScopes() []Scope {
+	return []Scope{
+		ScopeUsersRead, ScopeDevicesRead, ScopeNotificationsRead, ScopeDeliveriesRead, ScopeInboxRead,
+		ScopePreferencesRead, ScopeSuppressionsRead, ScopeMetricsRead, ScopeRemindersRead, ScopeEventsRead,
+		ScopeInterestsRead, ScopeRulesRead, ScopeCampaignsRead,
 	}
 }
 
@@ -98,7 +116,11 @@ func scopeList() string {
 }
 
 // Grants reports whether a key with scopes may use an endpoint that needs
-// want.
+// want: it holds want itself, or ScopeAdmin (every scope), or
+// ScopeConsole and want only reads.
 func Grants(scopes []Scope, want Scope) bool {
-	return slices.Contains(scopes, want) || slices.Contains(scopes, ScopeAdmin)
+	if slices.Contains(scopes, want) || slices.Contains(scopes, ScopeAdmin) {
+		return true
+	}
+	return slices.Contains(scopes, ScopeConsole) && slices.Contains(ReadScopes(), want)
 }

@@ -209,6 +209,11 @@ type Notification struct {
 	// opt-outs for it (issue 22). Set by the Client, read by Store.Enqueue,
 	// not stored: the policy at send time reads the type itself.
 	Critical bool `json:"-"`
+	// TraceParent is the W3C traceparent of the span that enqueued the
+	// notification, kept so the worker that claims its deliveries later
+	// continues that trace. "" (stored as NULL) when tracing is off or the
+	// trace is not sampled; never shown by the API.
+	TraceParent string `json:"-"`
 }
 
 // Source is what produced a notification other than a direct trigger. It is

@@ -122,5 +122,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			slog.String("pattern", r.Pattern),
 			slog.String("err", err.Error()))
 	}
-	writeJSON(w, StatusForCode(body.Code), body)
+	status := StatusForCode(body.Code)
+	traceError(r, body.Code, status)
+	writeJSON(w, status, body)
 }

@@ -23,6 +23,7 @@
 //	GET    /v1/users/{id}/preferences             a user's delivery preferences (S3.11)
 //	PUT    /v1/users/{id}/preferences             replace them
 //	GET    /v1/users/{id}/notifications           a user's notification history (S3.9)
+//	GET    /v1/users/{id}/explain                 why the user did or did not get a notification
 //	GET    /v1/notifications                      the history: ?type=&status=&from=&to= (S3.9)
 //	GET    /v1/types[/{type}]                     declared notification types
 //	PUT    /v1/types/{type}                       declare a notification type (admin)
@@ -60,9 +61,12 @@ import (
 	"runtime/debug"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/tracing"
 )
 
 // DefaultMaxBodyBytes bounds a request body unless Config.MaxBodyBytes says
@@ -160,6 +164,9 @@ type Server struct {
 	readyChecks  []ReadyCheck
 	streams      *streams
 	corsCfg      CORSConfig
+	// tracer records a span per request; nil when the Client does not
+	// trace (tracing.go).
+	tracer trace.Tracer
 	// rules records every route's access rule, for the tests that check
 	// that no route is left open by accident.
 	rules map[string]access
@@ -195,7 +202,8 @@ func New(cfg Config) (*Server, error) {
 		auth: cfg.Auth, limits: limits, rules: map[string]access{},
 		readTimeout:  orDefault(cfg.ReadTimeout, DefaultReadTimeout),
 		writeTimeout: orDefault(cfg.WriteTimeout, DefaultWriteTimeout), streams: newStreams(cfg.Streams),
-		corsCfg: cfg.CORS, storeTimeout: orDefault(cfg.StoreTimeout, DefaultStoreTimeout), readyChecks: cfg.ReadyChecks}
+		corsCfg: cfg.CORS, storeTimeout: orDefault(cfg.StoreTimeout, DefaultStoreTimeout), readyChecks: cfg.ReadyChecks,
+		tracer: tracing.Tracer(cfg.Client.TracerProvider())}
 	s.routes(cfg.Metrics, cfg.Console)
 	return s, nil
 }
@@ -223,7 +231,7 @@ func (s *Server) register(pattern string, a access, h handlerFunc, bounded bool)
 		panic("httpapi: route " + pattern + " has no access rule")
 	}
 	s.rules[pattern] = a
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc(pattern, s.traced(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if !bounded {
 			r, err := s.guard(w, r, a)
 			if err != nil {
@@ -256,7 +264,7 @@ func (s *Server) register(pattern string, a access, h handlerFunc, bounded bool)
 		if err := h(w, r); err != nil {
 			s.writeError(w, r, err)
 		}
-	})
+	}))
 }
 
 // routes registers every route with who may call it (README: Security has
@@ -281,6 +289,7 @@ func (s *Server) routes(metrics, console http.Handler) {
 	s.handle("GET /v1/users/{id}/preferences", userOrScope(auth.ScopePreferencesRead), s.getPreferences)
 	s.handle("PUT /v1/users/{id}/preferences", userOrScope(auth.ScopePreferencesWrite), s.putPreferences)
 	s.handle("GET /v1/users/{id}/notifications", userOrScope(auth.ScopeNotificationsRead), s.listUserHistory)
+	s.handle("GET /v1/users/{id}/explain", needScope(auth.ScopeNotificationsRead), s.explain)
 	s.handle("GET /v1/notifications", needScope(auth.ScopeNotificationsRead), s.listHistory)
 	s.handle("GET /v1/types", needScope(auth.ScopeNotificationsRead), s.listTypes)
 	s.handle("GET /v1/types/{type}", needScope(auth.ScopeNotificationsRead), s.getType)

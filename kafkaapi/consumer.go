@@ -31,6 +31,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/heraldtype"
@@ -144,6 +145,9 @@ type Consumer struct {
 	// paused are the partitions held back on a stuck record, with when
 	// to resume them; only the poll loop touches it.
 	paused map[topicPartition]time.Time
+	// tracer records a span per record; nil when the Client does not
+	// trace (tracing.go).
+	tracer trace.Tracer
 	log    *slog.Logger
 }
 
@@ -221,7 +225,7 @@ func New(cfg Config, client Client) (*Consumer, error) {
 		}
 	}
 	c := &Consumer{cfg: cfg, client: client, readers: rds, ruleReader: ruleReader, health: newHealth(),
-		paused: map[topicPartition]time.Time{}, log: cfg.Logger}
+		paused: map[topicPartition]time.Time{}, log: cfg.Logger, tracer: recordTracer(client)}
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ConsumerGroup(cfg.Group),
@@ -371,7 +375,12 @@ func (c *Consumer) apply(ctx context.Context, fetches kgo.Fetches) (done, held [
 
 // handle applies one record, retrying and then dead-lettering it. Only
 // a settled record may be committed.
-func (c *Consumer) handle(ctx context.Context, r *kgo.Record) settlement {
+func (c *Consumer) handle(ctx context.Context, r *kgo.Record) (s settlement) {
+	if c.tracer != nil {
+		var span trace.Span
+		ctx, span = c.startRecord(ctx, r)
+		defer func() { endRecord(span, s) }()
+	}
 	if p := c.pendingFor(r); p != nil {
 		// Back after its partition was held: only its dead letter is
 		// left to write.

@@ -45,6 +45,7 @@ var DeliveryStates = []heraldtype.DeliveryState{
 type Store interface {
 	Channels
 	APIKeys
+	ConsoleSessions
 	Reminders
 	Interests
 	Rules

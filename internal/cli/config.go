@@ -137,14 +137,38 @@ type Config struct {
 	// Templates bounds every render of a rule's or a campaign's message
 	// templates (herald.TemplateConfig).
 	Templates TemplatesConfig `koanf:"templates"`
-	// Console: the operator console at /console/ (console.go).
+	// Console: the operator console at /console/: its sign-in sessions
+	// (security.go) and its pages (console.go).
 	Console ConsoleConfig `koanf:"console"`
+	// Tracing: OpenTelemetry spans exported over OTLP/HTTP; off unless
+	// tracing.endpoint is set (tracing.go).
+	Tracing TracingConfig `koanf:"tracing"`
 }
 
-// ConsoleConfig is `console:` in the configuration: refresh is how often
-// the console's live regions (the overview) refresh in the browser.
+// ConsoleConfig is `console:` in the configuration: how long an operator
+// console session lasts (auth.SessionsConfig; both must be positive: a
+// session that never ends is a key kept in a browser), and how often the
+// console's live regions (the overview) refresh in the browser.
 type ConsoleConfig struct {
 	Refresh time.Duration `koanf:"refresh"`
+	// SessionIdle ends a session not used for this long (30 min).
+	SessionIdle time.Duration `koanf:"session_idle"`
+	// SessionLifetime ends a session this long after sign-in, however
+	// active (12 h; at most 720 h).
+	SessionLifetime time.Duration `koanf:"session_lifetime"`
+}
+
+// TracingConfig is `tracing:` in the configuration: endpoint (the OTLP/HTTP
+// collector's URL, "" for off), headers (sent with every export, e.g. an
+// API key), insecure (allows an http:// endpoint), sample_ratio (the share
+// of new traces recorded, 0 to 1; a request's own sampling decision in its
+// traceparent is kept) and service_name.
+type TracingConfig struct {
+	Endpoint    string            `koanf:"endpoint"`
+	Headers     map[string]string `koanf:"headers"`
+	Insecure    bool              `koanf:"insecure"`
+	SampleRatio float64           `koanf:"sample_ratio"`
+	ServiceName string            `koanf:"service_name"`
 }
 
 // TemplatesConfig is `templates:` in the configuration,
@@ -389,9 +413,11 @@ func defaultConfig() Config {
 			WebhookTimeout: 5 * time.Second, WebhookMaxTimeout: 30 * time.Second, WebhookMaxAnswer: 1 << 20,
 			DefaultAudience: 100_000, MaxAudience: 1_000_000, MaxPerEvent: herald.DefaultRulesPerEvent,
 			RecordedDecisions: herald.DefaultRecordedDecisions, CompiledCache: herald.DefaultCompiledRules},
-		Console: ConsoleConfig{Refresh: console.DefaultRefresh},
 		Templates: TemplatesConfig{MaxSteps: herald.DefaultTemplateMaxSteps, MaxBytes: herald.DefaultTemplateMaxBytes,
 			MaxDuration: herald.DefaultTemplateMaxDuration},
+		Console: ConsoleConfig{SessionIdle: auth.DefaultSessionIdle, SessionLifetime: auth.DefaultSessionLifetime,
+			Refresh: console.DefaultRefresh},
+		Tracing: TracingConfig{SampleRatio: 1, ServiceName: "herald"},
 	}
 }
 

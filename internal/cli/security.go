@@ -116,6 +116,28 @@ func (c *AuthConfig) keys(st store.APIKeys) (*auth.Keys, error) {
 	return k, nil
 }
 
+// sessions builds the operator console's sessions over st, signing in
+// with keys. It refuses a zero or negative duration, an idle timeout
+// longer than the lifetime and a lifetime beyond auth.MaxSessionLifetime,
+// naming the setting.
+func (c ConsoleConfig) sessions(st store.ConsoleSessions, keys *auth.Keys) (*auth.Sessions, error) {
+	switch {
+	case c.SessionIdle <= 0:
+		return nil, fmt.Errorf("config: console.session_idle: %s must be a positive duration (a console session not used for this long ends)", c.SessionIdle)
+	case c.SessionLifetime <= 0:
+		return nil, fmt.Errorf("config: console.session_lifetime: %s must be a positive duration (a console session ends this long after sign-in)", c.SessionLifetime)
+	case c.SessionLifetime > auth.MaxSessionLifetime:
+		return nil, fmt.Errorf("config: console.session_lifetime: %s is longer than the most allowed, %s", c.SessionLifetime, auth.MaxSessionLifetime)
+	case c.SessionIdle > c.SessionLifetime:
+		return nil, fmt.Errorf("config: console.session_idle (%s) must not be longer than console.session_lifetime (%s)", c.SessionIdle, c.SessionLifetime)
+	}
+	s, err := auth.NewSessions(auth.SessionsConfig{Store: st, Keys: keys, IdleTimeout: c.SessionIdle, Lifetime: c.SessionLifetime})
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return s, nil
+}
+
 // userTokens builds the user token verifier, or nil when no key is
 // configured (user tokens are then refused).
 func (c *UserTokensConfig) userTokens() (*auth.UserTokens, error) {

@@ -154,6 +154,19 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	hc.Registerer = reg
+	tp, stopTracing, err := cfg.Tracing.tracerProvider(log)
+	if err != nil {
+		return err
+	}
+	// Runs last of all: the spans of the last sends are flushed.
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+		defer cancel()
+		if err := stopTracing(fctx); err != nil {
+			log.Warn("tracing: flushing spans at shutdown failed", "err", err)
+		}
+	}()
+	hc.TracerProvider = tp
 
 	wired, err := cfg.providers(dev, log)
 	if err != nil {
@@ -194,7 +207,7 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 			return 0, false
 		}
 	}
-	con, err := newConsole(cfg, client, st, dev, client.Logger(herald.ComponentHTTP), kafkaLag)
+	con, err := newConsole(cfg, client, st, keys, dev, client.Logger(herald.ComponentHTTP), kafkaLag)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/cputime"
 	"github.com/heraldhq/herald/store"
@@ -74,13 +77,31 @@ func (s *benchStore) AddDeliveryMinutes(context.Context, string, []store.Deliver
 
 // BenchmarkWorkerPipeline reports the dispatch overhead per delivery with a
 // no-op sender and a store that costs nothing.
+//
+// traced runs the same with tracing on and every notification traced: the
+// SDK records the delivery, claim and send spans (no exporter), so the
+// difference is what tracing costs a delivery.
 func BenchmarkWorkerPipeline(b *testing.B) {
-	for _, conc := range []int{1, 64} {
-		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
+	for _, tc := range []struct {
+		conc   int
+		traced bool
+	}{{1, false}, {64, false}, {64, true}} {
+		name := fmt.Sprintf("concurrency=%d", tc.conc)
+		if tc.traced {
+			name += "/traced"
+		}
+		conc := tc.conc
+		b.Run(name, func(b *testing.B) {
 			s := &benchStore{total: b.N, done: make(chan struct{}),
 				notif:  &heraldtype.Notification{ID: "n1", Title: "t", Body: "b"},
 				device: &heraldtype.Device{ID: "d1", Token: "tok", PushOptIn: true, Status: heraldtype.DeviceActive}}
+			var tracer trace.Tracer
+			if tc.traced {
+				s.notif.TraceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+				tracer = sdktrace.NewTracerProvider().Tracer("bench")
+			}
 			w, err := New(Config{
+				Tracer:             tracer,
 				Store:              s,
 				Senders:            map[string]Sender{"fcm": senderFunc(func(context.Context, *heraldtype.Message) (string, error) { return "", nil })},
 				Concurrency:        conc,

@@ -87,6 +87,10 @@ func (w *Worker) claimBatch(ctx, sendCtx context.Context, capacity int, withNext
 		ExcludeProviders: w.throttledProviders(claimNow),
 	}
 	var jobs []heraldtype.Job
+	var claimStart time.Time
+	if w.cfg.Tracer != nil {
+		claimStart = time.Now()
+	}
 	cctx, cancel := w.storeCtx(ctx)
 	if nc, ok := w.cfg.Store.(store.NextClaimer); ok && withNext {
 		jobs, next.at, next.ok, err = nc.ClaimNext(cctx, p)
@@ -98,11 +102,18 @@ func (w *Worker) claimBatch(ctx, sendCtx context.Context, capacity int, withNext
 	if err != nil {
 		return 0, limit, claimNow, nextRun{}, err
 	}
+	cw := w.claimWindow(claimStart)
 	pre := w.prefetch(ctx, jobs)
 	for _, job := range jobs {
 		w.slots <- struct{}{} // never blocks: only this goroutine takes slots
 		w.flights.add(job.Delivery.ID, leaseUntil)
-		sends.Go(func() { w.run(sendCtx, ctx, job, pre) })
+		if cw == nil {
+			// Tracing off: the closure stays the size it was before
+			// tracing, one allocation of the same size class a send.
+			sends.Go(func() { w.run(sendCtx, ctx, job, pre, nil) })
+		} else {
+			sends.Go(func() { w.run(sendCtx, ctx, job, pre, cw) })
+		}
 	}
 	return len(jobs), limit, claimNow, next, nil
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/store"
@@ -139,6 +141,9 @@ type Config struct {
 	// Retry overrides the retry policy per class (temporary, throttled).
 	// Classes not named keep DefaultRetry. Permanent failures never retry.
 	Retry map[heraldtype.ErrorClass]heraldtype.RetryPolicy
+	// Tracer records the spans of the deliveries whose notification kept
+	// a traceparent (tracing.go); nil: none.
+	Tracer trace.Tracer
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// Rand returns a number in [0, 1) for retry jitter; default

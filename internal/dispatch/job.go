@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/policy"
 	"github.com/heraldhq/herald/store"
@@ -34,11 +36,21 @@ var heraldCodes = []string{CodeDeviceRemoved, CodeTokenInvalid, CodeOptedOut, Co
 
 // run processes one claimed delivery and buffers its outcome. It owns one
 // send slot and releases it when done. ctx bounds the send; claimCtx ends
-// when the worker stops claiming, which cuts a throttle wait short.
-func (w *Worker) run(ctx, claimCtx context.Context, job heraldtype.Job, pre policy.Prefetched) {
+// when the worker stops claiming, which cuts a throttle wait short. cw is
+// when the claim ran, for the delivery's spans (tracing.go).
+func (w *Worker) run(ctx, claimCtx context.Context, job heraldtype.Job, pre policy.Prefetched, cw *claimWindow) {
 	defer w.releaseSlot()
 	defer w.flights.remove(job.Delivery.ID)
-	o, ok := w.attempt(ctx, claimCtx, job, pre)
+	var o store.Outcome
+	var ok bool
+	if cw != nil && w.traced(&job) {
+		var span trace.Span
+		ctx, span = w.startDelivery(ctx, &job, cw)
+		o, ok = w.attempt(ctx, claimCtx, job, pre)
+		endDelivery(span, &o, ok)
+	} else {
+		o, ok = w.attempt(ctx, claimCtx, job, pre)
+	}
 	switch {
 	case !ok:
 	case o.Row().Inbox:
@@ -86,7 +98,7 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre 
 		return w.dead(d, now, CodeNoProvider, "no sender is configured for provider "+d.Provider), true
 	}
 	if w.cfg.Policy != nil {
-		if o, record, done := w.checkPolicy(ctx, &job, pre, now); done {
+		if o, record, done := w.policy(ctx, &job, pre, now); done {
 			return o, record
 		}
 	}
@@ -143,11 +155,18 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre 
 		msg.ListUnsubscribe = w.cfg.ListUnsubscribe(ctx, &job)
 	}
 	sendCtx, cancelSend := context.WithTimeout(ctx, w.cfg.SendTimeout)
+	var sendSpan trace.Span
+	if w.traced(&job) {
+		sendCtx, sendSpan = w.startSend(sendCtx, &job)
+	}
 	start := w.cfg.Now()
 	id, err := sender.Send(sendCtx, msg)
 	end := w.cfg.Now()
 	timedOut := errors.Is(sendCtx.Err(), context.DeadlineExceeded)
 	cancelSend()
+	if sendSpan != nil {
+		endSend(sendSpan, err)
+	}
 	if err != nil && ctx.Err() != nil {
 		// Our own shutdown cut the send short: whether the provider got
 		// it is unknown, so the reaper decides, by guarantee.
@@ -168,7 +187,7 @@ func (w *Worker) inbox(ctx context.Context, job *heraldtype.Job, pre policy.Pref
 		return w.dead(d, now, CodeInvalidJob, "the claimed job has no notification"), true
 	}
 	if w.cfg.Policy != nil {
-		if o, record, done := w.checkPolicy(ctx, job, pre, now); done {
+		if o, record, done := w.policy(ctx, job, pre, now); done {
 			return o, record
 		}
 	}

@@ -443,12 +443,13 @@ func (s *Store) insertNotifications(p store.EnqueueParams) (step, error) {
 	data, channels := make([]string, k), make([]string, k)
 	priority, mode, guarantee, key := make([]string, k), make([]string, k), make([]string, k), make([]string, k)
 	sendAt, created, dedupe, source := make([]*time.Time, k), make([]time.Time, k), make([]string, k), make([]string, k)
+	traceParent := make([]string, k)
 	for i, n := range p.Notifications {
 		src, err := store.SourceJSON(n.Source)
 		if err != nil {
 			return step{}, err
 		}
-		source[i] = src
+		source[i], traceParent[i] = src, n.TraceParent
 		dedupe[i] = n.DedupeKey
 		id[i], user[i], typ[i], title[i], body[i] = n.ID, n.UserID, n.Type, n.Title, n.Body
 		if len(n.Data) > 0 {
@@ -477,14 +478,16 @@ func (s *Store) insertNotifications(p store.EnqueueParams) (step, error) {
 	// Channels travel as JSON arrays: unnest cannot take an array of
 	// arrays of different lengths.
 	return step{what: "notification", sql: s.q(`INSERT INTO {s}.notifications (id, user_id, type, title, body, data, channels, priority,
-	payload_mode, guarantee, idempotency_key, send_at, created_at, dedupe_key, source)
+	payload_mode, guarantee, idempotency_key, send_at, created_at, dedupe_key, source, trace_parent)
 SELECT x.id, x.user_id, x.type, x.title, x.body, NULLIF(x.data, '')::jsonb,
 	ARRAY(SELECT jsonb_array_elements_text(x.channels::jsonb)), x.priority, x.mode, x.guarantee, x.key, x.send_at, x.created,
-	x.dedupe, NULLIF(x.source, '')::jsonb
+	x.dedupe, NULLIF(x.source, '')::jsonb, NULLIF(x.trace_parent, '')
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-	$9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[], $14::text[], $15::text[])
-	AS x (id, user_id, type, title, body, data, channels, priority, mode, guarantee, key, send_at, created, dedupe, source)`),
-		args: []any{id, user, typ, title, body, data, channels, priority, mode, guarantee, key, sendAt, created, dedupe, source},
+	$9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[], $14::text[], $15::text[], $16::text[])
+	AS x (id, user_id, type, title, body, data, channels, priority, mode, guarantee, key, send_at, created, dedupe, source,
+		trace_parent)`),
+		args: []any{id, user, typ, title, body, data, channels, priority, mode, guarantee, key, sendAt, created, dedupe, source,
+			traceParent},
 	}, nil
 }
 

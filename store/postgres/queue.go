@@ -101,7 +101,7 @@ SELECT u.id, u.notification_id, u.user_id, u.type, u.channel, u.provider, u.devi
 	u.provider_message_id, u.replay_count, u.last_replay_at, u.last_replay_result, u.created_at, u.updated_at,
 	u.finished_at, u.address,
 	n.id, n.user_id, n.type, n.title, n.body, n.data, n.channels, n.priority, n.payload_mode, n.guarantee,
-	n.idempotency_key, n.send_at, n.created_at, n.dedupe_key, n.source,
+	n.idempotency_key, n.send_at, n.created_at, n.dedupe_key, n.source, n.trace_parent,
 	v.id, v.user_id, v.platform, v.token, v.app_version, v.push_opt_in, v.status, v.fail_count, v.last_seen_at,
 	v.invalidated_at, v.invalid_reason, v.created_at, v.updated_at, v.webpush_p256dh, v.webpush_auth
 FROM u JOIN {s}.notifications n ON n.id = u.notification_id
@@ -142,12 +142,15 @@ func scanJob(rows pgx.Rows, notifications map[string]*heraldtype.Notification) (
 	var channels []string
 	var sendAt *time.Time
 	var source []byte
+	// A NULL trace_parent (tracing off) scans into a nil pointer: the
+	// claim allocates nothing for it.
+	var traceParent *string
 	var dev nullDevice
 	dest := deliveryDest(&j.Delivery)
 	// The source too: the daily cap counts what rules and campaigns
 	// produce by default (issue 30 item 5), as SQLite's claim reads it.
 	dest = append(dest, &n.ID, &n.UserID, &n.Type, &n.Title, &n.Body, &data, &channels, &n.Priority, &n.PayloadMode,
-		&n.Guarantee, &n.IdempotencyKey, &sendAt, &n.CreatedAt, &n.DedupeKey, &source)
+		&n.Guarantee, &n.IdempotencyKey, &sendAt, &n.CreatedAt, &n.DedupeKey, &source, &traceParent)
 	dest = append(dest, dev.dest()...)
 	if err := rows.Scan(dest...); err != nil {
 		return j, err
@@ -162,6 +165,9 @@ func scanJob(rows pgx.Rows, notifications map[string]*heraldtype.Notification) (
 		var err error
 		if n.Source, err = store.ParseSource(source); err != nil {
 			return j, fmt.Errorf("postgres: notification %q: %w", n.ID, err)
+		}
+		if traceParent != nil {
+			n.TraceParent = *traceParent
 		}
 		notifications[n.ID] = &n
 		j.Notification = &n

@@ -213,9 +213,9 @@ func (s *Store) checkUsers(ctx context.Context, tx *writeTx, ns []heraldtype.Not
 }
 
 const notificationColumns = `id, user_id, type, title, body, data, channels, priority, payload_mode,
-	guarantee, idempotency_key, send_at, created_at, dedupe_key, source`
+	guarantee, idempotency_key, send_at, created_at, dedupe_key, source, trace_parent`
 
-const notificationColumnCount = 15
+const notificationColumnCount = 16
 
 func (s *Store) insertNotifications(ctx context.Context, tx *writeTx, p store.EnqueueParams) error {
 	return insertBatches(p.Notifications, func(ns []heraldtype.Notification) error {
@@ -234,7 +234,8 @@ func (s *Store) insertNotifications(ctx context.Context, tx *writeTx, p store.En
 				key = p.IdempotencyKey
 			}
 			args = append(args, n.ID, n.UserID, n.Type, n.Title, n.Body, data, channels, string(n.Priority),
-				string(n.PayloadMode), string(n.Guarantee), key, nullMicros(n.SendAt), micros(n.CreatedAt), n.DedupeKey, nullString(src))
+				string(n.PayloadMode), string(n.Guarantee), key, nullMicros(n.SendAt), micros(n.CreatedAt), n.DedupeKey, nullString(src),
+				nullString(n.TraceParent))
 		}
 		_, err := s.exec(ctx, tx, `INSERT INTO notifications (`+notificationColumns+`) VALUES `+
 			rowMarks(len(ns), notificationColumnCount), args...)
@@ -338,12 +339,13 @@ func scanNotification(sc interface{ Scan(...any) error }) (heraldtype.Notificati
 	var data, channels string
 	var sendAt sql.NullInt64
 	var created int64
-	var src sql.NullString
+	var src, traceParent sql.NullString
 	err := sc.Scan(&n.ID, &n.UserID, &n.Type, &n.Title, &n.Body, &data, &channels, &n.Priority, &n.PayloadMode,
-		&n.Guarantee, &n.IdempotencyKey, &sendAt, &created, &n.DedupeKey, &src)
+		&n.Guarantee, &n.IdempotencyKey, &sendAt, &created, &n.DedupeKey, &src, &traceParent)
 	if err != nil {
 		return n, err
 	}
+	n.TraceParent = traceParent.String
 	if n.Source, err = store.ParseSource([]byte(src.String)); err != nil {
 		return n, err
 	}

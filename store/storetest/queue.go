@@ -41,6 +41,33 @@ func testClaim(t *testing.T, newStore NewStore) {
 			}
 		}
 	})
+	// A claimed job's notification carries the traceparent it was
+	// enqueued with, so the worker's spans join the trigger's trace (issue
+	// 34 item 5); one enqueued without (tracing off) has none.
+	t.Run("TraceParent", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, newStore)
+		f.user("u1")
+		f.device("u1", "d1", "android")
+		traced, plain := f.notification("u1"), f.notification("u1")
+		const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+		traced.TraceParent = tp
+		f.enqueue(params(traced, plain))
+		now := at(time.Minute)
+		jobs, err := f.s.Claim(f.ctx, store.ClaimParams{Owner: "w1", Now: now, LeaseUntil: now.Add(30 * time.Second), Limit: 10})
+		if err != nil || len(jobs) != 2 {
+			t.Fatalf("claimed %d: %v", len(jobs), err)
+		}
+		for _, j := range jobs {
+			want := ""
+			if j.Notification.ID == traced.ID {
+				want = tp
+			}
+			if j.Notification.TraceParent != want {
+				t.Errorf("notification %s claimed with traceparent %q, want %q", j.Notification.ID, j.Notification.TraceParent, want)
+			}
+		}
+	})
 	t.Run("BatchOrderLease", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, newStore)

@@ -64,6 +64,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("InboxPreferences", func(t *testing.T) { testInboxPreferences(t, newStore) })
 	t.Run("InboxScheduled", func(t *testing.T) { testInboxScheduled(t, newStore) })
 	t.Run("APIKeys", func(t *testing.T) { testAPIKeys(t, newStore) })
+	t.Run("ConsoleSessions", func(t *testing.T) { testConsoleSessions(t, newStore) })
 	t.Run("Policy", func(t *testing.T) { testPolicy(t, newStore) })
 	t.Run("History", func(t *testing.T) { testHistory(t, newStore) })
 	t.Run("HistoryRules", func(t *testing.T) { testHistoryRules(t, newStore) })

@@ -1,0 +1,137 @@
+package kafkaapi_test
+
+// Issue 34 item 5: a notification request carrying a W3C traceparent
+// header is traced from the record through the enqueue to the worker's
+// claim, policy check and provider call, in the producer's trace.
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/kafkaapi"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/postgres"
+	"github.com/heraldhq/herald/store/postgres/pgtest"
+	"github.com/heraldhq/herald/store/sqlite"
+)
+
+type okSender struct{}
+
+func (okSender) Send(context.Context, *heraldtype.Message) (string, error) { return "ok", nil }
+
+func attr(s sdktrace.ReadOnlySpan, key attribute.Key) string {
+	for _, a := range s.Attributes() {
+		if a.Key == key {
+			return a.Value.Emit()
+		}
+	}
+	return ""
+}
+
+// tracedStores open a migrated store of each kind.
+var tracedStores = map[string]func(t *testing.T) store.Store{
+	"sqlite": func(t *testing.T) store.Store {
+		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "traced.db"), sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if err := s.Migrate(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	},
+	"postgres": func(t *testing.T) store.Store {
+		dsn, schema := pgtest.NewSchema(t)
+		s, err := postgres.Open(t.Context(), dsn, postgres.Options{Schema: schema, MaxConns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if err := s.Migrate(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	},
+}
+
+func TestRecordIsTracedThroughTheDelivery(t *testing.T) {
+	for name, open := range tracedStores {
+		t.Run(name, func(t *testing.T) { recordIsTraced(t, open(t)) })
+	}
+}
+
+func recordIsTraced(t *testing.T, s store.Store) {
+	const producerTrace, producerSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	f := newFixture(t)
+	ctx := f.ctx
+	exp := tracetest.NewInMemoryExporter()
+	c, err := herald.NewClient(herald.Config{Store: s, Providers: map[string]herald.Provider{"fcm": okSender{}},
+		MaintenanceInterval: -1, Logger: slog.New(slog.DiscardHandler),
+		Worker:         herald.WorkerConfig{PollInterval: 20 * time.Millisecond},
+		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop(context.Background()) })
+	if _, err := c.PutUser(ctx, "u1", herald.UserInput{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RegisterDevice(ctx, "u1", herald.DeviceInput{DeviceID: "d1", Token: "tok", Platform: heraldtype.PlatformAndroid}); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(kafkaapi.NotificationEvent{NotificationID: "n-1", UserID: "u1", NotificationType: "PRICE_DROP",
+		Title: "Price drop", Body: "Now 8,500", Channels: []string{"PUSH"}})
+	rec := &kgo.Record{Topic: requests, Key: []byte("u1"), Value: body,
+		Headers: []kgo.RecordHeader{{Key: "traceparent", Value: []byte("00-" + producerTrace + "-" + producerSpan + "-01")}}}
+	if err := f.prod.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	f.consumer(c, kafkaapi.Config{})
+
+	named := func() map[string]sdktrace.ReadOnlySpan {
+		m := map[string]sdktrace.ReadOnlySpan{}
+		for _, s := range exp.GetSpans().Snapshots() {
+			if s.SpanContext().TraceID().String() == producerTrace {
+				m[s.Name()] = s
+			}
+		}
+		return m
+	}
+	f.waitFor("the delivery span", 20*time.Second, func() bool { return named()["herald.deliver"] != nil })
+	spans := named()
+	recSpan := spans["herald.kafka.record "+requests]
+	if recSpan == nil || recSpan.Parent().SpanID().String() != producerSpan || attr(recSpan, "messaging.destination.name") != requests {
+		t.Fatalf("the record span is missing or not the producer's child: %v", recSpan)
+	}
+	enq := spans["herald.enqueue"]
+	if enq == nil || enq.Parent().SpanID() != recSpan.SpanContext().SpanID() || attr(enq, "herald.notification_id") == "" {
+		t.Fatalf("the enqueue span is missing or not the record's child: %v", enq)
+	}
+	nid := attr(enq, "herald.notification_id")
+	deliver := spans["herald.deliver"]
+	did := attr(deliver, "herald.delivery_id")
+	if attr(deliver, "herald.notification_id") != nid || did == "" || attr(deliver, "herald.outcome") != "sent" ||
+		deliver.Parent().SpanID() != enq.SpanContext().SpanID() {
+		t.Errorf("delivery span: parent %s, attributes %v", deliver.Parent().SpanID(), deliver.Attributes())
+	}
+	for _, n := range []string{"herald.claim", "herald.policy", "herald.send"} {
+		if s := spans[n]; s == nil || attr(s, "herald.delivery_id") != did {
+			t.Errorf("%s span missing or without delivery id %s: %v", n, did, s)
+		}
+	}
+}
