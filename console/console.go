@@ -121,6 +121,7 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("POST /console/sign-in", c.signIn)
 	c.mux.HandleFunc("POST /console/sign-out", c.signOut)
 	c.view("GET /console/overview", auth.ScopeDeliveriesRead, c.overview)
+	c.viewRoutes()
 	c.mux.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, Session{}, heraldtype.Errorf(heraldtype.ENOTFOUND, "no such page"))
 	})
@@ -134,6 +135,13 @@ type navItem struct {
 // nav lists the views, in the header's order. A new view adds its link.
 var nav = []navItem{
 	{"/console/overview", "Overview"},
+	{"/console/notifications", "Notifications"},
+	{"/console/why", "Why not delivered"},
+	{"/console/users", "Users"},
+	{"/console/types", "Types"},
+	{"/console/rules", "Rules"},
+	{"/console/reminders", "Reminders"},
+	{"/console/campaigns", "Campaigns"},
 }
 
 // ServeHTTP sets the security headers every console answer carries and

@@ -1,0 +1,169 @@
+package console_test
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// seeded is what seed wrote: a user with a device, a push notification
+// the failing provider refused (dead), and an in-app one in the inbox.
+type seeded struct {
+	user, device, dead, inApp string
+}
+
+// seed writes real records through the Client, with the workers running
+// so the push delivery is attempted and refused.
+func seed(t *testing.T, e *env) seeded {
+	t.Helper()
+	ctx := context.Background()
+	s := seeded{user: "u-1", device: "dev-1"}
+	if _, err := e.client.PutUser(ctx, s.user, herald.UserInput{Timezone: "Europe/Paris", Email: "u1@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.RegisterDevice(ctx, s.user, herald.DeviceInput{DeviceID: s.device, Token: strings.Repeat("t", 40), Platform: heraldtype.PlatformAndroid}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.client.Enqueue(ctx, herald.Request{UserID: s.user, Type: "order_shipped", Title: "Shipped", Body: "Your order is on its way", Channels: []heraldtype.Channel{heraldtype.ChannelPush}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.dead = res.Notifications[0].ID
+	res, err = e.client.Enqueue(ctx, herald.Request{UserID: s.user, Type: "news", Title: "Hello inbox", Channels: []heraldtype.Channel{heraldtype.ChannelInApp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.inApp = res.Notifications[0].ID
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := e.client.GetNotification(ctx, s.dead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.Status == heraldtype.HistoryStatus("FAILED") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the push notification is still %s", n.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return s
+}
+
+// has fails unless the page contains every string.
+func (p page) has(t *testing.T, want ...string) page {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(p.body, w) {
+			t.Errorf("the page lacks %s:\n%s", w, p.body)
+		}
+	}
+	return p
+}
+
+// lacks fails if the page contains any of the strings.
+func (p page) lacks(t *testing.T, unwanted ...string) page {
+	t.Helper()
+	for _, w := range unwanted {
+		if strings.Contains(p.body, w) {
+			t.Errorf("the page has %s", w)
+		}
+	}
+	return p
+}
+
+// TestNotificationPage: the timeline shows the trigger, the enqueue and
+// the attempt with the provider's answer, device and latency; the
+// history lists it and filters by the query string.
+func TestNotificationPage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{dev: true, workers: true})
+	s := seed(t, e)
+	p := e.get("/console/notifications/"+s.dead).expect(t, 200)
+	wellFormed(t, p.body)
+	p.has(t, `<ol id="timeline"`, `data-kind="trigger"`, `data-kind="enqueued"`, `data-kind="attempt"`,
+		`<code class="provider-code">BAD_TOKEN</code>`, `data-device-id="`+s.device+`"`, `class="latency"`, `data-status="FAILED"`)
+	list := e.get("/console/notifications?user="+s.user+"&status=FAILED").expect(t, 200)
+	wellFormed(t, list.body)
+	list.has(t, `data-notification-id="`+s.dead+`"`).lacks(t, `data-notification-id="`+s.inApp+`"`)
+	bad := e.get("/console/notifications?status=LOST").expect(t, 400)
+	bad.has(t, `id="form-error"`, `data-code="invalid_argument"`)
+	if r := e.get("/console/notifications?id=" + s.dead).expect(t, 303); r.header.Get("Location") != "/console/notifications/"+s.dead {
+		t.Fatalf("lookup went to %q", r.header.Get("Location"))
+	}
+	e.get("/console/notifications/nope").expect(t, 404).has(t, `data-code="not_found"`)
+}
+
+// TestWhyPage: the answer's verdict, sentence and reasons, with links to
+// the notification and device; a question without a type names the
+// field.
+func TestWhyPage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{dev: true, workers: true})
+	s := seed(t, e)
+	e.get("/console/why").expect(t, 200).has(t, `<form id="why-form" method="get"`).lacks(t, `id="why-answer"`)
+	p := e.get("/console/why?user="+s.user+"&type=order_shipped").expect(t, 200)
+	wellFormed(t, p.body)
+	p.has(t, `<section id="why-answer" data-code="provider_failure"`, `id="why-reasons"`, `href="/console/notifications/`+s.dead+`"`, `BAD_TOKEN`)
+	p = e.get("/console/why?user="+s.user+"&notification="+s.dead).expect(t, 200)
+	p.has(t, `data-code="provider_failure"`)
+	bad := e.get("/console/why?user="+s.user).expect(t, 400)
+	wellFormed(t, bad.body)
+	bad.has(t, `<p class="field-error" id="error-type">`, `data-code="invalid_argument"`)
+}
+
+// TestUserPage: devices, preferences, cap usage, reminders, inbox and the
+// last notifications from real records; the preferences save with
+// POST-redirect-GET and a refused value is named beside its field.
+func TestUserPage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{dev: true, workers: true})
+	s := seed(t, e)
+	if r := e.get("/console/users?id=" + s.user).expect(t, 303); r.header.Get("Location") != "/console/users/"+s.user {
+		t.Fatalf("search went to %q", r.header.Get("Location"))
+	}
+	wellFormed(t, e.get("/console/users").expect(t, 200).body)
+	p := e.get("/console/users/"+s.user).expect(t, 200)
+	wellFormed(t, p.body)
+	p.has(t, `<table id="devices">`, `data-device-id="`+s.device+`"`, `<form id="preferences-form" method="post"`,
+		`id="cap-usage"`, `data-limit="`, `<table id="upcoming-reminders">`, `<table id="inbox">`, `Hello inbox`,
+		`<table id="recent-notifications">`, `data-notification-id="`+s.dead+`"`, `id="preferences-save"`)
+	e.get("/console/users/nobody").expect(t, 404)
+
+	form := url.Values{"csrf": {p.csrf(t)}, "daily_cap": {"7"}, "quiet_start": {"22:00"}, "quiet_end": {"07:00"},
+		"opted_out": {"sms"}, "new_type": {"promo"}, "new_off": {"1"}}
+	r := e.post("/console/users/"+s.user+"/preferences", form).expect(t, 303)
+	if loc := r.header.Get("Location"); !strings.HasPrefix(loc, "/console/users/"+s.user+"?saved=preferences") {
+		t.Fatalf("after saving: %q", loc)
+	}
+	got, err := e.client.GetPreferences(context.Background(), s.user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.DailyCap != 7 || got.QuietHours == nil || got.QuietHours.Start != "22:00" || !got.Types["promo"].Disabled || len(got.OptedOutChannels) != 1 {
+		t.Fatalf("saved %+v", got)
+	}
+	after := e.get("/console/users/"+s.user+"?saved=preferences").expect(t, 200)
+	after.has(t, `id="preferences-saved"`, `value="7"`, `name="off.promo" value="1" checked`, `value="sms" checked`)
+
+	for field, v := range map[string]url.Values{
+		"daily_cap":   {"daily_cap": {"999999"}},
+		"quiet_hours": {"quiet_start": {"25:00"}, "quiet_end": {"07:00"}},
+		"type":        {"new_type": {"Not A Type!"}, "new_off": {"1"}},
+	} {
+		v.Set("csrf", p.csrf(t))
+		bad := e.post("/console/users/"+s.user+"/preferences", v).expect(t, 400)
+		wellFormed(t, bad.body)
+		bad.has(t, `<p class="field-error" id="error-`+field+`">`, `data-code="invalid_argument"`)
+	}
+	bad := e.post("/console/users/"+s.user+"/preferences", url.Values{"csrf": {p.csrf(t)}, "daily_cap": {"lots"}}).expect(t, 400)
+	bad.has(t, `id="error-daily_cap"`, `value="lots"`)
+	// Without the token: refused before anything else.
+	e.post("/console/users/"+s.user+"/preferences", url.Values{"daily_cap": {"3"}}).expect(t, 403).has(t, `data-code="csrf_invalid"`)
+}
