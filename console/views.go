@@ -194,3 +194,5 @@ func init() {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func queryEscape(s string) string { return url.QueryEscape(s) }
+
+func asErr[T error](err error, target *T) bool { return errors.As(err, target) }

@@ -94,7 +94,7 @@ func TestNotificationPage(t *testing.T) {
 	list.has(t, `data-notification-id="`+s.dead+`"`).lacks(t, `data-notification-id="`+s.inApp+`"`)
 	bad := e.get("/console/notifications?status=LOST").expect(t, 400)
 	bad.has(t, `id="form-error"`, `data-code="invalid_argument"`)
-	if r := e.get("/console/notifications?id=" + s.dead).expect(t, 303); r.header.Get("Location") != "/console/notifications/"+s.dead {
+	if r := e.get("/console/notifications?id="+s.dead).expect(t, 303); r.header.Get("Location") != "/console/notifications/"+s.dead {
 		t.Fatalf("lookup went to %q", r.header.Get("Location"))
 	}
 	e.get("/console/notifications/nope").expect(t, 404).has(t, `data-code="not_found"`)
@@ -125,7 +125,7 @@ func TestUserPage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{dev: true, workers: true})
 	s := seed(t, e)
-	if r := e.get("/console/users?id=" + s.user).expect(t, 303); r.header.Get("Location") != "/console/users/"+s.user {
+	if r := e.get("/console/users?id="+s.user).expect(t, 303); r.header.Get("Location") != "/console/users/"+s.user {
 		t.Fatalf("search went to %q", r.header.Get("Location"))
 	}
 	wellFormed(t, e.get("/console/users").expect(t, 200).body)
