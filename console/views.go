@@ -155,40 +155,56 @@ func fieldErrHTML(fr *formResult, field string) template.HTML {
 	return template.HTML(`<p class="field-error" id="error-` + html.EscapeString(field) + `">` + html.EscapeString(fr.Fields[field]) + `</p>`)
 }
 
-// The views' template helpers, added to the console's set before any
-// page is parsed (New parses them).
-func init() {
-	funcs["latency"] = latency
-	funcs["pathesc"] = url.PathEscape
-	funcs["queryesc"] = url.QueryEscape
-	funcs["whenp"] = func(t *time.Time) string {
+// viewFuncs are the views' template helpers, added to the console's set
+// before any page is parsed (New parses them); a name the console already
+// has is a mistake caught at start.
+var viewFuncs = template.FuncMap{
+	"latency":     latency,
+	"pathesc":     url.PathEscape,
+	"queryesc":    url.QueryEscape,
+	"list":        func(v ...string) []string { return v },
+	"refusal":     refusalHTML,
+	"fielderr":    fieldErrHTML,
+	"describedby": describedBy,
+	"whenp": func(t *time.Time) string {
 		if t == nil {
 			return "—"
 		}
 		return when(*t)
-	}
-	funcs["list"] = func(v ...string) []string { return v }
-	funcs["refusal"] = refusalHTML
-	funcs["fielderr"] = fieldErrHTML
-	funcs["describedby"] = func(fr *formResult, field string) template.HTMLAttr {
-		if fr == nil || fr.Fields[field] == "" {
-			return ""
+	},
+	"join": joinList,
+}
+
+func init() {
+	for name, f := range viewFuncs {
+		if _, dup := funcs[name]; dup {
+			panic("console: template helper " + name + " is defined twice")
 		}
-		return template.HTMLAttr(`aria-describedby="error-` + html.EscapeString(field) + `" aria-invalid="true"`)
+		funcs[name] = f
 	}
-	funcs["join"] = func(v any) string {
-		switch l := v.(type) {
-		case []heraldtype.Channel:
-			s := make([]string, len(l))
-			for i, c := range l {
-				s[i] = string(c)
-			}
-			return strings.Join(s, ", ")
-		case []string:
-			return strings.Join(l, ", ")
-		}
+}
+
+// describedBy ties a field to the API's message about it.
+func describedBy(fr *formResult, field string) template.HTMLAttr {
+	if fr == nil || fr.Fields[field] == "" {
 		return ""
 	}
+	return template.HTMLAttr(`aria-describedby="error-` + html.EscapeString(field) + `" aria-invalid="true"`)
+}
+
+// joinList writes a list of channels or names: "push, email".
+func joinList(v any) string {
+	switch l := v.(type) {
+	case []heraldtype.Channel:
+		s := make([]string, len(l))
+		for i, c := range l {
+			s[i] = string(c)
+		}
+		return strings.Join(s, ", ")
+	case []string:
+		return strings.Join(l, ", ")
+	}
+	return ""
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
