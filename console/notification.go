@@ -109,7 +109,7 @@ func timeline(n herald.NotificationStatus) []timelineItem {
 	var out []timelineItem
 	out = append(out, cause(n.Notification)...)
 	out = append(out, timelineItem{Kind: "enqueued", At: n.CreatedAt,
-		What: fmt.Sprintf("Enqueued for %s, priority %s, %d deliveries", channelList(n.Channels), n.Priority, len(n.Deliveries))})
+		What: fmt.Sprintf("Enqueued for %s, priority %s; deliveries: %d", channelList(n.Channels), n.Priority, len(n.Deliveries))})
 	for i := range n.Deliveries {
 		d := &n.Deliveries[i]
 		decided := false

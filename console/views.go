@@ -131,6 +131,9 @@ func latency(d time.Duration) string {
 	if d <= 0 {
 		return "—"
 	}
+	if d < time.Millisecond {
+		return "< 1 ms"
+	}
 	if d < time.Second {
 		return strconv.FormatInt(d.Milliseconds(), 10) + " ms"
 	}

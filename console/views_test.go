@@ -23,6 +23,12 @@ func seed(t *testing.T, e *env) seeded {
 	t.Helper()
 	ctx := context.Background()
 	s := seeded{user: "u-1", device: "dev-1"}
+	// The type counts toward the daily cap, so the user page's cap use
+	// shows the push notification (a dead delivery passed the policy).
+	counts := true
+	if _, err := e.client.PutType(ctx, "order_shipped", herald.TypeConfig{CountsTowardCap: &counts}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := e.client.PutUser(ctx, s.user, herald.UserInput{Timezone: "Europe/Paris", Email: "u1@example.com"}); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +138,7 @@ func TestUserPage(t *testing.T) {
 	p := e.get("/console/users/"+s.user).expect(t, 200)
 	wellFormed(t, p.body)
 	p.has(t, `<table id="devices">`, `data-device-id="`+s.device+`"`, `<form id="preferences-form" method="post"`,
-		`id="cap-usage"`, `data-limit="`, `<table id="upcoming-reminders">`, `<table id="inbox">`, `Hello inbox`,
+		`<p id="cap-usage" data-used="1" data-limit="10">`, `<a href="/console/notifications/`+s.dead+`">`, `<table id="upcoming-reminders">`, `<table id="inbox">`, `Hello inbox`,
 		`<table id="recent-notifications">`, `data-notification-id="`+s.dead+`"`, `id="preferences-save"`)
 	e.get("/console/users/nobody").expect(t, 404)
 
