@@ -86,7 +86,7 @@ func TestRulePages(t *testing.T) {
 	e.get("/console/rules?event=OTHER").expect(t, 200).lacks(t, `data-rule="price-drop"`)
 	p := e.get("/console/rules/price-drop").expect(t, 200)
 	wellFormed(t, p.body)
-	p.has(t, `<form id="rule-form" method="post"`, `<form id="dry-run-form" method="post"`, `PRICE_CHANGE`, `id="rule-save"`).lacks(t, `id="dry-run-result"`)
+	p.has(t, `<form id="rule-form" method="post"`, `<form id="dry-run-form" method="post"`, `PRICE_CHANGE`, `id="rule-save"`, `<table id="rule-runs">`).lacks(t, `id="dry-run-result"`)
 
 	dry := e.post("/console/rules/price-drop/dry-run", url.Values{"csrf": {p.csrf(t)},
 		"event": {`{"name": "PRICE_CHANGE", "subject": "product:42", "data": {"product_name": "Lamp", "current_price": "9", "price": "9", "previous_price": "20"}}`}}).expect(t, 200)

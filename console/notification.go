@@ -148,7 +148,7 @@ func cause(n heraldtype.Notification) []timelineItem {
 		return []timelineItem{
 			{Kind: "event", At: n.CreatedAt, What: fmt.Sprintf("Event %s (id %s)", src.Event, orDash(src.ID))},
 			{Kind: "rule_run", At: n.CreatedAt, What: "Rule " + src.Name + " fired on it",
-				Link: pathLink("/console/rules/", src.Name), LinkText: "rule " + src.Name},
+				Link: pathLink("/console/rules/", src.Name) + "#runs-heading", LinkText: "rule " + src.Name + " and its runs"},
 		}
 	case heraldtype.SourceReminder:
 		return []timelineItem{{Kind: "reminder", At: n.CreatedAt, What: fmt.Sprintf("Reminder %s, occurrence %s", src.Name, orDash(src.Occurrence)),

@@ -60,6 +60,9 @@ type ruleData struct {
 	DryRun    *herald.RuleDryRun
 	DryErr    *formResult
 	Interests bool
+	// Runs are the rule's runs, newest first: each event it fired on.
+	Runs     []herald.RuleRun
+	NextRuns string
 }
 
 // newRuleDoc is the skeleton a new rule's textarea starts from.
@@ -92,9 +95,15 @@ func (c *Console) ruleData(r *http.Request, name string) (ruleData, error) {
 		d.Exists, d.Rule, d.Doc = true, rl, ruleDoc(rl)
 	case heraldtype.ErrorCode(err) == heraldtype.ENOTFOUND && (r.URL.Query().Get("new") == "1" || r.Method == http.MethodPost):
 		d.Doc = newRuleDoc
+		return d, nil
 	default:
 		return d, err
 	}
+	runs, err := c.client.ListRuleRuns(r.Context(), heraldtype.RuleRunFilter{Rule: name, Cursor: query(r, "cursor"), Limit: userSectionLimit})
+	if err != nil {
+		return d, err
+	}
+	d.Runs, d.NextRuns = runs.Runs, nextLink(r, runs.NextCursor)
 	return d, nil
 }
 

@@ -173,3 +173,38 @@ func TestUserPage(t *testing.T) {
 	// Without the token: refused before anything else.
 	e.post("/console/users/"+s.user+"/preferences", url.Values{"daily_cap": {"3"}}).expect(t, 403).has(t, `data-code="csrf_invalid"`)
 }
+
+// TestNotificationFromRule: a notification a rule produced shows the
+// event and the rule's run on its timeline, and the run on the rule's
+// page.
+func TestNotificationFromRule(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{dev: true, workers: true})
+	seedCatalog(t, e)
+	ctx := context.Background()
+	_, _, err := e.client.PutRule(ctx, herald.Rule{Name: "order-placed", When: heraldtype.RuleWhen{Event: "ORDER_PLACED"},
+		Audience: heraldtype.RuleAudience{EventUser: true}, Notify: heraldtype.RuleNotify{Type: "digest", Title: "Thanks for your order"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.Track(ctx, herald.Event{ID: "ev-1", Name: "ORDER_PLACED", UserID: "u-1"}); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	for deadline := time.Now().Add(10 * time.Second); id == ""; time.Sleep(20 * time.Millisecond) {
+		h, err := e.client.ListHistory(ctx, herald.HistoryFilter{UserID: "u-1", Type: "digest"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h.Notifications) > 0 {
+			id = h.Notifications[0].NotificationID
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the rule produced no notification")
+		}
+	}
+	p := e.get("/console/notifications/"+id).expect(t, 200)
+	wellFormed(t, p.body)
+	p.has(t, `data-kind="event"`, `data-kind="rule_run"`, `ORDER_PLACED`, `href="/console/rules/order-placed#runs-heading"`).lacks(t, `data-kind="trigger"`)
+	e.get("/console/rules/order-placed").expect(t, 200).has(t, `data-event-id="ev-1"`)
+}
