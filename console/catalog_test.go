@@ -125,6 +125,10 @@ func TestRemindersPage(t *testing.T) {
 	wellFormed(t, p.body)
 	p.has(t, `data-reminder-key="cart-1"`, `data-reminder-key="cart-2"`, `id="cancel-reminders"`, `class="cancel-reminder"`)
 	e.get("/console/reminders?state=sleeping").expect(t, 400).has(t, `id="form-error"`)
+	one := e.get("/console/reminders/cart-1").expect(t, 200)
+	wellFormed(t, one.body)
+	one.has(t, `data-state="active"`, `id="reminder-schedule"`, `backoff`, `id="cancel-reminder"`)
+	e.get("/console/reminders/nope").expect(t, 404)
 	r := e.post("/console/reminders/cart-1/cancel", url.Values{"csrf": {p.csrf(t)}, "back": {"/console/reminders?user=u-1&state=active"}}).expect(t, 303)
 	if loc := r.header.Get("Location"); loc != "/console/reminders?user=u-1&state=active&cancelled=1" {
 		t.Fatalf("after cancelling: %q", loc)

@@ -3,7 +3,6 @@ package console
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"sort"
 	"time"
 
@@ -152,7 +151,7 @@ func cause(n heraldtype.Notification) []timelineItem {
 		}
 	case heraldtype.SourceReminder:
 		return []timelineItem{{Kind: "reminder", At: n.CreatedAt, What: fmt.Sprintf("Reminder %s, occurrence %s", src.Name, orDash(src.Occurrence)),
-			Link: "/console/reminders?user=" + url.QueryEscape(n.UserID), LinkText: "the user's reminders"}}
+			Link: pathLink("/console/reminders/", src.Name), LinkText: "reminder " + src.Name}}
 	case heraldtype.SourceCampaign:
 		return []timelineItem{{Kind: "campaign_run", At: n.CreatedAt, What: fmt.Sprintf("Campaign %s, run %s", src.Name, orDash(src.ID)),
 			Link: pathLink("/console/campaigns/", src.Name), LinkText: "campaign " + src.Name}}

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/heraldhq/herald"
@@ -89,4 +90,25 @@ func backTo(r *http.Request, list string) string {
 		return list + "?"
 	}
 	return back
+}
+
+// reminderData is one reminder's page.
+type reminderData struct {
+	R   herald.Reminder
+	Doc string
+}
+
+// reminder shows one reminder: its schedule, stop conditions, state and
+// the last notification it sent.
+func (c *Console) reminder(w http.ResponseWriter, r *http.Request, s Session) error {
+	rm, err := c.client.GetReminder(r.Context(), r.PathValue("key"))
+	if err != nil {
+		return err
+	}
+	doc, _ := json.MarshalIndent(struct {
+		Schedule heraldtype.Schedule     `json:"schedule"`
+		Stop     heraldtype.ReminderStop `json:"stop,omitzero"`
+	}{rm.Schedule, rm.Stop}, "", "  ")
+	c.render(w, r, http.StatusOK, "reminder", page{Title: "Reminder " + rm.Key, Path: "/console/reminders", Session: s, Data: reminderData{R: rm, Doc: string(doc)}})
+	return nil
 }

@@ -37,6 +37,7 @@ func (c *Console) ruleRoutes() {
 // reminderRoutes registers the reminders' list and cancels.
 func (c *Console) reminderRoutes() {
 	c.view("GET /console/reminders", auth.ScopeRemindersRead, c.reminders)
+	c.view("GET /console/reminders/{key}", auth.ScopeRemindersRead, c.reminder)
 	c.action("POST /console/reminders/cancel", auth.ScopeRemindersWrite, c.cancelReminders)
 	c.action("POST /console/reminders/{key}/cancel", auth.ScopeRemindersWrite, c.cancelReminder)
 }
