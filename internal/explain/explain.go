@@ -27,14 +27,16 @@ type Records struct {
 	Location *time.Location
 	// Notification is the notification explained; nil when none was
 	// found (then Preferences and TypeConfig describe the present).
-	Notification  *heraldtype.Notification
-	Status        heraldtype.HistoryStatus
-	Deliveries    []heraldtype.Delivery
-	Devices       []heraldtype.Device
-	Preferences   heraldtype.Preferences
-	TypeConfig    heraldtype.NotificationType
-	Duplicate     *Duplicate
-	Cap           *Cap
+	Notification *heraldtype.Notification
+	Status       heraldtype.HistoryStatus
+	Deliveries   []heraldtype.Delivery
+	Devices      []heraldtype.Device
+	Preferences  heraldtype.Preferences
+	TypeConfig   heraldtype.NotificationType
+	Duplicate    *Duplicate
+	Cap          *Cap
+	// Run is the rule's run asked about, when one was.
+	Run           *heraldtype.RuleRun
 	HasProviderOf func(heraldtype.Channel) bool
 }
 
@@ -82,6 +84,12 @@ func Explain(r Records) heraldtype.Explanation {
 		r.Location = time.UTC
 	}
 	out := heraldtype.Explanation{UserID: r.UserID, Type: r.Type, Reasons: []heraldtype.ExplainReason{}}
+	if r.Run != nil {
+		out.Rule, out.RuleRun = r.Run.Rule, r.Run.ID
+		if r.Notification == nil {
+			return r.noneFromRun(out)
+		}
+	}
 	if r.Notification == nil {
 		return r.none(out)
 	}
@@ -154,10 +162,71 @@ func (r Records) none(out heraldtype.Explanation) heraldtype.Explanation {
 	return out
 }
 
+// noneFromRun explains a rule's run that wrote no notification for the
+// user: not reached yet, failed before it did, or done without the user —
+// who was then outside its audience.
+func (r Records) noneFromRun(out heraldtype.Explanation) heraldtype.Explanation {
+	run := r.Run
+	out.Type = run.Job.Notification.Type
+	rs := heraldtype.ExplainReason{ErrorCode: string(run.State)}
+	name := fmt.Sprintf("Rule %s's run for event %s", run.Rule, run.EventID)
+	switch {
+	case run.State == heraldtype.RunFailed:
+		rs.Code = heraldtype.ExplainRuleRunFailed
+		rs.Error = run.LastError
+		rs.Message = fmt.Sprintf("%s failed before it reached user %s: %s.", name, r.UserID, strings.TrimSuffix(run.LastError, "."))
+	case run.State != heraldtype.RunDone && (run.Cursor == "" || r.UserID > run.Cursor):
+		rs.Code = heraldtype.ExplainPending
+		rs.Message = fmt.Sprintf("%s is still going through its audience and has not reached user %s yet (%s so far).", name, r.UserID, plural(run.Enqueued, "notification"))
+	default:
+		rs.Code = heraldtype.ExplainOutsideAudience
+		rs.Message = fmt.Sprintf("%s reached %s and wrote %s, none for user %s: they were not in its audience (%s).",
+			name, plural(run.Recipients, "user"), plural(run.Enqueued, "notification"), r.UserID, audience(run.Job.Audience))
+	}
+	if !run.FinishedAt.IsZero() {
+		at := run.FinishedAt
+		rs.At = &at
+	}
+	out.Verdict, out.Message = rs.Code, rs.Message
+	out.Reasons = append(out.Reasons, rs)
+	return out
+}
+
+// audience describes a rule run's audience as it was resolved for the
+// event.
+func audience(a heraldtype.JobAudience) string {
+	var s string
+	switch {
+	case len(a.UserIDs) > 0:
+		s = fmt.Sprintf("the %d users the rule named", len(a.UserIDs))
+	case a.Webhook != nil:
+		s = "the users its audience webhook answered"
+	case a.Source != "":
+		s = fmt.Sprintf("the users of the audience source %q", a.Source)
+	case a.Subject != "":
+		s = "the users interested in " + a.Subject
+		if len(a.Kinds) > 0 {
+			s += " (" + strings.Join(a.Kinds, ", ") + ")"
+		}
+		if !a.Since.IsZero() {
+			s += " since " + a.Since.UTC().Format(time.RFC3339)
+		}
+		if a.AtMost != nil {
+			s += ", filtered by their " + a.AtMost.InterestField
+		}
+	default:
+		s = "every user"
+	}
+	if a.Limit > 0 {
+		s += fmt.Sprintf(", at most %d", a.Limit)
+	}
+	return s
+}
+
 // delivery explains one delivery from its state, its codes and its
 // attempts.
 func (r Records) delivery(d *heraldtype.Delivery) []heraldtype.ExplainReason {
-	rs := heraldtype.ExplainReason{Channel: d.Channel, DeliveryID: d.ID, DeviceID: d.DeviceID, State: d.State,
+	rs := heraldtype.ExplainReason{Channel: d.Channel, DeliveryID: d.ID, DeviceID: d.DeviceID, Address: d.Address, State: d.State,
 		ErrorCode: d.LastErrorCode, Error: d.LastError, At: d.FinishedAt}
 	on := r.target(d)
 	switch d.State {
@@ -242,8 +311,8 @@ func (r Records) rateLimited(rs heraldtype.ExplainReason, d *heraldtype.Delivery
 		rs.Code = heraldtype.ExplainDailyCap
 		if c := r.Cap; c != nil {
 			rs.NotificationIDs = c.Counted
-			rs.Message = fmt.Sprintf("It was not sent %s: the user's daily cap of %d was reached on %s (their local day); %d notifications counted toward it.",
-				on, c.Limit, c.Day, len(c.Counted))
+			rs.Message = fmt.Sprintf("It was not sent %s: the user's daily cap of %d was reached on %s (their local day); %s counted toward it.",
+				on, c.Limit, c.Day, plural(len(c.Counted), "notification"))
 		} else {
 			rs.Message = fmt.Sprintf("It was not sent %s: the user's daily cap was reached.", on)
 		}
@@ -375,13 +444,12 @@ func (r Records) device(id string) *heraldtype.Device {
 	return nil
 }
 
-// target names where a delivery went: "on push to device d1".
+// target names where a delivery went: "on push to device d1". An address
+// stays out of the sentence (it is the reason's Address, which the HTTP
+// API masks for a caller that may not see it).
 func (r Records) target(d *heraldtype.Delivery) string {
-	switch {
-	case d.DeviceID != "":
+	if d.DeviceID != "" {
 		return fmt.Sprintf("on %s to device %s", d.Channel, d.DeviceID)
-	case d.Address != "":
-		return fmt.Sprintf("by %s to %s", d.Channel, d.Address)
 	}
 	return "on " + string(d.Channel)
 }
@@ -433,11 +501,14 @@ func answer(code, msg string) string {
 	return fmt.Sprintf("%s (%q)", code, msg)
 }
 
-func attempts(n int) string {
+func attempts(n int) string { return plural(n, "attempt") }
+
+// plural counts n things: "1 attempt", "3 attempts".
+func plural(n int, one string) string {
 	if n == 1 {
-		return "1 attempt"
+		return "1 " + one
 	}
-	return fmt.Sprintf("%d attempts", n)
+	return fmt.Sprintf("%d %ss", n, one)
 }
 
 func addressName(ch heraldtype.Channel) string {
