@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -116,6 +117,8 @@ func TestWhyPage(t *testing.T) {
 	e.get("/console/why").expect(t, 200).has(t, `<form id="why-form" method="get"`).lacks(t, `id="why-answer"`)
 	p := e.get("/console/why?user="+s.user+"&type=order_shipped").expect(t, 200)
 	wellFormed(t, p.body)
+	wellFormed(t, e.get("/console/why?user="+s.user+"&rule=nope&run=r1").expect(t, 404).body)
+	e.get("/console/why?user="+s.user+"&rule=nope").expect(t, 400).has(t, `<p class="field-error" id="error-rule_run">`)
 	p.has(t, `<section id="why-answer" data-code="provider_failure"`, `id="why-reasons"`, `href="/console/notifications/`+s.dead+`"`, `BAD_TOKEN`)
 	p = e.get("/console/why?user="+s.user+"&notification="+s.dead).expect(t, 200)
 	p.has(t, `data-code="provider_failure"`)
@@ -206,5 +209,12 @@ func TestNotificationFromRule(t *testing.T) {
 	p := e.get("/console/notifications/"+id).expect(t, 200)
 	wellFormed(t, p.body)
 	p.has(t, `data-kind="event"`, `data-kind="rule_run"`, `ORDER_PLACED`, `href="/console/rules/order-placed#runs-heading"`).lacks(t, `data-kind="trigger"`)
-	e.get("/console/rules/order-placed").expect(t, 200).has(t, `data-event-id="ev-1"`)
+	rp := e.get("/console/rules/order-placed").expect(t, 200).has(t, `data-event-id="ev-1"`)
+	run := regexp.MustCompile(`data-run-id="([^"]+)" data-event-id="ev-1"`).FindStringSubmatch(rp.body)
+	if run == nil {
+		t.Fatal("no run id on the rule's page")
+	}
+	why := e.get("/console/why?user=u-1&rule=order-placed&run="+url.QueryEscape(run[1])).expect(t, 200)
+	wellFormed(t, why.body)
+	why.has(t, `<section id="why-answer" data-code="`, `href="/console/rules/order-placed#runs-heading"`, `href="/console/notifications/`+id+`"`)
 }
