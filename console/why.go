@@ -16,8 +16,8 @@ type whyData struct {
 	// Addresses says whether the session may see the phone numbers and
 	// e-mail addresses the reasons name (users:read, as over the API).
 	Addresses bool
-	Answer                   *herald.Explanation
-	Err                      *formResult
+	Answer    *herald.Explanation
+	Err       *formResult
 }
 
 // why answers "why didn't this user get it?" for a user and a type or a
