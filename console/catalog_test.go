@@ -2,7 +2,9 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -173,4 +175,33 @@ func TestCampaignPages(t *testing.T) {
 	wellFormed(t, b.body)
 	b.has(t, `class="field-error" id="error-schedule`)
 	e.get("/console/campaigns/nope").expect(t, 404)
+}
+
+// TestListsNextPage: a list longer than a page links the next one with
+// the same filters (keyset: the cursor, never a count or an offset).
+func TestListsNextPage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{dev: true})
+	seedCatalog(t, e)
+	ctx := context.Background()
+	for i := range 55 {
+		_, _, err := e.client.PutReminder(ctx, herald.ReminderRequest{Key: fmt.Sprintf("r-%02d", i), UserID: "u-1", Type: "cart_reminder", Title: "t",
+			Schedule: heraldtype.Schedule{Backoff: &heraldtype.Backoff{First: heraldtype.Duration(time.Hour), Factor: 2, Max: heraldtype.Duration(48 * time.Hour)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := e.get("/console/reminders?type=cart_reminder").expect(t, 200)
+	first.has(t, `data-reminder-key="cart-1"`).lacks(t, `data-reminder-key="r-54"`)
+	m := regexp.MustCompile(`<a href="([^"]+)" rel="next">`).FindStringSubmatch(first.body)
+	if m == nil {
+		t.Fatalf("no next page link:\n%s", first.body)
+	}
+	next := strings.ReplaceAll(m[1], "&amp;", "&")
+	if !strings.Contains(next, "type=cart_reminder") || !strings.Contains(next, "cursor=") {
+		t.Fatalf("the next page %q lost the filter or the cursor", next)
+	}
+	second := e.get(next).expect(t, 200)
+	wellFormed(t, second.body)
+	second.has(t, `data-reminder-key="r-54"`).lacks(t, `data-reminder-key="cart-1"`, `rel="next"`)
 }
