@@ -218,3 +218,41 @@ func TestNotificationFromRule(t *testing.T) {
 	wellFormed(t, why.body)
 	why.has(t, `<section id="why-answer" data-code="`, `href="/console/rules/order-placed#runs-heading"`, `href="/console/notifications/`+id+`"`)
 }
+
+// TestNotificationPolicyDecision: a delivery the user's preferences
+// refused shows the policy's decision on the timeline, not a provider's
+// answer.
+func TestNotificationPolicyDecision(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{dev: true, workers: true})
+	ctx := context.Background()
+	if _, err := e.client.PutUser(ctx, "u-2", herald.UserInput{Timezone: "UTC"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.RegisterDevice(ctx, "u-2", herald.DeviceInput{DeviceID: "dev-2", Token: strings.Repeat("s", 40), Platform: heraldtype.PlatformAndroid}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.PutPreferences(ctx, "u-2", herald.Preferences{OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelPush}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.client.Enqueue(ctx, herald.Request{UserID: "u-2", Type: "promo", Title: "Sale", Channels: []heraldtype.Channel{heraldtype.ChannelPush}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Notifications[0].ID
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		n, err := e.client.GetNotification(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.Status == heraldtype.HistoryStatus("USER_OPTED_OUT") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the notification is still %s", n.Status)
+		}
+	}
+	p := e.get("/console/notifications/"+id).expect(t, 200)
+	wellFormed(t, p.body)
+	p.has(t, `data-kind="policy"`, `<code class="policy-code">channel_opted_out</code>`).lacks(t, `class="provider-code"`)
+}
