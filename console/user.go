@@ -138,7 +138,9 @@ func (c *Console) userPage(r *http.Request, s Session, id string) (userData, err
 		if err != nil {
 			return d, err
 		}
+		// The store pages by key; the page reads best soonest first.
 		d.Reminders = p.Reminders
+		slices.SortStableFunc(d.Reminders, func(a, b herald.Reminder) int { return a.NextAt.Compare(b.NextAt) })
 		if p.NextCursor != "" {
 			d.RemindersMore = "/console/reminders?user=" + queryEscape(id) + "&state=active"
 		}
