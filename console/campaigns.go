@@ -91,19 +91,12 @@ func (c *Console) campaignData(r *http.Request, name string) (campaignData, erro
 }
 
 // campaignDoc is the campaign as the textarea shows it: what a PUT
-// takes, without the fetch's secret (it is kept when the document leaves
-// it out).
+// takes. The fetch's secret is the name of a declared secret, never its
+// value, so it is shown like the rest.
 func campaignDoc(cp herald.Campaign) string {
-	var m map[string]any
-	b, _ := json.Marshal(cp)
-	_ = json.Unmarshal(b, &m)
-	for _, k := range []string{"name", "next_at", "next_occurrence", "last_run_id", "created_at", "updated_at"} {
-		delete(m, k)
-	}
-	if f, ok := m["fetch"].(map[string]any); ok {
-		delete(f, "secret")
-	}
-	out, _ := json.MarshalIndent(m, "", "  ")
+	in := herald.CampaignRequest{Schedule: cp.Schedule, Audience: cp.Audience, Type: cp.Type, Title: cp.Title, Body: cp.Body,
+		Data: cp.Data, Channels: cp.Channels, Priority: cp.Priority, Fetch: cp.Fetch, LocalTime: cp.LocalTime, Paused: cp.Paused}
+	out, _ := json.MarshalIndent(in, "", "  ")
 	return string(out)
 }
 
@@ -115,13 +108,6 @@ func (c *Console) saveCampaign(w http.ResponseWriter, r *http.Request, s Session
 	err := decodeStrict("campaign", doc, &in)
 	if err == nil {
 		in.Name = name
-		// The page never shows the fetch's secret; a document that leaves
-		// it out keeps the stored one.
-		if in.Fetch != nil && in.Fetch.Secret == "" {
-			if old, gerr := c.client.GetCampaign(r.Context(), name); gerr == nil && old.Fetch != nil {
-				in.Fetch.Secret = old.Fetch.Secret
-			}
-		}
 		_, _, err = c.client.PutCampaign(r.Context(), in)
 	}
 	if err == nil {

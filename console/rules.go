@@ -112,16 +112,17 @@ func (c *Console) renderRule(w http.ResponseWriter, r *http.Request, status int,
 	c.render(w, r, status, "rule", page{Title: "Rule " + d.Name, Path: "/console/rules", Session: s, Data: d})
 }
 
-// ruleDoc is the rule as the textarea shows it: its document without the
-// fields the server keeps (name, times).
+// ruleDoc is the rule as the textarea shows it: its document in the
+// order the API documents it, without the fields the server keeps (name,
+// times).
 func ruleDoc(rl herald.Rule) string {
-	var m map[string]any
-	b, _ := json.Marshal(rl)
-	_ = json.Unmarshal(b, &m)
-	for _, k := range []string{"name", "created_at", "updated_at"} {
-		delete(m, k)
-	}
-	out, _ := json.MarshalIndent(m, "", "  ")
+	out, _ := json.MarshalIndent(struct {
+		Source   heraldtype.RuleSource   `json:"source,omitzero"`
+		When     heraldtype.RuleWhen     `json:"when"`
+		Audience heraldtype.RuleAudience `json:"audience"`
+		Notify   heraldtype.RuleNotify   `json:"notify"`
+		Disabled bool                    `json:"disabled,omitempty"`
+	}{rl.Source, rl.When, rl.Audience, rl.Notify, rl.Disabled}, "", "  ")
 	return string(out)
 }
 
