@@ -175,7 +175,6 @@ func TestCampaignPages(t *testing.T) {
 	wellFormed(t, b.body)
 	b.has(t, `class="field-error" id="error-schedule`)
 	e.get("/console/campaigns/nope").expect(t, 404)
-
 }
 
 // TestListsNextPage: a list longer than a page links the next one with
