@@ -89,6 +89,14 @@ func (c *Console) user(w http.ResponseWriter, r *http.Request, s Session) error 
 			return err
 		}
 		d.Prefs = formOfPrefs(p)
+		// Every declared type gets a row, so turning one off is a click.
+		if s.Can(auth.ScopeNotificationsRead) {
+			ts, err := c.client.ListTypes(r.Context())
+			if err != nil {
+				return err
+			}
+			d.Prefs.addTypes(ts)
+		}
 	}
 	c.renderUser(w, r, http.StatusOK, s, d)
 	return nil
@@ -213,6 +221,20 @@ func formOfPrefs(p herald.Preferences) prefsForm {
 	}
 	slices.SortFunc(f.Types, func(a, b typePrefRow) int { return strings.Compare(a.Name, b.Name) })
 	return f
+}
+
+// addTypes adds a row, on, for each type the preferences do not list.
+func (f *prefsForm) addTypes(ts []herald.NotificationType) {
+	have := map[string]bool{}
+	for _, row := range f.Types {
+		have[row.Name] = true
+	}
+	for _, t := range ts {
+		if !have[t.Name] {
+			f.Types = append(f.Types, typePrefRow{Name: t.Name})
+		}
+	}
+	slices.SortFunc(f.Types, func(a, b typePrefRow) int { return strings.Compare(a.Name, b.Name) })
 }
 
 // prefsFormOf reads the posted form.

@@ -142,7 +142,8 @@ func TestUserPage(t *testing.T) {
 	wellFormed(t, p.body)
 	p.has(t, `<table id="devices">`, `data-device-id="`+s.device+`"`, `<form id="preferences-form" method="post"`,
 		`<p id="cap-usage" data-used="1" data-limit="10">`, `<a href="/console/notifications/`+s.dead+`">`, `<table id="upcoming-reminders">`, `<table id="inbox">`, `Hello inbox`,
-		`<table id="recent-notifications">`, `data-notification-id="`+s.dead+`"`, `id="preferences-save"`)
+		`<table id="recent-notifications">`, `data-notification-id="`+s.dead+`"`, `id="preferences-save"`,
+		`<input type="hidden" name="type" value="order_shipped">`)
 	e.get("/console/users/nobody").expect(t, 404)
 
 	form := url.Values{"csrf": {p.csrf(t)}, "daily_cap": {"7"}, "quiet_start": {"22:00"}, "quiet_end": {"07:00"},
@@ -160,6 +161,13 @@ func TestUserPage(t *testing.T) {
 	}
 	after := e.get("/console/users/"+s.user+"?saved=preferences").expect(t, 200)
 	after.has(t, `id="preferences-saved"`, `value="7"`, `name="off.promo" value="1" checked`, `value="sms" checked`)
+	// A declared type's row turns it off; a row left on and open turns
+	// the type back on.
+	form = url.Values{"csrf": {p.csrf(t)}, "type": {"order_shipped", "promo"}, "off.order_shipped": {"1"}}
+	e.post("/console/users/"+s.user+"/preferences", form).expect(t, 303)
+	if got, err = e.client.GetPreferences(context.Background(), s.user); err != nil || !got.Types["order_shipped"].Disabled || got.Types["promo"].Disabled {
+		t.Fatalf("saved %+v, %v", got, err)
+	}
 
 	for field, v := range map[string]url.Values{
 		"daily_cap":   {"daily_cap": {"999999"}},
