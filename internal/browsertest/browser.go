@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -118,7 +120,7 @@ func (b *Browser) NewPage(t testing.TB) *Page {
 	p := &Page{artifacts: b.artifacts}
 	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext(),
 		chromedp.WithListener(p.listen))
-	if err := chromedp.Do(ctx, Wide()); err != nil {
+	if err := chromedp.Do(ctx, Wide(), focused()); err != nil {
 		cancel()
 		t.Fatalf("open a tab: %v", err)
 	}
@@ -134,6 +136,16 @@ func (b *Browser) NewPage(t testing.TB) *Page {
 	return p
 }
 
+// focused makes the tab behave as the window a person is looking at
+// (focused, visible) although other tabs are open: focus styles, and the
+// console's live refresh, which pauses in a hidden tab, depend on it.
+func focused() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
+		return err
+	})
+}
+
 // Open opens a tab in a fresh browser context at url.
 func (b *Browser) Open(t testing.TB, url string) *Page {
 	t.Helper()
@@ -142,10 +154,28 @@ func (b *Browser) Open(t testing.TB, url string) *Page {
 	return p
 }
 
-// Navigate loads url and waits for the page to load.
-func (p *Page) Navigate(t testing.TB, url string) {
+// Navigate loads url, waits for the page to load and returns the HTTP
+// status of the document (after redirects).
+func (p *Page) Navigate(t testing.TB, url string) int64 {
 	t.Helper()
-	p.Do(t, "navigate to "+url, chromedp.Navigate(url))
+	return p.Load(t, "navigate to "+url, chromedp.Navigate(url))
+}
+
+// Load runs an action that loads a new document — a click on a link or a
+// form's submit button — waits for it to load, and returns its HTTP
+// status; it fails the test, naming what, when nothing loads.
+func (p *Page) Load(t testing.TB, what string, a chromedp.Action[chromedp.Void]) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, ActionTimeout)
+	defer cancel()
+	resp, err := chromedp.RunResponse(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if resp == nil {
+		t.Fatalf("%s: no document loaded", what)
+	}
+	return resp.Status
 }
 
 // Do runs the actions within ActionTimeout and fails the test, naming
