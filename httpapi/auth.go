@@ -51,6 +51,9 @@ type access struct {
 	// and Referer headers. A server API key there is refused. The access
 	// log never records the query string.
 	queryToken bool
+	// console is the operator console's mount (console.go): not an API
+	// operation, and authenticated by the console's own sessions.
+	console bool
 }
 
 // The rules, one per kind of route. Registering a route takes one:
@@ -63,7 +66,7 @@ func needScope(s auth.Scope) access     { return access{scope: s} }
 func userOrScope(s auth.Scope) access   { return access{scope: s, self: true} }
 func userOnlyAccess() access            { return access{userOnly: true} }
 func (a access) withQueryToken() access { a.queryToken = true; return a }
-func (a access) valid() bool            { return a.open || a.scope.Valid() || a.userOnly }
+func (a access) valid() bool            { return a.open || a.scope.Valid() || a.userOnly || a.console }
 
 // principal is who is calling.
 type principal struct {
@@ -212,7 +215,7 @@ func authorize(r *http.Request, a access, p *principal) error {
 // principal, authorize. A rate limit counts every authenticated
 // request, allowed or not, so a key cannot probe for free.
 func (s *Server) guard(w http.ResponseWriter, r *http.Request, a access) (*http.Request, error) {
-	if a.open {
+	if a.open || a.console {
 		return r, nil
 	}
 	addr := clientAddr(r)

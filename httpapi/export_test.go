@@ -4,14 +4,16 @@ package httpapi
 // httpapi_test that walk every route.
 type RouteRule struct {
 	Open, Self, UserOnly bool
-	Scope                string
+	// Console is the console's mount: no API operation, its own sign-in.
+	Console bool
+	Scope   string
 }
 
 // Rules returns every registered route's rule by pattern.
 func Rules(s *Server) map[string]RouteRule {
 	out := map[string]RouteRule{}
 	for p, a := range s.rules {
-		out[p] = RouteRule{Open: a.open, Self: a.self, UserOnly: a.userOnly, Scope: string(a.scope)}
+		out[p] = RouteRule{Open: a.open, Self: a.self, UserOnly: a.userOnly, Console: a.console, Scope: string(a.scope)}
 	}
 	return out
 }

@@ -115,6 +115,8 @@ type envOptions struct {
 	unsubscribe herald.UnsubscribeConfig
 	// readyChecks are the Server's Config.ReadyChecks.
 	readyChecks []httpapi.ReadyCheck
+	// console is the Server's Config.Console.
+	console http.Handler
 }
 
 // newEnv builds a Server over a real Client on a temp-file SQLite store.
@@ -180,7 +182,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	srv, err := httpapi.New(httpapi.Config{Client: c, Logger: logger, Metrics: o.metrics, MaxBodyBytes: o.maxBodyBytes,
 		Auth:      httpapi.AuthConfig{Keys: keys, UserTokens: o.userTokens, OpenMetrics: o.openMetrics},
 		RateLimit: o.rateLimit, ReadTimeout: o.readTimeout, WriteTimeout: o.writeTimeout, Streams: o.streams,
-		StoreTimeout: o.storeTimeout, CORS: o.cors, ReadyChecks: o.readyChecks})
+		StoreTimeout: o.storeTimeout, CORS: o.cors, ReadyChecks: o.readyChecks, Console: o.console})
 	if err != nil {
 		t.Fatal(err)
 	}

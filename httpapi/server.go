@@ -134,6 +134,12 @@ type Config struct {
 	// (issue 30 item 1). A check's error is the probe's message (503
 	// unavailable), so it must name what is stuck without internals.
 	ReadyChecks []ReadyCheck
+	// Console is the operator console (package console), served under
+	// /console/; nil leaves it unrouted. It signs its own users in, with
+	// sessions instead of bearer keys, so the API's guard does not apply
+	// to it (consoleAccess); the request id, the deadlines, the store
+	// timeout and the access log do.
+	Console http.Handler
 }
 
 // ReadyCheck is one condition of readiness; nil means ready.
@@ -190,7 +196,7 @@ func New(cfg Config) (*Server, error) {
 		readTimeout:  orDefault(cfg.ReadTimeout, DefaultReadTimeout),
 		writeTimeout: orDefault(cfg.WriteTimeout, DefaultWriteTimeout), streams: newStreams(cfg.Streams),
 		corsCfg: cfg.CORS, storeTimeout: orDefault(cfg.StoreTimeout, DefaultStoreTimeout), readyChecks: cfg.ReadyChecks}
-	s.routes(cfg.Metrics)
+	s.routes(cfg.Metrics, cfg.Console)
 	return s, nil
 }
 
@@ -257,7 +263,7 @@ func (s *Server) register(pattern string, a access, h handlerFunc, bounded bool)
 // the same table). A user token may call the routes marked userOrScope for
 // its own user id, and the app routes; everything else needs a server API
 // key with the scope.
-func (s *Server) routes(metrics http.Handler) {
+func (s *Server) routes(metrics, console http.Handler) {
 	s.handle("PUT /v1/users/{id}", needScope(auth.ScopeUsersWrite), s.putUser)
 	s.handle("GET /v1/users/{id}", needScope(auth.ScopeUsersRead), s.getUser)
 	s.handle("POST /v1/users/{id}/devices", userOrScope(auth.ScopeDevicesWrite), s.registerDevice)
@@ -326,6 +332,9 @@ func (s *Server) routes(metrics http.Handler) {
 	// Twilio's status callbacks carry its signature, not an API key; the
 	// handler verifies it (twiliostatus.go).
 	s.handle("POST /v1/providers/twilio/status", openAccess(), s.twilioStatus)
+	if console != nil {
+		s.mountConsole(console)
+	}
 	if metrics != nil {
 		a := needScope(auth.ScopeMetricsRead)
 		if s.auth.OpenMetrics {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/console"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/httpapi"
 	"github.com/heraldhq/herald/internal/campaign"
@@ -136,6 +137,14 @@ type Config struct {
 	// Templates bounds every render of a rule's or a campaign's message
 	// templates (herald.TemplateConfig).
 	Templates TemplatesConfig `koanf:"templates"`
+	// Console: the operator console at /console/ (console.go).
+	Console ConsoleConfig `koanf:"console"`
+}
+
+// ConsoleConfig is `console:` in the configuration: refresh is how often
+// the console's live regions (the overview) refresh in the browser.
+type ConsoleConfig struct {
+	Refresh time.Duration `koanf:"refresh"`
 }
 
 // TemplatesConfig is `templates:` in the configuration,
@@ -375,6 +384,7 @@ func defaultConfig() Config {
 			WebhookTimeout: 5 * time.Second, WebhookMaxTimeout: 30 * time.Second, WebhookMaxAnswer: 1 << 20,
 			DefaultAudience: 100_000, MaxAudience: 1_000_000, MaxPerEvent: herald.DefaultRulesPerEvent,
 			RecordedDecisions: herald.DefaultRecordedDecisions, CompiledCache: herald.DefaultCompiledRules},
+		Console: ConsoleConfig{Refresh: console.DefaultRefresh},
 		Templates: TemplatesConfig{MaxSteps: herald.DefaultTemplateMaxSteps, MaxBytes: herald.DefaultTemplateMaxBytes,
 			MaxDuration: herald.DefaultTemplateMaxDuration},
 	}

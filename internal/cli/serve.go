@@ -183,8 +183,13 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 		return err
 	}
 	var intake atomic.Pointer[kafkaapi.Consumer]
+	con, err := newConsole(cfg, client, st, dev, client.Logger(herald.ComponentHTTP))
+	if err != nil {
+		return err
+	}
 	api, err := httpapi.New(httpapi.Config{
-		Client: client, Logger: client.Logger(herald.ComponentHTTP), MaxBodyBytes: cfg.MaxBodyBytes,
+		Console: con,
+		Client:  client, Logger: client.Logger(herald.ComponentHTTP), MaxBodyBytes: cfg.MaxBodyBytes,
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 		Auth: httpapi.AuthConfig{Keys: keys, UserTokens: userTokens, Disabled: dev,
 			OpenMetrics: !cfg.Auth.MetricsAuth},

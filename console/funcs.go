@@ -1,0 +1,64 @@
+package console
+
+import (
+	"fmt"
+	"html/template"
+	"strconv"
+	"time"
+)
+
+// funcs are the helpers every template may call.
+var funcs = template.FuncMap{
+	"count":   count,
+	"capped":  countText,
+	"age":     age,
+	"when":    when,
+	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"asset":   assetURL,
+}
+
+// count writes n with thousands separators: 12,345.
+func count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	out := make([]byte, 0, len(s)+len(s)/3)
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}
+
+// age writes a duration the way an operator reads it at a glance: 42 s,
+// 3 min 5 s, 2 h 10 min, 3 d 4 h.
+func age(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%d s", s)
+	case s < 3600:
+		return fmt.Sprintf("%d min %d s", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%d h %d min", s/3600, s%3600/60)
+	}
+	return fmt.Sprintf("%d d %d h", s/86400, s%86400/3600)
+}
+
+// when writes a time in UTC, to the second; zero is "—".
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
