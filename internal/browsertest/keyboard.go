@@ -18,49 +18,56 @@ const describeJS = `const __btDescribe = el => {
 	const text = (el.getAttribute("aria-label") || el.innerText || el.value || el.getAttribute("href") || "").trim().replace(/\s+/g, " ");
 	if (text) s += " \"" + text.slice(0, 40) + "\"";
 	return s;
+};
+const __btKey = el => {
+	if (el.type === "radio" && el.name) return "radio:" + (el.form ? el.form.id || "form" : "") + "/" + el.name;
+	const path = [];
+	for (let e = el; e && e !== document.body; e = e.parentElement) {
+		path.unshift(e.tagName.toLowerCase() + ":" + Array.prototype.indexOf.call(e.parentElement ? e.parentElement.children : [], e));
+	}
+	return path.join(">");
 };`
 
-// tabCollectJS numbers every element a keyboard user should reach in
+// tabCollectJS lists every element a keyboard user should reach, in
 // document order — links, buttons, form fields, summaries, anything with a
 // tabindex ≥ 0 — leaving out what is disabled, hidden, inert or not
-// rendered; a radio group is one stop, as Tab moves between groups and the
-// arrow keys within one. It then puts a focus starting point (tabindex -1)
-// first in the body and focuses it, so the walk starts at the top of the
-// page whatever had focus before.
+// rendered. Each is keyed by its place in the document, not by a mark on
+// the element, so a live region that re-renders the same content during
+// the walk keeps its keys; a radio group is one stop, as Tab moves between
+// groups and the arrow keys within one. It then puts a focus starting
+// point (tabindex -1) first in the body and focuses it, so the walk starts
+// at the top of the page whatever had focus before.
 const tabCollectJS = `(() => {` + describeJS + `
 	const sel = 'a[href], area[href], button, input, select, textarea, summary, iframe, [tabindex], [contenteditable=""], [contenteditable="true"]';
-	const stops = [], groups = {};
+	const start = document.createElement("span");
+	start.id = "browsertest-start";
+	start.tabIndex = -1;
+	document.body.prepend(start);
+	const stops = [], keys = new Set();
 	for (const el of document.querySelectorAll(sel)) {
 		if (el.disabled || el.matches('input[type=hidden]') || el.closest('[inert]')) continue;
 		const ti = el.getAttribute("tabindex");
 		if (ti !== null && Number(ti) < 0) continue;
 		if (el.tagName === "SUMMARY" && el.parentElement.querySelector(":scope > summary") !== el) continue;
 		if (getComputedStyle(el).visibility === "hidden" || el.getClientRects().length === 0) continue;
-		if (el.type === "radio" && el.name) {
-			const key = (el.form ? el.form.id || "form" : "") + "/" + el.name;
-			if (key in groups) { el.dataset.browsertestStop = String(groups[key]); continue; }
-			groups[key] = stops.length;
-		}
-		el.dataset.browsertestStop = String(stops.length);
-		stops.push(__btDescribe(el));
+		const key = __btKey(el);
+		if (keys.has(key)) continue;
+		keys.add(key);
+		stops.push({key, desc: __btDescribe(el)});
 	}
-	const start = document.createElement("span");
-	start.id = "browsertest-start";
-	start.tabIndex = -1;
-	document.body.prepend(start);
 	start.focus();
 	window.scrollTo(0, 0);
 	return stops;
 })()`
 
-// tabProbeJS reports where focus is after a Tab: the element's stop
-// number (-1 on the body, -2 on an element the collection left out), its
-// name, whether it is a link to an in-page target holding the main content
-// (the skip link), and whether its focus is drawn — an outline or a box
-// shadow, as the focus styles of browsers and of the console are.
+// tabProbeJS reports where focus is after a Tab: the element's key ("" on
+// the page itself), its name, whether it is a link to an in-page target
+// holding the main content (the skip link), and whether its focus is drawn
+// — an outline or a box shadow, as the focus styles of browsers and of the
+// console are.
 const tabProbeJS = `(() => {` + describeJS + `
 	const el = document.activeElement;
-	if (!el || el === document.body || el === document.documentElement || el.id === "browsertest-start") return {stop: -1, desc: "the page itself"};
+	if (!el || el === document.body || el === document.documentElement || el.id === "browsertest-start") return {key: "", desc: "the page itself"};
 	const cs = getComputedStyle(el);
 	const ring = (cs.outlineStyle !== "none" && parseFloat(cs.outlineWidth) > 0) || (cs.boxShadow && cs.boxShadow !== "none");
 	let skip = false;
@@ -69,19 +76,14 @@ const tabProbeJS = `(() => {` + describeJS + `
 		const target = document.getElementById(href.slice(1));
 		skip = !!target && (target.tagName === "MAIN" || target.getAttribute("role") === "main" || !!target.querySelector("main"));
 	}
-	const stop = el.dataset.browsertestStop;
-	return {stop: stop === undefined ? -2 : Number(stop), desc: __btDescribe(el), ring: !!ring, skip: skip};
+	return {key: __btKey(el), desc: __btDescribe(el), ring: !!ring, skip: skip};
 })()`
 
-// tabCleanupJS takes the starting point and the stop numbers out again.
-const tabCleanupJS = `(() => {
-	document.getElementById("browsertest-start")?.remove();
-	for (const el of document.querySelectorAll("[data-browsertest-stop]")) delete el.dataset.browsertestStop;
-	return true;
-})()`
+// tabCleanupJS takes the starting point out again.
+const tabCleanupJS = `(() => { document.getElementById("browsertest-start")?.remove(); return true; })()`
 
 type tabStop struct {
-	Stop int    `json:"stop"`
+	Key  string `json:"key"`
 	Desc string `json:"desc"`
 	Ring bool   `json:"ring"`
 	Skip bool   `json:"skip"`
@@ -104,54 +106,47 @@ func (p *Page) TabThrough(t testing.TB) {
 // wrong, one sentence each.
 func (p *Page) TabProblems(t testing.TB) []string {
 	t.Helper()
-	stops := Eval[[]string](t, p, tabCollectJS)
+	stops := Eval[[]tabStop](t, p, tabCollectJS)
 	defer Eval[bool](t, p, tabCleanupJS)
-	var problems []string
-	reached := make([]bool, len(stops))
-	var order []string
-	seen := map[int]bool{}
-	first := -3
-	for press := 0; press < len(stops)+10; press++ {
+	reached := map[string]bool{}
+	var problems, order []string
+	first := ""
+	limit := len(stops) + 10
+	for press := range limit {
 		if err := p.do(chromedp.KeyEvent(kb.Tab)); err != nil {
 			t.Fatalf("press Tab: %v", err)
 		}
 		s := Eval[tabStop](t, p, tabProbeJS)
-		if s.Stop == -1 {
+		if s.Key == "" || s.Key == first {
 			if press == 0 && len(stops) > 0 {
 				problems = append(problems, "Tab does not move focus into the page")
 			}
 			return append(problems, unreached(stops, reached)...)
 		}
-		if s.Stop == first && s.Stop >= 0 {
-			return append(problems, unreached(stops, reached)...)
-		}
 		if press == 0 {
-			first = s.Stop
+			first = s.Key
 			if !s.Skip {
 				problems = append(problems, fmt.Sprintf("the first Tab stop is %s, not a skip link to the main content", s.Desc))
 			}
 		}
-		if s.Stop >= 0 && seen[s.Stop] {
+		if reached[s.Key] {
 			return append(problems, fmt.Sprintf("focus came back to %s after %s: a keyboard trap", s.Desc, strings.Join(order, " → ")))
 		}
-		seen[s.Stop] = true
-		if s.Stop >= 0 {
-			reached[s.Stop] = true
-		}
+		reached[s.Key] = true
 		order = append(order, s.Desc)
 		if !s.Ring {
 			problems = append(problems, fmt.Sprintf("%s has focus but shows no focus indicator (no outline or box-shadow)", s.Desc))
 		}
 	}
 	return append(problems, fmt.Sprintf("focus never left the page or came back to the first stop after %d presses of Tab (%s): a keyboard trap",
-		len(stops)+10, strings.Join(order, " → ")))
+		limit, strings.Join(order, " → ")))
 }
 
-func unreached(stops []string, reached []bool) []string {
+func unreached(stops []tabStop, reached map[string]bool) []string {
 	var out []string
-	for i, ok := range reached {
-		if !ok {
-			out = append(out, fmt.Sprintf("%s is never reached with Tab", stops[i]))
+	for _, s := range stops {
+		if !reached[s.Key] {
+			out = append(out, fmt.Sprintf("%s is never reached with Tab", s.Desc))
 		}
 	}
 	return out
