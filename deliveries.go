@@ -79,6 +79,11 @@ func validFilter(f *DeliveryFilter) error {
 	if f.State != "" && !f.State.Valid() {
 		return heraldtype.FieldErrorf("state", "unknown state %q", f.State)
 	}
+	switch f.Channel {
+	case "", heraldtype.ChannelPush, heraldtype.ChannelSMS, heraldtype.ChannelEmail, heraldtype.ChannelInApp:
+	default:
+		return heraldtype.FieldErrorf("channel", "unknown channel %q (known: push, sms, email, in_app)", f.Channel)
+	}
 	if f.Limit < 0 || f.Limit > 1000 {
 		return heraldtype.FieldErrorf("limit", "must be between 1 and 1000")
 	}

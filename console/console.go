@@ -121,6 +121,12 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("POST /console/sign-in", c.signIn)
 	c.mux.HandleFunc("POST /console/sign-out", c.signOut)
 	c.view("GET /console/overview", auth.ScopeDeliveriesRead, c.overview)
+	// The dead-letters view checks the read scope of the kind it lists
+	// (renderDead); the replays need the scope of their API routes.
+	c.view("GET /console/dead-letters", auth.ScopeDeliveriesRead, c.deadLetters)
+	c.action("POST /console/dead-letters/deliveries/{id}/replay", auth.ScopeDeliveriesAdmin, c.replayDelivery)
+	c.action("POST /console/dead-letters/events/{id}/replay", auth.ScopeEventsWrite, c.replayDeadEvent)
+	c.action("POST /console/dead-letters/replay", auth.ScopeDeliveriesRead, c.bulkReplay)
 	c.mux.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, Session{}, heraldtype.Errorf(heraldtype.ENOTFOUND, "no such page"))
 	})
@@ -134,6 +140,7 @@ type navItem struct {
 // nav lists the views, in the header's order. A new view adds its link.
 var nav = []navItem{
 	{"/console/overview", "Overview"},
+	{"/console/dead-letters", "Dead letters"},
 }
 
 // ServeHTTP sets the security headers every console answer carries and

@@ -2,6 +2,8 @@ package console
 
 import (
 	"fmt"
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/heraldtype"
 	"html/template"
 	"strconv"
 	"time"
@@ -15,6 +17,14 @@ var funcs = template.FuncMap{
 	"when":    when,
 	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"asset":   assetURL,
+	"int64":   func(n int) int64 { return int64(n) },
+	"maxBulk": func() int { return herald.MaxBulkReplay },
+	"channels": func() []heraldtype.Channel {
+		return overviewChannels
+	},
+	"eventKinds": func() []string {
+		return []string{herald.RecordNotifications, herald.RecordEvents, herald.RecordInterests, herald.RecordRenderFailed}
+	},
 }
 
 // count writes n with thousands separators: 12,345.

@@ -5,7 +5,9 @@ import "time"
 // DeliveryFilter selects deliveries for listing and bulk replay. Zero
 // fields match everything.
 type DeliveryFilter struct {
-	State          DeliveryState
+	State DeliveryState
+	// Channel selects one channel's deliveries (push, sms, email, in_app).
+	Channel        Channel
 	ErrorCode      string
 	Type           string
 	UserID         string

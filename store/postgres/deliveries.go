@@ -178,7 +178,7 @@ func (w *where) filter(s *Store, f heraldtype.DeliveryFilter) {
 		w.add("state = $", string(f.State))
 	}
 	for _, c := range []struct{ col, val string }{
-		{"last_error_code", f.ErrorCode}, {"type", f.Type}, {"notification_id", f.NotificationID},
+		{"last_error_code", f.ErrorCode}, {"type", f.Type}, {"notification_id", f.NotificationID}, {"channel", string(f.Channel)},
 	} {
 		if c.val != "" {
 			w.add(c.col+" = $", c.val)

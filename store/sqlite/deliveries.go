@@ -178,6 +178,7 @@ func filterSQL(f heraldtype.DeliveryFilter) ([]string, []any) {
 	}
 	for _, c := range []struct{ col, val string }{
 		{"last_error_code", f.ErrorCode}, {"type", f.Type}, {"user_id", f.UserID}, {"notification_id", f.NotificationID},
+		{"channel", string(f.Channel)},
 	} {
 		if c.val != "" {
 			where, args = append(where, c.col+" = ?"), append(args, c.val)

@@ -120,6 +120,11 @@ func testListDeliveries(t *testing.T, newStore NewStore) {
 		{"from", heraldtype.DeliveryFilter{From: at(time.Hour)}, func(d heraldtype.Delivery) bool { return d.UserID == "u2" }},
 		{"to", heraldtype.DeliveryFilter{To: at(time.Hour)}, func(d heraldtype.Delivery) bool { return d.UserID == "u1" }},
 		{"empty", heraldtype.DeliveryFilter{State: heraldtype.StatePending}, func(heraldtype.Delivery) bool { return false }},
+		{"channel", heraldtype.DeliveryFilter{State: heraldtype.StateDead, Channel: heraldtype.ChannelPush},
+			func(d heraldtype.Delivery) bool {
+				return d.State == heraldtype.StateDead && d.Channel == heraldtype.ChannelPush
+			}},
+		{"other channel", heraldtype.DeliveryFilter{Channel: heraldtype.ChannelSMS}, func(heraldtype.Delivery) bool { return false }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
