@@ -30,6 +30,7 @@ const goodPage = `<!doctype html>
 <main id="main">
   <h1>Good page</h1>
   <form id="f"><label for="q">User</label> <input id="q" name="q">
+    <label for="since">Since</label> <input id="since" name="since" type="datetime-local">
     <fieldset><legend>Channel</legend>
       <label><input type="radio" name="ch" value="push" checked> push</label>
       <label><input type="radio" name="ch" value="sms"> sms</label>
@@ -137,7 +138,8 @@ func TestTabThroughFindsKeyboardProblems(t *testing.T) {
 			}
 		}
 	}
-	// The good page: every stop, in order, once, each radio group once.
+	// The good page: every stop, in order, once, each radio group once,
+	// a date-and-time field's parts as one stop.
 	if problems := b.Open(t, base+"/good").TabProblems(t); len(problems) > 0 {
 		t.Errorf("the good page: %v", problems)
 	}

@@ -62,9 +62,10 @@ const tabCollectJS = `(() => {` + describeJS + `
 
 // tabProbeJS reports where focus is after a Tab: the element's key ("" on
 // the page itself), its name, whether it is a link to an in-page target
-// holding the main content (the skip link), and whether its focus is drawn
-// — an outline or a box shadow, as the focus styles of browsers and of the
-// console are.
+// holding the main content (the skip link), whether its focus is drawn —
+// an outline or a box shadow, as the focus styles of browsers and of the
+// console are — and whether it is a date or time field, whose parts
+// (day, month, year, hours…) Tab visits one by one.
 const tabProbeJS = `(() => {` + describeJS + `
 	const el = document.activeElement;
 	if (!el || el === document.body || el === document.documentElement || el.id === "browsertest-start") return {key: "", desc: "the page itself"};
@@ -76,18 +77,25 @@ const tabProbeJS = `(() => {` + describeJS + `
 		const target = document.getElementById(href.slice(1));
 		skip = !!target && (target.tagName === "MAIN" || target.getAttribute("role") === "main" || !!target.querySelector("main"));
 	}
-	return {key: __btKey(el), desc: __btDescribe(el), ring: !!ring, skip: skip};
+	const segmented = el.tagName === "INPUT" && ["date", "datetime-local", "time", "month", "week"].includes(el.type);
+	return {key: __btKey(el), desc: __btDescribe(el), ring: !!ring, skip: skip, segmented: segmented};
 })()`
 
 // tabCleanupJS takes the starting point out again.
 const tabCleanupJS = `(() => { document.getElementById("browsertest-start")?.remove(); return true; })()`
 
 type tabStop struct {
-	Key  string `json:"key"`
-	Desc string `json:"desc"`
-	Ring bool   `json:"ring"`
-	Skip bool   `json:"skip"`
+	Key       string `json:"key"`
+	Desc      string `json:"desc"`
+	Ring      bool   `json:"ring"`
+	Skip      bool   `json:"skip"`
+	Segmented bool   `json:"segmented"`
 }
+
+// maxSegments bounds the Tab presses one date or time field may take (a
+// datetime-local has up to six parts: day, month, year, hours, minutes,
+// AM/PM).
+const maxSegments = 8
 
 // TabThrough presses Tab from the top of the page until focus leaves it or
 // comes back to the first stop, and fails the test on what a keyboard user
@@ -110,9 +118,10 @@ func (p *Page) TabProblems(t testing.TB) []string {
 	defer Eval[bool](t, p, tabCleanupJS)
 	reached := map[string]bool{}
 	var problems, order []string
-	first := ""
+	first, last := "", ""
+	segments := 0
 	limit := len(stops) + 10
-	for press := range limit {
+	for press := 0; press < limit; press++ {
 		if err := p.do(chromedp.KeyEvent(kb.Tab)); err != nil {
 			t.Fatalf("press Tab: %v", err)
 		}
@@ -129,6 +138,14 @@ func (p *Page) TabProblems(t testing.TB) []string {
 				problems = append(problems, fmt.Sprintf("the first Tab stop is %s, not a skip link to the main content", s.Desc))
 			}
 		}
+		if s.Key == last && s.Segmented && segments < maxSegments {
+			// The next part of the same date or time field.
+			segments++
+			limit++
+			continue
+		}
+		segments = 0
+		last = s.Key
 		if reached[s.Key] {
 			return append(problems, fmt.Sprintf("focus came back to %s after %s: a keyboard trap", s.Desc, strings.Join(order, " → ")))
 		}
