@@ -37,7 +37,7 @@ const liveWithin = 30 * time.Second
 // is checked with axe-core, walked with the Tab key and rendered at 390 px
 // wide, its screenshots kept in the artifacts folder.
 //
-// HERALD_UPDATE_SCREENSHOT=1 also writes the overview's laptop-width
+// HERALD_TEST_UPDATE_SCREENSHOT=1 also writes the overview's laptop-width
 // screenshot to docs/console.png, the README's picture of the console.
 func TestConsoleInABrowser(t *testing.T) {
 	b := browsertest.Start(t)
@@ -315,7 +315,7 @@ func deliveryOf(t *testing.T, s *consoleServer, user string) heraldtype.Delivery
 }
 
 func screenshotWanted() bool {
-	v, _ := strconv.ParseBool(os.Getenv("HERALD_UPDATE_SCREENSHOT"))
+	v, _ := strconv.ParseBool(os.Getenv("HERALD_TEST_UPDATE_SCREENSHOT"))
 	return v
 }
 
