@@ -434,9 +434,15 @@ func loadConfig(path string, environ []string) (Config, error) {
 		EnvironFunc: func() []string { return environ },
 		TransformFunc: func(key, v string) (string, any) {
 			key = strings.ToLower(strings.TrimPrefix(key, "HERALD_"))
+			if strings.HasPrefix(key, "test_") {
+				// The test suite's settings (HERALD_TEST_DATABASE_URL,
+				// HERALD_TEST_ARTIFACTS, HERALD_TEST_CHROMIUM, …), which the
+				// herald processes the end-to-end tests start inherit.
+				return "", nil
+			}
 			switch key {
-			case "config", "test_database_url", "server":
-				return "", nil // not config keys: --config's and --server's defaults, the test suite's
+			case "config", "server":
+				return "", nil // not config keys: --config's and --server's defaults
 			case "database_url":
 				key = "database" // the conventional name for a database URL
 			case "bootstrap_api_key":

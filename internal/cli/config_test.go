@@ -34,7 +34,8 @@ fcm:
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := loadConfig(path, []string{"HERALD_WORKER__BATCH_SIZE=200", "HERALD_DATABASE=/var/lib/herald.db", "PATH=/bin", "HERALD_CONFIG=ignored"})
+	cfg, err := loadConfig(path, []string{"HERALD_WORKER__BATCH_SIZE=200", "HERALD_DATABASE=/var/lib/herald.db", "PATH=/bin", "HERALD_CONFIG=ignored",
+		"HERALD_TEST_DATABASE_URL=postgres://elsewhere/test", "HERALD_TEST_ARTIFACTS=/tmp/shots", "HERALD_TEST_UPDATE_SCREENSHOT=1"})
 	if err != nil {
 		t.Fatal(err)
 	}
