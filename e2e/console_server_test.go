@@ -45,6 +45,9 @@ func startConsoleServer(t *testing.T) *consoleServer {
 		// The overview's live region refreshes every second, so the test
 		// sees a change soon after it happens.
 		"HERALD_CONSOLE__REFRESH=1s",
+		// The worker adds its counts to the overview's chart every second,
+		// so the chart shows the replayed delivery sent.
+		"HERALD_WORKER__ROLLUP_INTERVAL=1s",
 	}
 	s := &consoleServer{em: em}
 	var err error

@@ -20,7 +20,17 @@
         })
         .then(function (html) {
           if (html === null) { return; }
+          // Swapping the region's HTML would drop keyboard focus on a
+          // link or control inside it to the page's body at every refresh:
+          // remember what had focus and give it back to its counterpart.
+          var key = focusKey(region);
+          var open = openDetails(region);
           region.innerHTML = html;
+          for (var i = 0; i < open.length; i++) {
+            var d = document.getElementById(open[i]);
+            if (d && region.contains(d)) { d.open = true; }
+          }
+          if (key) { refocus(region, key); }
           region.setAttribute("data-refreshed-at", new Date().toISOString());
         })
         .catch(function () { /* the next tick tries again */ })
@@ -28,6 +38,38 @@
     }
     function schedule() { window.setTimeout(tick, seconds * 1000); }
     schedule();
+  }
+  // focusKey names the focused element inside region by its id, else by
+  // its path of child positions from the region (a summary, a link in a
+  // table row), so the same place can be found in the new HTML.
+  function focusKey(region) {
+    var el = document.activeElement;
+    if (!el || el === document.body || !region.contains(el) || el === region) { return null; }
+    if (el.id) { return { id: el.id }; }
+    var path = [];
+    for (var n = el; n !== region; n = n.parentElement) {
+      path.unshift(Array.prototype.indexOf.call(n.parentElement.children, n));
+    }
+    return { path: path, tag: el.tagName };
+  }
+  function refocus(region, key) {
+    var target = null;
+    if (key.id) {
+      target = document.getElementById(key.id);
+    } else {
+      target = region;
+      for (var i = 0; target && i < key.path.length; i++) { target = target.children[key.path[i]]; }
+      if (target && target.tagName !== key.tag) { target = null; }
+    }
+    if (target && region.contains(target)) { target.focus({ preventScroll: true }); }
+  }
+  // openDetails lists the ids of the disclosures open in region, which a
+  // swap would close again under the reader's eyes.
+  function openDetails(region) {
+    var open = region.querySelectorAll("details[open][id]");
+    var ids = [];
+    for (var i = 0; i < open.length; i++) { ids.push(open[i].id); }
+    return ids;
   }
   function start() {
     var regions = document.querySelectorAll("[data-live][id]");
