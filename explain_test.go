@@ -1,0 +1,313 @@
+package herald
+
+// "Why didn't this user get it?" (issue 34 item 2): each answer is drawn
+// from records the real pipeline wrote — the FCM emulator and a fake
+// e-mail provider behind the real worker and policy — on both stores.
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	fcmemu "github.com/heraldhq/herald/emulator/fcm"
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/provider/fcm"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/postgres"
+	"github.com/heraldhq/herald/store/postgres/pgtest"
+	"github.com/heraldhq/herald/store/sqlite"
+)
+
+// mailbox is an e-mail provider that refuses the addresses it is told to,
+// as a hard bounce does: permanently, asking for suppression.
+type mailbox struct {
+	mu      sync.Mutex
+	bounces map[string]bool
+	sent    []string
+}
+
+func (m *mailbox) Send(_ context.Context, msg *heraldtype.Message) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.bounces[msg.Address] {
+		return "", &heraldtype.SendError{Class: heraldtype.ClassPermanent, Code: "550", Message: "5.1.1 mailbox unavailable", Suppress: true}
+	}
+	m.sent = append(m.sent, msg.Address)
+	return "mail-1", nil
+}
+
+type explainRig struct {
+	*pipeline
+	mail *mailbox
+}
+
+// explainStores runs f against SQLite and PostgreSQL.
+func explainStores(t *testing.T, f func(t *testing.T, r *explainRig)) {
+	for _, kind := range []string{"sqlite", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			f(t, newExplainRig(t, kind))
+		})
+	}
+}
+
+func newExplainRig(t *testing.T, kind string) *explainRig {
+	t.Helper()
+	ctx := t.Context()
+	var st store.Store
+	switch kind {
+	case "sqlite":
+		s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"), sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		st = s
+	default:
+		dsn, schema := pgtest.NewSchema(t)
+		s, err := postgres.Open(ctx, dsn, postgres.Options{Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		st = s
+	}
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clock := &testClock{now: time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)} // 12:00 in Seoul
+	em := fcmemu.New(fcmemu.Config{Now: clock.Now, Seed: 1, AcceptAnyToken: true})
+	if _, err := em.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { em.Close() })
+	push, err := fcm.New(fcm.Config{CredentialsJSON: em.ServiceAccountJSON("p"), Endpoint: em.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mail := &mailbox{bounces: map[string]bool{}}
+	c, err := NewClient(Config{Store: st, Providers: map[string]Provider{"fcm": push, "smtp": mail},
+		Types: map[string]TypeConfig{"promo": {CountsTowardCap: &capped}}, Now: clock.Now,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &explainRig{pipeline: &pipeline{t: t, ctx: ctx, client: c, em: em, clock: clock}, mail: mail}
+}
+
+func (r *explainRig) explain(req ExplainRequest) Explanation {
+	r.t.Helper()
+	x, err := r.client.Explain(r.ctx, req)
+	if err != nil {
+		r.t.Fatalf("explain %+v: %v", req, err)
+	}
+	if x.Message == "" || x.NotificationID != "" && (len(x.Reasons) == 0 || x.Reasons[0].Code != x.Verdict) {
+		r.t.Fatalf("explanation without a message or a deciding reason: %+v", x)
+	}
+	return x
+}
+
+func (r *explainRig) prefs(user string, p Preferences) {
+	r.t.Helper()
+	if _, err := r.client.PutPreferences(r.ctx, user, p); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func TestExplainRefusesBadRequests(t *testing.T) {
+	r := newExplainRig(t, "sqlite")
+	r.user("u1", "Asia/Seoul", "tok-1")
+	r.user("u2", "Asia/Seoul", "tok-2")
+	other := r.enqueue(Request{UserID: "u2", Type: "promo"}).Notifications[0].ID
+	for _, c := range []struct {
+		name        string
+		req         ExplainRequest
+		code, field string
+	}{
+		{"no user", ExplainRequest{Type: "promo"}, heraldtype.EINVALID, "user_id"},
+		{"neither type nor notification", ExplainRequest{UserID: "u1"}, heraldtype.EINVALID, "type"},
+		{"bad type", ExplainRequest{UserID: "u1", Type: "Not A Type"}, heraldtype.EINVALID, "type"},
+		{"bad notification id", ExplainRequest{UserID: "u1", NotificationID: "a/b"}, heraldtype.EINVALID, "notification_id"},
+		{"since in the future", ExplainRequest{UserID: "u1", Type: "promo", Since: r.clock.Now().Add(time.Hour)}, heraldtype.EINVALID, "since"},
+		{"unknown user", ExplainRequest{UserID: "nobody", Type: "promo"}, heraldtype.ENOTFOUND, ""},
+		{"unknown notification", ExplainRequest{UserID: "u1", NotificationID: "01NOPE"}, heraldtype.ENOTFOUND, ""},
+		{"another user's notification", ExplainRequest{UserID: "u1", NotificationID: other}, heraldtype.ENOTFOUND, ""},
+		{"type of another notification", ExplainRequest{UserID: "u2", NotificationID: other, Type: "order"}, heraldtype.EINVALID, "type"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := r.client.Explain(r.ctx, c.req)
+			var he *heraldtype.Error
+			if !errors.As(err, &he) || he.Code != c.code || he.Field != c.field {
+				t.Fatalf("err = %#v, want %s naming %q", err, c.code, c.field)
+			}
+		})
+	}
+}
+
+func TestExplainSentPendingAndNone(t *testing.T) {
+	explainStores(t, func(t *testing.T, r *explainRig) {
+		r.user("u1", "Asia/Seoul", "tok-1")
+		x := r.explain(ExplainRequest{UserID: "u1", Type: "promo"})
+		if x.Verdict != heraldtype.ExplainNoNotification || x.NotificationID != "" {
+			t.Fatalf("before any: %+v", x)
+		}
+		id := r.enqueue(Request{UserID: "u1", Type: "promo"}).Notifications[0].ID
+		x = r.explain(ExplainRequest{UserID: "u1", Type: "promo"})
+		if x.Verdict != heraldtype.ExplainPending || x.NotificationID != id || x.Reasons[0].Until == nil {
+			t.Fatalf("before the worker: %+v", x)
+		}
+		r.work()
+		x = r.explain(ExplainRequest{UserID: "u1", NotificationID: id})
+		if x.Verdict != heraldtype.ExplainSent || x.Status != heraldtype.HistorySent || x.Reasons[0].DeviceID != "dev-u1" || x.Reasons[0].At == nil {
+			t.Fatalf("after the send: %+v", x)
+		}
+		// Since after the notification: none of the type since then.
+		r.clock.Advance(time.Minute)
+		x = r.explain(ExplainRequest{UserID: "u1", Type: "promo", Since: r.clock.Now()})
+		if x.Verdict != heraldtype.ExplainNoNotification {
+			t.Fatalf("since later: %+v", x)
+		}
+	})
+}
+
+func TestExplainQuietHours(t *testing.T) {
+	explainStores(t, func(t *testing.T, r *explainRig) {
+		r.user("u1", "Asia/Seoul", "tok-1")
+		r.prefs("u1", Preferences{QuietHours: &QuietHours{Start: "22:00", End: "08:00"}})
+		r.setClock(time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC)) // 23:00 in Seoul
+		r.enqueue(Request{UserID: "u1", Type: "promo"})
+		r.work()
+		x := r.explain(ExplainRequest{UserID: "u1", Type: "promo"})
+		want := time.Date(2026, 11, 23, 23, 0, 0, 0, time.UTC) // 08:00 in Seoul
+		rs := x.Reasons[0]
+		if x.Verdict != heraldtype.ExplainQuietHours || x.Status != heraldtype.HistoryDeferred || rs.Until == nil || !rs.Until.Equal(want) || rs.At == nil {
+			t.Fatalf("quiet hours: %+v", x)
+		}
+		if !containsAll(x.Message, "22:00", "2026-11-24T08:00:00+09:00") {
+			t.Fatalf("message %q does not say the window and the local time it ends", x.Message)
+		}
+	})
+}
+
+func TestExplainOptedOut(t *testing.T) {
+	explainStores(t, func(t *testing.T, r *explainRig) {
+		r.user("u1", "Asia/Seoul", "tok-1")
+		r.prefs("u1", Preferences{Types: map[string]TypePreference{"promo": {Disabled: true}}})
+		x := r.explain(ExplainRequest{UserID: "u1", Type: "promo"})
+		// None yet: the answer says what would stop one now.
+		if x.Verdict != heraldtype.ExplainNoNotification || len(x.Reasons) != 1 || x.Reasons[0].Code != heraldtype.ExplainOptedOut ||
+			x.Reasons[0].ErrorCode != heraldtype.CodeTypeDisabled {
+			t.Fatalf("before any: %+v", x)
+		}
+		r.enqueue(Request{UserID: "u1", Type: "promo"})
+		r.work()
+		x = r.explain(ExplainRequest{UserID: "u1", Type: "promo"})
+		if x.Verdict != heraldtype.ExplainOptedOut || x.Reasons[0].ErrorCode != heraldtype.CodeTypeDisabled || x.Status != heraldtype.HistoryOptedOut {
+			t.Fatalf("opted out: %+v", x)
+		}
+	})
+}
+
+func TestExplainNoDeviceAndInvalidDevice(t *testing.T) {
+	explainStores(t, func(t *testing.T, r *explainRig) {
+		if _, err := r.client.PutUser(r.ctx, "bare", UserInput{Timezone: "Asia/Seoul"}); err != nil {
+			t.Fatal(err)
+		}
+		r.enqueue(Request{UserID: "bare", Type: "promo"})
+		x := r.explain(ExplainRequest{UserID: "bare", Type: "promo"})
+		if x.Verdict != heraldtype.ExplainNoDevice || x.Status != heraldtype.HistoryFailed {
+			t.Fatalf("no device: %+v", x)
+		}
+
+		r.user("u1", "Asia/Seoul", "tok-1")
+		if err := r.em.FailToken("tok-1", fcmemu.TokenFault{Code: "UNREGISTERED"}); err != nil {
+			t.Fatal(err)
+		}
+		first := r.enqueue(Request{UserID: "u1", Type: "promo"}).Notifications[0].ID
+		r.work()
+		x = r.explain(ExplainRequest{UserID: "u1", NotificationID: first})
+		if x.Verdict != heraldtype.ExplainProviderFailure || x.Reasons[0].ErrorCode != "UNREGISTERED" ||
+			len(x.Reasons) != 2 || x.Reasons[1].Code != heraldtype.ExplainDeviceInvalid || x.Reasons[1].At == nil {
+			t.Fatalf("the send that invalidated the device: %+v", x)
+		}
+		r.clock.Advance(time.Minute)
+		r.enqueue(Request{UserID: "u1", Type: "promo"})
+		x = r.explain(ExplainRequest{UserID: "u1", Type: "promo"})
+		rs := x.Reasons[0]
+		if x.Verdict != heraldtype.ExplainDeviceInvalid || rs.DeviceID != "dev-u1" || rs.ErrorCode != "UNREGISTERED" || rs.At == nil {
+			t.Fatalf("after the invalidation: %+v", x)
+		}
+	})
+}
+
+func TestExplainDuplicateAndDailyCap(t *testing.T) {
+	explainStores(t, func(t *testing.T, r *explainRig) {
+		r.user("u1", "Asia/Seoul", "tok-1")
+		first := r.enqueue(Request{UserID: "u1", Type: "order", DedupeKey: "order-7"}).Notifications[0].ID
+		r.work()
+		r.clock.Advance(time.Minute)
+		second := r.enqueue(Request{UserID: "u1", Type: "order", DedupeKey: "order-7"}).Notifications[0].ID
+		r.work()
+		x := r.explain(ExplainRequest{UserID: "u1", NotificationID: second})
+		if x.Verdict != heraldtype.ExplainDuplicate || !slices.Equal(x.Reasons[0].NotificationIDs, []string{first}) {
+			t.Fatalf("duplicate: %+v", x)
+		}
+
+		r.user("u2", "Asia/Seoul", "tok-2")
+		r.prefs("u2", Preferences{DailyCap: 2})
+		var ids []string
+		for range 3 {
+			ids = append(ids, r.enqueue(Request{UserID: "u2", Type: "promo"}).Notifications[0].ID)
+			r.work()
+			r.clock.Advance(time.Minute)
+		}
+		x = r.explain(ExplainRequest{UserID: "u2", Type: "promo"})
+		if x.Verdict != heraldtype.ExplainDailyCap || x.NotificationID != ids[2] || !slices.Equal(x.Reasons[0].NotificationIDs, ids[:2]) ||
+			!containsAll(x.Message, "2026-11-23", "of 2") {
+			t.Fatalf("daily cap: %+v", x)
+		}
+	})
+}
+
+func TestExplainSuppressedAddressAndProviderFailure(t *testing.T) {
+	explainStores(t, func(t *testing.T, r *explainRig) {
+		if _, err := r.client.PutUser(r.ctx, "u1", UserInput{Timezone: "Asia/Seoul", Email: "gone@example.com"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.client.PutUser(r.ctx, "u2", UserInput{Timezone: "Asia/Seoul"}); err != nil {
+			t.Fatal(err)
+		}
+		r.mail.bounces["gone@example.com"] = true
+		email := []heraldtype.Channel{heraldtype.ChannelEmail}
+		first := r.enqueue(Request{UserID: "u1", Type: "receipt", Channels: email}).Notifications[0].ID
+		r.work()
+		x := r.explain(ExplainRequest{UserID: "u1", NotificationID: first})
+		if x.Verdict != heraldtype.ExplainProviderFailure || x.Reasons[0].ErrorCode != "550" || !containsAll(x.Reasons[0].Error, "mailbox unavailable") {
+			t.Fatalf("bounce: %+v", x)
+		}
+		r.clock.Advance(time.Minute)
+		r.enqueue(Request{UserID: "u1", Type: "receipt", Channels: email})
+		x = r.explain(ExplainRequest{UserID: "u1", Type: "receipt"})
+		if x.Verdict != heraldtype.ExplainSuppressed || x.Reasons[0].Channel != heraldtype.ChannelEmail {
+			t.Fatalf("suppressed: %+v", x)
+		}
+		r.enqueue(Request{UserID: "u2", Type: "receipt", Channels: email})
+		if x = r.explain(ExplainRequest{UserID: "u2", Type: "receipt"}); x.Verdict != heraldtype.ExplainNoAddress {
+			t.Fatalf("no address: %+v", x)
+		}
+	})
+}
+
+func containsAll(s string, parts ...string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}

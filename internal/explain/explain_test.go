@@ -1,0 +1,52 @@
+package explain
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// The cases the pipeline tests at the root do not reach with real
+// records: each state and code the records can hold gets its verdict,
+// and a send wins over a failure on another channel.
+func TestExplainVerdicts(t *testing.T) {
+	at := time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)
+	seoul, _ := time.LoadLocation("Asia/Seoul")
+	push, sms, inApp := heraldtype.ChannelPush, heraldtype.ChannelSMS, heraldtype.ChannelInApp
+	d := func(ch heraldtype.Channel, st heraldtype.DeliveryState, code string) heraldtype.Delivery {
+		return heraldtype.Delivery{ID: 1, Channel: ch, State: st, LastErrorCode: code, RunAt: at, FinishedAt: &at, DeviceID: "d1", Type: "promo"}
+	}
+	active := heraldtype.Device{ID: "d1", Status: heraldtype.DeviceActive, PushOptIn: true}
+	for _, c := range []struct {
+		name     string
+		channels []heraldtype.Channel
+		ds       []heraldtype.Delivery
+		devices  []heraldtype.Device
+		status   heraldtype.HistoryStatus
+		verdict  string
+		says     string
+	}{
+		{"leased", []heraldtype.Channel{push}, []heraldtype.Delivery{d(push, heraldtype.StateLeased, "")}, nil, "", heraldtype.ExplainPending, "being sent"},
+		{"retrying", []heraldtype.Channel{push}, []heraldtype.Delivery{d(push, heraldtype.StatePending, "UNAVAILABLE")}, nil, "", heraldtype.ExplainPending, "UNAVAILABLE"},
+		{"unknown", []heraldtype.Channel{push}, []heraldtype.Delivery{d(push, heraldtype.StateUnknown, "lease_expired")}, nil, "", heraldtype.ExplainUnknown, "replayed"},
+		{"device opted out at send", []heraldtype.Channel{push}, []heraldtype.Delivery{d(push, heraldtype.StateSkipped, "opted_out")}, nil, "", heraldtype.ExplainDeviceOptedOut, "turned off"},
+		{"device removed", []heraldtype.Channel{push}, []heraldtype.Delivery{d(push, heraldtype.StateSkipped, "device_removed")}, nil, "", heraldtype.ExplainDeviceInvalid, "removed"},
+		{"no provider", []heraldtype.Channel{push}, []heraldtype.Delivery{d(push, heraldtype.StateSkipped, "no_provider")}, nil, "", heraldtype.ExplainNoProvider, "no provider"},
+		{"channel opted out", []heraldtype.Channel{sms}, []heraldtype.Delivery{d(sms, heraldtype.StateOptedOut, heraldtype.CodeChannelOptedOut)}, nil, "", heraldtype.ExplainOptedOut, "opted out of sms"},
+		{"inbox beside a failed push", []heraldtype.Channel{push, inApp},
+			[]heraldtype.Delivery{d(push, heraldtype.StateDead, "INTERNAL"), d(inApp, heraldtype.StateSent, "")}, nil,
+			heraldtype.HistoryPartiallySent, heraldtype.ExplainSent, "inbox since 2026-11-23T12:00:00+09:00; another channel failed"},
+		{"a device registered after", []heraldtype.Channel{push}, nil, []heraldtype.Device{active}, "", heraldtype.ExplainNoDevice, "registered or renewed since"},
+		{"devices opted out", []heraldtype.Channel{push}, nil, []heraldtype.Device{{ID: "d2", Status: heraldtype.DeviceActive}}, "", heraldtype.ExplainDeviceOptedOut, "d2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := &heraldtype.Notification{ID: "n1", UserID: "u1", Type: "promo", Channels: c.channels, CreatedAt: at}
+			x := Explain(Records{UserID: "u1", Location: seoul, Notification: n, Deliveries: c.ds, Devices: c.devices, Status: c.status})
+			if x.Verdict != c.verdict || !strings.Contains(x.Message, c.says) {
+				t.Fatalf("verdict %s %q, want %s saying %q", x.Verdict, x.Message, c.verdict, c.says)
+			}
+		})
+	}
+}
