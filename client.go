@@ -262,6 +262,15 @@ type WorkerConfig struct {
 	// OutcomeMargin of lease left. Default 2 s (less for a lease too short
 	// for it: half of what SendTimeout leaves).
 	OutcomeMargin time.Duration
+	// RollupInterval is how often each instance adds the sent and failed
+	// deliveries it counted to the per-minute rollup the overview reads
+	// (one small write per interval, never one per delivery). Default
+	// 30 s; negative: no rollup.
+	RollupInterval time.Duration
+	// RollupRetention is how long the rollup's minutes are kept; the
+	// elected leader prunes older ones every MaintenanceInterval. Default
+	// 24 h; negative: kept forever.
+	RollupRetention time.Duration
 }
 
 // ReminderConfig tunes the reminder scheduler, a leader-only service
@@ -359,6 +368,9 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	if err := cfg.Rules.normalize(); err != nil {
 		return nil, err
+	}
+	if cfg.Worker.RollupRetention == 0 {
+		cfg.Worker.RollupRetention = DefaultRollupRetention
 	}
 	if cfg.IdempotencyRetention == 0 {
 		cfg.IdempotencyRetention = 24 * time.Hour
@@ -473,6 +485,7 @@ func NewClient(cfg Config) (*Client, error) {
 			SendTimeout:    cfg.Worker.SendTimeout,
 			StoreTimeout:   cfg.Worker.StoreTimeout,
 			OutcomeMargin:  cfg.Worker.OutcomeMargin,
+			RollupInterval: cfg.Worker.RollupInterval,
 			PollInterval:   cfg.Worker.PollInterval,
 			Retry:          cfg.Retry,
 			Now:            cfg.Now,
@@ -607,6 +620,9 @@ type MaintenanceResult struct {
 	// Events counts event records and finished rule runs older than
 	// RuleConfig.EventRetention deleted.
 	Events int
+	// Rollup counts the delivery rollup's minutes older than
+	// WorkerConfig.RollupRetention deleted.
+	Rollup int
 }
 
 // RunMaintenance prunes, once and now: devices not seen within

@@ -138,6 +138,29 @@ func (c *Client) ReplayDeliveries(ctx context.Context, f DeliveryFilter) (int, e
 	return n, nil
 }
 
+// CountReplayDeliveries is ReplayDeliveries' dry run: how many dead or
+// unknown deliveries matching f a replay would take — at most
+// MaxBulkReplay, with capped true when more match (a replay takes the
+// oldest MaxBulkReplay; the next one the rest). It counts through the
+// dead-letters index and stops at the cap.
+func (c *Client) CountReplayDeliveries(ctx context.Context, f DeliveryFilter) (n int, capped bool, err error) {
+	if f.State != "" && f.State != heraldtype.StateDead && f.State != heraldtype.StateUnknown {
+		return 0, false, heraldtype.FieldErrorf("state", "only dead or unknown deliveries can be replayed")
+	}
+	f.Cursor, f.Limit = "", 0
+	if err := validFilter(&f); err != nil {
+		return 0, false, err
+	}
+	n, err = c.store.CountReplayable(ctx, f, MaxBulkReplay)
+	if err != nil {
+		return 0, false, err
+	}
+	if n > MaxBulkReplay {
+		return MaxBulkReplay, true, nil
+	}
+	return n, false, nil
+}
+
 // ParseDeliveryID parses a delivery id from a path or argument.
 func ParseDeliveryID(s string) (int64, error) {
 	id, err := strconv.ParseInt(s, 10, 64)

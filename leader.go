@@ -40,6 +40,7 @@ func (c *Client) newElector() error {
 		Reminders:     maintenance.NewReminderPruner(cfg.Store, pruneEvery, cfg.Reminders.Retention),
 		CampaignRuns:  maintenance.NewCampaignRunPruner(cfg.Store, pruneEvery, cfg.Retention),
 		Events:        maintenance.NewEventPruner(cfg.Store, pruneEvery, cfg.Rules.EventRetention),
+		Rollup:        maintenance.NewRollupPruner(cfg.Store, pruneEvery, cfg.Worker.RollupRetention),
 	}
 	services := []leadership.Service{
 		maintenance.NewLeaseReaper(cfg.Store, reapEvery, ttl, c.metrics),
@@ -51,6 +52,7 @@ func (c *Client) newElector() error {
 		c.pruners.Reminders,
 		c.pruners.CampaignRuns,
 		c.pruners.Events,
+		c.pruners.Rollup,
 	}
 	var daemons []leadership.Daemon
 	if !cfg.Reminders.Disabled {

@@ -3,8 +3,6 @@ package console
 import (
 	"net/http"
 	"strconv"
-
-	"github.com/heraldhq/herald"
 )
 
 // bulkReplay replays everything the filter selects, in two steps: the
@@ -37,7 +35,7 @@ func (c *Console) bulkReplay(w http.ResponseWriter, r *http.Request, s Session) 
 		return err
 	}
 	if dry {
-		n, capped, err := c.countReplayable(r, df)
+		n, capped, err := c.client.CountReplayDeliveries(r.Context(), df)
 		if err != nil {
 			return err
 		}
@@ -50,25 +48,4 @@ func (c *Console) bulkReplay(w http.ResponseWriter, r *http.Request, s Session) 
 	}
 	http.Redirect(w, r, f.URL("bulk_replayed", strconv.Itoa(n)), http.StatusSeeOther)
 	return nil
-}
-
-// countReplayable counts the deliveries df selects through the list (the
-// dead-letters index), up to what one replay takes: past that, capped.
-func (c *Console) countReplayable(r *http.Request, df herald.DeliveryFilter) (int, bool, error) {
-	df.Cursor, df.Limit = "", 1000
-	n := 0
-	for {
-		p, err := c.client.ListDeliveries(r.Context(), df)
-		if err != nil {
-			return 0, false, err
-		}
-		n += len(p.Deliveries)
-		if n > herald.MaxBulkReplay {
-			return herald.MaxBulkReplay, true, nil
-		}
-		if p.NextCursor == "" {
-			return n, false, nil
-		}
-		df.Cursor = p.NextCursor
-	}
 }

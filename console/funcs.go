@@ -11,14 +11,15 @@ import (
 
 // funcs are the helpers every template may call.
 var funcs = template.FuncMap{
-	"count":   count,
-	"capped":  countText,
-	"age":     age,
-	"when":    when,
-	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"asset":   assetURL,
-	"int64":   func(n int) int64 { return int64(n) },
-	"maxBulk": func() int { return herald.MaxBulkReplay },
+	"count":       count,
+	"capped":      countText,
+	"age":         age,
+	"when":        when,
+	"rfc3339":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"asset":       assetURL,
+	"int64":       func(n int) int64 { return int64(n) },
+	"maxBulk":     func() int { return herald.MaxBulkReplay },
+	"overviewCap": func() int64 { return heraldtype.OverviewCountCap },
 	"channels": func() []heraldtype.Channel {
 		return overviewChannels
 	},

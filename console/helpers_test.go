@@ -138,7 +138,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	c, err := herald.NewClient(herald.Config{Store: s, Providers: map[string]herald.Provider{"fcm": p},
 		DisableWorkers: !o.workers, MaintenanceInterval: -1, Logger: logger,
-		Worker: herald.WorkerConfig{PollInterval: 20 * time.Millisecond, ReapInterval: time.Second}})
+		Worker: herald.WorkerConfig{PollInterval: 20 * time.Millisecond, ReapInterval: time.Second, RollupInterval: 20 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

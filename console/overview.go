@@ -97,7 +97,7 @@ func (c *Console) kafkaLag(ctx context.Context) kafkaLag {
 	return kafkaLag{Known: true, Lag: lag}
 }
 
-// countText writes a capped count: "100,000+" past the cap.
+// countText writes a capped count: "10,000+" past the cap.
 func countText(c heraldtype.CappedCount) string {
 	if c.Capped {
 		return fmt.Sprintf("%s+", count(c.Count))

@@ -40,7 +40,11 @@ func (c *Console) renderSignIn(w http.ResponseWriter, r *http.Request, status in
 	token := randomToken()
 	http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: token, Path: Prefix, HttpOnly: true,
 		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode, MaxAge: 3600})
-	c.render(w, r, status, "sign-in", page{Title: "Sign in", Data: signInData{Next: next, CSRF: token, Error: msg}})
+	// The page's csrf-token meta carries the sign-in form's token, as
+	// every other page's carries its session's (no session ID: no
+	// navigation or sign-out is shown).
+	c.render(w, r, status, "sign-in", page{Title: "Sign in", Session: Session{CSRF: token},
+		Data: signInData{Next: next, CSRF: token, Error: msg}})
 }
 
 // signIn turns an API key into a session: a cookie the browser sends

@@ -37,8 +37,13 @@ type Overview struct {
 }
 
 // OverviewCountCap bounds every count of an Overview: past it, a count
-// says "at least" (CappedCount.Capped) instead of reading more rows.
-const OverviewCountCap = 100000
+// says "at least" (CappedCount.Capped) instead of reading more rows. Each
+// row counted can cost a heap page read on PostgreSQL (a pending
+// delivery's channel; a dead one whose page vacuum has not marked
+// all-visible yet), so the cap is what bounds a cold page load: 10,000
+// reads, not one per dead letter of a bad day (docs/PERFORMANCE.md, "The
+// console").
+const OverviewCountCap = 10000
 
 // QueueCount is how many deliveries of one channel are in one state.
 type QueueCount struct {

@@ -26,6 +26,9 @@ type health struct {
 	mu    sync.Mutex
 	next  map[topicPartition]int64
 	stuck map[topicPartition]stuckRecord
+	// lag is each held partition's last measured lag, what the gauge
+	// shows, for Lag (the console's overview).
+	lag map[topicPartition]int64
 }
 
 type topicPartition struct {
@@ -41,7 +44,7 @@ type stuckRecord struct {
 }
 
 func newHealth() *health {
-	return &health{next: map[topicPartition]int64{}, stuck: map[topicPartition]stuckRecord{}}
+	return &health{next: map[topicPartition]int64{}, stuck: map[topicPartition]stuckRecord{}, lag: map[topicPartition]int64{}}
 }
 
 func (c *Consumer) partitionLabels(tp topicPartition) []string {
@@ -54,6 +57,7 @@ func (c *Consumer) advance(tp topicPartition, offset, end int64) {
 	c.health.mu.Lock()
 	defer c.health.mu.Unlock()
 	c.health.next[tp] = offset
+	c.health.lag[tp] = max(end-offset, 0)
 	c.metrics.lag.WithLabelValues(c.partitionLabels(tp)...).Set(float64(max(end-offset, 0)))
 }
 
@@ -142,10 +146,27 @@ func (c *Consumer) forget(_ context.Context, _ *kgo.Client, lost map[string][]in
 			tp := topicPartition{topic, p}
 			delete(c.health.next, tp)
 			delete(c.health.stuck, tp)
+			delete(c.health.lag, tp)
 			c.metrics.lag.DeleteLabelValues(c.partitionLabels(tp)...)
 			c.metrics.stuck.DeleteLabelValues(c.partitionLabels(tp)...)
 		}
 	}
+}
+
+// Lag is how many records this member is behind on the partitions it
+// holds, summed — herald_kafka_consumer_lag's sum — and false while it
+// holds none (before its first fetch, or after losing them all).
+func (c *Consumer) Lag() (int64, bool) {
+	c.health.mu.Lock()
+	defer c.health.mu.Unlock()
+	if len(c.health.lag) == 0 {
+		return 0, false
+	}
+	var n int64
+	for _, l := range c.health.lag {
+		n += l
+	}
+	return n, true
 }
 
 // Ready reports whether the intake moves: an error names each partition
@@ -215,6 +236,7 @@ func (c *Consumer) measureLag(ctx context.Context) {
 			c.health.mu.Lock()
 			defer c.health.mu.Unlock()
 			if at, held := c.health.next[tp]; held {
+				c.health.lag[tp] = max(o.Offset-at, 0)
 				c.metrics.lag.WithLabelValues(c.partitionLabels(tp)...).Set(float64(max(o.Offset-at, 0)))
 			}
 		})

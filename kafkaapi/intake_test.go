@@ -278,6 +278,10 @@ func TestStuckDeadLetterIsVisible(t *testing.T) {
 	f.waitFor("the lag to count the records behind it", 20*time.Second, func() bool {
 		return gauge(t, reg, "herald_kafka_consumer_lag", requests, p) == 4
 	})
+	// Lag sums what the gauges show (the console's overview).
+	if lag, ok := cons.Lag(); !ok || lag < 4 {
+		t.Errorf("Lag() = %d, %v; want at least the stuck partition's 4", lag, ok)
+	}
 	var notReady error
 	f.waitFor("readiness to fail", 20*time.Second, func() bool {
 		notReady = cons.Ready(f.ctx)

@@ -172,6 +172,24 @@ type Store interface {
 	// and no other state is. It reads only the queue's own indexes, so its
 	// cost follows the queue, not the history.
 	QueueStats(ctx context.Context) (map[heraldtype.DeliveryState]int, error)
+	// Overview reads the pipeline at a glance (the console's overview):
+	// pending and leased deliveries by channel, the dead letters, dead
+	// events not replayed and rule runs running — each counted through its
+	// partial index and stopped at p.Cap (a capped count says so) — the
+	// oldest due pending delivery and the oldest due active reminder (their
+	// indexes' first row), and from the delivery rollup since p.Since the
+	// minutes that have rows, oldest first, and the failures by error code.
+	// At and the minutes without rows are left to the caller.
+	Overview(ctx context.Context, p OverviewParams) (heraldtype.Overview, error)
+	// AddDeliveryMinutes adds an instance's counts to the delivery rollup
+	// (one flush of the dispatcher): a row of the same minute, instance,
+	// channel, outcome and code is added to, not replaced.
+	AddDeliveryMinutes(ctx context.Context, instance string, rows []DeliveryMinute) error
+	// CountReplayable counts the deliveries ReplayDeliveries(f, …, max)
+	// would replay, stopping at max+1 (a bulk replay's dry run).
+	CountReplayable(ctx context.Context, f heraldtype.DeliveryFilter, max int) (int, error)
+	// PruneDeliveryMinutes deletes the rollup's minutes before cutoff.
+	PruneDeliveryMinutes(ctx context.Context, cutoff time.Time) (int, error)
 	// CountDeliveries counts every delivery by state, every state present.
 	// It reads the whole table: it is for tools and tests (herald
 	// faultrun's final tally), never for anything periodic.

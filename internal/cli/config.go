@@ -230,6 +230,10 @@ type WorkerConfig struct {
 	ReapInterval  time.Duration `koanf:"reap_interval"`
 	StoreTimeout  time.Duration `koanf:"store_timeout"`
 	OutcomeMargin time.Duration `koanf:"outcome_margin"`
+	// RollupInterval and RollupRetention: the per-minute delivery rollup
+	// the console's overview reads (herald.WorkerConfig).
+	RollupInterval  time.Duration `koanf:"rollup_interval"`
+	RollupRetention time.Duration `koanf:"rollup_retention"`
 }
 
 // RemindersConfig is the reminders: section, herald.ReminderConfig's file
@@ -371,6 +375,7 @@ func defaultConfig() Config {
 		Worker: WorkerConfig{
 			BatchSize: 256, Concurrency: 256, LeaseDuration: 30 * time.Second,
 			SendTimeout: 10 * time.Second, PollInterval: time.Second, ReapInterval: 5 * time.Second,
+			RollupInterval: herald.DefaultRollupInterval, RollupRetention: herald.DefaultRollupRetention,
 		},
 		Reminders: RemindersConfig{Lease: 30 * time.Second, BatchSize: 500, Gap: 60 * time.Second,
 			PollInterval: 500 * time.Millisecond, Enabled: true, Retention: herald.DefaultReminderRetention},
@@ -508,6 +513,9 @@ func (c *Config) clientConfig() (herald.Config, error) {
 			hc.Retry[ec] = herald.RetryPolicy{Base: r.Base, Factor: r.Factor, Max: r.Max, Jitter: jitter}
 		}
 	}
+	// An explicit 0 turns the rollup (and its pruning) off, as it does
+	// every other interval and retention here.
+	hc.Worker.RollupInterval, hc.Worker.RollupRetention = off(c.Worker.RollupInterval), off(c.Worker.RollupRetention)
 	return hc, nil
 }
 

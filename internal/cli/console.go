@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -17,12 +18,14 @@ import (
 func consoleSessions(_ store.Store) console.Sessions { return nil }
 
 // newConsole builds the operator console served at /console/, or nil when
-// it cannot be signed in to (no sessions outside --dev).
-func newConsole(cfg Config, client *herald.Client, st store.Store, dev bool, log *slog.Logger) (http.Handler, error) {
+// it cannot be signed in to (no sessions outside --dev). kafkaLag reports
+// the Kafka intake's lag; nil when this process runs no intake.
+func newConsole(cfg Config, client *herald.Client, st store.Store, dev bool, log *slog.Logger,
+	kafkaLag func(context.Context) (int64, bool)) (http.Handler, error) {
 	if cfg.Console.Refresh <= 0 {
 		return nil, fmt.Errorf("config: console.refresh: %s must be a positive duration (at least 1s)", cfg.Console.Refresh)
 	}
-	ccfg := console.Config{Client: client, Dev: dev, Refresh: cfg.Console.Refresh, Logger: log}
+	ccfg := console.Config{Client: client, Dev: dev, Refresh: cfg.Console.Refresh, Logger: log, KafkaLag: kafkaLag}
 	if !dev {
 		ccfg.Sessions = consoleSessions(st)
 		if ccfg.Sessions == nil {

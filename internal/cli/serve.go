@@ -183,7 +183,18 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 		return err
 	}
 	var intake atomic.Pointer[kafkaapi.Consumer]
-	con, err := newConsole(cfg, client, st, dev, client.Logger(herald.ComponentHTTP))
+	// The console's overview shows the intake's lag when this process
+	// runs one (brokers configured, or --dev's broker); it starts below.
+	var kafkaLag func(context.Context) (int64, bool)
+	if len(cfg.Kafka.Brokers) > 0 || dev {
+		kafkaLag = func(context.Context) (int64, bool) {
+			if c := intake.Load(); c != nil {
+				return c.Lag()
+			}
+			return 0, false
+		}
+	}
+	con, err := newConsole(cfg, client, st, dev, client.Logger(herald.ComponentHTTP), kafkaLag)
 	if err != nil {
 		return err
 	}

@@ -68,6 +68,10 @@ func (s *benchStore) QueueStats(context.Context) (map[heraldtype.DeliveryState]i
 	return nil, nil
 }
 
+func (s *benchStore) AddDeliveryMinutes(context.Context, string, []store.DeliveryMinute) error {
+	return nil
+}
+
 // BenchmarkWorkerPipeline reports the dispatch overhead per delivery with a
 // no-op sender and a store that costs nothing.
 func BenchmarkWorkerPipeline(b *testing.B) {

@@ -25,6 +25,7 @@ type Store interface {
 	ReportLate(ctx context.Context, outcomes []store.Outcome) (int, error)
 	NextRunAt(ctx context.Context) (time.Time, bool, error)
 	QueueStats(ctx context.Context) (map[heraldtype.DeliveryState]int, error)
+	AddDeliveryMinutes(ctx context.Context, instance string, rows []store.DeliveryMinute) error
 }
 
 var _ Store = store.Store(nil)
@@ -128,6 +129,10 @@ type Config struct {
 	// buffered before one Complete call records them.
 	FlushInterval time.Duration
 	FlushSize     int
+	// RollupInterval is how often the worker adds the outcomes it counted
+	// to the delivery rollup (rollup.go). Default DefaultRollupInterval;
+	// negative disables the rollup.
+	RollupInterval time.Duration
 	// QueueStatsInterval is how often the queue depth gauge is refreshed
 	// from the store. Negative disables it.
 	QueueStatsInterval time.Duration
@@ -211,6 +216,7 @@ func (c Config) withDefaults() (Config, error) {
 		{"PollInterval", &c.PollInterval, DefaultPollInterval, false},
 		{"FlushInterval", &c.FlushInterval, DefaultFlushInterval, false},
 		{"QueueStatsInterval", &c.QueueStatsInterval, DefaultQueueStatsInterval, true},
+		{"RollupInterval", &c.RollupInterval, DefaultRollupInterval, true},
 		{"PolicyRetry", &c.PolicyRetry, DefaultPolicyRetry, false},
 		{"PolicyMaxDelay", &c.PolicyMaxDelay, DefaultPolicyMaxDelay, false},
 		{"StoreTimeout", &c.StoreTimeout, 0, false},

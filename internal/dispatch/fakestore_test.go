@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -25,6 +26,11 @@ type fakeStore struct {
 	notifs     map[string]*heraldtype.Notification
 	// suppressions maps a suppressed address to its reason.
 	suppressions map[string]string
+
+	// minutes are the delivery rollup's rows, summed by key, and
+	// failMinutes makes the next n AddDeliveryMinutes calls fail.
+	minutes     map[store.DeliveryMinute]int64
+	failMinutes int
 
 	// failComplete makes the next n Complete calls fail.
 	failComplete int
@@ -360,6 +366,40 @@ func (s *fakeStore) QueueStats(context.Context) (map[heraldtype.DeliveryState]in
 		}
 	}
 	return m, nil
+}
+
+func (s *fakeStore) AddDeliveryMinutes(_ context.Context, _ string, rows []store.DeliveryMinute) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failMinutes > 0 {
+		s.failMinutes--
+		return errors.New("fake: rollup refused")
+	}
+	if s.minutes == nil {
+		s.minutes = map[store.DeliveryMinute]int64{}
+	}
+	for _, r := range rows {
+		n := r.Count
+		r.Count = 0
+		s.minutes[r] += n
+	}
+	return nil
+}
+
+// rollup returns the rollup's sums by outcome and code ("sent" or
+// "failed:<code>").
+func (s *fakeStore) rollup() map[string]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int64{}
+	for k, n := range s.minutes {
+		key := string(k.Outcome)
+		if k.Outcome == store.RollupFailed {
+			key += ":" + k.ErrorCode
+		}
+		out[key] += n
+	}
+	return out
 }
 
 var _ Store = (*fakeStore)(nil)

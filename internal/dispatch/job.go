@@ -46,6 +46,9 @@ func (w *Worker) run(ctx, claimCtx context.Context, job heraldtype.Job, pre poli
 	default:
 		w.completer.add(o)
 	}
+	if ok && w.cfg.RollupInterval > 0 {
+		w.rollup.record(job.Delivery.Channel, &o)
+	}
 	w.stop.count(&o, ok)
 }
 

@@ -32,6 +32,8 @@ type Worker struct {
 	log       *slog.Logger
 	completer *completer
 	flights   *flights
+	// rollup counts outcomes for the delivery rollup (rollup.go).
+	rollup    *rollup
 	throttles map[string]*throttle // per provider (scope ""); fixed at New
 	scoped    scopedThrottles      // per (provider, scope) of a ThrottleScoper
 
@@ -83,6 +85,7 @@ func New(cfg Config) (*Worker, error) {
 		log:        cfg.Logger,
 		completer:  newCompleter(cfg.Store, cfg.Logger, cfg.FlushInterval, cfg.FlushSize, cfg.StoreTimeout, cfg.InboxWritten),
 		flights:    newFlights(),
+		rollup:     newRollup(),
 		throttles:  make(map[string]*throttle, len(cfg.Senders)),
 		slots:      make(chan struct{}, cfg.Concurrency),
 		slotFreed:  make(chan struct{}, 1),
@@ -141,6 +144,9 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	s.tail.Go(func() { w.heartbeatLoop(tailCtx) })
 	s.tail.Go(func() { w.completer.run(tailCtx) })
+	if w.cfg.RollupInterval > 0 {
+		s.tail.Go(func() { w.rollupLoop(tailCtx) })
+	}
 	w.session = s
 	go w.supervise(ctx, s)
 	return nil
@@ -199,6 +205,7 @@ func (w *Worker) supervise(ctx context.Context, s *session) {
 	s.cancelTail()
 	s.tail.Wait()
 	s.err = w.completer.drain(stopCtx)
+	w.finalRollup(stopCtx)
 	w.stop.log(w.log, s.err)
 	close(s.done)
 }

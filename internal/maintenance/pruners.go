@@ -17,6 +17,7 @@ type Pruners struct {
 	Reminders     *Pruner
 	CampaignRuns  *Pruner
 	Events        *Pruner
+	Rollup        *Pruner
 }
 
 // PruneResult counts what one Prune removed.
@@ -30,6 +31,8 @@ type PruneResult struct {
 	CampaignRuns int
 	// Events counts event records and finished rule runs deleted.
 	Events int
+	// Rollup counts the delivery rollup's minutes deleted.
+	Rollup int
 }
 
 // Prune runs every pruner once, now, whatever their intervals: stale
@@ -76,6 +79,11 @@ func (p Pruners) Prune(ctx context.Context, now time.Time) (PruneResult, error) 
 	}
 	if p.Events != nil {
 		if r.Events, err = p.Events.Prune(ctx, now); err != nil {
+			return r, err
+		}
+	}
+	if p.Rollup != nil {
+		if r.Rollup, err = p.Rollup.Prune(ctx, now); err != nil {
 			return r, err
 		}
 	}

@@ -53,6 +53,8 @@ func Run(t *testing.T, h Harness) {
 	t.Run("LateReports", func(t *testing.T) { testLateReports(t, newStore) })
 	t.Run("ProviderReports", func(t *testing.T) { testProviderReports(t, newStore) })
 	t.Run("ListDeliveries", func(t *testing.T) { testListDeliveries(t, newStore) })
+	t.Run("Overview", func(t *testing.T) { testOverview(t, newStore) })
+	t.Run("CountReplayable", func(t *testing.T) { testCountReplayable(t, newStore) })
 	t.Run("GetDelivery", func(t *testing.T) { testGetDelivery(t, newStore) })
 	t.Run("Replay", func(t *testing.T) { testReplay(t, newStore) })
 	t.Run("Maintenance", func(t *testing.T) { testMaintenance(t, newStore) })
