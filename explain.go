@@ -24,6 +24,7 @@ type Explanation = heraldtype.Explanation
 const (
 	explainDuplicateScan = 20
 	explainCapScan       = 50
+	explainRunScan       = 20
 )
 
 // Explain answers "why didn't this user get it?" for one of the user's
@@ -50,6 +51,19 @@ func (c *Client) Explain(ctx context.Context, r ExplainRequest) (Explanation, er
 		return Explanation{}, err
 	}
 	id := r.NotificationID
+	if id == "" && r.Rule != "" {
+		run, err := c.store.RuleRun(ctx, r.Rule, r.RuleRun)
+		if err != nil {
+			return Explanation{}, err
+		}
+		rec.Run = &run
+		if id, err = c.ruleRunNotification(ctx, r.UserID, run); err != nil {
+			return Explanation{}, err
+		}
+		if id == "" {
+			return explain.Explain(rec), nil
+		}
+	}
 	if id == "" {
 		page, _, err := c.store.ListHistory(ctx, heraldtype.HistoryFilter{UserID: r.UserID, Type: r.Type, From: r.Since, Limit: 1})
 		if err != nil {
@@ -109,8 +123,22 @@ func (c *Client) validExplain(r ExplainRequest) error {
 	if err := validID("user_id", r.UserID); err != nil {
 		return err
 	}
-	if r.NotificationID == "" && r.Type == "" {
-		return heraldtype.FieldErrorf("type", "is required without a notification id: name the type (or the notification) to explain")
+	if (r.Rule == "") != (r.RuleRun == "") {
+		if r.Rule == "" {
+			return heraldtype.FieldErrorf("rule", "is required with rule_run: name the rule whose run to explain")
+		}
+		return heraldtype.FieldErrorf("rule_run", "is required with rule: name the run (GET /v1/rules/{name}/runs)")
+	}
+	if r.NotificationID == "" && r.Type == "" && r.Rule == "" {
+		return heraldtype.FieldErrorf("type", "is required without a notification id or a rule run: name the type (or the notification) to explain")
+	}
+	if r.Rule != "" {
+		if err := validID("rule", r.Rule); err != nil {
+			return err
+		}
+		if err := validText("rule_run", r.RuleRun, 512); err != nil {
+			return err
+		}
 	}
 	if r.NotificationID != "" {
 		if err := validID("notification_id", r.NotificationID); err != nil {
@@ -126,6 +154,27 @@ func (c *Client) validExplain(r ExplainRequest) error {
 		return heraldtype.FieldErrorf("since", "must not be in the future")
 	}
 	return nil
+}
+
+// ruleRunNotification finds the notification run wrote for the user: one
+// of the user's notifications of the run's type created since the run,
+// whose source is the run. Empty when there is none (in a bounded scan).
+func (c *Client) ruleRunNotification(ctx context.Context, userID string, run heraldtype.RuleRun) (string, error) {
+	page, _, err := c.store.ListHistory(ctx, heraldtype.HistoryFilter{UserID: userID, Type: run.Job.Notification.Type,
+		From: run.CreatedAt.Add(-time.Second), Limit: explainRunScan})
+	if err != nil {
+		return "", err
+	}
+	for i := len(page) - 1; i >= 0; i-- {
+		n, err := c.store.GetNotification(ctx, page[i].NotificationID)
+		if err != nil {
+			return "", err
+		}
+		if s := n.Source; s != nil && s.Kind == heraldtype.SourceRule && s.Name == run.Rule && s.Occurrence == run.ID {
+			return n.ID, nil
+		}
+	}
+	return "", nil
 }
 
 // explainDuplicate finds the notification whose dedupe lock blocked n: the

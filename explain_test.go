@@ -92,7 +92,7 @@ func newExplainRig(t *testing.T, kind string) *explainRig {
 	}
 	mail := &mailbox{bounces: map[string]bool{}}
 	c, err := NewClient(Config{Store: st, Providers: map[string]Provider{"fcm": push, "smtp": mail},
-		Types: map[string]TypeConfig{"promo": {CountsTowardCap: &capped}}, Now: clock.Now,
+		Types: map[string]TypeConfig{"promo": {CountsTowardCap: &capped}}, Now: clock.Now, Rules: RuleConfig{Pause: -1},
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +137,9 @@ func TestExplainRefusesBadRequests(t *testing.T) {
 		{"unknown user", ExplainRequest{UserID: "nobody", Type: "promo"}, heraldtype.ENOTFOUND, ""},
 		{"unknown notification", ExplainRequest{UserID: "u1", NotificationID: "01NOPE"}, heraldtype.ENOTFOUND, ""},
 		{"another user's notification", ExplainRequest{UserID: "u1", NotificationID: other}, heraldtype.ENOTFOUND, ""},
+		{"rule without its run", ExplainRequest{UserID: "u1", Rule: "price-drop"}, heraldtype.EINVALID, "rule_run"},
+		{"run without its rule", ExplainRequest{UserID: "u1", RuleRun: "http/ev-1"}, heraldtype.EINVALID, "rule"},
+		{"unknown rule run", ExplainRequest{UserID: "u1", Rule: "price-drop", RuleRun: "http/ev-1"}, heraldtype.ENOTFOUND, ""},
 		{"type of another notification", ExplainRequest{UserID: "u2", NotificationID: other, Type: "order"}, heraldtype.EINVALID, "type"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -299,6 +302,44 @@ func TestExplainSuppressedAddressAndProviderFailure(t *testing.T) {
 		r.enqueue(Request{UserID: "u2", Type: "receipt", Channels: email})
 		if x = r.explain(ExplainRequest{UserID: "u2", Type: "receipt"}); x.Verdict != heraldtype.ExplainNoAddress {
 			t.Fatalf("no address: %+v", x)
+		}
+	})
+}
+
+// A rule's run: the notification it wrote for a user in its audience,
+// "not reached yet" before the runner gets to the user, and
+// outside_audience for a user who was not in it.
+func TestExplainRuleRun(t *testing.T) {
+	explainStores(t, func(t *testing.T, r *explainRig) {
+		if _, err := r.client.PutType(r.ctx, "price_drop", TypeConfig{Channels: []heraldtype.Channel{heraldtype.ChannelPush}}); err != nil {
+			t.Fatal(err)
+		}
+		rule := priceDropRule()
+		rule.Source = heraldtype.RuleSource{}
+		if _, _, err := r.client.PutRule(r.ctx, rule); err != nil {
+			t.Fatal(err)
+		}
+		r.interested("VIEW", "product:42", "u1")
+		r.user("u2", "Asia/Seoul", "tok-u2")
+		e := priceChange("ev-1", 10000, 8500)
+		e.Topic = ""
+		out, err := r.client.Track(r.ctx, e)
+		if err != nil || len(out.Rules) != 1 || out.Rules[0].Run == "" {
+			t.Fatalf("track: %+v %v", out, err)
+		}
+		req := ExplainRequest{UserID: "u1", Rule: rule.Name, RuleRun: out.Rules[0].Run}
+		if x := r.explain(req); x.Verdict != heraldtype.ExplainPending || x.RuleRun != req.RuleRun || x.NotificationID != "" {
+			t.Fatalf("before the runner: %+v", x)
+		}
+		r.fanOut()
+		r.work()
+		if x := r.explain(req); x.Verdict != heraldtype.ExplainSent || x.NotificationID == "" || x.Rule != rule.Name {
+			t.Fatalf("u1 after the run: %+v", x)
+		}
+		req.UserID = "u2"
+		x := r.explain(req)
+		if x.Verdict != heraldtype.ExplainOutsideAudience || !containsAll(x.Message, "product:42", "wrote 1 notification,") {
+			t.Fatalf("u2: %+v", x)
 		}
 	})
 }

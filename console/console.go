@@ -127,6 +127,7 @@ func (c *Console) routes() {
 	c.action("POST /console/dead-letters/deliveries/{id}/replay", auth.ScopeDeliveriesAdmin, c.replayDelivery)
 	c.action("POST /console/dead-letters/events/{id}/replay", auth.ScopeEventsWrite, c.replayDeadEvent)
 	c.action("POST /console/dead-letters/replay", auth.ScopeDeliveriesRead, c.bulkReplay)
+	c.viewRoutes()
 	c.mux.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, Session{}, heraldtype.Errorf(heraldtype.ENOTFOUND, "no such page"))
 	})
@@ -141,6 +142,13 @@ type navItem struct {
 var nav = []navItem{
 	{"/console/overview", "Overview"},
 	{"/console/dead-letters", "Dead letters"},
+	{"/console/notifications", "Notifications"},
+	{"/console/why", "Why not delivered"},
+	{"/console/users", "Users"},
+	{"/console/types", "Types"},
+	{"/console/rules", "Rules"},
+	{"/console/reminders", "Reminders"},
+	{"/console/campaigns", "Campaigns"},
 }
 
 // ServeHTTP sets the security headers every console answer carries and

@@ -3,9 +3,9 @@ package heraldtype
 import "time"
 
 // ExplainRequest asks why a user did (or did not) get a notification:
-// "Why didn't this user get it?". It names the user and either one of
-// their notifications or a type, whose newest notification since Since is
-// explained.
+// "Why didn't this user get it?". It names the user and one of their
+// notifications, a rule's run (the rule's fan-out of one event), or a
+// type, whose newest notification since Since is explained.
 type ExplainRequest struct {
 	UserID string
 	// Type explains the user's newest notification of this type created
@@ -15,6 +15,12 @@ type ExplainRequest struct {
 	// NotificationID explains this notification of the user. It wins
 	// over Type.
 	NotificationID string
+	// Rule and RuleRun name a rule's run (GET /v1/rules/{name}/runs): the
+	// notification it wrote for the user, or why it wrote none (outside
+	// its audience, not reached yet, the run failed). Given together;
+	// NotificationID wins over them, they win over Type.
+	Rule    string
+	RuleRun string
 	// Since bounds the search by Type; zero looks as far back as the
 	// history goes.
 	Since time.Time
@@ -60,6 +66,12 @@ const (
 	// ExplainNoNotification: no notification of the type was created for
 	// the user in the period.
 	ExplainNoNotification = "no_notification"
+	// ExplainOutsideAudience: the rule's run went through its audience
+	// and the user was not in it.
+	ExplainOutsideAudience = "outside_audience"
+	// ExplainRuleRunFailed: the rule's run stopped on an error before it
+	// reached the user.
+	ExplainRuleRunFailed = "rule_run_failed"
 	// ExplainNotDelivered: a final state the other codes do not name.
 	ExplainNotDelivered = "not_delivered"
 )
@@ -71,6 +83,9 @@ const (
 type Explanation struct {
 	UserID string `json:"user_id"`
 	Type   string `json:"type,omitempty"`
+	// Rule and RuleRun name the rule's run asked about.
+	Rule    string `json:"rule,omitempty"`
+	RuleRun string `json:"rule_run,omitempty"`
 	// NotificationID is the notification explained; empty when there is
 	// none (Verdict no_notification).
 	NotificationID string    `json:"notification_id,omitempty"`
@@ -97,6 +112,9 @@ type ExplainReason struct {
 	// DeliveryID and DeviceID name the delivery and device it is about.
 	DeliveryID int64  `json:"delivery_id,omitempty"`
 	DeviceID   string `json:"device_id,omitempty"`
+	// Address is the phone number or e-mail address of an sms or email
+	// delivery (the HTTP API masks it for a key without users:read).
+	Address string `json:"address,omitempty"`
 	// State is the delivery's state.
 	State DeliveryState `json:"state,omitempty"`
 	// ErrorCode and Error are what the records hold: the policy's code

@@ -23,6 +23,7 @@
 //	GET    /v1/users/{id}/preferences             a user's delivery preferences (S3.11)
 //	PUT    /v1/users/{id}/preferences             replace them
 //	GET    /v1/users/{id}/notifications           a user's notification history (S3.9)
+//	GET    /v1/users/{id}/explain                 why the user did or did not get a notification
 //	GET    /v1/notifications                      the history: ?type=&status=&from=&to= (S3.9)
 //	GET    /v1/types[/{type}]                     declared notification types
 //	PUT    /v1/types/{type}                       declare a notification type (admin)
@@ -281,6 +282,7 @@ func (s *Server) routes(metrics, console http.Handler) {
 	s.handle("GET /v1/users/{id}/preferences", userOrScope(auth.ScopePreferencesRead), s.getPreferences)
 	s.handle("PUT /v1/users/{id}/preferences", userOrScope(auth.ScopePreferencesWrite), s.putPreferences)
 	s.handle("GET /v1/users/{id}/notifications", userOrScope(auth.ScopeNotificationsRead), s.listUserHistory)
+	s.handle("GET /v1/users/{id}/explain", needScope(auth.ScopeNotificationsRead), s.explain)
 	s.handle("GET /v1/notifications", needScope(auth.ScopeNotificationsRead), s.listHistory)
 	s.handle("GET /v1/types", needScope(auth.ScopeNotificationsRead), s.listTypes)
 	s.handle("GET /v1/types/{type}", needScope(auth.ScopeNotificationsRead), s.getType)

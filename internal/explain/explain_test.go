@@ -50,3 +50,30 @@ func TestExplainVerdicts(t *testing.T) {
 		})
 	}
 }
+
+// A rule's run without a notification for the user is answered from the
+// run's row: failed, not reached yet in its keyset order, or done without
+// the user.
+func TestExplainRuleRunWithoutNotification(t *testing.T) {
+	audience := heraldtype.JobAudience{Subject: "product:42", Kinds: []string{"VIEW"}, Limit: 100}
+	for _, c := range []struct {
+		name    string
+		run     heraldtype.RuleRun
+		verdict string
+		says    string
+	}{
+		{"failed", heraldtype.RuleRun{State: heraldtype.RunFailed, LastError: "the audience webhook answered 500"}, heraldtype.ExplainRuleRunFailed, "answered 500"},
+		{"not reached", heraldtype.RuleRun{State: heraldtype.RunRunning, Cursor: "m"}, heraldtype.ExplainPending, "has not reached user u1"},
+		{"passed the user", heraldtype.RuleRun{State: heraldtype.RunRunning, Cursor: "v", Recipients: 3, Enqueued: 3}, heraldtype.ExplainOutsideAudience, "interested in product:42 (VIEW), at most 100"},
+		{"done", heraldtype.RuleRun{State: heraldtype.RunDone, Recipients: 1, Enqueued: 1}, heraldtype.ExplainOutsideAudience, "reached 1 user and wrote 1 notification"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run := c.run
+			run.Rule, run.ID, run.EventID, run.Job.Audience = "price-drop", "http/ev-1", "ev-1", audience
+			x := Explain(Records{UserID: "u1", Run: &run})
+			if x.Verdict != c.verdict || !strings.Contains(x.Message, c.says) || x.RuleRun != "http/ev-1" {
+				t.Fatalf("%+v, want %s saying %q", x, c.verdict, c.says)
+			}
+		})
+	}
+}
