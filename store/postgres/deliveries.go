@@ -136,12 +136,25 @@ func (s *Store) ListDeliveries(ctx context.Context, f heraldtype.DeliveryFilter)
 		w.add("id < $", below)
 	}
 	limitArg := w.arg(limit + 1)
+	// The page's ids first, then their rows: on dead and unknown
+	// deliveries the ids come from one of the dead-letter indexes alone
+	// (0027), whatever the filter, without reading a row that does not
+	// match. With an end time, "id + 0" keeps the planner from walking
+	// the ids newest first — it takes matches to be spread evenly over
+	// them, but a range that ended days ago has none among the newest —
+	// and has it take the range from deliveries_dead_letters_created and
+	// sort its ids instead (only there: another state has no index on the
+	// time, and its newest-first walk is the better bet).
+	order := "id"
+	if !f.To.IsZero() && (f.State == heraldtype.StateDead || f.State == heraldtype.StateUnknown) {
+		order = "id + 0"
+	}
 	var ds []heraldtype.Delivery
 	next := ""
 	err = s.readTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		ds, err = queryDeliveries(ctx, tx, s.q(`SELECT `+deliveryColumns+` FROM {s}.deliveries`+w.sql()+
-			` ORDER BY id DESC LIMIT `+limitArg), w.args...)
+		ds, err = queryDeliveries(ctx, tx, s.q(`SELECT `+deliveryColumns+` FROM {s}.deliveries WHERE id IN (
+	SELECT id FROM {s}.deliveries`+w.sql()+` ORDER BY `+order+` DESC LIMIT `+limitArg+`) ORDER BY id DESC`), w.args...)
 		if err != nil {
 			return err
 		}
