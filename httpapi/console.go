@@ -1,6 +1,9 @@
 package httpapi
 
-import "net/http"
+import (
+	"net/http"
+	"strconv"
+)
 
 // consoleAccess is the access rule of the operator console's mount: the
 // API's guard does not run, because the console is not called with bearer
@@ -23,6 +26,28 @@ func (s *Server) mountConsole(console http.Handler) {
 	})
 	s.handle("/console/", consoleAccess(), func(w http.ResponseWriter, r *http.Request) error {
 		console.ServeHTTP(w, r)
+		return nil
+	})
+	// A sign-in is an API key checked like a bearer credential, so it
+	// shares the API's failed-authentication limit per client address
+	// (rate_limit.failed_auth): an address out of failures is refused
+	// before its key is looked up, and a refused key (401, or 403 for a
+	// key that may not open the console) takes a failure.
+	s.handle("POST /console/sign-in", consoleAccess(), func(w http.ResponseWriter, r *http.Request) error {
+		addr := clientAddr(r)
+		if blocked, wait := s.limits.failed.blocked(addr); blocked {
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte("Too many refused sign-ins from this address: try again in " +
+				strconv.Itoa(retryAfterSeconds(wait)) + " s.\n"))
+			return nil
+		}
+		sw := &statusWriter{ResponseWriter: w}
+		console.ServeHTTP(sw, r)
+		if sw.status == http.StatusUnauthorized || sw.status == http.StatusForbidden {
+			s.limits.failed.fail(addr)
+		}
 		return nil
 	})
 }
