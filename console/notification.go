@@ -40,13 +40,9 @@ func (c *Console) notifications(w http.ResponseWriter, r *http.Request, s Sessio
 			d.Entries, d.Next = p.Notifications, nextLink(r, p.NextCursor)
 		}
 	}
-	status := http.StatusOK
-	if err != nil {
-		fr, ok := refused(err)
-		if !ok {
-			return err
-		}
-		d.Err, status = &fr, refusedStatus(fr)
+	var status int
+	if d.Err, status, err = pageRefusal(err); err != nil {
+		return err
 	}
 	c.render(w, r, status, "notifications", page{Title: "Notifications", Session: s, Data: d})
 	return nil

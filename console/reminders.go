@@ -42,13 +42,9 @@ func (c *Console) reminders(w http.ResponseWriter, r *http.Request, s Session) e
 			d.Reminders, d.Next = p.Reminders, nextLink(r, p.NextCursor)
 		}
 	}
-	status := http.StatusOK
-	if err != nil {
-		fr, ok := refused(err)
-		if !ok {
-			return err
-		}
-		d.Err, status = &fr, refusedStatus(fr)
+	var status int
+	if d.Err, status, err = pageRefusal(err); err != nil {
+		return err
 	}
 	q := r.URL.Query()
 	q.Del("cancelled")

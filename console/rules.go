@@ -33,13 +33,9 @@ func (c *Console) rules(w http.ResponseWriter, r *http.Request, s Session) error
 	}
 	d := rulesData{Source: query(r, "source"), Event: query(r, "event"), Enabled: query(r, "enabled") != ""}
 	p, err := c.client.ListRules(r.Context(), herald.RuleFilter{Source: d.Source, Event: d.Event, Enabled: d.Enabled, Cursor: query(r, "cursor"), Limit: listLimit})
-	status := http.StatusOK
-	if err != nil {
-		fr, ok := refused(err)
-		if !ok {
-			return err
-		}
-		d.Err, status = &fr, refusedStatus(fr)
+	var status int
+	if d.Err, status, err = pageRefusal(err); err != nil {
+		return err
 	}
 	d.Rules, d.Next = p.Rules, nextLink(r, p.NextCursor)
 	c.render(w, r, status, "rules", page{Title: "Rules", Session: s, Data: d})

@@ -96,9 +96,14 @@ func (c *Console) saveType(w http.ResponseWriter, r *http.Request, s Session) er
 	if !ok {
 		return err
 	}
+	// The form is shown again with the refusal beside its field; a type
+	// being declared for the first time has no stored version yet.
 	t, gerr := c.client.GetType(r.Context(), name)
+	if heraldtype.ErrorCode(gerr) == heraldtype.ENOTFOUND {
+		t, gerr = herald.NotificationType{Name: name}, nil
+	}
 	if gerr != nil {
-		return err
+		return gerr
 	}
 	c.renderType(w, r, refusedStatus(fr), s, typeData{T: t, Form: f, Err: &fr})
 	return nil

@@ -48,6 +48,20 @@ func refused(err error) (formResult, bool) {
 	return fr, true
 }
 
+// pageRefusal sorts a page's error: nil answers 200; a refusal of the
+// page's own filter or form (refused) is shown on the page with its status;
+// anything else is returned for the error page.
+func pageRefusal(err error) (*formResult, int, error) {
+	if err == nil {
+		return nil, http.StatusOK, nil
+	}
+	fr, ok := refused(err)
+	if !ok {
+		return nil, 0, err
+	}
+	return &fr, refusedStatus(fr), nil
+}
+
 // refusedStatus is the status of a page that re-renders a refused form.
 func refusedStatus(fr formResult) int { return statusOf(fr.Code) }
 
