@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/httpapi"
 )
 
 //go:embed templates/*.html
@@ -135,25 +136,14 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, s Session, err er
 	c.render(w, r, status, "error", page{Title: titleOf(status), Session: s, Error: &pageError{Code: code, Message: msg}})
 }
 
-// statusOf maps an error code to the page's status, as the API does.
+// statusOf maps an error code to the page's status: the API's one
+// code→status map (httpapi.StatusForCode), plus the console's own refused
+// CSRF token, so a page and the route it stands for answer alike.
 func statusOf(code string) int {
-	switch code {
-	case heraldtype.EINVALID:
-		return http.StatusBadRequest
-	case heraldtype.ENOTFOUND:
-		return http.StatusNotFound
-	case heraldtype.ECONFLICT:
-		return http.StatusConflict
-	case heraldtype.EUNAUTHENTICATED:
-		return http.StatusUnauthorized
-	case heraldtype.EPERMISSIONDENIED, ECSRFInvalid:
+	if code == ECSRFInvalid {
 		return http.StatusForbidden
-	case heraldtype.ERATELIMITED:
-		return http.StatusTooManyRequests
-	case heraldtype.EUNAVAILABLE:
-		return http.StatusServiceUnavailable
 	}
-	return http.StatusInternalServerError
+	return httpapi.StatusForCode(code)
 }
 
 func titleOf(status int) string {
