@@ -27,7 +27,16 @@ func newCampaignPipeline(t *testing.T) *pipeline {
 		c.Campaigns = CampaignConfig{Pause: -1}
 		c.Callout.Allow = loopbackNets // the tests' fetch endpoints (issue 31 item 2)
 	})
-	p.clock.now = p.clock.now.Truncate(time.Second)
+	// Noon in Seoul today: three hours from dailyReco's 09:00 there either
+	// way, so a test that advances the clock by minutes never meets the
+	// schedule's own run (one that ran near 00:00 UTC did: a scheduled run
+	// reached everyone a second time, as it should).
+	seoul, err := time.LoadLocation("Asia/Seoul")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := p.clock.Now().In(seoul)
+	p.clock.now = time.Date(now.Year(), now.Month(), now.Day(), 12, 0, 0, 0, seoul).UTC()
 	return p
 }
 
@@ -56,7 +65,7 @@ func TestPutCampaignRefusesBadInputNamingTheField(t *testing.T) {
 		{"schedule.backoff", func(r *CampaignRequest) {
 			r.Schedule = heraldtype.Schedule{Backoff: &heraldtype.Backoff{First: heraldtype.Duration(time.Hour), Factor: 2, Max: heraldtype.Duration(2 * time.Hour)}}
 		}},
-		{"schedule.at", func(r *CampaignRequest) { r.Schedule = heraldtype.Schedule{At: time.Now().Add(-time.Hour)} }},
+		{"schedule.at", func(r *CampaignRequest) { r.Schedule = heraldtype.Schedule{At: p.clock.Now().Add(-time.Hour)} }},
 		{"audience", func(r *CampaignRequest) { r.Audience = heraldtype.Audience{} }},
 		{"audience", func(r *CampaignRequest) { r.Audience.All = true }},
 		{"audience.active_within", func(r *CampaignRequest) { r.Audience.ActiveWithin = heraldtype.Duration(time.Minute) }},
