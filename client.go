@@ -224,6 +224,14 @@ type Limits struct {
 	// MaxPreferenceTypes bounds the types listed in one user's
 	// preferences. Default 200.
 	MaxPreferenceTypes int
+	// HistoryScan bounds the notifications one page of ListHistory with a
+	// status filter examines: a notification's status is derived from its
+	// deliveries, so no index finds one status, and the page walks the
+	// filter's notifications newest first until it is full or this many
+	// were examined. A page the bound stops holds what was found (fewer
+	// than the limit, possibly none) and a cursor to go on from. Default
+	// 5000 (store.DefaultHistoryScan).
+	HistoryScan int
 }
 
 // Default limits (Limits documents each).
@@ -232,6 +240,7 @@ const (
 	DefaultMaxTriggerBytes    = 8 << 20
 	DefaultMaxDevicesPerUser  = 20
 	DefaultMaxPreferenceTypes = 200
+	DefaultHistoryScan        = store.DefaultHistoryScan
 )
 
 // withDefaults fills the zero limits and refuses negative ones.
@@ -245,6 +254,7 @@ func (l Limits) withDefaults() (Limits, error) {
 		{"MaxTriggerBytes", &l.MaxTriggerBytes, DefaultMaxTriggerBytes},
 		{"MaxDevicesPerUser", &l.MaxDevicesPerUser, DefaultMaxDevicesPerUser},
 		{"MaxPreferenceTypes", &l.MaxPreferenceTypes, DefaultMaxPreferenceTypes},
+		{"HistoryScan", &l.HistoryScan, DefaultHistoryScan},
 	} {
 		if *f.v == 0 {
 			*f.v = f.def

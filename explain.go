@@ -75,7 +75,7 @@ func (c *Client) Explain(ctx context.Context, r ExplainRequest) (Explanation, er
 		}
 	}
 	if id == "" {
-		page, _, err := c.store.ListHistory(ctx, heraldtype.HistoryFilter{UserID: r.UserID, Type: r.Type, From: r.Since, Limit: 1})
+		page, _, err := c.store.ListHistory(ctx, heraldtype.HistoryFilter{UserID: r.UserID, Type: r.Type, From: r.Since, Limit: 1}, 0)
 		if err != nil {
 			return Explanation{}, err
 		}
@@ -174,7 +174,7 @@ func (c *Client) validExplain(r ExplainRequest) error {
 // whose source is the run. Empty when there is none (in a bounded scan).
 func (c *Client) ruleRunNotification(ctx context.Context, userID string, run heraldtype.RuleRun) (string, error) {
 	page, _, err := c.store.ListHistory(ctx, heraldtype.HistoryFilter{UserID: userID, Type: run.Job.Notification.Type,
-		From: run.CreatedAt.Add(-time.Second), Limit: explainRunScan})
+		From: run.CreatedAt.Add(-time.Second), Limit: explainRunScan}, 0)
 	if err != nil {
 		return "", err
 	}
@@ -196,7 +196,7 @@ func (c *Client) ruleRunNotification(ctx context.Context, userID string, run her
 // indexed for a user, so the scan is bounded. A notification does not
 // record whose key namespace it came from; the newest match is taken.
 func (c *Client) triggerNotification(ctx context.Context, r ExplainRequest) (string, error) {
-	page, _, err := c.store.ListHistory(ctx, heraldtype.HistoryFilter{UserID: r.UserID, Type: r.Type, From: r.Since, Limit: explainTriggerScan})
+	page, _, err := c.store.ListHistory(ctx, heraldtype.HistoryFilter{UserID: r.UserID, Type: r.Type, From: r.Since, Limit: explainTriggerScan}, 0)
 	if err != nil {
 		return "", err
 	}
@@ -230,7 +230,7 @@ func (c *Client) explainDuplicate(ctx context.Context, n *heraldtype.Notificatio
 		return dup, nil
 	}
 	page, _, err := c.store.ListHistory(ctx, heraldtype.HistoryFilter{UserID: n.UserID, Type: n.Type,
-		From: decided.Add(-window - 24*time.Hour), To: decided.Add(time.Millisecond), Limit: explainDuplicateScan})
+		From: decided.Add(-window - 24*time.Hour), To: decided.Add(time.Millisecond), Limit: explainDuplicateScan}, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +289,7 @@ func (c *Client) explainCap(ctx context.Context, n *heraldtype.Notification, d *
 	cp := &explain.Cap{Day: day, Limit: limit, Counted: []string{}}
 	// A notification created the day before and sent on this one (deferred
 	// overnight) counts toward this day: the scan starts a day earlier.
-	page, _, err := c.store.ListHistory(ctx, heraldtype.HistoryFilter{UserID: n.UserID, From: start.Add(-24 * time.Hour), To: end, Limit: explainCapScan})
+	page, _, err := c.store.ListHistory(ctx, heraldtype.HistoryFilter{UserID: n.UserID, From: start.Add(-24 * time.Hour), To: end, Limit: explainCapScan}, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,10 @@ type HistoryPage struct {
 	NextCursor string `json:"next_cursor,omitempty"`
 }
 
-// ListHistory lists notifications newest first with their outcome.
+// ListHistory lists notifications newest first with their outcome. With
+// a status filter a page examines at most Config.Limits.HistoryScan
+// notifications: it may hold fewer than the limit, even none, and still
+// carry a NextCursor, which goes on just past the last one examined.
 func (c *Client) ListHistory(ctx context.Context, f HistoryFilter) (HistoryPage, error) {
 	if f.UserID != "" {
 		if err := validID("user_id", f.UserID); err != nil {
@@ -50,7 +53,7 @@ func (c *Client) ListHistory(ctx context.Context, f HistoryFilter) (HistoryPage,
 	if f.Limit < 0 || f.Limit > 200 {
 		return HistoryPage{}, heraldtype.FieldErrorf("limit", "must be between 1 and 200")
 	}
-	es, next, err := c.store.ListHistory(ctx, f)
+	es, next, err := c.store.ListHistory(ctx, f, c.cfg.Limits.HistoryScan)
 	if err != nil {
 		return HistoryPage{}, err
 	}
@@ -59,3 +62,8 @@ func (c *Client) ListHistory(ctx context.Context, f HistoryFilter) (HistoryPage,
 	}
 	return HistoryPage{Notifications: es, NextCursor: next}, nil
 }
+
+// HistoryScan is how many notifications one page of ListHistory with a
+// status filter examines at most (Config.Limits.HistoryScan): a page that
+// holds fewer entries than its limit but has a next cursor stopped there.
+func (c *Client) HistoryScan() int { return c.cfg.Limits.HistoryScan }

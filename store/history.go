@@ -47,6 +47,70 @@ func HistoryPage(es []heraldtype.HistoryEntry, limit int) ([]heraldtype.HistoryE
 	})
 }
 
+// DefaultHistoryScan is how many notifications one page of the history
+// with a status filter examines at most when the caller gives no bound
+// (herald.Limits.HistoryScan, the history_scan key).
+const DefaultHistoryScan = 5000
+
+// HistoryChunk reads the notifications of a filter without its status,
+// newest first, from just past cursor ("": from the newest): at most n+1
+// of them, each with its status and reason, without its delivery counts.
+// It is the store's page query without a status (its notifications taken
+// first, then summed up), so a chunk costs what a page does.
+type HistoryChunk func(cursor string, n int) ([]heraldtype.HistoryEntry, error)
+
+// ScanHistory is the page of a history filter with a status (issue 34
+// item 3). A notification's status is derived from all its deliveries,
+// so no index finds the notifications of one status: grouping every
+// notification of the filter before the limit took a page seconds with
+// 10 million of them. Instead the filter's notifications are walked newest
+// first in keyset chunks read by chunk (max(4×limit, 200) at a time),
+// their statuses computed for just that chunk and the matches kept, until
+// the page is full or scan notifications have been examined.
+//
+// When the bound stops the walk the page is what was found — fewer than
+// limit entries, possibly none — and the next cursor points just past the
+// last notification examined, so the next page goes on where this walk
+// stopped; nothing is skipped or repeated. When the notifications run
+// out there is no cursor. The cursor is the one HistoryPage makes.
+func ScanHistory(status heraldtype.HistoryStatus, cursor string, limit, scan int, chunk HistoryChunk) ([]heraldtype.HistoryEntry, string, error) {
+	if scan <= 0 {
+		scan = DefaultHistoryScan
+	}
+	size := max(4*limit, 200)
+	var out []heraldtype.HistoryEntry
+	for examined := 0; examined < scan; {
+		n := min(size, scan-examined)
+		es, err := chunk(cursor, n)
+		if err != nil {
+			return nil, "", err
+		}
+		more := len(es) > n
+		if more {
+			es = es[:n]
+		}
+		for _, e := range es {
+			if e.Status != status {
+				continue
+			}
+			out = append(out, e)
+			if len(out) > limit {
+				// One match past the page: there is a next page.
+				out, next := HistoryPage(out, limit)
+				return out, next, nil
+			}
+		}
+		if !more {
+			return out, "", nil // the notifications ran out
+		}
+		examined += n
+		last := es[n-1]
+		cursor = EncodeHistoryCursor(last.CreatedAt, last.NotificationID)
+	}
+	// The bound stopped the walk: go on after the last one examined.
+	return out, cursor, nil
+}
+
 // Rows is what both drivers' result sets offer for reading (pgx.Rows,
 // *sql.Rows). The caller closes them and translates the error.
 type Rows interface {

@@ -104,6 +104,9 @@ type Policies interface {
 	PrunePolicy(ctx context.Context, now time.Time) (int, error)
 
 	// ListHistory lists notifications with their outcome, newest first,
-	// and the cursor of the next page ("" at the end) (S3.9).
-	ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]heraldtype.HistoryEntry, string, error)
+	// and the cursor of the next page ("" at the end) (S3.9). With a
+	// status filter a page examines at most scan notifications (0:
+	// DefaultHistoryScan) and may hold fewer than the limit, even none,
+	// with a cursor to go on from (ScanHistory).
+	ListHistory(ctx context.Context, f heraldtype.HistoryFilter, scan int) ([]heraldtype.HistoryEntry, string, error)
 }

@@ -79,6 +79,9 @@ type Config struct {
 	MaxTriggerBytes    int `koanf:"max_trigger_bytes"`
 	MaxDevicesPerUser  int `koanf:"max_devices_per_user"`
 	MaxPreferenceTypes int `koanf:"max_preference_types"`
+	// HistoryScan bounds the notifications one page of the history with a
+	// status filter examines (herald.Limits.HistoryScan; issue 34 item 3).
+	HistoryScan int `koanf:"history_scan"`
 	// ShutdownTimeout bounds a graceful stop.
 	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
 	Log             LogConfig     `koanf:"log"`
@@ -372,6 +375,7 @@ func defaultConfig() Config {
 		MaxTriggerBytes:          herald.DefaultMaxTriggerBytes,
 		MaxDevicesPerUser:        herald.DefaultMaxDevicesPerUser,
 		MaxPreferenceTypes:       herald.DefaultMaxPreferenceTypes,
+		HistoryScan:              herald.DefaultHistoryScan,
 		ShutdownTimeout:          30 * time.Second,
 		Log:                      LogConfig{Level: "info", Format: "json"},
 		Dev: DevConfig{FCMAddr: "127.0.0.1:8081", APNsAddr: "127.0.0.1:8443", WebPushAddr: "127.0.0.1:8082",
@@ -494,6 +498,10 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		return herald.Config{}, fmt.Errorf("config: templates.max_steps (%d), templates.max_bytes (%d) and templates.max_duration (%v) must be positive: a template render cannot be unbounded",
 			t.MaxSteps, t.MaxBytes, t.MaxDuration)
 	}
+	if c.HistoryScan <= 0 {
+		return herald.Config{}, fmt.Errorf("config: history_scan: %d must be a positive number of notifications (how many one page of the history with a status filter examines at most; default %d)",
+			c.HistoryScan, herald.DefaultHistoryScan)
+	}
 	hc := herald.Config{
 		InboxHeartbeat:  c.HTTP.StreamHeartbeat,
 		DefaultTimezone: c.DefaultTimezone,
@@ -522,7 +530,7 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		MaintenanceInterval:      off(c.MaintenanceInterval),
 		LeaderTTL:                c.LeaderTTL,
 		Limits: herald.Limits{MaxDataBytes: c.MaxDataBytes, MaxTriggerBytes: c.MaxTriggerBytes,
-			MaxDevicesPerUser: c.MaxDevicesPerUser, MaxPreferenceTypes: c.MaxPreferenceTypes},
+			MaxDevicesPerUser: c.MaxDevicesPerUser, MaxPreferenceTypes: c.MaxPreferenceTypes, HistoryScan: c.HistoryScan},
 		Templates: herald.TemplateConfig(c.Templates),
 	}
 	if len(c.Types) > 0 {

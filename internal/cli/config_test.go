@@ -65,8 +65,35 @@ fcm:
 		t.Fatal(err)
 	}
 	if want := (herald.Limits{MaxDataBytes: 1024, MaxTriggerBytes: herald.DefaultMaxTriggerBytes,
-		MaxDevicesPerUser: herald.DefaultMaxDevicesPerUser, MaxPreferenceTypes: 5}); hc.Limits != want {
+		MaxDevicesPerUser: herald.DefaultMaxDevicesPerUser, MaxPreferenceTypes: 5, HistoryScan: herald.DefaultHistoryScan}); hc.Limits != want {
 		t.Errorf("limits = %+v, want %+v", hc.Limits, want)
+	}
+}
+
+// history_scan bounds a status-filtered page of the history (issue 34
+// item 3): it reaches herald.Limits, and a value that is not a positive
+// number is refused naming the key.
+func TestHistoryScanConfig(t *testing.T) {
+	t.Parallel()
+	cfg, err := loadConfig("", []string{"HERALD_HISTORY_SCAN=20000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := cfg.clientConfig()
+	if err != nil || hc.Limits.HistoryScan != 20000 {
+		t.Fatalf("history_scan 20000: %d, %v", hc.Limits.HistoryScan, err)
+	}
+	for _, v := range []string{"0", "-5"} {
+		cfg, err := loadConfig("", []string{"HERALD_HISTORY_SCAN=" + v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cfg.clientConfig(); err == nil || !strings.Contains(err.Error(), "history_scan: "+v+" must be a positive") {
+			t.Errorf("history_scan %s: %v, want it refused naming history_scan", v, err)
+		}
+	}
+	if _, err := loadConfig("", []string{"HERALD_HISTORY_SCAN=many"}); err == nil || !strings.Contains(err.Error(), "history_scan") {
+		t.Errorf("history_scan many: %v, want it refused naming history_scan", err)
 	}
 }
 

@@ -14,12 +14,42 @@ import (
 // is store/rules.StatusRules), its reasons compared in byte order.
 var historySQL = strings.ReplaceAll(rules.HistorySQL, rules.ByteOrder, rules.ByteOrderPostgres)
 
-// ListHistory implements store.Store.
-func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]heraldtype.HistoryEntry, string, error) {
+// ListHistory implements store.Store. Without a status the page is one
+// query; with one, store.ScanHistory walks the filter's notifications in
+// chunks of that same query and keeps those of the status.
+func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter, scan int) ([]heraldtype.HistoryEntry, string, error) {
 	limit, err := store.CheckHistoryFilter(&f)
 	if err != nil {
 		return nil, "", err
 	}
+	var out []heraldtype.HistoryEntry
+	var next string
+	if f.Status == "" {
+		var es []heraldtype.HistoryEntry
+		if es, err = s.historyChunk(ctx, f, limit); err != nil {
+			return nil, "", err
+		}
+		out, next = store.HistoryPage(es, limit)
+	} else {
+		out, next, err = store.ScanHistory(f.Status, f.Cursor, limit, scan, func(cursor string, n int) ([]heraldtype.HistoryEntry, error) {
+			g := f
+			g.Status, g.Cursor = "", cursor
+			return s.historyChunk(ctx, g, n)
+		})
+		if err != nil {
+			return nil, "", err
+		}
+	}
+	return out, next, s.historyCounts(ctx, out)
+}
+
+// historyChunk reads the newest n+1 notifications of f (which has no
+// status) past its cursor, each with its status and reason: the
+// notifications are taken first (notifications_created_at, or the user's
+// or type's index, walked newest first and stopped at n+1) and only their
+// deliveries are summed up. Grouping every notification before the limit
+// took the page past the request timeout with 10 million notifications.
+func (s *Store) historyChunk(ctx context.Context, f heraldtype.HistoryFilter, n int) ([]heraldtype.HistoryEntry, error) {
 	var where []string
 	var args []any
 	arg := func(v any) string {
@@ -41,37 +71,23 @@ func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]
 	if f.Cursor != "" {
 		at, id, err := store.DecodeHistoryCursor(f.Cursor)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		where = append(where, "(n.created_at, n.id) < ("+arg(at)+"::timestamptz, "+arg(id)+")")
 	}
-	q := historySQL
 	cond := ""
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")
 	}
-	if f.Status == "" {
-		// Without a status to test, the page is the newest notifications
-		// that match: take them first (notifications_created_at, or the
-		// user's or type's index, walked newest first and stopped at the
-		// page), and sum up only their deliveries. Grouping every
-		// notification before the limit took the page past the request
-		// timeout with 10 million notifications.
-		q = strings.Replace(q, "FROM {s}.notifications n LEFT JOIN",
-			"FROM (SELECT * FROM {s}.notifications n"+cond+" ORDER BY n.created_at DESC, n.id DESC LIMIT "+arg(limit+1)+") n LEFT JOIN", 1)
-		// A subquery's id is not its primary key to the planner: the
-		// other selected columns are grouped by too.
-		q += strings.Replace(rules.HistoryGroupSQL, "GROUP BY n.id", "GROUP BY n.id, n.user_id, n.type, n.title, n.channels, n.created_at", 1)
-	} else {
-		q += cond + rules.HistoryGroupSQL
-	}
-	if f.Status != "" {
-		q += ` WHERE status = ` + arg(string(f.Status))
-	}
-	q += ` ORDER BY created_at DESC, id DESC LIMIT ` + arg(limit+1)
+	q := strings.Replace(historySQL, "FROM {s}.notifications n LEFT JOIN",
+		"FROM (SELECT * FROM {s}.notifications n"+cond+" ORDER BY n.created_at DESC, n.id DESC LIMIT "+arg(n+1)+") n LEFT JOIN", 1)
+	// A subquery's id is not its primary key to the planner: the other
+	// selected columns are grouped by too.
+	q += strings.Replace(rules.HistoryGroupSQL, "GROUP BY n.id", "GROUP BY n.id, n.user_id, n.type, n.title, n.channels, n.created_at", 1)
+	q += ` ORDER BY created_at DESC, id DESC`
 	rows, err := s.pool.Query(ctx, s.q(q), args...)
 	if err != nil {
-		return nil, "", formatError(err, "history")
+		return nil, formatError(err, "history")
 	}
 	defer rows.Close()
 	var out []heraldtype.HistoryEntry
@@ -79,7 +95,7 @@ func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]
 		var e heraldtype.HistoryEntry
 		var channels []string
 		if err := rows.Scan(&e.NotificationID, &e.UserID, &e.Type, &e.Title, &channels, &e.CreatedAt, &e.Status, &e.Reason); err != nil {
-			return nil, "", formatError(err, "history")
+			return nil, formatError(err, "history")
 		}
 		e.Channels = make([]heraldtype.Channel, len(channels))
 		for i, ch := range channels {
@@ -89,10 +105,9 @@ func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, "", formatError(err, "history")
+		return nil, formatError(err, "history")
 	}
-	out, next := store.HistoryPage(out, limit)
-	return out, next, s.historyCounts(ctx, out)
+	return out, nil
 }
 
 // historyCounts fills each entry's delivery counts by state and its

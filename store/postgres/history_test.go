@@ -63,7 +63,7 @@ func TestHistoryReasonInByteOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantStatus, wantReason, _ := rules.DeliveriesStatus(n.Channels, ds)
-	es, _, err := s.ListHistory(ctx, heraldtype.HistoryFilter{})
+	es, _, err := s.ListHistory(ctx, heraldtype.HistoryFilter{}, 0)
 	if err != nil || len(es) != 1 {
 		t.Fatalf("ListHistory = %+v, %v", es, err)
 	}

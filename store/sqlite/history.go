@@ -18,12 +18,41 @@ var historySQL = strings.ReplaceAll(rules.Unqualified(rules.HistorySQL), rules.B
 // historyCountsSQL reads the channel and state counts of a page.
 var historyCountsSQL = rules.Unqualified(rules.HistoryCountsSQL)
 
-// ListHistory implements store.Store.
-func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]heraldtype.HistoryEntry, string, error) {
+// ListHistory implements store.Store. Without a status the page is one
+// query; with one, store.ScanHistory walks the filter's notifications in
+// chunks of that same query and keeps those of the status.
+func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter, scan int) ([]heraldtype.HistoryEntry, string, error) {
 	limit, err := store.CheckHistoryFilter(&f)
 	if err != nil {
 		return nil, "", err
 	}
+	var out []heraldtype.HistoryEntry
+	var next string
+	if f.Status == "" {
+		var es []heraldtype.HistoryEntry
+		if es, err = s.historyChunk(ctx, f, limit); err != nil {
+			return nil, "", err
+		}
+		out, next = store.HistoryPage(es, limit)
+	} else {
+		out, next, err = store.ScanHistory(f.Status, f.Cursor, limit, scan, func(cursor string, n int) ([]heraldtype.HistoryEntry, error) {
+			g := f
+			g.Status, g.Cursor = "", cursor
+			return s.historyChunk(ctx, g, n)
+		})
+		if err != nil {
+			return nil, "", err
+		}
+	}
+	return out, next, s.historyCounts(ctx, out)
+}
+
+// historyChunk reads the newest n+1 notifications of f (which has no
+// status) past its cursor, each with its status and reason: the
+// notifications are taken first (by notifications_created_at, or the
+// user's or type's index) and only their deliveries are summed up, as on
+// PostgreSQL.
+func (s *Store) historyChunk(ctx context.Context, f heraldtype.HistoryFilter, n int) ([]heraldtype.HistoryEntry, error) {
 	var where []string
 	var args []any
 	if f.UserID != "" {
@@ -41,22 +70,19 @@ func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]
 	if f.Cursor != "" {
 		t, id, err := store.DecodeHistoryCursor(f.Cursor)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		at := micros(t)
 		where = append(where, "(n.created_at < ? OR (n.created_at = ? AND n.id < ?))")
 		args = append(args, at, at, id)
 	}
-	q := historySQL + whereSQL(where) + rules.HistoryGroupSQL
-	if f.Status != "" {
-		q += ` WHERE status = ?`
-		args = append(args, string(f.Status))
-	}
-	q += ` ORDER BY created_at DESC, id DESC LIMIT ?`
-	args = append(args, limit+1)
+	args = append(args, n+1)
+	q := strings.Replace(historySQL, "FROM notifications n LEFT JOIN",
+		"FROM (SELECT * FROM notifications n"+whereSQL(where)+" ORDER BY n.created_at DESC, n.id DESC LIMIT ?) n LEFT JOIN", 1) +
+		rules.HistoryGroupSQL + ` ORDER BY created_at DESC, id DESC`
 	rows, err := s.read.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, "", formatError(err, "history")
+		return nil, formatError(err, "history")
 	}
 	defer rows.Close()
 	var out []heraldtype.HistoryEntry
@@ -65,19 +91,18 @@ func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter) ([]
 		var at int64
 		var channels string
 		if err := rows.Scan(&e.NotificationID, &e.UserID, &e.Type, &e.Title, &channels, &at, &e.Status, &e.Reason); err != nil {
-			return nil, "", formatError(err, "history")
+			return nil, formatError(err, "history")
 		}
 		if err := json.Unmarshal([]byte(channels), &e.Channels); err != nil {
-			return nil, "", fmt.Errorf("sqlite: notification %q: channels: %w", e.NotificationID, err)
+			return nil, fmt.Errorf("sqlite: notification %q: channels: %w", e.NotificationID, err)
 		}
 		e.CreatedAt = fromMicros(at)
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, "", formatError(err, "history")
+		return nil, formatError(err, "history")
 	}
-	out, next := store.HistoryPage(out, limit)
-	return out, next, s.historyCounts(ctx, out)
+	return out, nil
 }
 
 // historyCounts fills each entry's delivery counts by state and its

@@ -25,7 +25,7 @@ func testBadArguments(t *testing.T, newStore NewStore) {
 		return err
 	}
 	history := func(hf heraldtype.HistoryFilter) error {
-		_, _, err := f.s.ListHistory(f.ctx, hf)
+		_, _, err := f.s.ListHistory(f.ctx, hf, 0)
 		return err
 	}
 	replay := func(df heraldtype.DeliveryFilter, max int) error {

@@ -215,7 +215,7 @@ func testEvents(t *testing.T, newStore NewStore) {
 		if err != nil || !last.Applied || last.Run.State != heraldtype.RunDone || last.Run.Recipients != 3 || last.Run.FinishedAt.IsZero() {
 			t.Fatalf("last batch: %+v %v", last, err)
 		}
-		if h, _, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{Limit: 10}); err != nil || len(h) != 3 {
+		if h, _, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{Limit: 10}, 0); err != nil || len(h) != 3 {
 			t.Fatalf("%d notifications (%v), want 3", len(h), err)
 		}
 		// Pruning: the finished run and the event record go; a running run

@@ -46,7 +46,7 @@ func testHistory(t *testing.T, newStore NewStore) {
 
 	list := func(filter heraldtype.HistoryFilter) []heraldtype.HistoryEntry {
 		t.Helper()
-		es, _, err := f.s.ListHistory(f.ctx, filter)
+		es, _, err := f.s.ListHistory(f.ctx, filter, 0)
 		if err != nil {
 			t.Fatalf("ListHistory(%+v): %v", filter, err)
 		}
@@ -107,7 +107,7 @@ func testHistory(t *testing.T, newStore NewStore) {
 	var walked []string
 	cursor := ""
 	for range 10 {
-		es, next, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{Limit: 2, Cursor: cursor})
+		es, next, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{Limit: 2, Cursor: cursor}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,9 +121,9 @@ func testHistory(t *testing.T, newStore NewStore) {
 		t.Fatalf("paged walk = %v, want %v", walked, idsOf(all))
 	}
 
-	_, _, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{Cursor: "not-a-cursor"})
+	_, _, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{Cursor: "not-a-cursor"}, 0)
 	wantCode(t, err, heraldtype.EINVALID)
-	_, _, err = f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{Status: "LOST"})
+	_, _, err = f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{Status: "LOST"}, 0)
 	wantCode(t, err, heraldtype.EINVALID)
 }
 
@@ -170,7 +170,7 @@ func testHistoryRules(t *testing.T, newStore NewStore) {
 		outcome(jobs[inAppDeferred.ID][0], quiet, now),
 		outcome(jobs[inAppDeferred.ID][1], quiet, now),
 	)
-	es, _, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{})
+	es, _, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,11 +218,11 @@ func testHistoryRules(t *testing.T, newStore NewStore) {
 	if d := es[5].Deliveries; d[heraldtype.StateSent] != 1 || d[heraldtype.StateSkipped] != 1 {
 		t.Errorf("in-app entry's deliveries = %v, want one sent and one skipped", d)
 	}
-	deferred, _, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{Status: heraldtype.HistoryDeferred})
+	deferred, _, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{Status: heraldtype.HistoryDeferred}, 0)
 	if err != nil || len(deferred) != 1 || deferred[0].NotificationID != inAppDeferred.ID {
 		t.Fatalf("DEFERRED = %+v, %v; want the in-app notification whose push waits for quiet hours", deferred, err)
 	}
-	partial, _, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{Status: heraldtype.HistoryPartiallySent})
+	partial, _, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{Status: heraldtype.HistoryPartiallySent}, 0)
 	if err != nil || len(partial) != 1 || partial[0].NotificationID != sentAndDead.ID {
 		t.Fatalf("PARTIALLY_SENT = %+v, %v", partial, err)
 	}

@@ -107,7 +107,7 @@ func testStatusAgreement(t *testing.T, newStore NewStore) {
 		t.Helper()
 		var all []heraldtype.HistoryEntry
 		for {
-			es, next, err := f.s.ListHistory(f.ctx, filter)
+			es, next, err := f.s.ListHistory(f.ctx, filter, 0)
 			if err != nil {
 				t.Fatalf("ListHistory(%+v): %v", filter, err)
 			}

@@ -68,6 +68,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Policy", func(t *testing.T) { testPolicy(t, newStore) })
 	t.Run("History", func(t *testing.T) { testHistory(t, newStore) })
 	t.Run("HistoryRules", func(t *testing.T) { testHistoryRules(t, newStore) })
+	t.Run("HistoryScan", func(t *testing.T) { testHistoryScan(t, newStore) })
 	t.Run("StatusAgreement", func(t *testing.T) { testStatusAgreement(t, newStore) })
 	t.Run("BadArguments", func(t *testing.T) { testBadArguments(t, newStore) })
 	t.Run("Reminders", func(t *testing.T) { testReminders(t, h) })
