@@ -121,6 +121,8 @@ type env struct {
 type envOptions struct {
 	dev     bool
 	workers bool
+	// historyScan is the Client's Limits.HistoryScan (0: the default).
+	historyScan int
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -137,7 +139,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	p := &failingProvider{}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	c, err := herald.NewClient(herald.Config{Store: s, Providers: map[string]herald.Provider{"fcm": p},
-		DisableWorkers: !o.workers, MaintenanceInterval: -1, Logger: logger,
+		DisableWorkers: !o.workers, MaintenanceInterval: -1, Logger: logger, Limits: herald.Limits{HistoryScan: o.historyScan},
 		Worker: herald.WorkerConfig{PollInterval: 20 * time.Millisecond, ReapInterval: time.Second, RollupInterval: 20 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)

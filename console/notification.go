@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald"
@@ -19,6 +20,12 @@ type historyData struct {
 	Entries                      []herald.HistoryEntry
 	Next                         string
 	Err                          *formResult
+	// Scanned is set when a status filter's page stopped at the bound of
+	// notifications one page examines (herald.Limits.HistoryScan) before
+	// it was full: the page says so, and that older ones may match,
+	// rather than "nothing found". Newest is true on the first page.
+	Scanned int
+	Newest  bool
 }
 
 // notifications lists the history newest first, filtered by the query
@@ -38,6 +45,10 @@ func (c *Console) notifications(w http.ResponseWriter, r *http.Request, s Sessio
 		var p herald.HistoryPage
 		if p, err = c.client.ListHistory(r.Context(), f); err == nil {
 			d.Entries, d.Next = p.Notifications, nextLink(r, p.NextCursor)
+			if f.Status != "" && d.Next != "" && len(d.Entries) < listLimit {
+				d.Scanned, d.Newest = c.client.HistoryScan(), f.Cursor == ""
+				d.Status = strings.ToUpper(d.Status)
+			}
 		}
 	}
 	var status int

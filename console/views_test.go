@@ -107,6 +107,63 @@ func TestNotificationPage(t *testing.T) {
 	e.get("/console/notifications/nope").expect(t, 404).has(t, `data-code="not_found"`)
 }
 
+// TestNotificationsStatusScan: a status filter's page examines at most
+// Limits.HistoryScan notifications (issue 34 item 3). A page the bound
+// stopped says how many it examined and that older ones may match, with
+// the link to them — not "no notification matches" — and the links reach
+// every match.
+func TestNotificationsStatusScan(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{dev: true, historyScan: 4})
+	ctx := context.Background()
+	for _, u := range []string{"no-device", "inbox"} {
+		if _, err := e.client.PutUser(ctx, u, herald.UserInput{Timezone: "UTC"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enqueue := func(user string, ch heraldtype.Channel) string {
+		t.Helper()
+		res, err := e.client.Enqueue(ctx, herald.Request{UserID: user, Type: "news", Title: "Hi", Channels: []heraldtype.Channel{ch}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond) // one created_at each, in order
+		return res.Notifications[0].ID
+	}
+	var failed []string // oldest first: a push to a user without a device fails at once
+	for range 3 {
+		failed = append(failed, enqueue("no-device", heraldtype.ChannelPush))
+	}
+	for range 6 {
+		enqueue("inbox", heraldtype.ChannelInApp) // sent at once
+	}
+	next := func(p page) string {
+		t.Helper()
+		m := regexp.MustCompile(`<a href="([^"]*)" rel="next">`).FindStringSubmatch(p.body)
+		if m == nil {
+			return ""
+		}
+		return strings.ReplaceAll(m[1], "&amp;", "&")
+	}
+	// The four newest are in-app: nothing FAILED among them.
+	first := e.get("/console/notifications?status=failed").expect(t, 200)
+	wellFormed(t, first.body)
+	first.has(t, `No FAILED notification among the 4 most recent notifications.`, `<p id="history-scan" data-scanned="4">`,
+		`none of them is FAILED. Older notifications may match: <a href="/console/notifications?cursor=`).
+		lacks(t, `No notification matches.`, `data-notification-id=`)
+	// The next four: two in-app, then the two newest failed ones.
+	second := e.get(next(first)).expect(t, 200)
+	second.has(t, `data-notification-id="`+failed[2]+`"`, `data-notification-id="`+failed[1]+`"`,
+		`2 of the next older 4 are FAILED.`).lacks(t, `data-notification-id="`+failed[0]+`"`)
+	// The last: the oldest failed one, and no more pages.
+	last := e.get(next(second)).expect(t, 200)
+	last.has(t, `data-notification-id="`+failed[0]+`"`).lacks(t, `id="history-scan"`, `rel="next"`, `data-notification-id="`+failed[1]+`"`)
+	// Without a status nothing is examined past the page: no such note.
+	e.get("/console/notifications").expect(t, 200).lacks(t, `id="history-scan"`)
+	// A status nothing has, within the bound: the usual answer.
+	e.get("/console/notifications?status=SENT&user=no-device").expect(t, 200).has(t, `No notification matches.`)
+}
+
 // TestWhyPage: the answer's verdict, sentence and reasons, with links to
 // the notification and device; a question without a type names the
 // field.

@@ -56,6 +56,8 @@ type serverOptions struct {
 	rateLimit httpapi.RateLimitConfig
 	// streams bounds the server's inbox streams.
 	streams httpapi.StreamConfig
+	// historyScan is the server's Limits.HistoryScan (0: the default).
+	historyScan int
 }
 
 // startServer starts a real Herald for one test, or for TestMain (t nil:
@@ -85,6 +87,7 @@ func startServer(tb testing.TB, dir string, o serverOptions) (*server, func()) {
 		Worker:              herald.WorkerConfig{PollInterval: 20 * time.Millisecond, ReapInterval: time.Second},
 		Logger:              logger,
 		InboxHeartbeat:      o.heartbeat,
+		Limits:              herald.Limits{HistoryScan: o.historyScan},
 	})
 	if err != nil {
 		fail(err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -187,6 +188,50 @@ func TestNotificationsAndTheirStatus(t *testing.T) {
 	}
 	if _, err := c.Trigger(ctx, heraldclient.TriggerRequest{Type: "order_shipped"}); !heraldclient.IsCode(err, heraldclient.CodeInvalidArgument) {
 		t.Errorf("a trigger without a recipient: %v", err)
+	}
+}
+
+// With a status filter a page examines at most the server's history_scan
+// notifications (issue 34 item 3): it may be empty and still carry a
+// next_cursor, and the iterator goes on through it to every match.
+func TestNotificationsWalkPastEmptyPages(t *testing.T) {
+	s := newServer(t, serverOptions{historyScan: 2})
+	c := s.client(t)
+	ctx := context.Background()
+	trigger := func(user string, ch heraldtype.Channel) string {
+		t.Helper()
+		if _, err := c.PutUser(ctx, user, heraldclient.UserInput{}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Trigger(ctx, heraldclient.TriggerRequest{UserIDs: []string{user}, Type: "news", Title: "Hello",
+			Channels: []heraldtype.Channel{ch}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+		return res.Notifications[0].ID
+	}
+	var failed []string
+	for i := range 3 { // no device: the push fails at once
+		failed = append([]string{trigger(fmt.Sprintf("nodev%d", i), heraldtype.ChannelPush)}, failed...)
+	}
+	for i := range 5 {
+		trigger(fmt.Sprintf("inbox%d", i), heraldtype.ChannelInApp)
+	}
+	f := heraldtype.HistoryFilter{Status: heraldtype.HistoryFailed, Limit: 10}
+	page, err := c.ListNotifications(ctx, f)
+	if err != nil || len(page.Notifications) != 0 || page.NextCursor == "" {
+		t.Fatalf("first FAILED page = %+v, %v; want no entry and a next cursor", page, err)
+	}
+	var walked []string
+	for e, err := range c.Notifications(ctx, f) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		walked = append(walked, e.NotificationID)
+	}
+	if !slices.Equal(walked, failed) {
+		t.Errorf("walked %v, want %v", walked, failed)
 	}
 }
 
