@@ -97,7 +97,11 @@ func newNotificationsListCmd(e *env) *cobra.Command {
 		Use:   "list",
 		Short: "List notifications, newest first, with their status",
 		Long: `List notifications, newest first, with their status: PENDING, DEFERRED, SENT,
-PARTIALLY_SENT, RATE_LIMITED, USER_OPTED_OUT or FAILED, and the reason.`,
+PARTIALLY_SENT, RATE_LIMITED, USER_OPTED_OUT or FAILED, and the reason.
+
+With --status a page examines at most the server's history_scan notifications
+(5,000 by default), so it may list fewer than --limit, even none, and still end
+with "more: --cursor …": go on with that cursor to look further back.`,
 		Example: "  herald notifications list --user u1\n  herald notifications list --status FAILED --from 2026-11-01T00:00:00Z",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
