@@ -230,7 +230,7 @@ type Limits struct {
 	// filter's notifications newest first until it is full or this many
 	// were examined. A page the bound stops holds what was found (fewer
 	// than the limit, possibly none) and a cursor to go on from. Default
-	// 5000 (store.DefaultHistoryScan).
+	// 2000 (store.DefaultHistoryScan).
 	HistoryScan int
 }
 

@@ -50,7 +50,7 @@ func HistoryPage(es []heraldtype.HistoryEntry, limit int) ([]heraldtype.HistoryE
 // DefaultHistoryScan is how many notifications one page of the history
 // with a status filter examines at most when the caller gives no bound
 // (herald.Limits.HistoryScan, the history_scan key).
-const DefaultHistoryScan = 5000
+const DefaultHistoryScan = 2000
 
 // HistoryChunk reads the notifications of a filter without its status,
 // newest first, from just past cursor ("": from the newest): at most n+1

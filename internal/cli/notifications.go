@@ -100,7 +100,7 @@ func newNotificationsListCmd(e *env) *cobra.Command {
 PARTIALLY_SENT, RATE_LIMITED, USER_OPTED_OUT or FAILED, and the reason.
 
 With --status a page examines at most the server's history_scan notifications
-(5,000 by default), so it may list fewer than --limit, even none, and still end
+(2,000 by default), so it may list fewer than --limit, even none, and still end
 with "more: --cursor …": go on with that cursor to look further back.`,
 		Example: "  herald notifications list --user u1\n  herald notifications list --status FAILED --from 2026-11-01T00:00:00Z",
 		Args:    cobra.NoArgs,
