@@ -121,6 +121,7 @@ type env struct {
 type envOptions struct {
 	dev     bool
 	workers bool
+	secure  bool // console.Config.SecureCookies
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -153,7 +154,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		})
 	}
 	fs := newFakeSessions()
-	cfg := console.Config{Client: c, Dev: o.dev, Logger: logger}
+	cfg := console.Config{Client: c, Dev: o.dev, Logger: logger, SecureCookies: o.secure}
 	if !o.dev {
 		cfg.Sessions = fs
 	}
