@@ -66,6 +66,25 @@ var tracedStores = map[string]func(t *testing.T) store.Store{
 	},
 }
 
+// startTraced starts a Client on s that sends every push successfully and
+// records its spans in the exporter it returns.
+func startTraced(t *testing.T, s store.Store) (*herald.Client, *tracetest.InMemoryExporter) {
+	t.Helper()
+	exp := tracetest.NewInMemoryExporter()
+	c, err := herald.NewClient(herald.Config{Store: s, Providers: map[string]herald.Provider{"fcm": okSender{}},
+		MaintenanceInterval: -1, Logger: slog.New(slog.DiscardHandler),
+		Worker:         herald.WorkerConfig{PollInterval: 20 * time.Millisecond},
+		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop(context.Background()) })
+	return c, exp
+}
+
 func TestRecordIsTracedThroughTheDelivery(t *testing.T) {
 	for name, open := range tracedStores {
 		t.Run(name, func(t *testing.T) { recordIsTraced(t, open(t)) })
@@ -76,18 +95,7 @@ func recordIsTraced(t *testing.T, s store.Store) {
 	const producerTrace, producerSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 	f := newFixture(t)
 	ctx := f.ctx
-	exp := tracetest.NewInMemoryExporter()
-	c, err := herald.NewClient(herald.Config{Store: s, Providers: map[string]herald.Provider{"fcm": okSender{}},
-		MaintenanceInterval: -1, Logger: slog.New(slog.DiscardHandler),
-		Worker:         herald.WorkerConfig{PollInterval: 20 * time.Millisecond},
-		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Stop(context.Background()) })
+	c, exp := startTraced(t, s)
 	if _, err := c.PutUser(ctx, "u1", herald.UserInput{}); err != nil {
 		t.Fatal(err)
 	}
@@ -150,18 +158,7 @@ func eventIsTraced(t *testing.T, s store.Store) {
 	const producerTrace, producerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	f := newFixture(t)
 	ctx := f.ctx
-	exp := tracetest.NewInMemoryExporter()
-	c, err := herald.NewClient(herald.Config{Store: s, Providers: map[string]herald.Provider{"fcm": okSender{}},
-		MaintenanceInterval: -1, Logger: slog.New(slog.DiscardHandler),
-		Worker:         herald.WorkerConfig{PollInterval: 20 * time.Millisecond},
-		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Stop(context.Background()) })
+	c, exp := startTraced(t, s)
 	if _, err := c.PutType(ctx, "price_drop", herald.TypeConfig{Channels: []heraldtype.Channel{heraldtype.ChannelPush}}); err != nil {
 		t.Fatal(err)
 	}
