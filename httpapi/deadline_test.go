@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
 )
@@ -57,10 +58,30 @@ func (s *stallingStore) GetUser(ctx context.Context, id string) (heraldtype.User
 	return s.Store.GetUser(ctx, id)
 }
 
+// stallTimeout is the stalling env's store timeout: short enough for the
+// tests to wait it out, long enough that a store call that answers —
+// SQLite's write of a request that should succeed, on a machine running
+// other tests — is not cut short by it (at 200 ms it was, under a load of
+// 12 on two CPUs).
+const stallTimeout = time.Second
+
+// seedAlice writes alice and her phone through the Client, not the API:
+// the stalling env's requests have its short store timeout.
+func seedAlice(t *testing.T, e *env) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := e.client.PutUser(ctx, "alice", herald.UserInput{Timezone: "Asia/Seoul"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.RegisterDevice(ctx, "alice", herald.DeviceInput{DeviceID: "alice-phone", Token: "tok-alice", Platform: "android"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func newStallingEnv(t *testing.T) (*env, *stallingStore) {
 	t.Helper()
 	var st *stallingStore
-	e := newEnv(t, envOptions{storeTimeout: 200 * time.Millisecond, wrapStore: func(s store.Store) store.Store {
+	e := newEnv(t, envOptions{storeTimeout: stallTimeout, wrapStore: func(s store.Store) store.Store {
 		st = &stallingStore{Store: s}
 		return st
 	}})
@@ -76,14 +97,14 @@ func expectStoreTimeout(t *testing.T, what string, r response, took time.Duratio
 		t.Fatalf("%s: status %d, want 503; body %s", what, r.status, r.body)
 	}
 	eb := r.errorBody(t)
-	if eb.Code != heraldtype.EUNAVAILABLE || !strings.Contains(eb.Message, "the store did not answer within 200ms") {
+	if eb.Code != heraldtype.EUNAVAILABLE || !strings.Contains(eb.Message, "the store did not answer within "+stallTimeout.String()) {
 		t.Errorf("%s: body %+v", what, eb)
 	}
 	if r.header.Get("Retry-After") == "" {
 		t.Errorf("%s: no Retry-After", what)
 	}
-	if took > 3*time.Second {
-		t.Errorf("%s: answered after %s, want about the 200ms store timeout", what, took)
+	if took > 5*stallTimeout {
+		t.Errorf("%s: answered after %s, want about the %s store timeout", what, took, stallTimeout)
 	}
 }
 
@@ -93,7 +114,7 @@ func expectStoreTimeout(t *testing.T, what string, r response, took time.Duratio
 func TestStoreTimeoutBeforeCommit(t *testing.T) {
 	t.Parallel()
 	e, st := newStallingEnv(t)
-	e.seedUser("alice")
+	seedAlice(t, e)
 	body := map[string]any{"user_id": "alice", "type": "order_shipped", "title": "Shipped"}
 
 	st.set(stallBefore)
@@ -118,7 +139,7 @@ func TestStoreTimeoutBeforeCommit(t *testing.T) {
 func TestStoreTimeoutAfterCommit(t *testing.T) {
 	t.Parallel()
 	e, st := newStallingEnv(t)
-	e.seedUser("alice")
+	seedAlice(t, e)
 	body := map[string]any{"user_id": "alice", "type": "order_shipped", "title": "Shipped"}
 
 	st.set(stallAfterIt)
@@ -143,7 +164,7 @@ func TestStoreTimeoutAfterCommit(t *testing.T) {
 func TestStoreTimeoutOnRead(t *testing.T) {
 	t.Parallel()
 	e, st := newStallingEnv(t)
-	e.seedUser("alice")
+	seedAlice(t, e)
 	st.set(stallBefore)
 	start := time.Now()
 	expectStoreTimeout(t, "GET user", e.do("GET", "/v1/users/alice", nil), time.Since(start))
@@ -158,13 +179,13 @@ func TestStoreTimeoutOnRead(t *testing.T) {
 func TestStoreTimeoutExcludesBodyUpload(t *testing.T) {
 	t.Parallel()
 	e, _ := newStallingEnv(t)
-	e.seedUser("alice")
+	seedAlice(t, e)
 	ts := httptest.NewServer(e.h)
 	t.Cleanup(ts.Close)
 	pr, pw := io.Pipe()
 	go func() {
 		_, _ = pw.Write([]byte(`{"user_id": "alice", "type": "order_shipped", `))
-		time.Sleep(400 * time.Millisecond) // twice the store timeout
+		time.Sleep(2 * stallTimeout) // twice the store timeout
 		_, _ = pw.Write([]byte(`"title": "Shipped"}`))
 		_ = pw.Close()
 	}()
