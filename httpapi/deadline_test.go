@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
 )
@@ -23,6 +24,7 @@ const (
 	answer       stall = iota // pass every call through
 	stallBefore               // hang without writing: the commit never happens
 	stallAfterIt              // commit, then hang: the commit's answer is lost
+	stallKeys                 // only the API key lookup hangs
 )
 
 // stallingStore is a store that goes silent like a database behind a
@@ -50,8 +52,16 @@ func (s *stallingStore) Enqueue(ctx context.Context, p store.EnqueueParams) (sto
 	return s.Store.Enqueue(ctx, p)
 }
 
+func (s *stallingStore) GetAPIKey(ctx context.Context, id string) (store.APIKey, error) {
+	if stall(s.mode.Load()) == stallKeys {
+		<-ctx.Done()
+		return store.APIKey{}, ctx.Err()
+	}
+	return s.Store.GetAPIKey(ctx, id)
+}
+
 func (s *stallingStore) GetUser(ctx context.Context, id string) (heraldtype.User, error) {
-	if stall(s.mode.Load()) != answer {
+	if m := stall(s.mode.Load()); m != answer && m != stallKeys {
 		<-ctx.Done()
 		return heraldtype.User{}, ctx.Err()
 	}
@@ -170,6 +180,30 @@ func TestStoreTimeoutOnRead(t *testing.T) {
 	expectStoreTimeout(t, "GET user", e.do("GET", "/v1/users/alice", nil), time.Since(start))
 	if r := e.do("GET", "/healthz", nil); r.status != http.StatusOK {
 		t.Errorf("healthz %d", r.status)
+	}
+}
+
+// A key lookup the store does not answer is the server's failure: 503 with
+// Retry-After, and no WWW-Authenticate challenge — the caller's key was not
+// refused (the contract lists the challenge on 401 only).
+func TestStoreTimeoutOnKeyLookup(t *testing.T) {
+	t.Parallel()
+	e, st := newStallingEnv(t)
+	_, key, err := e.keys.Create(context.Background(), "reader", []auth.Scope{auth.ScopeUsersRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.set(stallKeys)
+	start := time.Now()
+	r := e.do("GET", "/v1/users/alice", nil, "Authorization", "Bearer "+key)
+	expectStoreTimeout(t, "key lookup", r, time.Since(start))
+	if h := r.header.Get("WWW-Authenticate"); h != "" {
+		t.Fatalf("a key lookup that timed out challenged the caller: WWW-Authenticate %q", h)
+	}
+	st.set(answer)
+	if r := e.do("GET", "/v1/users/nobody", nil, "Authorization", "Bearer hk_wrong"); r.status != http.StatusUnauthorized ||
+		r.header.Get("WWW-Authenticate") == "" {
+		t.Fatalf("a refused key: %d, WWW-Authenticate %q", r.status, r.header.Get("WWW-Authenticate"))
 	}
 }
 
