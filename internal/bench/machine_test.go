@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"math"
 	"os"
 	"strings"
@@ -141,6 +142,27 @@ func TestTitleServes(t *testing.T) {
 	} {
 		if got := titleServes(title, "test"); got != want {
 			t.Errorf("titleServes(%q, test) = %v, want %v", title, got, want)
+		}
+	}
+}
+
+// TestRetryWait: the load generator retries what a client of the API
+// should, as long as the answer says.
+func TestRetryWait(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		wait time.Duration
+		ok   bool
+	}{
+		{&statusError{status: 503, retryAfter: time.Second}, time.Second, true},
+		{&statusError{status: 503, retryAfter: time.Minute}, 2 * time.Second, true},
+		{&statusError{status: 429}, 100 * time.Millisecond, true},
+		{&statusError{status: 400}, 0, false},
+		{&statusError{status: 409}, 0, false},
+		{errors.New("connection reset"), 100 * time.Millisecond, true},
+	} {
+		if wait, ok := retryWait(c.err, 100*time.Millisecond, 2*time.Second); wait != c.wait || ok != c.ok {
+			t.Errorf("retryWait(%v) = %v, %v; want %v, %v", c.err, wait, ok, c.wait, c.ok)
 		}
 	}
 }

@@ -112,6 +112,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.Notifications = int(st.notifications.Load())
 	res.Deliveries = int(st.deliveries.Load())
 	res.TriggerErrors = int(st.errors.Load())
+	res.TriggerRetries = int(st.retries.Load())
 	res.NotificationsPerSec = float64(res.Notifications) / res.TriggerSeconds
 	stats := em.Stats()
 	res.Sent, res.Rejected, res.EarlyRetries = stats.Accepted, stats.Rejected, stats.EarlyRetries
