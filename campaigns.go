@@ -98,7 +98,7 @@ func (c *Client) newCampaignRunner() (*campaign.Runner, error) {
 		Store: c.store, Build: c.buildCampaignMessage, Owner: c.cfg.Owner, DefaultZone: c.cfg.DefaultTimezone,
 		Enqueued:  func(typ string, res store.EnqueueResult) { c.enqueued(typ, res, true) },
 		BatchSize: cc.BatchSize, Pause: cc.Pause, LockAtMost: cc.LockAtMost, LockAtLeast: cc.LockAtLeast,
-		Poll: cc.PollInterval, Now: c.cfg.Now, Metrics: c.metrics, Logger: c.Logger(ComponentCampaign), Templates: c.templateLimits(),
+		Poll: cc.PollInterval, Now: c.cfg.Now, Metrics: c.metrics, Logger: c.Logger(ComponentCampaign), Templates: c.templateLimits(), Tracer: c.tracer,
 		Caller: c.caller, Fetch: campaign.FetchLimits{MaxAnswer: cc.FetchMaxAnswer, MaxItems: cc.FetchMaxItems,
 			MaxFields: cc.FetchMaxFields, MaxValues: cc.FetchMaxValues},
 	})
@@ -123,6 +123,7 @@ func (c *Client) buildCampaignMessage(ctx context.Context, m campaign.Message) (
 	for i := range p.Notifications {
 		p.Notifications[i].Source = src
 	}
+	stampTrace(ctx, &p) // the batch's span (internal/campaign/tracing.go)
 	return p, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/rule"
 	"github.com/heraldhq/herald/internal/tmpl"
+	"github.com/heraldhq/herald/internal/tracing"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -214,6 +215,14 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 			return TrackResult{}, err
 		}
 		rec.RequestHash = hash
+		if tp := tracing.TraceParent(ctx); tp != "" {
+			// The runs' batches, written later by the leader's rule
+			// runner, join the trace that applied the event (issue 34
+			// item 5).
+			for i := range rec.Runs {
+				rec.Runs[i].TraceParent = tp
+			}
+		}
 		done, err := c.store.RecordEvent(ctx, rec)
 		switch {
 		case err != nil:

@@ -2,11 +2,14 @@ package herald
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/explain"
 	"github.com/heraldhq/herald/internal/policy"
+	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/rules"
 )
 
@@ -34,7 +37,11 @@ const (
 // preference, a duplicate of which notification, over the daily cap with
 // the notifications that counted, no device or an invalidated one (since
 // when, why), no address or a suppressed one, the provider's failure —
-// each from the records (issue 34 item 2). The reasoning is
+// each from the records (issue 34 item 2). Asked about a rule's run or an
+// event, it answers with the notification the run (the first of the
+// event's runs that wrote one) wrote for the user, or why none: outside
+// the audience, not reached yet, the run failed, no rule detected the
+// event (each rule's reason), the event was stale. The reasoning is
 // internal/explain's; this gathers the records.
 func (c *Client) Explain(ctx context.Context, r ExplainRequest) (Explanation, error) {
 	if err := c.validExplain(r); err != nil {
@@ -52,6 +59,27 @@ func (c *Client) Explain(ctx context.Context, r ExplainRequest) (Explanation, er
 		return Explanation{}, err
 	}
 	id := r.NotificationID
+	if id == "" && r.Rule == "" && r.Event != "" {
+		runs, err := c.explainEvent(ctx, r, &rec)
+		if err != nil {
+			return Explanation{}, err
+		}
+		for i := range runs {
+			if id, err = c.ruleRunNotification(ctx, r.UserID, runs[i]); err != nil {
+				return Explanation{}, err
+			}
+			if id != "" {
+				rec.Run = &runs[i]
+				break
+			}
+		}
+		if id == "" {
+			if len(runs) > 0 {
+				rec.Run, rec.Runs = &runs[0], runs
+			}
+			return explain.Explain(rec), nil
+		}
+	}
 	if id == "" && r.Rule != "" {
 		run, err := c.store.RuleRun(ctx, r.Rule, r.RuleRun)
 		if err != nil {
@@ -139,8 +167,27 @@ func (c *Client) validExplain(r ExplainRequest) error {
 		}
 		return heraldtype.FieldErrorf("rule_run", "is required with rule: name the run (GET /v1/rules/{name}/runs)")
 	}
-	if r.NotificationID == "" && r.Type == "" && r.Rule == "" && r.IdempotencyKey == "" {
-		return heraldtype.FieldErrorf("type", "is required without a notification id, an idempotency key or a rule run: name the type (or the notification) to explain")
+	if r.Event == "" && (r.EventSource != "" || r.EventNamespace != "") {
+		return heraldtype.FieldErrorf("event", "is required with event_source or event_namespace: name the event's id")
+	}
+	if r.NotificationID == "" && r.Type == "" && r.Rule == "" && r.IdempotencyKey == "" && r.Event == "" {
+		return heraldtype.FieldErrorf("type", "is required without a notification id, an idempotency key, a rule run or an event: name the type (or the notification) to explain")
+	}
+	if r.Event != "" {
+		if err := validID("event", r.Event); err != nil {
+			return err
+		}
+		if r.EventSource != "" {
+			// 249 characters: the longest name Kafka gives a topic.
+			if err := validText("event_source", r.EventSource, 249); err != nil {
+				return err
+			}
+		}
+		if r.EventNamespace != "" {
+			if err := validID("event_namespace", r.EventNamespace); err != nil {
+				return err
+			}
+		}
 	}
 	if err := validText("idempotency_key", r.IdempotencyKey, MaxKeyLength); err != nil {
 		return err
@@ -167,6 +214,59 @@ func (c *Client) validExplain(r ExplainRequest) error {
 		return heraldtype.FieldErrorf("since", "must not be in the future")
 	}
 	return nil
+}
+
+// explainEvent reads the recorded event r names into rec.Event and
+// returns the rule runs it started, in decision order. An event no rule
+// considered was never recorded, and a record is kept for
+// rules.event_retention: either is not found, saying so.
+func (c *Client) explainEvent(ctx context.Context, r ExplainRequest, rec *explain.Records) ([]heraldtype.RuleRun, error) {
+	k := store.EventKey{Source: r.EventSource, Namespace: r.EventNamespace, ID: r.Event}
+	if k.Source == "" {
+		k.Source = store.SourceHTTP
+	}
+	got, ok, err := c.store.RecordedEvent(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		kept := "for rules.event_retention"
+		if d := c.cfg.Rules.EventRetention; d > 0 {
+			kept += " (" + d.String() + ")"
+		}
+		from := "posted to the API"
+		if r.EventSource != "" {
+			from = "from topic " + r.EventSource
+		}
+		if r.EventNamespace != "" {
+			from += " under key " + r.EventNamespace
+		}
+		return nil, heraldtype.Errorf(heraldtype.ENOTFOUND,
+			"no event %q %s is recorded: Herald records only the events some rule considered, and keeps them %s", r.Event, from, kept)
+	}
+	var out TrackResult
+	if err := json.Unmarshal(got.Outcome, &out); err != nil {
+		return nil, fmt.Errorf("herald: event %q: its recorded outcome does not decode: %w", r.Event, err)
+	}
+	ev := &explain.Event{ID: r.Event, Source: k.Source, Namespace: k.Namespace, Stale: out.Stale, Truncated: out.RulesTruncated,
+		Judged: len(out.Rules)}
+	if out.Counts != nil {
+		ev.Judged = out.Counts.Rules
+	}
+	var runs []heraldtype.RuleRun
+	for _, o := range out.Rules {
+		ev.Decisions = append(ev.Decisions, explain.Decision{Rule: o.Rule, Detected: o.Detected, Reason: o.Reason, Run: o.Run, Error: o.Error})
+		if o.Run == "" {
+			continue
+		}
+		run, err := c.store.RuleRun(ctx, o.Rule, o.Run)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, run)
+	}
+	rec.Event = ev
+	return runs, nil
 }
 
 // ruleRunNotification finds the notification run wrote for the user: one

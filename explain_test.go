@@ -140,6 +140,11 @@ func TestExplainRefusesBadRequests(t *testing.T) {
 		{"rule without its run", ExplainRequest{UserID: "u1", Rule: "price-drop"}, heraldtype.EINVALID, "rule_run"},
 		{"run without its rule", ExplainRequest{UserID: "u1", RuleRun: "http/ev-1"}, heraldtype.EINVALID, "rule"},
 		{"unknown rule run", ExplainRequest{UserID: "u1", Rule: "price-drop", RuleRun: "http/ev-1"}, heraldtype.ENOTFOUND, ""},
+		{"event source without the event", ExplainRequest{UserID: "u1", EventSource: "product.inventory.v1"}, heraldtype.EINVALID, "event"},
+		{"event namespace without the event", ExplainRequest{UserID: "u1", EventNamespace: "key-1"}, heraldtype.EINVALID, "event"},
+		{"bad event id", ExplainRequest{UserID: "u1", Event: "a/b"}, heraldtype.EINVALID, "event"},
+		{"bad event namespace", ExplainRequest{UserID: "u1", Event: "ev-1", EventNamespace: "a/b"}, heraldtype.EINVALID, "event_namespace"},
+		{"unknown event", ExplainRequest{UserID: "u1", Event: "ev-1"}, heraldtype.ENOTFOUND, ""},
 		{"type of another notification", ExplainRequest{UserID: "u2", NotificationID: other, Type: "order"}, heraldtype.EINVALID, "type"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -349,6 +354,113 @@ func TestExplainRuleRun(t *testing.T) {
 		x := r.explain(req)
 		if x.Verdict != heraldtype.ExplainOutsideAudience || !containsAll(x.Message, "product:42", "wrote 1 notification,") {
 			t.Fatalf("u2: %+v", x)
+		}
+	})
+}
+
+// An event: what each rule decided on it, and for a rule that started a
+// run, what the run did for the user — the notification it wrote (sent),
+// not reached yet, or outside its audience; not_detected naming each rule
+// and its detector's reason; event_stale; not found, saying what Herald
+// records and for how long.
+func TestExplainEvent(t *testing.T) {
+	explainStores(t, func(t *testing.T, r *explainRig) {
+		if _, err := r.client.PutType(r.ctx, "price_drop", TypeConfig{Channels: []heraldtype.Channel{heraldtype.ChannelPush}}); err != nil {
+			t.Fatal(err)
+		}
+		// Two rules judge each price change: price-drop fires at 10 %,
+		// big-drop only at 50 %.
+		small, big := priceDropRule(), priceDropRule()
+		big.Name, big.When.Detect.PriceDropPct = "big-drop", 50
+		for _, rl := range []Rule{small, big} {
+			if _, _, err := r.client.PutRule(r.ctx, rl); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.interested("VIEW", "product:42", "u1")
+		r.user("u2", "Asia/Seoul", "tok-u2")
+		track := func(e Event) TrackResult {
+			t.Helper()
+			out, err := r.client.Track(r.ctx, e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		out := track(priceChange("ev-1", 10000, 8500))
+		if len(out.Rules) != 2 || out.Rules[1].Run == "" {
+			t.Fatalf("track: %+v", out)
+		}
+		req := ExplainRequest{UserID: "u1", Event: "ev-1", EventSource: "product.inventory.v1"}
+		if x := r.explain(req); x.Verdict != heraldtype.ExplainPending || x.Event != "ev-1" || x.Rule != small.Name || x.NotificationID != "" {
+			t.Fatalf("before the runner: %+v", x)
+		}
+		r.fanOut()
+		r.work()
+		x := r.explain(req)
+		if x.Verdict != heraldtype.ExplainSent || x.NotificationID == "" || x.Rule != small.Name || x.RuleRun != out.Rules[1].Run ||
+			x.Event != "ev-1" || x.Type != "price_drop" {
+			t.Fatalf("u1, reached by price-drop's run: %+v", x)
+		}
+		// u2 was in no rule's audience: price-drop's run decides, and
+		// big-drop's decision follows, naming the rule and its reason.
+		req.UserID = "u2"
+		x = r.explain(req)
+		if x.Verdict != heraldtype.ExplainOutsideAudience || x.Rule != small.Name || len(x.Reasons) != 2 ||
+			x.Reasons[1].Code != heraldtype.ExplainNotDetected || x.Reasons[1].Rule != big.Name ||
+			!containsAll(x.Reasons[1].Message, "big-drop", "under the threshold") {
+			t.Fatalf("u2, outside the audience: %+v", x)
+		}
+
+		// A 1 % drop: neither rule detects it.
+		track(priceChange("ev-2", 8500, 8415))
+		req = ExplainRequest{UserID: "u1", Event: "ev-2", EventSource: "product.inventory.v1"}
+		x = r.explain(req)
+		if x.Verdict != heraldtype.ExplainNotDetected || len(x.Reasons) != 2 || x.NotificationID != "" || x.Event != "ev-2" {
+			t.Fatalf("not detected: %+v", x)
+		}
+		for i, rl := range []string{big.Name, small.Name} {
+			if rs := x.Reasons[i]; rs.Code != heraldtype.ExplainNotDetected || rs.Rule != rl || !containsAll(rs.Message, "Rule "+rl, "under the threshold") {
+				t.Fatalf("reason %d: %+v", i, rs)
+			}
+		}
+
+		// A version not above the subject's last is stale.
+		v5, v4 := priceChange("ev-3", 8415, 8400), priceChange("ev-4", 8400, 100)
+		v5.Version, v4.Version = 5, 4
+		track(v5)
+		if out := track(v4); !out.Stale {
+			t.Fatalf("v4 after v5: %+v", out)
+		}
+		x = r.explain(ExplainRequest{UserID: "u1", Event: "ev-4", EventSource: "product.inventory.v1"})
+		if x.Verdict != heraldtype.ExplainEventStale || !containsAll(x.Message, "ev-4", "stale") {
+			t.Fatalf("stale: %+v", x)
+		}
+
+		// Not recorded: under another source, or never applied.
+		for _, q := range []ExplainRequest{{UserID: "u1", Event: "ev-1"}, {UserID: "u1", Event: "ev-9", EventSource: "product.inventory.v1"},
+			{UserID: "u1", Event: "ev-1", EventSource: "product.inventory.v1", EventNamespace: "key-1"}} {
+			_, err := r.client.Explain(r.ctx, q)
+			var he *heraldtype.Error
+			if !errors.As(err, &he) || he.Code != heraldtype.ENOTFOUND || !containsAll(he.Message, "some rule considered", "rules.event_retention") {
+				t.Fatalf("%+v: %v", q, err)
+			}
+		}
+
+		// An event posted to the API is found under the posting key's
+		// namespace.
+		api := small
+		api.Name, api.Source = "api-drop", heraldtype.RuleSource{}
+		if _, _, err := r.client.PutRule(r.ctx, api); err != nil {
+			t.Fatal(err)
+		}
+		e := priceChange("ev-1", 100, 50)
+		e.Topic, e.Subject, e.Namespace = "", "product:42", "key-1"
+		track(e)
+		r.fanOut()
+		x = r.explain(ExplainRequest{UserID: "u2", Event: "ev-1", EventNamespace: "key-1"})
+		if x.Verdict != heraldtype.ExplainOutsideAudience || x.Rule != "api-drop" || x.RuleRun != "http/key-1/ev-1" {
+			t.Fatalf("an API event: %+v", x)
 		}
 	})
 }

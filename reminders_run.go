@@ -21,7 +21,7 @@ func (c *Client) newScheduler() (*reminder.Scheduler, error) {
 		Store: c.store, Build: c.buildOccurrence, InQuietHours: c.inQuietHours,
 		Owner: c.cfg.Owner, DefaultZone: c.cfg.DefaultTimezone,
 		Lease: rc.Lease, BatchSize: rc.BatchSize, Gap: rc.Gap, Poll: rc.PollInterval,
-		Now: c.cfg.Now, Metrics: c.metrics, Logger: c.Logger(ComponentReminder),
+		Now: c.cfg.Now, Metrics: c.metrics, Logger: c.Logger(ComponentReminder), Tracer: c.tracer,
 	})
 }
 
@@ -42,6 +42,7 @@ func (c *Client) buildOccurrence(ctx context.Context, f reminder.Firing) (*store
 	for i := range p.Notifications {
 		p.Notifications[i].Source = src
 	}
+	stampTrace(ctx, &p) // the batch's span (internal/reminder/tracing.go)
 	return &p, nil
 }
 

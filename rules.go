@@ -197,7 +197,7 @@ func (c *Client) newRuleRunner() (*fanout.Runner, error) {
 		Store: c.store, Build: c.buildRuleBatch, Audiences: c.audiences, RetryPause: rc.AudienceRetry,
 		Enqueued:  func(typ string, res store.EnqueueResult) { c.enqueued(typ, res, true) },
 		BatchSize: rc.BatchSize, Pause: rc.Pause, Concurrency: rc.Concurrency, Poll: rc.PollInterval,
-		Now: c.cfg.Now, Metrics: c.metrics, Logger: c.Logger(ComponentRules),
+		Now: c.cfg.Now, Metrics: c.metrics, Logger: c.Logger(ComponentRules), Tracer: c.tracer,
 	})
 }
 
@@ -217,6 +217,7 @@ func (c *Client) buildRuleBatch(ctx context.Context, run heraldtype.RuleRun, use
 	for i := range p.Notifications {
 		p.Notifications[i].Source = src
 	}
+	stampTrace(ctx, &p) // the batch's span, in the event's trace (internal/fanout/tracing.go)
 	return p, nil
 }
 

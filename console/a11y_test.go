@@ -90,6 +90,7 @@ func TestViewsAccessibleMarkup(t *testing.T) {
 	seedCatalog(t, e)
 	for _, path := range []string{"/console/notifications", "/console/notifications?status=LOST", "/console/notifications/" + s.dead,
 		"/console/why", "/console/why?user=" + s.user + "&type=order_shipped", "/console/why?user=" + s.user,
+		"/console/why?user=" + s.user + "&event_source=product.inventory.v1",
 		"/console/users", "/console/users/" + s.user, "/console/types", "/console/types/digest",
 		"/console/rules", "/console/rules/price-drop", "/console/rules/fresh?new=1", "/console/reminders?user=u-1",
 		"/console/reminders/cart-1", "/console/campaigns", "/console/campaigns/weekly"} {

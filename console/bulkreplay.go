@@ -18,7 +18,11 @@ func (c *Console) bulkReplay(w http.ResponseWriter, r *http.Request, s Session) 
 	}
 	dry := r.PostForm.Get("dry_run") == "1"
 	if f.Kind == "events" {
-		res, err := c.client.ReplayDeadEvents(r.Context(), f.eventFilter(), dry)
+		ef, err := f.eventFilter()
+		if err != nil {
+			return err
+		}
+		res, err := c.client.ReplayDeadEvents(r.Context(), ef, dry)
 		if err != nil {
 			return err
 		}

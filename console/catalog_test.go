@@ -129,8 +129,26 @@ func TestRemindersPage(t *testing.T) {
 	e.get("/console/reminders?state=sleeping").expect(t, 400).has(t, `id="form-error"`)
 	one := e.get("/console/reminders/cart-1").expect(t, 200)
 	wellFormed(t, one.body)
-	one.has(t, `data-state="active"`, `id="reminder-schedule"`, `backoff`, `id="cancel-reminder"`)
+	one.has(t, `data-state="active"`, `id="reminder-doc"`, `backoff`, `id="cancel-reminder"`, `id="reminder-save"`)
 	e.get("/console/reminders/nope").expect(t, 404)
+	// Edited as the API's PUT takes it: a refused field is named beside
+	// the document, which keeps what was typed; a saved one restarts its
+	// schedule (issue 34 item 2).
+	bad := e.post("/console/reminders/cart-1", url.Values{"csrf": {p.csrf(t)},
+		"reminder": {`{"user_id": "u-1", "type": "cart_reminder", "title": "Hi", "schedule": {"cron": "61 9 * * *"}}`}}).expect(t, 400)
+	wellFormed(t, bad.body)
+	bad.has(t, `id="error-schedule.cron"`, `aria-invalid="true"`, `61 9 * * *`)
+	e.post("/console/reminders/cart-1", url.Values{"csrf": {p.csrf(t)}, "reminder": {`{"user_id": "u-1", "nope": 1}`}}).
+		expect(t, 400).has(t, `id="error-reminder"`)
+	saved := e.post("/console/reminders/cart-1", url.Values{"csrf": {p.csrf(t)},
+		"reminder": {`{"user_id": "u-1", "type": "cart_reminder", "title": "Your cart misses you", "schedule": {"cron": "0 9 * * *"}}`}}).expect(t, 303)
+	if loc := saved.header.Get("Location"); loc != "/console/reminders/cart-1?saved=1" {
+		t.Fatalf("after saving: %q", loc)
+	}
+	e.get("/console/reminders/cart-1?saved=1").expect(t, 200).has(t, `id="reminder-saved"`, `Your cart misses you`, `0 9 * * *`)
+	if rm, err := e.client.GetReminder(context.Background(), "cart-1"); err != nil || rm.Title != "Your cart misses you" || rm.Schedule.Cron != "0 9 * * *" {
+		t.Fatalf("the saved reminder: %+v, %v", rm, err)
+	}
 	r := e.post("/console/reminders/cart-1/cancel", url.Values{"csrf": {p.csrf(t)}, "back": {"/console/reminders?user=u-1&state=active"}}).expect(t, 303)
 	if loc := r.header.Get("Location"); loc != "/console/reminders?user=u-1&state=active&cancelled=1" {
 		t.Fatalf("after cancelling: %q", loc)
@@ -144,6 +162,10 @@ func TestRemindersPage(t *testing.T) {
 	}
 	e.get("/console/reminders?user=u-1&state=active").expect(t, 200).lacks(t, `data-reminder-key="cart-2"`)
 	e.post("/console/reminders/cancel", url.Values{"csrf": {p.csrf(t)}}).expect(t, 400)
+	// A cancelled reminder saved again is active again, as the page says.
+	e.post("/console/reminders/cart-1", url.Values{"csrf": {p.csrf(t)},
+		"reminder": {`{"user_id": "u-1", "type": "cart_reminder", "title": "Back", "schedule": {"cron": "0 9 * * *"}}`}}).expect(t, 303)
+	e.get("/console/reminders/cart-1").expect(t, 200).has(t, `data-state="active"`)
 }
 
 // TestCampaignPages: the list, a campaign with its runs, a manual run

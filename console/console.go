@@ -64,6 +64,11 @@ type Config struct {
 	// Logger receives the details of errors a page shows only as
 	// "unavailable" or "internal". Default slog.Default().
 	Logger *slog.Logger
+	// SecureCookies marks every cookie Secure even on a request that did
+	// not come over TLS: behind a proxy that ends TLS, the browser's
+	// connection is https while Herald's is not. False: Secure exactly
+	// when the request came over TLS.
+	SecureCookies bool
 }
 
 // Console is the operator console as an http.Handler.
@@ -75,6 +80,7 @@ type Console struct {
 	refresh  time.Duration
 	kafka    func(ctx context.Context) (int64, bool)
 	log      *slog.Logger
+	secure   bool // every cookie Secure (Config.SecureCookies)
 	mux      *http.ServeMux
 	pages    map[string]*template.Template
 }
@@ -103,7 +109,7 @@ func New(cfg Config) (*Console, error) {
 		return nil, err
 	}
 	c := &Console{client: cfg.Client, sessions: cfg.Sessions, dev: cfg.Dev, refresh: cfg.Refresh,
-		kafka: cfg.KafkaLag, log: cfg.Logger, mux: http.NewServeMux(), pages: pages}
+		kafka: cfg.KafkaLag, log: cfg.Logger, secure: cfg.SecureCookies, mux: http.NewServeMux(), pages: pages}
 	if cfg.Dev {
 		c.devSess = devSession()
 	}
@@ -235,7 +241,7 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) (Session, bool
 			c.fail(w, r, Session{}, err)
 			return Session{}, false
 		}
-		clearCookie(w, r)
+		c.clearCookie(w, r)
 	}
 	next := r.URL.Path
 	if r.Method == http.MethodGet && r.URL.RawQuery != "" {

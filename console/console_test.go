@@ -66,6 +66,26 @@ func TestSignIn(t *testing.T) {
 	}
 }
 
+// TestSecureCookies: over plain HTTP the cookies are not Secure, unless
+// the console is told every browser connection is https (a proxy ends
+// TLS: console.secure_cookie always).
+func TestSecureCookies(t *testing.T) {
+	t.Parallel()
+	for _, secure := range []bool{false, true} {
+		e := newEnv(t, envOptions{secure: secure})
+		r := e.get("/console/sign-in").expect(t, 200)
+		cookies := r.header.Values("Set-Cookie")
+		if len(cookies) == 0 {
+			t.Fatal("the sign-in page set no cookie")
+		}
+		for _, c := range cookies {
+			if got := strings.Contains(c, "; Secure"); got != secure {
+				t.Errorf("secure %v: cookie %q", secure, c)
+			}
+		}
+	}
+}
+
 // TestSignOutAndExpiry: signing out needs the CSRF token and ends the
 // session; an expired session is sent to sign in again.
 func TestSignOutAndExpiry(t *testing.T) {

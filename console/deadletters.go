@@ -23,9 +23,10 @@ const deadPageSize = 50
 type deadFilter struct {
 	Kind string // deliveries or events
 	// Deliveries: state (dead or unknown), error code, channel, type,
-	// user, and created since/until.
+	// user.
 	State, Code, Channel, Type, User string
-	Since, Until                     string
+	// Both: created (a delivery) or given up on (a record) since/until.
+	Since, Until string
 	// Events: topic and kind of record.
 	Topic, EventKind string
 	Cursor           string
@@ -61,12 +62,12 @@ func (f deadFilter) query() url.Values {
 		add("channel", f.Channel)
 		add("type", f.Type)
 		add("user", f.User)
-		add("since", f.Since)
-		add("until", f.Until)
 	} else {
 		add("topic", f.Topic)
 		add("event_kind", f.EventKind)
 	}
+	add("since", f.Since)
+	add("until", f.Until)
 	return v
 }
 
@@ -107,8 +108,17 @@ func (f deadFilter) deliveryFilter() (heraldtype.DeliveryFilter, error) {
 	return df, nil
 }
 
-func (f deadFilter) eventFilter() heraldtype.DeadEventFilter {
-	return heraldtype.DeadEventFilter{Topic: f.Topic, Kind: f.EventKind, Replayed: "no", Cursor: f.Cursor, Limit: deadPageSize}
+// eventFilter is deliveryFilter's counterpart for dead events.
+func (f deadFilter) eventFilter() (heraldtype.DeadEventFilter, error) {
+	ef := heraldtype.DeadEventFilter{Topic: f.Topic, Kind: f.EventKind, Replayed: "no", Cursor: f.Cursor, Limit: deadPageSize}
+	var err error
+	if ef.From, err = formTime("since", f.Since); err != nil {
+		return ef, err
+	}
+	if ef.To, err = formTime("until", f.Until); err != nil {
+		return ef, err
+	}
+	return ef, nil
 }
 
 // formTime reads a time field: a datetime-local input's value (taken as
@@ -207,7 +217,11 @@ func (c *Console) renderDead(w http.ResponseWriter, r *http.Request, s Session, 
 
 func (c *Console) loadDead(r *http.Request, d *deadData) error {
 	if d.F.Kind == "events" {
-		p, err := c.client.ListDeadEvents(r.Context(), d.F.eventFilter())
+		ef, err := d.F.eventFilter()
+		if err != nil {
+			return err
+		}
+		p, err := c.client.ListDeadEvents(r.Context(), ef)
 		d.Events, d.Next = p.DeadEvents, p.NextCursor
 		return err
 	}

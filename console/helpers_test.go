@@ -121,6 +121,7 @@ type env struct {
 type envOptions struct {
 	dev     bool
 	workers bool
+	secure  bool // console.Config.SecureCookies
 	// historyScan is the Client's Limits.HistoryScan (0: the default).
 	historyScan int
 }
@@ -155,7 +156,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		})
 	}
 	fs := newFakeSessions()
-	cfg := console.Config{Client: c, Dev: o.dev, Logger: logger}
+	cfg := console.Config{Client: c, Dev: o.dev, Logger: logger, SecureCookies: o.secure}
 	if !o.dev {
 		cfg.Sessions = fs
 	}

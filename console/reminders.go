@@ -8,9 +8,10 @@ import (
 	"github.com/heraldhq/herald/heraldtype"
 )
 
-// The reminders: the list with its filters, and cancelling one
+// The reminders: the list with its filters, one reminder edited as a JSON
+// document (PUT /v1/reminders/{key}), and cancelling one
 // (DELETE /v1/reminders/{key}) or every one the filter's user and type
-// select (POST /v1/reminders/cancel), both reminders:write.
+// select (POST /v1/reminders/cancel), all three reminders:write.
 
 // remindersData is the reminders list's.
 type remindersData struct {
@@ -90,21 +91,64 @@ func backTo(r *http.Request, list string) string {
 
 // reminderData is one reminder's page.
 type reminderData struct {
-	R   herald.Reminder
-	Doc string
+	R herald.Reminder
+	// Doc is the reminder as the textarea shows it: what a PUT takes.
+	Doc   string
+	Err   *formResult
+	Saved bool
 }
 
-// reminder shows one reminder: its schedule, stop conditions, state and
-// the last notification it sent.
+// reminder shows one reminder: its message, schedule, stop conditions,
+// state and the last notification it sent, and the form that edits it.
 func (c *Console) reminder(w http.ResponseWriter, r *http.Request, s Session) error {
 	rm, err := c.client.GetReminder(r.Context(), r.PathValue("key"))
 	if err != nil {
 		return err
 	}
-	doc, _ := json.MarshalIndent(struct {
-		Schedule heraldtype.Schedule     `json:"schedule"`
-		Stop     heraldtype.ReminderStop `json:"stop,omitzero"`
-	}{rm.Schedule, rm.Stop}, "", "  ")
-	c.render(w, r, http.StatusOK, "reminder", page{Title: "Reminder " + rm.Key, Path: "/console/reminders", Session: s, Data: reminderData{R: rm, Doc: string(doc)}})
+	d := reminderData{R: rm, Doc: reminderDoc(rm), Saved: query(r, "saved") == "1"}
+	c.renderReminder(w, r, http.StatusOK, s, d)
+	return nil
+}
+
+func (c *Console) renderReminder(w http.ResponseWriter, r *http.Request, status int, s Session, d reminderData) {
+	c.render(w, r, status, "reminder", page{Title: "Reminder " + d.R.Key, Path: "/console/reminders", Session: s, Data: d})
+}
+
+// reminderDoc is the reminder as PUT /v1/reminders/{key} takes it (the
+// key is the address's).
+func reminderDoc(rm herald.Reminder) string {
+	in := herald.ReminderRequest{UserID: rm.UserID, Type: rm.Type, Title: rm.Title, Body: rm.Body, Data: rm.Data,
+		Channels: rm.Channels, Priority: rm.Priority, DataOnly: rm.DataOnly, Schedule: rm.Schedule, Stop: rm.Stop,
+		QuietHours: rm.QuietHours}
+	out, _ := json.MarshalIndent(in, "", "  ")
+	return string(out)
+}
+
+// saveReminder writes the reminder the textarea holds, as the API's PUT
+// does: its schedule restarts from now and its sent count is kept; a
+// stopped reminder saved again is active again. A refusal is shown beside
+// the document, which keeps what was typed.
+func (c *Console) saveReminder(w http.ResponseWriter, r *http.Request, s Session) error {
+	key := r.PathValue("key")
+	doc := r.PostForm.Get("reminder")
+	var in herald.ReminderRequest
+	err := decodeStrict("reminder", doc, &in)
+	if err == nil {
+		in.Key = key
+		_, _, err = c.client.PutReminder(r.Context(), in)
+	}
+	if err == nil {
+		seeOther(w, r, pathLink("/console/reminders/", key)+"?saved=1")
+		return nil
+	}
+	fr, ok := refused(err)
+	if !ok {
+		return err
+	}
+	rm, gerr := c.client.GetReminder(r.Context(), key)
+	if gerr != nil {
+		return gerr
+	}
+	c.renderReminder(w, r, refusedStatus(fr), s, reminderData{R: rm, Doc: doc, Err: &fr})
 	return nil
 }

@@ -38,6 +38,7 @@ func (c *Console) ruleRoutes() {
 func (c *Console) reminderRoutes() {
 	c.view("GET /console/reminders", auth.ScopeRemindersRead, c.reminders)
 	c.view("GET /console/reminders/{key}", auth.ScopeRemindersRead, c.reminder)
+	c.action("POST /console/reminders/{key}", auth.ScopeRemindersWrite, c.saveReminder)
 	c.action("POST /console/reminders/cancel", auth.ScopeRemindersWrite, c.cancelReminders)
 	c.action("POST /console/reminders/{key}/cancel", auth.ScopeRemindersWrite, c.cancelReminder)
 }

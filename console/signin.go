@@ -39,7 +39,7 @@ func (c *Console) signInPage(w http.ResponseWriter, r *http.Request) {
 func (c *Console) renderSignIn(w http.ResponseWriter, r *http.Request, status int, next, msg string) {
 	token := randomToken()
 	http.SetCookie(w, &http.Cookie{Name: signInCookie, Value: token, Path: Prefix, HttpOnly: true,
-		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode, MaxAge: 3600})
+		Secure: c.secureCookie(r), SameSite: http.SameSiteStrictMode, MaxAge: 3600})
 	// The page's csrf-token meta carries the sign-in form's token, as
 	// every other page's carries its session's (no session ID: no
 	// navigation or sign-out is shown).
@@ -87,9 +87,9 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: signInCookie, Path: Prefix, MaxAge: -1, HttpOnly: true,
-		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+		Secure: c.secureCookie(r), SameSite: http.SameSiteStrictMode})
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: token, Path: Prefix, HttpOnly: true,
-		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+		Secure: c.secureCookie(r), SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
@@ -113,12 +113,15 @@ func (c *Console) signOut(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	clearCookie(w, r)
+	c.clearCookie(w, r)
 	http.Redirect(w, r, "/console/sign-in", http.StatusSeeOther)
 }
 
+// secureCookie says whether a cookie set in answer to r is Secure.
+func (c *Console) secureCookie(r *http.Request) bool { return c.secure || r.TLS != nil }
+
 // clearCookie tells the browser to forget the session cookie.
-func clearCookie(w http.ResponseWriter, r *http.Request) {
+func (c *Console) clearCookie(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Path: Prefix, MaxAge: -1, HttpOnly: true,
-		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+		Secure: c.secureCookie(r), SameSite: http.SameSiteStrictMode})
 }

@@ -15,6 +15,7 @@ var viewActions = []string{
 	"/console/users/u-1/preferences",
 	"/console/types/digest",
 	"/console/rules/price-drop",
+	"/console/reminders/cart-1",
 	"/console/reminders/cart-1/cancel",
 	"/console/reminders/cancel",
 	"/console/campaigns/weekly",
@@ -24,7 +25,7 @@ var viewActions = []string{
 // actionMarks are what a session that may change things sees and a
 // read-only one must not.
 var actionMarks = []string{`id="preferences-save"`, `id="type-save"`, `id="rule-save"`, `id="run-campaign"`, `id="campaign-save"`,
-	`id="cancel-reminders"`, `class="cancel-reminder"`, `id="new-rule"`, `id="new-campaign"`}
+	`id="cancel-reminders"`, `class="cancel-reminder"`, `id="reminder-save"`, `id="new-rule"`, `id="new-campaign"`}
 
 // TestViewsReadOnlySession: a console-scope (read-only) session reads
 // every view, sees no action, and is refused every action with 403
@@ -51,6 +52,7 @@ func TestViewsReadOnlySession(t *testing.T) {
 	}
 	e.get("/console/rules/price-drop").has(t, `id="rule-form"`, `readonly`, `id="dry-run-form"`)
 	e.get("/console/types/digest").has(t, `<fieldset disabled>`)
+	e.get("/console/reminders/cart-1").has(t, `id="reminder-form"`, `readonly`)
 	for _, path := range viewActions {
 		e.post(path, url.Values{"csrf": {csrf}, "user": {"u-1"}}).expect(t, 403).has(t, `<p id="error" data-code="permission_denied"`)
 		e.post(path, url.Values{"user": {"u-1"}}).expect(t, 403).has(t, `<p id="error" data-code="csrf_invalid"`)

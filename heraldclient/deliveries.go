@@ -21,7 +21,7 @@ type DeliveryPage struct {
 // state (state dead: the dead letters), error code, type, user,
 // notification and creation time.
 func (c *Client) ListDeliveries(ctx context.Context, f heraldtype.DeliveryFilter) (DeliveryPage, error) {
-	q := newQuery().str("state", string(f.State)).str("error_code", f.ErrorCode).str("type", f.Type).
+	q := newQuery().str("state", string(f.State)).str("error_code", f.ErrorCode).str("type", f.Type).str("channel", string(f.Channel)).
 		str("user_id", f.UserID).str("notification_id", f.NotificationID).time("from", f.From).time("to", f.To).
 		str("cursor", f.Cursor).limit(f.Limit)
 	var page DeliveryPage
@@ -62,6 +62,7 @@ type ReplayFilter struct {
 	State          heraldtype.DeliveryState
 	ErrorCode      string
 	Type           string
+	Channel        heraldtype.Channel
 	UserID         string
 	NotificationID string
 	From, To       time.Time
@@ -70,7 +71,8 @@ type ReplayFilter struct {
 // ReplayDeliveries replays every delivery f selects (POST
 // /v1/deliveries/replay) and returns how many. It is not retried.
 func (c *Client) ReplayDeliveries(ctx context.Context, f ReplayFilter) (int, error) {
-	body := replayBody{State: f.State, ErrorCode: f.ErrorCode, Type: f.Type, UserID: f.UserID, NotificationID: f.NotificationID}
+	body := replayBody{State: f.State, ErrorCode: f.ErrorCode, Type: f.Type, Channel: f.Channel, UserID: f.UserID,
+		NotificationID: f.NotificationID}
 	if !f.From.IsZero() {
 		body.From = f.From.Format(time.RFC3339Nano)
 	}
@@ -88,6 +90,7 @@ type replayBody struct {
 	State          heraldtype.DeliveryState `json:"state,omitempty"`
 	ErrorCode      string                   `json:"error_code,omitempty"`
 	Type           string                   `json:"type,omitempty"`
+	Channel        heraldtype.Channel       `json:"channel,omitempty"`
 	UserID         string                   `json:"user_id,omitempty"`
 	NotificationID string                   `json:"notification_id,omitempty"`
 	From           string                   `json:"from,omitempty"`

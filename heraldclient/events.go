@@ -98,6 +98,10 @@ type DeadEventReplay struct {
 type DeadEventSelector struct {
 	Topic string `json:"topic,omitempty"`
 	Kind  string `json:"kind,omitempty"`
+	// From and To bound when Herald gave up on the record: at or after
+	// From, before To; zero is unbounded.
+	From time.Time `json:"-"`
+	To   time.Time `json:"-"`
 	// DryRun counts what would be replayed and replays nothing.
 	DryRun bool `json:"dry_run,omitempty"`
 }
@@ -112,10 +116,11 @@ func (c *Client) PostEvent(ctx context.Context, e Event) (TrackResult, error) {
 }
 
 // ListDeadEvents reads one page of the records the Kafka intake gave up
-// on (GET /v1/events/dead): by topic, kind and whether replayed ("true",
-// "false").
+// on (GET /v1/events/dead): by topic, kind, whether replayed ("yes",
+// "no") and when Herald gave up on them.
 func (c *Client) ListDeadEvents(ctx context.Context, f heraldtype.DeadEventFilter) (DeadEventPage, error) {
-	q := newQuery().str("topic", f.Topic).str("kind", f.Kind).str("replayed", f.Replayed).str("cursor", f.Cursor).limit(f.Limit)
+	q := newQuery().str("topic", f.Topic).str("kind", f.Kind).str("replayed", f.Replayed).time("from", f.From).time("to", f.To).
+		str("cursor", f.Cursor).limit(f.Limit)
 	var page DeadEventPage
 	_, err := c.do(ctx, call{method: http.MethodGet, path: "/v1/events/dead", query: url.Values(q), out: &page})
 	return page, err
@@ -148,7 +153,18 @@ func (c *Client) ReplayDeadEvent(ctx context.Context, id int64) (heraldtype.Dead
 // ReplayDeadEvents replays every dead event sel selects (POST
 // /v1/events/dead/replay). Not retried, unless it is a dry run.
 func (c *Client) ReplayDeadEvents(ctx context.Context, sel DeadEventSelector) (DeadEventReplay, error) {
+	body := struct {
+		DeadEventSelector
+		From string `json:"from,omitempty"`
+		To   string `json:"to,omitempty"`
+	}{DeadEventSelector: sel}
+	if !sel.From.IsZero() {
+		body.From = sel.From.Format(time.RFC3339Nano)
+	}
+	if !sel.To.IsZero() {
+		body.To = sel.To.Format(time.RFC3339Nano)
+	}
 	var out DeadEventReplay
-	_, err := c.do(ctx, call{method: http.MethodPost, path: "/v1/events/dead/replay", body: sel, out: &out, safe: sel.DryRun})
+	_, err := c.do(ctx, call{method: http.MethodPost, path: "/v1/events/dead/replay", body: body, out: &out, safe: sel.DryRun})
 	return out, err
 }

@@ -2,6 +2,8 @@ package heraldclient_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +35,16 @@ func TestExplain(t *testing.T) {
 	}
 	if _, err := c.Explain(ctx, "u1", heraldclient.ExplainParams{}); !heraldclient.IsCode(err, heraldclient.CodeInvalidArgument) {
 		t.Errorf("neither type nor notification: %v", err)
+	}
+	// An event's id, topic and namespace reach the server: an unrecorded
+	// event is not found, and its message names them.
+	_, err = c.Explain(ctx, "u1", heraldclient.ExplainParams{Event: "ev-1", EventSource: "product.inventory.v1", EventNamespace: "k1"})
+	var he *heraldclient.Error
+	if !errors.As(err, &he) || he.Code != heraldclient.CodeNotFound || !strings.Contains(he.Message, `"ev-1" from topic product.inventory.v1 under key k1`) {
+		t.Errorf("unknown event: %v", err)
+	}
+	if _, err := c.Explain(ctx, "u1", heraldclient.ExplainParams{EventSource: "product.inventory.v1"}); !errors.As(err, &he) || he.Field != "event" {
+		t.Errorf("a topic without the event: %v", err)
 	}
 	if _, err := c.Explain(ctx, "nobody", heraldclient.ExplainParams{Type: "promo"}); !heraldclient.IsCode(err, heraldclient.CodeNotFound) {
 		t.Errorf("unknown user: %v", err)

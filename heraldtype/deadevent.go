@@ -50,6 +50,9 @@ type DeadEventFilter struct {
 	Kind  string
 	// Replayed: "yes" only those replayed, "no" only those not yet.
 	Replayed string
+	// From and To bound when Herald gave up on the record (created_at):
+	// at or after From, before To; zero is unbounded.
+	From, To time.Time
 	Cursor   string
 	// Limit defaults to 50 and is capped at 200.
 	Limit int

@@ -4,8 +4,11 @@ import "time"
 
 // ExplainRequest asks why a user did (or did not) get a notification:
 // "Why didn't this user get it?". It names the user and one of their
-// notifications, a rule's run (the rule's fan-out of one event), or a
-// type, whose newest notification since Since is explained.
+// notifications, a rule's run (the rule's fan-out of one event), an
+// event, a trigger, or a type, whose newest notification since Since is
+// explained. When several are named, NotificationID wins over Rule and
+// RuleRun, which win over Event, which wins over IdempotencyKey, which
+// wins over Type.
 type ExplainRequest struct {
 	UserID string
 	// Type explains the user's newest notification of this type created
@@ -22,10 +25,22 @@ type ExplainRequest struct {
 	// Rule and RuleRun name a rule's run (GET /v1/rules/{name}/runs): the
 	// notification it wrote for the user, or why it wrote none (outside
 	// its audience, not reached yet, the run failed). Given together;
-	// NotificationID wins over them, they win over IdempotencyKey, which
-	// wins over Type.
+	// NotificationID wins over them, they win over Event.
 	Rule    string
 	RuleRun string
+	// Event names an applied event by its id: what each rule decided on
+	// it (not detected and why, stale), and for the rules whose runs it
+	// started, the notification the first of them wrote for the user, or
+	// why none did. Herald records only the events some rule considered,
+	// for rules.event_retention. It wins over IdempotencyKey.
+	Event string
+	// EventSource is the Kafka topic the event was read from; "" for
+	// one posted to POST /v1/events.
+	EventSource string
+	// EventNamespace is whose id Event is: POST /v1/events records an
+	// event under the posting API key's id, a topic's events (and a Go
+	// caller's that names none) under "".
+	EventNamespace string
 	// Since bounds the search by Type; zero looks as far back as the
 	// history goes.
 	Since time.Time
@@ -77,6 +92,13 @@ const (
 	// ExplainRuleRunFailed: the rule's run stopped on an error before it
 	// reached the user.
 	ExplainRuleRunFailed = "rule_run_failed"
+	// ExplainEventStale: the event asked about was stale — its version
+	// was not above the last one applied for its subject — so no rule
+	// judged it.
+	ExplainEventStale = "event_stale"
+	// ExplainNotDetected: no rule detected the event asked about; each
+	// rule's reason names the rule and what its detector said.
+	ExplainNotDetected = "not_detected"
 	// ExplainNotDelivered: a final state the other codes do not name.
 	ExplainNotDelivered = "not_delivered"
 )
@@ -91,6 +113,8 @@ type Explanation struct {
 	// Rule and RuleRun name the rule's run asked about.
 	Rule    string `json:"rule,omitempty"`
 	RuleRun string `json:"rule_run,omitempty"`
+	// Event is the id of the event asked about, when one was.
+	Event string `json:"event,omitempty"`
 	// NotificationID is the notification explained; empty when there is
 	// none (Verdict no_notification).
 	NotificationID string    `json:"notification_id,omitempty"`
@@ -122,6 +146,8 @@ type ExplainReason struct {
 	Address string `json:"address,omitempty"`
 	// State is the delivery's state.
 	State DeliveryState `json:"state,omitempty"`
+	// Rule names the rule a finding about an event is about.
+	Rule string `json:"rule,omitempty"`
 	// ErrorCode and Error are what the records hold: the policy's code
 	// (type_disabled, duplicate, …), the provider's code and answer.
 	ErrorCode string `json:"error_code,omitempty"`

@@ -37,6 +37,11 @@ type RuleRun struct {
 	// Version changes with every write of the run: each batch is guarded
 	// by it.
 	Version int64 `json:"-"`
+	// TraceParent is the W3C traceparent of the span that applied the
+	// event (its request's or Kafka record's), "" when tracing is off or
+	// the trace is not sampled: the run's batches, and their deliveries'
+	// sends, join that trace.
+	TraceParent string `json:"-"`
 }
 
 // RuleJob is a rule run's work: the rendered notification and the

@@ -225,15 +225,18 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, a access) (*http.
 	}
 	p, err := s.authenticate(r, a)
 	if err != nil {
+		// A refused credential is challenged (401); a lookup that failed
+		// for another reason — the store did not answer — is the server's
+		// error (503, 500), never a challenge to the caller.
 		var ae *authError
-		challenge := `Bearer realm="herald"`
 		if errors.As(err, &ae) {
 			s.limits.failed.fail(addr)
+			challenge := `Bearer realm="herald"`
 			if ae.invalid {
 				challenge += `, error="invalid_token"`
 			}
+			w.Header().Set("WWW-Authenticate", challenge)
 		}
-		w.Header().Set("WWW-Authenticate", challenge)
 		return r, err
 	}
 	if ok, wait := s.limits.allow(p); !ok {

@@ -18,12 +18,13 @@ func deadEventID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
-// listDeadEvents: GET /v1/events/dead?topic=&kind=&replayed=&cursor=&limit=,
+// listDeadEvents: GET /v1/events/dead?topic=&kind=&replayed=&from=&to=&cursor=&limit=,
 // newest first: {"dead_events":[…],"next_cursor":"…"}.
 func (s *Server) listDeadEvents(w http.ResponseWriter, r *http.Request) error {
 	var f herald.DeadEventFilter
 	if err := parseQuery(r.URL.RawQuery, map[string]func(string) error{
 		"topic": setString(&f.Topic), "kind": setString(&f.Kind), "replayed": setString(&f.Replayed),
+		"from": setTime("from", &f.From), "to": setTime("to", &f.To),
 		"cursor": setString(&f.Cursor), "limit": setLimit(&f.Limit),
 	}); err != nil {
 		return err
@@ -73,6 +74,8 @@ func (s *Server) replayDeadEvent(w http.ResponseWriter, r *http.Request) error {
 type replayDeadEventsBody struct {
 	Topic  string `json:"topic"`
 	Kind   string `json:"kind"`
+	From   string `json:"from"`
+	To     string `json:"to"`
 	DryRun bool   `json:"dry_run"`
 }
 
@@ -85,7 +88,15 @@ func (s *Server) replayDeadEvents(w http.ResponseWriter, r *http.Request) error 
 	if err := s.decodeJSON(w, r, &in, bodySpec{optional: true}); err != nil {
 		return err
 	}
-	out, err := s.client.ReplayDeadEvents(r.Context(), herald.DeadEventFilter{Topic: in.Topic, Kind: in.Kind}, in.DryRun)
+	f := herald.DeadEventFilter{Topic: in.Topic, Kind: in.Kind}
+	var err error
+	if f.From, err = parseTime("from", in.From); err != nil {
+		return err
+	}
+	if f.To, err = parseTime("to", in.To); err != nil {
+		return err
+	}
+	out, err := s.client.ReplayDeadEvents(r.Context(), f, in.DryRun)
 	if err != nil {
 		return err
 	}

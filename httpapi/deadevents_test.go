@@ -3,7 +3,9 @@ package httpapi_test
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/auth"
@@ -48,6 +50,33 @@ func TestDeadEventsAPI(t *testing.T) {
 	e.do("GET", "/v1/events/dead/999999", nil).expect(t, http.StatusNotFound, nil)
 	e.do("GET", "/v1/events/dead/abc", nil).expect(t, http.StatusBadRequest, nil)
 	e.do("GET", "/v1/events/dead?replayed=maybe", nil).expect(t, http.StatusBadRequest, nil)
+	// By when Herald gave up on them (issue 34 item 2).
+	created := page.DeadEvents[0].CreatedAt
+	q := func(k string, t time.Time) string { return k + "=" + url.QueryEscape(t.Format(time.RFC3339Nano)) }
+	e.do("GET", "/v1/events/dead?"+q("from", created.Add(-time.Minute)), nil).expect(t, http.StatusOK, &page)
+	if len(page.DeadEvents) != 2 {
+		t.Fatalf("since a minute before: %+v", page)
+	}
+	e.do("GET", "/v1/events/dead?"+q("to", created.Add(-time.Minute)), nil).expect(t, http.StatusOK, &page)
+	if len(page.DeadEvents) != 0 {
+		t.Fatalf("before a minute before: %+v", page)
+	}
+	if r := e.do("GET", "/v1/events/dead?from=yesterday", nil); r.status != http.StatusBadRequest || r.errorBody(t).Field != "from" {
+		t.Fatalf("a bad from: %d %s", r.status, r.body)
+	}
+	if r := e.do("GET", "/v1/events/dead?"+q("from", created)+"&"+q("to", created), nil); r.status != http.StatusBadRequest ||
+		r.errorBody(t).Field != "from" {
+		t.Fatalf("from not before to: %d %s", r.status, r.body)
+	}
+	e.do("POST", "/v1/events/dead/replay", map[string]any{"dry_run": true, "to": created.Add(-time.Minute).Format(time.RFC3339Nano)}).
+		expect(t, http.StatusOK, &bulk)
+	if bulk.Matched != 0 {
+		t.Fatalf("a dry run of none: %+v", bulk)
+	}
+	if r := e.do("POST", "/v1/events/dead/replay", map[string]any{"dry_run": true, "from": "soon"}); r.status != http.StatusBadRequest ||
+		r.errorBody(t).Field != "from" {
+		t.Fatalf("a replay's bad from: %d %s", r.status, r.body)
+	}
 
 	_, key, err := e.keys.Create(ctx, "notify-only", []auth.Scope{auth.ScopeNotificationsWrite})
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald"
+	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
 )
@@ -22,6 +24,7 @@ const (
 	answer       stall = iota // pass every call through
 	stallBefore               // hang without writing: the commit never happens
 	stallAfterIt              // commit, then hang: the commit's answer is lost
+	stallKeys                 // only the API key lookup hangs
 )
 
 // stallingStore is a store that goes silent like a database behind a
@@ -49,18 +52,46 @@ func (s *stallingStore) Enqueue(ctx context.Context, p store.EnqueueParams) (sto
 	return s.Store.Enqueue(ctx, p)
 }
 
+func (s *stallingStore) GetAPIKey(ctx context.Context, id string) (store.APIKey, error) {
+	if stall(s.mode.Load()) == stallKeys {
+		<-ctx.Done()
+		return store.APIKey{}, ctx.Err()
+	}
+	return s.Store.GetAPIKey(ctx, id)
+}
+
 func (s *stallingStore) GetUser(ctx context.Context, id string) (heraldtype.User, error) {
-	if stall(s.mode.Load()) != answer {
+	if m := stall(s.mode.Load()); m != answer && m != stallKeys {
 		<-ctx.Done()
 		return heraldtype.User{}, ctx.Err()
 	}
 	return s.Store.GetUser(ctx, id)
 }
 
+// stallTimeout is the stalling env's store timeout: short enough for the
+// tests to wait it out, long enough that a store call that answers —
+// SQLite's write of a request that should succeed, on a machine running
+// other tests — is not cut short by it (at 200 ms it was, under a load of
+// 12 on two CPUs).
+const stallTimeout = time.Second
+
+// seedAlice writes alice and her phone through the Client, not the API:
+// the stalling env's requests have its short store timeout.
+func seedAlice(t *testing.T, e *env) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := e.client.PutUser(ctx, "alice", herald.UserInput{Timezone: "Asia/Seoul"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.RegisterDevice(ctx, "alice", herald.DeviceInput{DeviceID: "alice-phone", Token: "tok-alice", Platform: "android"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func newStallingEnv(t *testing.T) (*env, *stallingStore) {
 	t.Helper()
 	var st *stallingStore
-	e := newEnv(t, envOptions{storeTimeout: 200 * time.Millisecond, wrapStore: func(s store.Store) store.Store {
+	e := newEnv(t, envOptions{storeTimeout: stallTimeout, wrapStore: func(s store.Store) store.Store {
 		st = &stallingStore{Store: s}
 		return st
 	}})
@@ -76,14 +107,14 @@ func expectStoreTimeout(t *testing.T, what string, r response, took time.Duratio
 		t.Fatalf("%s: status %d, want 503; body %s", what, r.status, r.body)
 	}
 	eb := r.errorBody(t)
-	if eb.Code != heraldtype.EUNAVAILABLE || !strings.Contains(eb.Message, "the store did not answer within 200ms") {
+	if eb.Code != heraldtype.EUNAVAILABLE || !strings.Contains(eb.Message, "the store did not answer within "+stallTimeout.String()) {
 		t.Errorf("%s: body %+v", what, eb)
 	}
 	if r.header.Get("Retry-After") == "" {
 		t.Errorf("%s: no Retry-After", what)
 	}
-	if took > 3*time.Second {
-		t.Errorf("%s: answered after %s, want about the 200ms store timeout", what, took)
+	if took > 5*stallTimeout {
+		t.Errorf("%s: answered after %s, want about the %s store timeout", what, took, stallTimeout)
 	}
 }
 
@@ -93,7 +124,7 @@ func expectStoreTimeout(t *testing.T, what string, r response, took time.Duratio
 func TestStoreTimeoutBeforeCommit(t *testing.T) {
 	t.Parallel()
 	e, st := newStallingEnv(t)
-	e.seedUser("alice")
+	seedAlice(t, e)
 	body := map[string]any{"user_id": "alice", "type": "order_shipped", "title": "Shipped"}
 
 	st.set(stallBefore)
@@ -118,7 +149,7 @@ func TestStoreTimeoutBeforeCommit(t *testing.T) {
 func TestStoreTimeoutAfterCommit(t *testing.T) {
 	t.Parallel()
 	e, st := newStallingEnv(t)
-	e.seedUser("alice")
+	seedAlice(t, e)
 	body := map[string]any{"user_id": "alice", "type": "order_shipped", "title": "Shipped"}
 
 	st.set(stallAfterIt)
@@ -143,12 +174,36 @@ func TestStoreTimeoutAfterCommit(t *testing.T) {
 func TestStoreTimeoutOnRead(t *testing.T) {
 	t.Parallel()
 	e, st := newStallingEnv(t)
-	e.seedUser("alice")
+	seedAlice(t, e)
 	st.set(stallBefore)
 	start := time.Now()
 	expectStoreTimeout(t, "GET user", e.do("GET", "/v1/users/alice", nil), time.Since(start))
 	if r := e.do("GET", "/healthz", nil); r.status != http.StatusOK {
 		t.Errorf("healthz %d", r.status)
+	}
+}
+
+// A key lookup the store does not answer is the server's failure: 503 with
+// Retry-After, and no WWW-Authenticate challenge — the caller's key was not
+// refused (the contract lists the challenge on 401 only).
+func TestStoreTimeoutOnKeyLookup(t *testing.T) {
+	t.Parallel()
+	e, st := newStallingEnv(t)
+	_, key, err := e.keys.Create(context.Background(), "reader", []auth.Scope{auth.ScopeUsersRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.set(stallKeys)
+	start := time.Now()
+	r := e.do("GET", "/v1/users/alice", nil, "Authorization", "Bearer "+key)
+	expectStoreTimeout(t, "key lookup", r, time.Since(start))
+	if h := r.header.Get("WWW-Authenticate"); h != "" {
+		t.Fatalf("a key lookup that timed out challenged the caller: WWW-Authenticate %q", h)
+	}
+	st.set(answer)
+	if r := e.do("GET", "/v1/users/nobody", nil, "Authorization", "Bearer hk_wrong"); r.status != http.StatusUnauthorized ||
+		r.header.Get("WWW-Authenticate") == "" {
+		t.Fatalf("a refused key: %d, WWW-Authenticate %q", r.status, r.header.Get("WWW-Authenticate"))
 	}
 }
 
@@ -158,13 +213,13 @@ func TestStoreTimeoutOnRead(t *testing.T) {
 func TestStoreTimeoutExcludesBodyUpload(t *testing.T) {
 	t.Parallel()
 	e, _ := newStallingEnv(t)
-	e.seedUser("alice")
+	seedAlice(t, e)
 	ts := httptest.NewServer(e.h)
 	t.Cleanup(ts.Close)
 	pr, pw := io.Pipe()
 	go func() {
 		_, _ = pw.Write([]byte(`{"user_id": "alice", "type": "order_shipped", `))
-		time.Sleep(400 * time.Millisecond) // twice the store timeout
+		time.Sleep(2 * stallTimeout) // twice the store timeout
 		_, _ = pw.Write([]byte(`"title": "Shipped"}`))
 		_ = pw.Close()
 	}()

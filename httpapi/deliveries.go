@@ -79,6 +79,8 @@ func parseDeliveryQuery(raw string) (herald.DeliveryFilter, error) {
 			f.ErrorCode = v
 		case "type":
 			f.Type = v
+		case "channel":
+			f.Channel = heraldtype.Channel(v)
 		case "user_id":
 			f.UserID = v
 		case "notification_id":
@@ -100,7 +102,7 @@ func parseDeliveryQuery(raw string) (herald.DeliveryFilter, error) {
 			}
 			f.Limit = n
 		default:
-			return f, heraldtype.FieldErrorf(name, "is not a known parameter (known: state, error_code, type, user_id, notification_id, from, to, cursor, limit)")
+			return f, heraldtype.FieldErrorf(name, "is not a known parameter (known: state, error_code, type, channel, user_id, notification_id, from, to, cursor, limit)")
 		}
 	}
 	return f, nil
@@ -144,6 +146,7 @@ type replayFilter struct {
 	State          heraldtype.DeliveryState `json:"state"`
 	ErrorCode      string                   `json:"error_code"`
 	Type           string                   `json:"type"`
+	Channel        heraldtype.Channel       `json:"channel"`
 	UserID         string                   `json:"user_id"`
 	NotificationID string                   `json:"notification_id"`
 	From           string                   `json:"from"`
@@ -165,7 +168,7 @@ func (s *Server) replayDeliveries(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	f := herald.DeliveryFilter{
-		State: in.State, ErrorCode: in.ErrorCode, Type: in.Type,
+		State: in.State, ErrorCode: in.ErrorCode, Type: in.Type, Channel: in.Channel,
 		UserID: in.UserID, NotificationID: in.NotificationID,
 	}
 	var err error

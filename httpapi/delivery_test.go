@@ -27,6 +27,25 @@ func TestGetDeliveryByID(t *testing.T) {
 		return len(page.Deliveries) == 1
 	})
 	id := page.Deliveries[0].ID
+	// By channel, as the console filters (issue 34 item 2).
+	e.do("GET", "/v1/deliveries?state=dead&channel=push", nil).expect(t, 200, &page)
+	if len(page.Deliveries) != 1 || page.Deliveries[0].ID != id {
+		t.Fatalf("the push dead letters: %+v", page.Deliveries)
+	}
+	e.do("GET", "/v1/deliveries?state=dead&channel=email", nil).expect(t, 200, &page)
+	if len(page.Deliveries) != 0 {
+		t.Fatalf("the email dead letters: %+v", page.Deliveries)
+	}
+	if r := e.do("GET", "/v1/deliveries?channel=pigeon", nil); r.status != 400 || r.errorBody(t).Field != "channel" {
+		t.Fatalf("an unknown channel: %d %s", r.status, r.body)
+	}
+	var replayed struct{ Replayed int }
+	e.do("POST", "/v1/deliveries/replay", map[string]any{"channel": "email"}).expect(t, 200, &replayed)
+	if replayed.Replayed != 0 {
+		t.Fatalf("replaying the email dead letters replayed %d", replayed.Replayed)
+	}
+	e.do("GET", "/v1/deliveries?state=dead", nil).expect(t, 200, &page)
+	id = page.Deliveries[0].ID
 
 	reader := "Bearer " + e.key(auth.ScopeDeliveriesRead)
 	var d heraldtype.Delivery

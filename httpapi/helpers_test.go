@@ -108,8 +108,8 @@ type envOptions struct {
 	now func() time.Time
 	// storeTimeout is the Server's Config.StoreTimeout.
 	storeTimeout time.Duration
-	// wrapStore, when set, wraps the store the Client uses (the keys use
-	// the store itself), e.g. to make it stall.
+	// wrapStore, when set, wraps the store the Client and the API keys
+	// use, e.g. to make it stall.
 	wrapStore func(store.Store) store.Store
 	// unsubscribe is the Client's one-click unsubscribe configuration.
 	unsubscribe herald.UnsubscribeConfig
@@ -171,7 +171,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 			}
 		})
 	}
-	keys, err := auth.NewKeys(auth.KeysConfig{Store: s})
+	keys, err := auth.NewKeys(auth.KeysConfig{Store: cs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 )
@@ -46,6 +47,14 @@ func parseQuery(raw string, setters map[string]func(string) error) error {
 // setString is a parseQuery setter that stores the value.
 func setString(dst *string) func(string) error {
 	return func(v string) error { *dst = v; return nil }
+}
+
+// setTime is the parseQuery setter of an RFC 3339 time named field.
+func setTime(field string, dst *time.Time) func(string) error {
+	return func(v string) (err error) {
+		*dst, err = parseTime(field, v)
+		return err
+	}
 }
 
 // setLimit is the parseQuery setter of a page size.

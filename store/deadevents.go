@@ -101,6 +101,9 @@ func CheckDeadEventFilter(f heraldtype.DeadEventFilter) (limit int, before int64
 	default:
 		return 0, 0, heraldtype.FieldErrorf("replayed", "must be yes or no")
 	}
+	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
+		return 0, 0, heraldtype.FieldErrorf("from", "must be before to")
+	}
 	if f.Cursor != "" {
 		if before, err = decodeCursor(f.Cursor); err != nil {
 			return 0, 0, err

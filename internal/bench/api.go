@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -61,9 +62,40 @@ func (a *apiClient) call(ctx context.Context, method, path string, body []byte, 
 		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {
-		return out, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(out))
+		e := &statusError{status: resp.StatusCode, msg: fmt.Sprintf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(out))}
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+			e.retryAfter = time.Duration(s) * time.Second
+		}
+		return out, e
 	}
 	return out, nil
+}
+
+// statusError is an answer other than 2xx.
+type statusError struct {
+	status     int
+	retryAfter time.Duration // the Retry-After header's, 0 without one
+	msg        string
+}
+
+func (e *statusError) Error() string { return e.msg }
+
+// retryWait says whether a failed call is worth making again, as a client
+// of Herald's API should — a transport error, or 429/503 (the store or the
+// server busy), which say so with Retry-After — and how long to wait
+// first: the server's Retry-After, or backoff, at most maxWait.
+func retryWait(err error, backoff, maxWait time.Duration) (time.Duration, bool) {
+	var se *statusError
+	if !errors.As(err, &se) {
+		return min(backoff, maxWait), true // the connection, not an answer
+	}
+	if se.status != http.StatusServiceUnavailable && se.status != http.StatusTooManyRequests {
+		return 0, false
+	}
+	if se.retryAfter > 0 {
+		return min(se.retryAfter, maxWait), true
+	}
+	return min(backoff, maxWait), true
 }
 
 // waitReady polls /readyz until the server answers 200.

@@ -193,6 +193,9 @@ type Result struct {
 	Deliveries    int `json:"deliveries"`
 	// TriggerErrors counts triggers the API refused or that failed.
 	TriggerErrors int `json:"trigger_errors"`
+	// TriggerRetries counts trigger requests sent again after a 503, a
+	// 429 or a broken connection, with the same Idempotency-Key.
+	TriggerRetries int `json:"trigger_retries,omitempty"`
 	// Sent is how many pushes the emulator accepted.
 	Sent uint64 `json:"sent"`
 	// Rejected counts the emulator's error answers by code.

@@ -108,6 +108,7 @@ type loadStats struct {
 	notifications atomic.Int64 // accepted by the API
 	deliveries    atomic.Int64
 	errors        atomic.Int64
+	retries       atomic.Int64 // trigger requests sent again (sendTrigger)
 	lastErr       atomic.Value // string
 }
 
@@ -148,11 +149,31 @@ func trigger(ctx context.Context, api *apiClient, pop *population, run string, t
 	wg.Wait()
 }
 
-// sendTrigger posts one trigger, retrying a failed request up to twice
-// with the same Idempotency-Key (so a retry never doubles it).
+// triggerTries bounds how often a trigger is sent; a retry waits as the
+// answer says (retryWait), from 100 ms doubling, at most 2 s.
+const triggerTries = 5
+
+// sendTrigger posts one trigger, retrying a request that failed for a
+// reason worth retrying — the connection, a 503 when the store was slow,
+// a 429 — as an API client should: with the same Idempotency-Key (so a
+// retry never doubles it), after Retry-After or a backoff.
 func sendTrigger(ctx context.Context, api *apiClient, body []byte, key string, st *loadStats) {
 	var err error
-	for range 3 {
+	backoff := 100 * time.Millisecond
+	for try := 1; try <= triggerTries; try++ {
+		if try > 1 {
+			wait, ok := retryWait(err, backoff, 2*time.Second)
+			if !ok {
+				break
+			}
+			st.retries.Add(1)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			backoff *= 2
+		}
 		var out []byte
 		out, err = api.call(ctx, http.MethodPost, "/v1/notifications", body, "Idempotency-Key", key)
 		if err == nil {

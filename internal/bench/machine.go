@@ -30,81 +30,144 @@ type MachineCPU struct {
 	// with every CPU busy: CPUs / MicrosPerDelivery.
 	Ceiling float64 `json:"ceiling_per_sec,omitempty"`
 	// DatabaseSeconds is the CPU time of this machine's PostgreSQL
-	// processes (those named "postgres") over the phase, when the bench
-	// ran on a PostgreSQL database; part of BusySeconds.
+	// processes over the phase, when the bench ran on a PostgreSQL
+	// database: the server's own (checkpointer, WAL writer, autovacuum…)
+	// and the backends of the bench's database, not other databases'
+	// clients; part of BusySeconds.
 	DatabaseSeconds float64 `json:"database_seconds,omitempty"`
 	// DatabaseMicrosPerDelivery is DatabaseSeconds per delivery.
 	DatabaseMicrosPerDelivery float64 `json:"database_micros_per_delivery,omitempty"`
 }
 
 // cpuTimes is one reading of /proc/stat's aggregate "cpu" line, in clock
-// ticks, and the number of per-CPU lines; db is the ticks of the
-// PostgreSQL processes, when they were read.
+// ticks, and the number of per-CPU lines; db is the ticks of each
+// PostgreSQL process counted, when they were read.
 type cpuTimes struct {
-	busy, idle, db uint64
-	cpus           int
-	at             time.Time
+	busy, idle uint64
+	db         map[procKey]uint64
+	cpus       int
+	at         time.Time
 }
 
-// readCPUTimes reads /proc/stat, and the PostgreSQL processes' ticks when
-// withDB. Without /proc/stat (not Linux) the machine figures are left out.
-func readCPUTimes(withDB bool) (cpuTimes, error) {
+// procKey names one process across readings: a pid and its start time,
+// so a pid reused by another process is another process.
+type procKey struct {
+	pid   int
+	start uint64
+}
+
+// readCPUTimes reads /proc/stat, and the ticks of the PostgreSQL processes
+// that serve database (see dbTicks) when database is not "". Without
+// /proc/stat (not Linux) the machine figures are left out.
+func readCPUTimes(database string) (cpuTimes, error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return cpuTimes{}, err
 	}
 	t, err := parseCPUTimes(b, time.Now())
-	if err == nil && withDB {
-		t.db = commTicks("postgres")
+	if err == nil && database != "" {
+		t.db = procTicks("postgres", func(pid int) bool { return servesDatabase(pid, database) })
 	}
 	return t, err
 }
 
-// commTicks sums the user and system ticks of every process whose command
-// name is comm (/proc/<pid>/stat). Like /proc/stat's they are in USER_HZ.
-// A process that ends between two readings takes its ticks with it; the
-// database's backends and helpers live as long as the bench's pool.
-func commTicks(comm string) uint64 {
+// procTicks reads the user and system ticks of every process whose
+// command name is comm (/proc/<pid>/stat) and that keep accepts. Like
+// /proc/stat's they are in USER_HZ.
+func procTicks(comm string, keep func(pid int) bool) map[procKey]uint64 {
 	dirs, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0
+		return nil
 	}
-	var sum uint64
+	out := map[procKey]uint64{}
 	for _, d := range dirs {
-		if _, err := strconv.Atoi(d.Name()); err != nil {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
 		if err != nil {
 			continue // gone meanwhile
 		}
-		if name, ticks, ok := parseProcStat(b); ok && name == comm {
-			sum += ticks
+		if st, ok := parseProcStat(b); ok && st.comm == comm && (keep == nil || keep(pid)) {
+			out[procKey{pid, st.start}] = st.ticks
 		}
+	}
+	return out
+}
+
+// ticksSince is the ticks the processes of b spent since a: a process in
+// both, the difference; one that started since, all of its ticks. A
+// process that ended in between takes its last ticks with it (before, the
+// sums of the two readings were compared, and a busy process of another
+// client ending mid-run made the figure drop, or vanish).
+func ticksSince(a, b map[procKey]uint64) uint64 {
+	var sum uint64
+	for k, t := range b {
+		if was, ok := a[k]; ok {
+			if t > was {
+				sum += t - was
+			}
+			continue
+		}
+		sum += t
 	}
 	return sum
 }
 
-// parseProcStat returns the command name and utime + stime of a
-// /proc/<pid>/stat line: "pid (comm) state ppid … utime stime …", utime and
-// stime being the 14th and 15th fields. comm may hold spaces and
-// parentheses, so the fields are counted from its last ')'.
-func parseProcStat(b []byte) (comm string, ticks uint64, ok bool) {
+// servesDatabase says whether the PostgreSQL process pid is one the bench
+// should count: the server's own processes (checkpointer, WAL writer,
+// background writer, autovacuum…), which work for every database, and
+// the backends of database — not another database's clients (another
+// session's tests, a peer's benchmark). A client backend's title is
+// "postgres: USER DATABASE HOST(PORT) STATE" (or "[local]").
+func servesDatabase(pid int, database string) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	return titleServes(string(bytes.TrimRight(b, "\x00")), database)
+}
+
+// titleServes is servesDatabase on a process title.
+func titleServes(title, database string) bool {
+	f := strings.Fields(strings.TrimPrefix(strings.ReplaceAll(title, "\x00", " "), "postgres:"))
+	if len(f) >= 3 && (strings.Contains(f[2], "(") || f[2] == "[local]") {
+		return f[1] == database // a client backend
+	}
+	return true
+}
+
+// procStat is what parseProcStat reads of a /proc/<pid>/stat line.
+type procStat struct {
+	comm  string
+	ticks uint64 // utime + stime
+	start uint64 // starttime, in ticks after boot
+}
+
+// parseProcStat returns the command name, utime + stime and start time of
+// a /proc/<pid>/stat line: "pid (comm) state ppid … utime stime … starttime
+// …", utime, stime and starttime being the 14th, 15th and 22nd fields.
+// comm may hold spaces and parentheses, so the fields are counted from
+// its last ')'.
+func parseProcStat(b []byte) (procStat, bool) {
 	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
 	if open < 0 || end < open {
-		return "", 0, false
+		return procStat{}, false
 	}
 	f := strings.Fields(string(b[end+1:]))
-	// f[0] is the 3rd field (state): utime is f[11], stime f[12].
-	if len(f) < 13 {
-		return "", 0, false
+	// f[0] is the 3rd field (state): utime is f[11], stime f[12],
+	// starttime f[19].
+	if len(f) < 20 {
+		return procStat{}, false
 	}
 	u, err1 := strconv.ParseUint(f[11], 10, 64)
 	st, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return "", 0, false
+	start, err3 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return procStat{}, false
 	}
-	return string(b[open+1 : end]), u + st, true
+	return procStat{comm: string(b[open+1 : end]), ticks: u + st, start: start}, true
 }
 
 // parseCPUTimes reads the aggregate line "cpu user nice system idle iowait
@@ -156,8 +219,8 @@ func machineSince(a, b cpuTimes) *MachineCPU {
 	}
 	share := float64(busy) / float64(total)
 	m := &MachineCPU{CPUs: b.cpus, Busy: share, BusySeconds: share * float64(b.cpus) * wall}
-	if b.db > a.db {
-		m.DatabaseSeconds = float64(b.db-a.db) / float64(total) * float64(b.cpus) * wall
+	if db := ticksSince(a.db, b.db); db > 0 {
+		m.DatabaseSeconds = float64(db) / float64(total) * float64(b.cpus) * wall
 	}
 	return m
 }
@@ -173,17 +236,17 @@ func (m *MachineCPU) perDelivery(sent uint64) {
 }
 
 // machineMeter adds the machine's CPU use to another meter's figures,
-// and the local PostgreSQL's when withDB.
+// and the local PostgreSQL's serving database when it is not "".
 type machineMeter struct {
 	meter
-	start  cpuTimes
-	ok     bool
-	withDB bool
+	start    cpuTimes
+	ok       bool
+	database string
 }
 
-func withMachine(m meter, withDB bool) meter {
-	t, err := readCPUTimes(withDB)
-	return &machineMeter{meter: m, start: t, ok: err == nil, withDB: withDB}
+func withMachine(m meter, database string) meter {
+	t, err := readCPUTimes(database)
+	return &machineMeter{meter: m, start: t, ok: err == nil, database: database}
 }
 
 func (m *machineMeter) stop() (Resources, error) {
@@ -191,7 +254,7 @@ func (m *machineMeter) stop() (Resources, error) {
 	if err != nil || !m.ok {
 		return r, err
 	}
-	if t, err := readCPUTimes(m.withDB); err == nil {
+	if t, err := readCPUTimes(m.database); err == nil {
 		r.Machine = machineSince(m.start, t)
 	}
 	return r, nil

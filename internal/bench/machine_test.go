@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"math"
 	"os"
 	"strings"
@@ -8,7 +9,7 @@ import (
 	"time"
 )
 
-const procStat = `cpu  %s 0 0 0 0 0
+const procStatFile = `cpu  %s 0 0 0 0 0
 cpu0 1 2 3 4 5 6 7 8 0 0
 cpu1 1 2 3 4 5 6 7 8 0 0
 intr 12345 0 0
@@ -21,11 +22,11 @@ ctxt 987654
 func TestMachineSince(t *testing.T) {
 	at := time.Unix(1000, 0)
 	// user nice system idle iowait irq softirq steal
-	a, err := parseCPUTimes([]byte(strings.Replace(procStat, "%s", "100 0 50 800 50", 1)), at)
+	a, err := parseCPUTimes([]byte(strings.Replace(procStatFile, "%s", "100 0 50 800 50", 1)), at)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := parseCPUTimes([]byte(strings.Replace(procStat, "%s", "400 10 190 850 70", 1)), at.Add(2*time.Second))
+	b, err := parseCPUTimes([]byte(strings.Replace(procStatFile, "%s", "400 10 190 850 70", 1)), at.Add(2*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestReadCPUTimes(t *testing.T) {
 	if _, err := os.Stat("/proc/stat"); err != nil {
 		t.Skip("no /proc/stat on this system")
 	}
-	c, err := readCPUTimes(true)
+	c, err := readCPUTimes("test")
 	if err != nil || c.cpus < 1 || c.busy+c.idle == 0 {
 		t.Fatalf("readCPUTimes() = %+v, %v", c, err)
 	}
@@ -79,8 +80,14 @@ func TestReadCPUTimes(t *testing.T) {
 	for start := time.Now(); time.Since(start) < 100*time.Millisecond; {
 		x++
 	}
-	if n := commTicks(strings.TrimSpace(string(self))); n == 0 {
-		t.Fatalf("commTicks(%q) = 0 after 100 ms of work (%d)", self, x)
+	own := procTicks(strings.TrimSpace(string(self)), func(pid int) bool { return pid == os.Getpid() })
+	if len(own) != 1 {
+		t.Fatalf("procTicks(%q) = %v, want this process alone", self, own)
+	}
+	for k, n := range own {
+		if k.pid != os.Getpid() || k.start == 0 || n == 0 {
+			t.Fatalf("procTicks(%q) = %v after 100 ms of work (%d)", self, own, x)
+		}
 	}
 }
 
@@ -88,12 +95,13 @@ func TestReadCPUTimes(t *testing.T) {
 // spaces and parentheses in its name.
 func TestParseProcStat(t *testing.T) {
 	line := "4242 (postgres: a (b) c) S 1 4242 4242 0 -1 4194560 123 0 0 0 1500 250 0 0 20 0 1 0 100 0 0\n"
-	comm, ticks, ok := parseProcStat([]byte(line))
-	if !ok || comm != "postgres: a (b) c" || ticks != 1750 {
-		t.Fatalf("parseProcStat = %q, %d, %v; want the name, 1750 ticks", comm, ticks, ok)
+	st, ok := parseProcStat([]byte(line))
+	if !ok || st.comm != "postgres: a (b) c" || st.ticks != 1750 || st.start != 100 {
+		t.Fatalf("parseProcStat = %+v, %v; want the name, 1750 ticks, started at 100", st, ok)
 	}
-	for _, bad := range []string{"", "4242 postgres S 1", "4242 (postgres) S 1 2 3", "4242 (x) S 1 2 3 4 5 6 7 8 9 x y 0"} {
-		if _, _, ok := parseProcStat([]byte(bad)); ok {
+	for _, bad := range []string{"", "4242 postgres S 1", "4242 (postgres) S 1 2 3", "4242 (x) S 1 2 3 4 5 6 7 8 9 x y 0 0 0 0 0 0 0 0",
+		"4242 (x) S 1 2 3 4 5 6 7 8 9 1 2 0 0 0 0 0 0 0 z"} {
+		if _, ok := parseProcStat([]byte(bad)); ok {
 			t.Errorf("parseProcStat(%q) succeeded", bad)
 		}
 	}
@@ -103,8 +111,11 @@ func TestParseProcStat(t *testing.T) {
 // total as the machine's.
 func TestMachineSinceDatabase(t *testing.T) {
 	at := time.Unix(1000, 0)
-	a := cpuTimes{busy: 100, idle: 100, db: 10, cpus: 2, at: at}
-	b := cpuTimes{busy: 250, idle: 150, db: 60, cpus: 2, at: at.Add(time.Second)}
+	// Process 1 spends 30 ticks; 2 ends (its 500 ticks must not make the
+	// figure drop); 3 starts and spends 15; 4's pid is reused by another
+	// process, which spends 5.
+	a := cpuTimes{busy: 100, idle: 100, cpus: 2, at: at, db: map[procKey]uint64{{1, 10}: 10, {2, 10}: 500, {4, 10}: 40}}
+	b := cpuTimes{busy: 250, idle: 150, cpus: 2, at: at.Add(time.Second), db: map[procKey]uint64{{1, 10}: 40, {3, 50}: 15, {4, 60}: 5}}
 	m := machineSince(a, b)
 	// 150 busy and 50 database ticks of 200: 1.5 and 0.5 CPU-seconds.
 	if math.Abs(m.BusySeconds-1.5) > 1e-9 || math.Abs(m.DatabaseSeconds-0.5) > 1e-9 {
@@ -113,5 +124,45 @@ func TestMachineSinceDatabase(t *testing.T) {
 	m.perDelivery(1000)
 	if math.Abs(m.DatabaseMicrosPerDelivery-500) > 1e-6 || !strings.Contains(m.String(), "PostgreSQL's processes 500") {
 		t.Fatalf("%+v: %s", *m, m)
+	}
+}
+
+// TestTitleServes: the bench counts the server's own processes and its
+// database's backends, not another database's clients.
+func TestTitleServes(t *testing.T) {
+	for title, want := range map[string]bool{
+		"postgres: checkpointer":                                           true,
+		"postgres: walwriter":                                              true,
+		"postgres: autovacuum worker test":                                 true,
+		"postgres: postgres test 127.0.0.1(43210) idle":                    true,
+		"postgres: postgres riverpeer 127.0.0.1(43211) SELECT":             false,
+		"postgres: postgres test [local] idle":                             true,
+		"postgres: bob other [local] idle in transaction":                  false,
+		"/usr/lib/postgresql/15/bin/postgres\x00-D\x00/var/lib/postgresql": true,
+	} {
+		if got := titleServes(title, "test"); got != want {
+			t.Errorf("titleServes(%q, test) = %v, want %v", title, got, want)
+		}
+	}
+}
+
+// TestRetryWait: the load generator retries what a client of the API
+// should, as long as the answer says.
+func TestRetryWait(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		wait time.Duration
+		ok   bool
+	}{
+		{&statusError{status: 503, retryAfter: time.Second}, time.Second, true},
+		{&statusError{status: 503, retryAfter: time.Minute}, 2 * time.Second, true},
+		{&statusError{status: 429}, 100 * time.Millisecond, true},
+		{&statusError{status: 400}, 0, false},
+		{&statusError{status: 409}, 0, false},
+		{errors.New("connection reset"), 100 * time.Millisecond, true},
+	} {
+		if wait, ok := retryWait(c.err, 100*time.Millisecond, 2*time.Second); wait != c.wait || ok != c.ok {
+			t.Errorf("retryWait(%v) = %v, %v; want %v, %v", c.err, wait, ok, c.wait, c.ok)
+		}
 	}
 }

@@ -34,6 +34,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 	row("server", "%s (%s, %s)", r.Server, r.Store, r.Mode)
 	row("notifications accepted", "%d in %.2f s = %.0f/s", r.Notifications, r.TriggerSeconds, r.NotificationsPerSec)
 	row("deliveries created", "%d", r.Deliveries)
+	if r.TriggerRetries > 0 {
+		row("trigger retries", "%d (503, 429 or a broken connection; sent again with the same Idempotency-Key)", r.TriggerRetries)
+	}
 	if r.TriggerErrors > 0 {
 		row("trigger errors", "%d", r.TriggerErrors)
 	}

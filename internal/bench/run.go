@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	"github.com/heraldhq/herald/provider/fcm"
 )
@@ -72,7 +74,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 
-	m, err := startMeter(ctx, srv, api, res.Store == "postgres")
+	m, err := startMeter(ctx, srv, api, benchDatabase(cfg, res))
 	if err != nil {
 		return res, err
 	}
@@ -92,7 +94,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			return res, err
 		}
 		res.FillResources = &fill
-		if m, err = startMeter(ctx, srv, api, res.Store == "postgres"); err != nil {
+		if m, err = startMeter(ctx, srv, api, benchDatabase(cfg, res)); err != nil {
 			return res, err
 		}
 		sendStart = time.Now()
@@ -110,6 +112,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.Notifications = int(st.notifications.Load())
 	res.Deliveries = int(st.deliveries.Load())
 	res.TriggerErrors = int(st.errors.Load())
+	res.TriggerRetries = int(st.retries.Load())
 	res.NotificationsPerSec = float64(res.Notifications) / res.TriggerSeconds
 	stats := em.Stats()
 	res.Sent, res.Rejected, res.EarlyRetries = stats.Accepted, stats.Rejected, stats.EarlyRetries
@@ -178,11 +181,24 @@ func injectFaults(em *fcmemu.Emulator, f Faults, pop *population) error {
 	return nil
 }
 
+// benchDatabase is the name of the PostgreSQL database an in-process
+// server runs on, "" for SQLite or a remote server (whose database is
+// unknown).
+func benchDatabase(cfg Config, res Result) string {
+	if res.Store != "postgres" || cfg.Server != "" {
+		return ""
+	}
+	pc, err := pgconn.ParseConfig(cfg.Database)
+	if err != nil {
+		return ""
+	}
+	return pc.Database
+}
+
 // startMeter measures the server (this process, or a remote one through its
-// /metrics) and the whole machine; with localPG (an in-process server on
-// PostgreSQL: a remote server's database is unknown), the local PostgreSQL
-// processes too.
-func startMeter(ctx context.Context, srv *inProcess, api *apiClient, localPG bool) (meter, error) {
+// /metrics) and the whole machine; with database (an in-process server on
+// PostgreSQL), the local PostgreSQL processes serving it too.
+func startMeter(ctx context.Context, srv *inProcess, api *apiClient, database string) (meter, error) {
 	var m meter
 	var err error
 	if srv != nil {
@@ -193,7 +209,7 @@ func startMeter(ctx context.Context, srv *inProcess, api *apiClient, localPG boo
 	if err != nil {
 		return nil, err
 	}
-	return withMachine(m, localPG), nil
+	return withMachine(m, database), nil
 }
 
 // waitDrained waits until the emulator has accepted every expected push,

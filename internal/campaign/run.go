@@ -77,10 +77,13 @@ func (r *Runner) batches(ctx context.Context, c heraldtype.Campaign, content *Co
 			}
 			return err
 		}
-		if err := r.fill(ctx, c, content, run, users, wall, &b); err != nil {
+		bctx, span := r.startBatch(ctx, run, len(users))
+		if err := r.fill(bctx, c, content, run, users, wall, &b); err != nil {
+			endBatch(span, b, store.CampaignBatchResult{}, err)
 			return err
 		}
-		res, err := r.advance(ctx, c, b)
+		res, err := r.advance(bctx, c, b)
+		endBatch(span, b, res, err)
 		if err != nil || !res.Applied {
 			return err
 		}

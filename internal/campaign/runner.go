@@ -25,6 +25,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/audience"
 	"github.com/heraldhq/herald/internal/callout"
@@ -102,6 +104,9 @@ type Config struct {
 	Now     func() time.Time
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
+	// Tracer records a "herald.campaign.batch" span per batch, the root
+	// of a trace its notifications' sends continue. Nil: tracing is off.
+	Tracer trace.Tracer
 }
 
 // Defaults of Config.

@@ -159,6 +159,10 @@ type ConsoleConfig struct {
 	// SessionLifetime ends a session this long after sign-in, however
 	// active (12 h; at most 720 h).
 	SessionLifetime time.Duration `koanf:"session_lifetime"`
+	// SecureCookie is "auto" (the default: the session cookie is Secure
+	// when the request came over TLS) or "always" (behind a proxy that
+	// ends TLS).
+	SecureCookie string `koanf:"secure_cookie"`
 }
 
 // TracingConfig is `tracing:` in the configuration: endpoint (the OTLP/HTTP
@@ -419,7 +423,7 @@ func defaultConfig() Config {
 			RecordedDecisions: herald.DefaultRecordedDecisions, CompiledCache: herald.DefaultCompiledRules},
 		Templates: TemplatesConfig{MaxSteps: herald.DefaultTemplateMaxSteps, MaxBytes: herald.DefaultTemplateMaxBytes,
 			MaxDuration: herald.DefaultTemplateMaxDuration},
-		Console: ConsoleConfig{SessionIdle: auth.DefaultSessionIdle, SessionLifetime: auth.DefaultSessionLifetime,
+		Console: ConsoleConfig{SessionIdle: auth.DefaultSessionIdle, SessionLifetime: auth.DefaultSessionLifetime, SecureCookie: "auto",
 			Refresh: console.DefaultRefresh},
 		Tracing: TracingConfig{SampleRatio: 1, ServiceName: "herald"},
 	}

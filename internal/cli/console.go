@@ -40,6 +40,18 @@ func toConsoleSession(s auth.Session) console.Session {
 	return console.Session{ID: s.ID, KeyID: s.KeyID, Scopes: s.Scopes, CSRF: s.CSRF, ExpiresAt: s.IdleExpiresAt}
 }
 
+// secureCookies reads console.secure_cookie: auto (Secure over TLS) or
+// always (behind a proxy that ends TLS).
+func (c ConsoleConfig) secureCookies() (bool, error) {
+	switch c.SecureCookie {
+	case "", "auto":
+		return false, nil
+	case "always":
+		return true, nil
+	}
+	return false, fmt.Errorf("config: console.secure_cookie: %q must be auto (Secure over TLS) or always (behind a proxy that ends TLS)", c.SecureCookie)
+}
+
 // newConsole builds the operator console served at /console/: without
 // sign-in in --dev, else with the sessions over the API keys. kafkaLag
 // reports the Kafka intake's lag; nil when this process runs no intake.
@@ -49,6 +61,11 @@ func newConsole(cfg Config, client *herald.Client, st store.Store, keys *auth.Ke
 		return nil, fmt.Errorf("config: console.refresh: %s must be at least 1s (how often the overview refreshes in the browser)", cfg.Console.Refresh)
 	}
 	ccfg := console.Config{Client: client, Dev: dev, Refresh: cfg.Console.Refresh, Logger: log, KafkaLag: kafkaLag}
+	secure, err := cfg.Console.secureCookies()
+	if err != nil {
+		return nil, err
+	}
+	ccfg.SecureCookies = secure
 	if !dev {
 		s, err := cfg.Console.sessions(st, keys)
 		if err != nil {

@@ -55,3 +55,26 @@ func TestConsoleSessionConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleSecureCookieConfig: console.secure_cookie is auto by default,
+// always from the environment, and anything else is refused naming it.
+func TestConsoleSecureCookieConfig(t *testing.T) {
+	t.Parallel()
+	cfg, err := loadConfig("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := cfg.Console.secureCookies(); err != nil || s || cfg.Console.SecureCookie != "auto" {
+		t.Fatalf("default %q: %v, %v", cfg.Console.SecureCookie, s, err)
+	}
+	cfg, err = loadConfig("", []string{"HERALD_CONSOLE__SECURE_COOKIE=always"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := cfg.Console.secureCookies(); err != nil || !s {
+		t.Fatalf("always: %v, %v", s, err)
+	}
+	if _, err := (ConsoleConfig{SecureCookie: "yes"}).secureCookies(); err == nil || !strings.Contains(err.Error(), "console.secure_cookie") {
+		t.Fatalf("yes: %v, want an error naming console.secure_cookie", err)
+	}
+}

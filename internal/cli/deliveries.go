@@ -16,7 +16,7 @@ import (
 
 // deliveryFlags are the filters shared by list and bulk replay.
 type deliveryFlags struct {
-	state, errorCode, typ, user, from, to string
+	state, errorCode, typ, channel, user, from, to string
 }
 
 func (d *deliveryFlags) add(cmd *cobra.Command, defState string) {
@@ -24,6 +24,7 @@ func (d *deliveryFlags) add(cmd *cobra.Command, defState string) {
 	f.StringVar(&d.state, "state", defState, "delivery state (pending, leased, sent, dead, unknown, skipped)")
 	f.StringVar(&d.errorCode, "error-code", "", "last error code, e.g. UNREGISTERED")
 	f.StringVar(&d.typ, "type", "", "notification type")
+	f.StringVar(&d.channel, "channel", "", "channel (push, sms, email, in_app)")
 	f.StringVar(&d.user, "user", "", "user id")
 	f.StringVar(&d.from, "from", "", "created at or after (RFC 3339)")
 	f.StringVar(&d.to, "to", "", "created before (RFC 3339)")
@@ -31,7 +32,8 @@ func (d *deliveryFlags) add(cmd *cobra.Command, defState string) {
 
 // filter is the deliveries the flags select, as a replay's filter.
 func (d *deliveryFlags) filter() (heraldclient.ReplayFilter, error) {
-	f := heraldclient.ReplayFilter{State: heraldtype.DeliveryState(d.state), ErrorCode: d.errorCode, Type: d.typ, UserID: d.user}
+	f := heraldclient.ReplayFilter{State: heraldtype.DeliveryState(d.state), ErrorCode: d.errorCode, Type: d.typ,
+		Channel: heraldtype.Channel(d.channel), UserID: d.user}
 	var err error
 	if f.From, err = parseTimeFlag("from", d.from); err != nil {
 		return f, err
@@ -69,7 +71,7 @@ func newDeliveriesListCmd(e *env) *cobra.Command {
 				return err
 			}
 			page, err := c.ListDeliveries(cmd.Context(), heraldtype.DeliveryFilter{State: rf.State, ErrorCode: rf.ErrorCode,
-				Type: rf.Type, UserID: rf.UserID, From: rf.From, To: rf.To, Cursor: cursor, Limit: limit})
+				Type: rf.Type, Channel: rf.Channel, UserID: rf.UserID, From: rf.From, To: rf.To, Cursor: cursor, Limit: limit})
 			if err != nil {
 				return err
 			}

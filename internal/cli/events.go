@@ -23,7 +23,7 @@ func newEventsCmd(e *env) *cobra.Command {
 }
 
 func newEventsDeadCmd(e *env) *cobra.Command {
-	var server, topic, kind, replayed, cursor string
+	var server, topic, kind, replayed, from, to, cursor string
 	var limit int
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -47,8 +47,14 @@ func newEventsDeadCmd(e *env) *cobra.Command {
 				}
 				return printJSON(e.stdout, d)
 			}
-			page, err := c.ListDeadEvents(cmd.Context(), heraldtype.DeadEventFilter{Topic: topic, Kind: kind, Replayed: replayed,
-				Cursor: cursor, Limit: limit})
+			df := heraldtype.DeadEventFilter{Topic: topic, Kind: kind, Replayed: replayed, Cursor: cursor, Limit: limit}
+			if df.From, err = parseTimeFlag("from", from); err != nil {
+				return err
+			}
+			if df.To, err = parseTimeFlag("to", to); err != nil {
+				return err
+			}
+			page, err := c.ListDeadEvents(cmd.Context(), df)
 			if err != nil {
 				return err
 			}
@@ -77,6 +83,8 @@ func newEventsDeadCmd(e *env) *cobra.Command {
 	f.StringVar(&topic, "topic", "", "the record's topic")
 	f.StringVar(&kind, "kind", "", "notifications, events, interests or render_failed")
 	f.StringVar(&replayed, "replayed", "", "yes or no")
+	f.StringVar(&from, "from", "", "given up on at or after (RFC 3339)")
+	f.StringVar(&to, "to", "", "given up on before (RFC 3339)")
 	f.StringVar(&cursor, "cursor", "", "continue after a previous page")
 	f.IntVar(&limit, "limit", 50, "page size (max 200)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
@@ -84,7 +92,7 @@ func newEventsDeadCmd(e *env) *cobra.Command {
 }
 
 func newEventsReplayCmd(e *env) *cobra.Command {
-	var server, topic, kind string
+	var server, topic, kind, from, to string
 	var all, dryRun bool
 	cmd := &cobra.Command{
 		Use:   "replay [ID...]",
@@ -104,7 +112,14 @@ exits non-zero when any replay fails.`,
 				return err
 			}
 			if all {
-				return replayAllDeadEvents(cmd, e, c, topic, kind, dryRun)
+				sel := heraldclient.DeadEventSelector{Topic: topic, Kind: kind, DryRun: dryRun}
+				if sel.From, err = parseTimeFlag("from", from); err != nil {
+					return err
+				}
+				if sel.To, err = parseTimeFlag("to", to); err != nil {
+					return err
+				}
+				return replayAllDeadEvents(cmd, e, c, sel)
 			}
 			// Every id is tried; the command fails if any replay did.
 			failed := 0
@@ -131,6 +146,8 @@ exits non-zero when any replay fails.`,
 	f.BoolVar(&all, "all", false, "every dead event not yet replayed that matches --topic and --kind")
 	f.StringVar(&topic, "topic", "", "with --all: only this topic's")
 	f.StringVar(&kind, "kind", "", "with --all: only this kind's")
+	f.StringVar(&from, "from", "", "with --all: only those given up on at or after (RFC 3339)")
+	f.StringVar(&to, "to", "", "with --all: only those given up on before (RFC 3339)")
 	f.BoolVar(&dryRun, "dry-run", false, "with --all: only count them")
 	return cmd
 }
@@ -140,8 +157,8 @@ exits non-zero when any replay fails.`,
 // (records that never decoded), and fails when any replay failed, so a
 // script sees it. A dry run counts only what a replay would make again
 // (issue 30 item 4).
-func replayAllDeadEvents(cmd *cobra.Command, e *env, c *heraldclient.Client, topic, kind string, dryRun bool) error {
-	out, err := c.ReplayDeadEvents(cmd.Context(), heraldclient.DeadEventSelector{Topic: topic, Kind: kind, DryRun: dryRun})
+func replayAllDeadEvents(cmd *cobra.Command, e *env, c *heraldclient.Client, sel heraldclient.DeadEventSelector) error {
+	out, err := c.ReplayDeadEvents(cmd.Context(), sel)
 	if err != nil {
 		return err
 	}
@@ -150,7 +167,7 @@ func replayAllDeadEvents(cmd *cobra.Command, e *env, c *heraldclient.Client, top
 		skipped = fmt.Sprintf("; %s cannot be replayed (never decoded: the producer must send them again)",
 			count(out.Skipped, "dead event", "dead events"))
 	}
-	if dryRun {
+	if sel.DryRun {
 		fmt.Fprintf(e.stdout, "would replay %s%s\n", count(out.Matched-out.Skipped, "dead event", "dead events"), skipped)
 		return nil
 	}

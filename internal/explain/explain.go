@@ -35,8 +35,15 @@ type Records struct {
 	TypeConfig   heraldtype.NotificationType
 	Duplicate    *Duplicate
 	Cap          *Cap
-	// Run is the rule's run asked about, when one was.
+	// Run is the rule's run asked about, when one was: named, or the
+	// event's run that wrote the user's notification (or the first of
+	// Runs when none did).
 	Run *heraldtype.RuleRun
+	// Event is the applied event asked about, when one was, and Runs the
+	// rule runs it started, in decision order, when none of them wrote a
+	// notification for the user.
+	Event *Event
+	Runs  []heraldtype.RuleRun
 }
 
 // Duplicate is what the records show about a duplicate: the notification
@@ -83,11 +90,20 @@ func Explain(r Records) heraldtype.Explanation {
 		r.Location = time.UTC
 	}
 	out := heraldtype.Explanation{UserID: r.UserID, Type: r.Type, Reasons: []heraldtype.ExplainReason{}}
+	if r.Event != nil {
+		out.Event = r.Event.ID
+	}
 	if r.Run != nil {
 		out.Rule, out.RuleRun = r.Run.Rule, r.Run.ID
+		if r.Notification == nil && r.Event != nil {
+			return r.noneFromEventRuns(out)
+		}
 		if r.Notification == nil {
 			return r.noneFromRun(out)
 		}
+	}
+	if r.Notification == nil && r.Event != nil {
+		return r.noRun(out)
 	}
 	if r.Notification == nil {
 		return r.none(out)
@@ -165,9 +181,16 @@ func (r Records) none(out heraldtype.Explanation) heraldtype.Explanation {
 // user: not reached yet, failed before it did, or done without the user —
 // who was then outside its audience.
 func (r Records) noneFromRun(out heraldtype.Explanation) heraldtype.Explanation {
-	run := r.Run
-	out.Type = run.Job.Notification.Type
-	rs := heraldtype.ExplainReason{ErrorCode: string(run.State)}
+	out.Type = r.Run.Job.Notification.Type
+	rs := r.runReason(r.Run)
+	out.Verdict, out.Message = rs.Code, rs.Message
+	out.Reasons = append(out.Reasons, rs)
+	return out
+}
+
+// runReason says why run wrote no notification for the user.
+func (r Records) runReason(run *heraldtype.RuleRun) heraldtype.ExplainReason {
+	rs := heraldtype.ExplainReason{Rule: run.Rule, ErrorCode: string(run.State)}
 	name := fmt.Sprintf("Rule %s's run for event %s", run.Rule, run.EventID)
 	switch {
 	case run.State == heraldtype.RunFailed:
@@ -186,9 +209,7 @@ func (r Records) noneFromRun(out heraldtype.Explanation) heraldtype.Explanation 
 		at := run.FinishedAt
 		rs.At = &at
 	}
-	out.Verdict, out.Message = rs.Code, rs.Message
-	out.Reasons = append(out.Reasons, rs)
-	return out
+	return rs
 }
 
 // audience describes a rule run's audience as it was resolved for the

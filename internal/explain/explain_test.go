@@ -77,3 +77,40 @@ func TestExplainRuleRunWithoutNotification(t *testing.T) {
 		})
 	}
 }
+
+// An event that started no run, from its record: the rule that got
+// furthest decides — one that detected it with an empty audience, one
+// that could not act on it — over the rules that did not detect it; a
+// record that kept only some decisions says so.
+func TestExplainEventWithoutRun(t *testing.T) {
+	notDetected := Decision{Rule: "big-drop", Reason: "the price dropped 5 %, under the threshold"}
+	for _, c := range []struct {
+		name    string
+		ev      Event
+		verdict string
+		says    string
+		reasons int
+	}{
+		{"stale", Event{Stale: true}, heraldtype.ExplainEventStale, "Event ev-1 from topic product.inventory.v1 was stale", 1},
+		{"no rule judged it", Event{}, heraldtype.ExplainNotDetected, "No rule judged event ev-1", 0},
+		{"one rule", Event{Decisions: []Decision{notDetected}, Judged: 1}, heraldtype.ExplainNotDetected,
+			"Rule big-drop did not detect event ev-1 from topic product.inventory.v1: the price dropped 5 %, under the threshold.", 1},
+		{"two rules", Event{Decisions: []Decision{notDetected, {Rule: "restock"}}, Judged: 2}, heraldtype.ExplainNotDetected,
+			"No rule detected event ev-1 from topic product.inventory.v1: 2 rules judged it.", 2},
+		{"truncated", Event{Decisions: []Decision{notDetected}, Judged: 3, Truncated: true}, heraldtype.ExplainNotDetected,
+			"(the record keeps 1 of the 3 rules' decisions)", 1},
+		{"empty audience", Event{Decisions: []Decision{notDetected, {Rule: "price-drop", Detected: true, Reason: "the price dropped 20 %; the audience is empty (product:42)"}}, Judged: 2},
+			heraldtype.ExplainOutsideAudience, "Rule price-drop detected event ev-1", 2},
+		{"could not act", Event{Decisions: []Decision{notDetected, {Rule: "price-drop", Error: "current_price: missing"}}, Judged: 2},
+			heraldtype.ExplainRuleRunFailed, "Rule price-drop could not act on event ev-1 from topic product.inventory.v1: current_price: missing.", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ev := c.ev
+			ev.ID, ev.Source = "ev-1", "product.inventory.v1"
+			x := Explain(Records{UserID: "u1", Event: &ev})
+			if x.Verdict != c.verdict || !strings.Contains(x.Message, c.says) || x.Event != "ev-1" || len(x.Reasons) != c.reasons {
+				t.Fatalf("%+v, want %s saying %q with %d reasons", x, c.verdict, c.says, c.reasons)
+			}
+		})
+	}
+}

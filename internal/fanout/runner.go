@@ -25,6 +25,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/audience"
 	"github.com/heraldhq/herald/internal/metrics"
@@ -76,6 +78,11 @@ type Config struct {
 	Now        func() time.Time
 	Metrics    *metrics.Metrics
 	Logger     *slog.Logger
+	// Tracer records a "herald.rule.batch" span per batch of a run that
+	// kept its event's traceparent, child of that trace; Build then gets
+	// the span's context, so the batch's notifications (and their sends)
+	// continue it. Nil: tracing is off.
+	Tracer trace.Tracer
 }
 
 // Defaults of Config.
@@ -275,13 +282,16 @@ func (r *Runner) Execute(ctx context.Context, run heraldtype.RuleRun) error {
 		if audience.Ends(src, len(users), want) || run.Recipients+len(users) >= run.Job.Audience.Limit {
 			b.Finish = heraldtype.RunDone
 		}
+		bctx, span := r.startBatch(ctx, run, len(users))
 		if len(users) > 0 {
-			if err := r.fill(ctx, run, users, &b); err != nil {
+			if err := r.fill(bctx, run, users, &b); err != nil {
 				r.observe(ctx, run, started, len(users), err)
+				endBatch(span, b, store.RuleBatchResult{}, err)
 				return err
 			}
 		}
-		res, err := r.advance(ctx, run, b)
+		res, err := r.advance(bctx, run, b)
+		endBatch(span, b, res, err)
 		r.observe(ctx, run, started, len(users), err)
 		if err != nil || !res.Applied || b.Finish != "" {
 			if b.Finish != "" {

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/metrics"
 	"github.com/heraldhq/herald/internal/schedule"
@@ -72,6 +74,10 @@ type Config struct {
 	Now     func() time.Time
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
+	// Tracer records a "herald.reminder.batch" span per batch of due
+	// reminders, the root of a trace their occurrences' sends continue.
+	// Nil: tracing is off.
+	Tracer trace.Tracer
 }
 
 // Defaults of Config.
@@ -224,6 +230,8 @@ func (s *Scheduler) Tick(ctx context.Context) (Counts, bool, error) {
 			counts["rescued"]++
 		}
 	}
+	ctx, span := s.startBatch(ctx, len(claims))
+	defer func() { endBatch(span, counts, err) }()
 	fires, release := s.decide(ctx, claims, now, counts)
 	if len(release) > 0 {
 		if err := s.cfg.Store.ReleaseReminders(ctx, s.cfg.Owner, release); err != nil {

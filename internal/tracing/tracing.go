@@ -32,6 +32,9 @@ const (
 	Attempt        = attribute.Key("herald.attempt")
 	Recipients     = attribute.Key("herald.recipients")
 	Verdict        = attribute.Key("herald.policy.verdict")
+	Rule           = attribute.Key("herald.rule")
+	Campaign       = attribute.Key("herald.campaign")
+	RunID          = attribute.Key("herald.run_id")
 )
 
 // Tracer returns Herald's tracer of tp, or nil when tracing is off: tp is

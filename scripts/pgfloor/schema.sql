@@ -43,3 +43,25 @@ CREATE TABLE herald_floor.deliveries (
 );
 CREATE INDEX deliveries_pending ON herald_floor.deliveries (run_at, id) WHERE state = 'pending';
 CREATE INDEX deliveries_notification ON herald_floor.deliveries (notification_id);
+
+-- records_hot.sql (issue 39 item 2, weighed in session 14): the same
+-- records, the queue apart: a narrow queue row per delivery (leased, then
+-- deleted), and the delivery record updated once, at its outcome, with no
+-- indexed column changed — a HOT update, given the room on its page
+-- (fillfactor 50: at 80 only a third of the updates were HOT).
+CREATE TABLE herald_floor.deliveries2 (
+	id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	notification_id text NOT NULL,
+	token           text NOT NULL,
+	state           text NOT NULL,
+	attempt         integer NOT NULL DEFAULT 0,
+	finished_at     timestamptz
+) WITH (fillfactor = 50);
+CREATE INDEX deliveries2_notification ON herald_floor.deliveries2 (notification_id);
+CREATE TABLE herald_floor.queue2 (
+	delivery_id bigint PRIMARY KEY,
+	run_at      timestamptz NOT NULL,
+	owner       text NOT NULL DEFAULT '',
+	lease_until timestamptz
+);
+CREATE INDEX queue2_pending ON herald_floor.queue2 (run_at, delivery_id) WHERE lease_until IS NULL;

@@ -80,7 +80,8 @@ func (s *Store) ListDeadEvents(ctx context.Context, f heraldtype.DeadEventFilter
 	rows, err := s.pool.Query(ctx, s.q(`SELECT `+deadEventColumns+` FROM {s}.dead_events
 WHERE ($1 = 0 OR id < $1) AND ($2 = '' OR topic = $2) AND ($3 = '' OR kind = $3)
 	AND ($4 = '' OR ($4 = 'yes') = (replayed_at IS NOT NULL))
-ORDER BY id DESC LIMIT $5`), before, f.Topic, f.Kind, f.Replayed, limit+1)
+	AND ($6::timestamptz IS NULL OR created_at >= $6) AND ($7::timestamptz IS NULL OR created_at < $7)
+ORDER BY id DESC LIMIT $5`), before, f.Topic, f.Kind, f.Replayed, limit+1, nullTime(f.From), nullTime(f.To))
 	if err != nil {
 		return nil, "", formatError(err, "dead events")
 	}

@@ -19,16 +19,20 @@ import (
 // the second INSERT waits, then finds the row.
 
 const ruleRunColumns = `rule, run_id, source, event_id, event, subject, job, state, cursor, recipients, enqueued,
-	last_error, version, created_at, updated_at, finished_at`
+	last_error, version, created_at, updated_at, finished_at, trace_parent`
 
 func scanRuleRun(row interface{ Scan(...any) error }) (heraldtype.RuleRun, error) {
 	var r heraldtype.RuleRun
 	var job []byte
 	var finished *time.Time
+	var traceParent *string
 	err := row.Scan(&r.Rule, &r.ID, &r.Source, &r.EventID, &r.Event, &r.Subject, &job, &r.State, &r.Cursor, &r.Recipients,
-		&r.Enqueued, &r.LastError, &r.Version, &r.CreatedAt, &r.UpdatedAt, &finished)
+		&r.Enqueued, &r.LastError, &r.Version, &r.CreatedAt, &r.UpdatedAt, &finished, &traceParent)
 	if err != nil {
 		return r, err
+	}
+	if traceParent != nil {
+		r.TraceParent = *traceParent
 	}
 	r.CreatedAt, r.UpdatedAt, r.FinishedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC(), timeOf(finished)
 	return r, store.DecodeRuleJob(job, &r.Job)
@@ -113,9 +117,10 @@ func (s *Store) RecordEvent(ctx context.Context, r store.EventRecord) (store.Eve
 				finished = &now
 			}
 			if _, err := tx.Exec(ctx, s.q(`INSERT INTO {s}.rule_runs (rule, run_id, source, event_id, event, subject, job, state,
-	last_error, version, created_at, updated_at, finished_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $10, $11)
+	last_error, version, created_at, updated_at, finished_at, trace_parent)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $10, $11, NULLIF($12, ''))
 ON CONFLICT (rule, run_id) DO NOTHING`), run.Rule, run.ID, run.Source, run.EventID, run.Event, run.Subject, job, string(state),
-				run.LastError, r.Now.UTC(), finished); err != nil {
+				run.LastError, r.Now.UTC(), finished, run.TraceParent); err != nil {
 				return formatError(err, "rule run")
 			}
 		}

@@ -78,7 +78,9 @@ func (s *Store) ListDeadEvents(ctx context.Context, f heraldtype.DeadEventFilter
 	rows, err := s.read.QueryContext(ctx, `SELECT `+deadEventColumns+` FROM dead_events
 WHERE (? = 0 OR id < ?) AND (? = '' OR topic = ?) AND (? = '' OR kind = ?)
 	AND (? = '' OR (? = 'yes') = (replayed_at IS NOT NULL))
-ORDER BY id DESC LIMIT ?`, before, before, f.Topic, f.Topic, f.Kind, f.Kind, f.Replayed, f.Replayed, limit+1)
+	AND (? IS NULL OR created_at >= ?) AND (? IS NULL OR created_at < ?)
+ORDER BY id DESC LIMIT ?`, before, before, f.Topic, f.Topic, f.Kind, f.Kind, f.Replayed, f.Replayed,
+		nullMicros(f.From), nullMicros(f.From), nullMicros(f.To), nullMicros(f.To), limit+1)
 	if err != nil {
 		return nil, "", formatError(err, "dead events")
 	}

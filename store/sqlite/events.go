@@ -17,18 +17,20 @@ import (
 // store/rules/events.go only ever find another writer's committed rows.
 
 const ruleRunColumns = `rule, run_id, source, event_id, event, subject, job, state, cursor, recipients, enqueued,
-	last_error, version, created_at, updated_at, finished_at`
+	last_error, version, created_at, updated_at, finished_at, trace_parent`
 
 func scanRuleRun(sc interface{ Scan(...any) error }) (heraldtype.RuleRun, error) {
 	var r heraldtype.RuleRun
 	var job string
 	var created, updated int64
 	var finished sql.NullInt64
+	var traceParent sql.NullString
 	err := sc.Scan(&r.Rule, &r.ID, &r.Source, &r.EventID, &r.Event, &r.Subject, &job, &r.State, &r.Cursor, &r.Recipients,
-		&r.Enqueued, &r.LastError, &r.Version, &created, &updated, &finished)
+		&r.Enqueued, &r.LastError, &r.Version, &created, &updated, &finished, &traceParent)
 	if err != nil {
 		return r, err
 	}
+	r.TraceParent = traceParent.String
 	r.CreatedAt, r.UpdatedAt, r.FinishedAt = fromMicros(created), fromMicros(updated), timeOf(finished)
 	return r, store.DecodeRuleJob([]byte(job), &r.Job)
 }
@@ -108,9 +110,10 @@ func (s *Store) RecordEvent(ctx context.Context, r store.EventRecord) (store.Eve
 				finished = micros(r.Now)
 			}
 			if _, err := s.exec(ctx, tx, `INSERT INTO rule_runs (rule, run_id, source, event_id, event, subject, job, state,
-	last_error, version, created_at, updated_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
+	last_error, version, created_at, updated_at, finished_at, trace_parent)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, NULLIF(?, ''))
 ON CONFLICT (rule, run_id) DO NOTHING`, run.Rule, run.ID, run.Source, run.EventID, run.Event, run.Subject, string(job), state,
-				run.LastError, micros(r.Now), micros(r.Now), finished); err != nil {
+				run.LastError, micros(r.Now), micros(r.Now), finished, run.TraceParent); err != nil {
 				return formatError(err, "rule run")
 			}
 		}

@@ -21,7 +21,8 @@ func testDeadEvents(t *testing.T, newStore NewStore) {
 		if payload != "" {
 			d.Payload = json.RawMessage(payload)
 		}
-		id, err := f.s.PutDeadEvent(f.ctx, d, base())
+		// a minute apart: offset 10 at base(), 11 a minute later, …
+		id, err := f.s.PutDeadEvent(f.ctx, d, base().Add(time.Duration(offset-10)*time.Minute))
 		if err != nil || id <= 0 {
 			t.Fatalf("PutDeadEvent = %d, %v", id, err)
 		}
@@ -73,6 +74,18 @@ func testDeadEvents(t *testing.T, newStore NewStore) {
 	if got := ids(heraldtype.DeadEventFilter{Kind: "events"}); len(got) != 1 || got[0] != b {
 		t.Fatalf("by kind: %v", got)
 	}
+	// Issue 34 item 2: by when Herald gave up on the record.
+	if got := ids(heraldtype.DeadEventFilter{From: base().Add(time.Minute), Limit: 1}); len(got) != 2 || got[0] != c || got[1] != b {
+		t.Fatalf("from a minute on: %v", got)
+	}
+	if got := ids(heraldtype.DeadEventFilter{To: base().Add(time.Minute)}); len(got) != 1 || got[0] != a {
+		t.Fatalf("before a minute: %v", got)
+	}
+	if got := ids(heraldtype.DeadEventFilter{From: base().Add(time.Minute), To: base().Add(2 * time.Minute), Topic: "events"}); len(got) != 1 || got[0] != b {
+		t.Fatalf("between, by topic: %v", got)
+	}
+	_, _, err = f.s.ListDeadEvents(f.ctx, heraldtype.DeadEventFilter{From: base(), To: base()})
+	wantCode(t, err, heraldtype.EINVALID)
 	if err := f.s.MarkDeadEventReplayed(f.ctx, a, "still failing", at(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
