@@ -71,9 +71,11 @@ func (s *Store) RecordEvent(ctx context.Context, r store.EventRecord) (store.Eve
 		return store.EventRecorded{}, err
 	}
 	var replayed, conflict bool
+	var enqueued map[string]store.EnqueueResult
+	var woken []wake
 	rollback := errors.New("rollback")
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		replayed, conflict = false, false
+		replayed, conflict, enqueued, woken = false, false, nil, nil
 		var args []any
 		tag, err := tx.Exec(ctx, s.q(rules.EventInsertSQL("{s}.events", rules.EventInsert{Source: r.Source,
 			Namespace: r.Namespace, ID: r.ID, Name: r.Name, Subject: r.Subject, UserID: r.UserID, Version: r.Version,
@@ -107,17 +109,35 @@ func (s *Store) RecordEvent(ctx context.Context, r store.EventRecord) (store.Eve
 				return err
 			}
 			var finished *time.Time
-			state := store.RuleRunState(run)
-			if state != heraldtype.RunRunning {
+			st := r.RunInsert(run)
+			if st.Finished {
 				now := r.Now.UTC()
 				finished = &now
 			}
-			if _, err := tx.Exec(ctx, s.q(`INSERT INTO {s}.rule_runs (rule, run_id, source, event_id, event, subject, job, state,
-	last_error, version, created_at, updated_at, finished_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $10, $11)
-ON CONFLICT (rule, run_id) DO NOTHING`), run.Rule, run.ID, run.Source, run.EventID, run.Event, run.Subject, job, string(state),
-				run.LastError, r.Now.UTC(), finished); err != nil {
+			tag, err := tx.Exec(ctx, s.q(`INSERT INTO {s}.rule_runs (rule, run_id, source, event_id, event, subject, job, state,
+	cursor, recipients, enqueued, last_error, version, created_at, updated_at, finished_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 1, $13, $13, $14)
+ON CONFLICT (rule, run_id) DO NOTHING`), run.Rule, run.ID, run.Source, run.EventID, run.Event, run.Subject, job, string(st.State),
+				st.Cursor, st.Recipients, st.Enqueue, run.LastError, r.Now.UTC(), finished)
+			if err != nil {
 				return formatError(err, "rule run")
 			}
+			// An inline batch is enqueued only with the run it finishes:
+			// a run kept from an earlier delivery (its event pruned) has
+			// sent already.
+			b, ok := r.Inline[run.Rule]
+			if !ok || b.Enqueue == nil || tag.RowsAffected() == 0 || run.LastError != "" {
+				continue
+			}
+			res, w, err := s.enqueue(ctx, pgxQuerier{tx}, *b.Enqueue)
+			if err != nil {
+				return err
+			}
+			if enqueued == nil {
+				enqueued = map[string]store.EnqueueResult{}
+			}
+			enqueued[run.Rule] = res
+			woken = append(woken, w)
 		}
 		return nil
 	})
@@ -127,8 +147,13 @@ ON CONFLICT (rule, run_id) DO NOTHING`), run.Rule, run.ID, run.Source, run.Event
 		return store.EventRecorded{Replayed: true, Outcome: rec.Outcome, RequestHash: rec.RequestHash}, rerr
 	case conflict:
 		return store.EventRecorded{Conflict: true}, nil
+	case err != nil:
+		return store.EventRecorded{}, err
 	}
-	return store.EventRecorded{}, err
+	for _, w := range woken {
+		s.waker.post(w)
+	}
+	return store.EventRecorded{Enqueued: enqueued}, nil
 }
 
 // RunningRuleRuns implements store.Events.
