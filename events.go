@@ -208,14 +208,27 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 		c.metrics.Events.WithLabelValues("no_rule").Inc()
 		return out, nil
 	}
+	inline := true
 	for try := 1; ; try++ {
 		res, rec, err := c.decide(ctx, rs, source, e, now, out)
 		if err != nil {
 			return TrackResult{}, err
 		}
 		rec.RequestHash = hash
+		if inline {
+			if err := c.inlineBatches(ctx, &rec); err != nil {
+				return TrackResult{}, err
+			}
+		}
 		done, err := c.store.RecordEvent(ctx, rec)
 		switch {
+		case heraldtype.ErrorCode(err) == heraldtype.ENOTFOUND && len(rec.Inline) > 0:
+			// A listed user does not exist (or was deleted since the
+			// audience was read): nothing was written, and the runner,
+			// which leaves such users out one at a time, takes the runs.
+			inline = false
+			try--
+			continue
 		case err != nil:
 			return TrackResult{}, err
 		case done.Replayed:
@@ -232,6 +245,7 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 				"event %q: its subject %q kept changing under %d tries; send it again", e.ID, e.Subject, maxRecordTries)
 		}
 		c.tracked(res, rec)
+		c.inlined(rec, done)
 		return summary(res, c.cfg.Rules.RecordedDecisions), nil
 	}
 }
@@ -498,17 +512,21 @@ func (c *Client) tracked(out TrackResult, rec store.EventRecord) {
 				"event", rec.ID, "name", rec.Name, "subject", rec.Subject, "err", o.Error)
 		}
 	}
-	started := 0
+	started, runner := 0, false
 	for _, run := range rec.Runs {
 		if run.LastError == "" {
 			started++
+			_, inline := rec.Inline[run.Rule]
+			runner = runner || !inline
 		}
 	}
 	if started > 0 {
 		c.metrics.RuleRuns.WithLabelValues("started").Add(float64(started))
-		if c.ruleRunner != nil {
-			c.ruleRunner.Wake()
-		}
+	}
+	if runner && c.ruleRunner != nil {
+		// Runs written with their batch (ruleinline.go) are done: the
+		// runner is woken only for those it works.
+		c.ruleRunner.Wake()
 	}
 }
 

@@ -168,7 +168,8 @@ type EventRecorded struct {
 	RequestHash string
 	// Conflict: the subject moved on since Seq was read.
 	Conflict bool
-	// Enqueued is, by rule name, what each inline batch's enqueue wrote.
+	// Enqueued is, by rule name, what each inline batch's enqueue wrote
+	// (zero for an empty audience): one entry per inline run written.
 	Enqueued map[string]EnqueueResult
 }
 

@@ -126,18 +126,21 @@ ON CONFLICT (rule, run_id) DO NOTHING`), run.Rule, run.ID, run.Source, run.Event
 			// a run kept from an earlier delivery (its event pruned) has
 			// sent already.
 			b, ok := r.Inline[run.Rule]
-			if !ok || b.Enqueue == nil || tag.RowsAffected() == 0 || run.LastError != "" {
+			if !ok || tag.RowsAffected() == 0 || run.LastError != "" {
 				continue
 			}
-			res, w, err := s.enqueue(ctx, pgxQuerier{tx}, *b.Enqueue)
-			if err != nil {
-				return err
+			var res store.EnqueueResult
+			if b.Enqueue != nil {
+				var w wake
+				if res, w, err = s.enqueue(ctx, pgxQuerier{tx}, *b.Enqueue); err != nil {
+					return err
+				}
+				woken = append(woken, w)
 			}
 			if enqueued == nil {
 				enqueued = map[string]store.EnqueueResult{}
 			}
 			enqueued[run.Rule] = res
-			woken = append(woken, w)
 		}
 		return nil
 	})

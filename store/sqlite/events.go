@@ -120,12 +120,14 @@ ON CONFLICT (rule, run_id) DO NOTHING`, run.Rule, run.ID, run.Source, run.EventI
 			// a run kept from an earlier delivery (its event pruned) has
 			// sent already.
 			b, ok := r.Inline[run.Rule]
-			if !ok || b.Enqueue == nil || n == 0 || run.LastError != "" {
+			if !ok || n == 0 || run.LastError != "" {
 				continue
 			}
-			res, err := s.enqueue(ctx, tx, *b.Enqueue)
-			if err != nil {
-				return err
+			var res store.EnqueueResult
+			if b.Enqueue != nil {
+				if res, err = s.enqueue(ctx, tx, *b.Enqueue); err != nil {
+					return err
+				}
 			}
 			if enqueued == nil {
 				enqueued = map[string]store.EnqueueResult{}

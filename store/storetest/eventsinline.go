@@ -90,7 +90,7 @@ func testInlineRuns(t *testing.T, newStore NewStore) {
 		f := newFixture(t, newStore)
 		r := eventRecord("ev-1", 0, ruleRun("price-drop", "ev-1"))
 		r.Inline = map[string]store.InlineBatch{"price-drop": {}}
-		if got := f.record(r); got.Enqueued != nil {
+		if got := f.record(r); len(got.Enqueued) != 1 {
 			t.Fatalf("recorded: %+v", got)
 		}
 		run, err := f.s.RuleRun(f.ctx, "price-drop", store.RuleRunID("product.inventory.v1", "", "ev-1"))
