@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
@@ -84,6 +85,31 @@ func testInlineRuns(t *testing.T, newStore NewStore) {
 		f.record(r)
 		if runs, err := f.s.RunningRuleRuns(f.ctx, 10); err != nil || len(runs) != 2 {
 			t.Fatalf("runs after the fallback: %+v %v", runs, err)
+		}
+	})
+	t.Run("RunKeptAfterItsEventWasPruned", func(t *testing.T) {
+		// The event's record is pruned while its run still runs; the
+		// event delivered again writes a new record but neither the run
+		// (it exists) nor its inline batch (the runner sends it).
+		f := newFixture(t, newStore)
+		f.user("u1")
+		f.record(eventRecord("ev-1", 0, ruleRun("price-drop", "ev-1"), ruleRun("other", "ev-1")))
+		if _, err := f.s.PruneEvents(f.ctx, at(time.Hour), 100); err != nil {
+			t.Fatal(err)
+		}
+		r := inline(f, "ev-1", "u1")
+		r.Seq = 1
+		if got := f.record(r); got.Replayed || got.Conflict || len(got.Enqueued) != 0 {
+			t.Fatalf("recorded again: %+v", got)
+		}
+		if _, ok, err := f.s.RecordedEvent(f.ctx, store.EventKey{Source: "product.inventory.v1", ID: "ev-1"}); !ok || err != nil {
+			t.Fatalf("the event's new record: %v %v", ok, err)
+		}
+		if runs, err := f.s.RunningRuleRuns(f.ctx, 10); err != nil || len(runs) != 2 {
+			t.Fatalf("runs: %+v %v", runs, err)
+		}
+		if h, _, err := f.s.ListHistory(f.ctx, heraldtype.HistoryFilter{Limit: 10}); err != nil || len(h) != 0 {
+			t.Fatalf("%d notifications (%v), want none", len(h), err)
 		}
 	})
 	t.Run("EmptyAudience", func(t *testing.T) {
