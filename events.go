@@ -187,10 +187,19 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 		return TrackResult{}, err
 	}
 	key := store.EventKey{Source: source, Namespace: e.Namespace, ID: e.ID}
+	// The record (a redelivery is answered from it) and the subject are
+	// read together, in one round trip on PostgreSQL; the subject so read
+	// is the first try's (decide reads it again after a conflict).
+	var subj *store.EventSubject
 	if len(rs) > 0 && !generated {
-		if out, ok, err := c.recordedEvent(ctx, key, hash); err != nil || ok {
-			return out, err
+		rec, ok, s, err := c.store.EventState(ctx, key, e.Subject)
+		if err != nil {
+			return TrackResult{}, err
 		}
+		if ok {
+			return c.replayedEvent(key, rec, hash)
+		}
+		subj = &s
 	}
 	out := TrackResult{EventID: e.ID}
 	if e.UserID != "" {
@@ -210,7 +219,8 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 	}
 	inline := true
 	for try := 1; ; try++ {
-		res, rec, err := c.decide(ctx, rs, source, e, now, out)
+		res, rec, err := c.decide(ctx, rs, source, e, now, out, subj)
+		subj = nil
 		if err != nil {
 			return TrackResult{}, err
 		}
@@ -311,16 +321,23 @@ func (c *Client) rulesFor(ctx context.Context, source, event string) ([]*rule.Co
 	}
 }
 
-// decide reads the event's subject and lets each rule judge the event: it
-// returns the outcome and the record that writes it.
-func (c *Client) decide(ctx context.Context, rs []*rule.Compiled, source string, e Event, now time.Time, out TrackResult) (TrackResult, store.EventRecord, error) {
+// decide reads the event's subject (unless read already: read) and lets
+// each rule judge the event: it returns the outcome and the record that
+// writes it.
+func (c *Client) decide(ctx context.Context, rs []*rule.Compiled, source string, e Event, now time.Time, out TrackResult,
+	read *store.EventSubject) (TrackResult, store.EventRecord, error) {
 	rec := store.EventRecord{Source: source, Namespace: e.Namespace, ID: e.ID, Name: e.Name, Subject: e.Subject,
 		UserID: e.UserID, Version: e.Version, Now: now}
 	states := map[string]rule.State{}
 	if e.Subject != "" {
-		subj, err := c.store.EventSubject(ctx, source, e.Subject)
-		if err != nil {
-			return out, rec, err
+		var subj store.EventSubject
+		if read != nil {
+			subj = *read
+		} else {
+			var err error
+			if subj, err = c.store.EventSubject(ctx, source, e.Subject); err != nil {
+				return out, rec, err
+			}
 		}
 		if len(subj.State) > 0 {
 			if err := json.Unmarshal(subj.State, &states); err != nil {

@@ -32,6 +32,10 @@ type Events interface {
 	// EventSubject returns the row of a source's subject; the zero
 	// EventSubject (Seq 0) when it has none.
 	EventSubject(ctx context.Context, source, subject string) (EventSubject, error)
+	// EventState is RecordedEvent of k and, when subject is not "",
+	// EventSubject of k.Source's subject, read together: the two reads an
+	// event is decided on (one round trip on PostgreSQL; issue 39 item 3).
+	EventState(ctx context.Context, k EventKey, subject string) (RecordedEvent, bool, EventSubject, error)
 	// RecordEvent writes r in one transaction: the event's row (when it
 	// exists, nothing is written and Replayed says so, with the stored
 	// outcome and request hash), the subject of r.Source (with r.Subject set and r.Write: guarded by

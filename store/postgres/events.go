@@ -66,6 +66,44 @@ func (s *Store) EventSubject(ctx context.Context, source, subject string) (store
 	return out, formatError(err, "event subject")
 }
 
+// EventState implements store.Events: both reads in one pipelined round
+// trip.
+func (s *Store) EventState(ctx context.Context, k store.EventKey, subject string) (store.RecordedEvent, bool, store.EventSubject, error) {
+	if subject == "" {
+		rec, ok, err := s.RecordedEvent(ctx, k)
+		return rec, ok, store.EventSubject{}, err
+	}
+	var rec store.RecordedEvent
+	var subj store.EventSubject
+	var ok bool
+	var args []any
+	b := &pgx.Batch{}
+	b.Queue(s.q(rules.EventSelectSQL("{s}.events", k.Source, k.Namespace, k.ID, marker(&args))), args...)
+	args = nil
+	b.Queue(s.q(rules.SubjectSelectSQL("{s}.event_subjects", k.Source, subject, marker(&args))), args...)
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	var outcome, state []byte
+	err := br.QueryRow().Scan(&outcome, &rec.RequestHash)
+	switch {
+	case err == nil:
+		rec.Outcome, ok = outcome, true
+	case !errors.Is(err, pgx.ErrNoRows):
+		return rec, false, subj, formatError(err, "event")
+	}
+	err = br.QueryRow().Scan(&subj.Version, &subj.Seq, &state)
+	switch {
+	case err == nil:
+		subj.State = state
+	case !errors.Is(err, pgx.ErrNoRows):
+		return rec, ok, store.EventSubject{}, formatError(err, "event subject")
+	}
+	if ok {
+		return rec, true, store.EventSubject{}, nil
+	}
+	return rec, false, subj, nil
+}
+
 // RecordEvent implements store.Events in one transaction, pipelined:
 // BEGIN and every write go in one round trip, the guards' results are
 // read, and the transaction is committed or rolled back in a second

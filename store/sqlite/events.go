@@ -62,6 +62,16 @@ func (s *Store) EventSubject(ctx context.Context, source, subject string) (store
 	return out, formatError(err, "event subject")
 }
 
+// EventState implements store.Events: two reads of the local file.
+func (s *Store) EventState(ctx context.Context, k store.EventKey, subject string) (store.RecordedEvent, bool, store.EventSubject, error) {
+	rec, ok, err := s.RecordedEvent(ctx, k)
+	if err != nil || ok || subject == "" {
+		return rec, ok, store.EventSubject{}, err
+	}
+	subj, err := s.EventSubject(ctx, k.Source, subject)
+	return rec, false, subj, err
+}
+
 // RecordEvent implements store.Events in one transaction.
 func (s *Store) RecordEvent(ctx context.Context, r store.EventRecord) (store.EventRecorded, error) {
 	if err := store.CheckEventRecord(r); err != nil {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -151,4 +152,28 @@ func testInlineRuns(t *testing.T, newStore NewStore) {
 			}
 		}
 	})
+}
+
+// testEventState: the record and the subject an event is decided on, read
+// together, say what RecordedEvent and EventSubject say.
+func testEventState(t *testing.T, newStore NewStore) {
+	f := newFixture(t, newStore)
+	key := store.EventKey{Source: "product.inventory.v1", ID: "ev-1"}
+	if _, ok, subj, err := f.s.EventState(f.ctx, key, "product:42"); ok || err != nil || subj.Seq != 0 {
+		t.Fatalf("nothing yet: %v %+v %v", ok, subj, err)
+	}
+	f.record(eventRecord("ev-1", 0))
+	rec, ok, _, err := f.s.EventState(f.ctx, key, "product:42")
+	var o map[string]string
+	if err != nil || !ok || json.Unmarshal(rec.Outcome, &o) != nil || o["event_id"] != "ev-1" {
+		t.Fatalf("recorded: %v %s %v", ok, rec.Outcome, err)
+	}
+	key.ID = "ev-2"
+	_, ok, subj, err := f.s.EventState(f.ctx, key, "product:42")
+	if err != nil || ok || subj.Seq != 1 || subj.Version != 100 || len(subj.State) == 0 {
+		t.Fatalf("the subject: %v %+v %v", ok, subj, err)
+	}
+	if _, ok, subj, err := f.s.EventState(f.ctx, key, ""); err != nil || ok || subj.Seq != 0 {
+		t.Fatalf("no subject: %v %+v %v", ok, subj, err)
+	}
 }
