@@ -1,7 +1,6 @@
 package herald
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -69,16 +68,6 @@ func eventHash(e Event) (string, error) {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
-}
-
-// recordedEvent answers a redelivered event from its record.
-func (c *Client) recordedEvent(ctx context.Context, k store.EventKey, hash string) (TrackResult, bool, error) {
-	rec, ok, err := c.store.RecordedEvent(ctx, k)
-	if err != nil || !ok {
-		return TrackResult{}, false, err
-	}
-	out, err := c.replayedEvent(k, rec, hash)
-	return out, true, err
 }
 
 // replayedEvent answers an event whose id was recorded: from the record

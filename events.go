@@ -188,10 +188,19 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 		return TrackResult{}, err
 	}
 	key := store.EventKey{Source: source, Namespace: e.Namespace, ID: e.ID}
+	// The record (a redelivery is answered from it) and the subject are
+	// read together, in one round trip on PostgreSQL; the subject so read
+	// is the first try's (decide reads it again after a conflict).
+	var subj *store.EventSubject
 	if len(rs) > 0 && !generated {
-		if out, ok, err := c.recordedEvent(ctx, key, hash); err != nil || ok {
-			return out, err
+		rec, ok, s, err := c.store.EventState(ctx, key, e.Subject)
+		if err != nil {
+			return TrackResult{}, err
 		}
+		if ok {
+			return c.replayedEvent(key, rec, hash)
+		}
+		subj = &s
 	}
 	out := TrackResult{EventID: e.ID}
 	if e.UserID != "" {
@@ -209,8 +218,10 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 		c.metrics.Events.WithLabelValues("no_rule").Inc()
 		return out, nil
 	}
+	inline := true
 	for try := 1; ; try++ {
-		res, rec, err := c.decide(ctx, rs, source, e, now, out)
+		res, rec, err := c.decide(ctx, rs, source, e, now, out, subj)
+		subj = nil
 		if err != nil {
 			return TrackResult{}, err
 		}
@@ -223,8 +234,20 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 				rec.Runs[i].TraceParent = tp
 			}
 		}
+		if inline {
+			if err := c.inlineBatches(ctx, &rec); err != nil {
+				return TrackResult{}, err
+			}
+		}
 		done, err := c.store.RecordEvent(ctx, rec)
 		switch {
+		case heraldtype.ErrorCode(err) == heraldtype.ENOTFOUND && len(rec.Inline) > 0:
+			// A listed user does not exist (or was deleted since the
+			// audience was read): nothing was written, and the runner,
+			// which leaves such users out one at a time, takes the runs.
+			inline = false
+			try--
+			continue
 		case err != nil:
 			return TrackResult{}, err
 		case done.Replayed:
@@ -241,6 +264,7 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 				"event %q: its subject %q kept changing under %d tries; send it again", e.ID, e.Subject, maxRecordTries)
 		}
 		c.tracked(res, rec)
+		c.inlined(rec, done)
 		return summary(res, c.cfg.Rules.RecordedDecisions), nil
 	}
 }
@@ -306,16 +330,23 @@ func (c *Client) rulesFor(ctx context.Context, source, event string) ([]*rule.Co
 	}
 }
 
-// decide reads the event's subject and lets each rule judge the event: it
-// returns the outcome and the record that writes it.
-func (c *Client) decide(ctx context.Context, rs []*rule.Compiled, source string, e Event, now time.Time, out TrackResult) (TrackResult, store.EventRecord, error) {
+// decide reads the event's subject (unless read already: read) and lets
+// each rule judge the event: it returns the outcome and the record that
+// writes it.
+func (c *Client) decide(ctx context.Context, rs []*rule.Compiled, source string, e Event, now time.Time, out TrackResult,
+	read *store.EventSubject) (TrackResult, store.EventRecord, error) {
 	rec := store.EventRecord{Source: source, Namespace: e.Namespace, ID: e.ID, Name: e.Name, Subject: e.Subject,
 		UserID: e.UserID, Version: e.Version, Now: now}
 	states := map[string]rule.State{}
 	if e.Subject != "" {
-		subj, err := c.store.EventSubject(ctx, source, e.Subject)
-		if err != nil {
-			return out, rec, err
+		var subj store.EventSubject
+		if read != nil {
+			subj = *read
+		} else {
+			var err error
+			if subj, err = c.store.EventSubject(ctx, source, e.Subject); err != nil {
+				return out, rec, err
+			}
 		}
 		if len(subj.State) > 0 {
 			if err := json.Unmarshal(subj.State, &states); err != nil {
@@ -507,17 +538,21 @@ func (c *Client) tracked(out TrackResult, rec store.EventRecord) {
 				"event", rec.ID, "name", rec.Name, "subject", rec.Subject, "err", o.Error)
 		}
 	}
-	started := 0
+	started, runner := 0, false
 	for _, run := range rec.Runs {
 		if run.LastError == "" {
 			started++
+			_, inline := rec.Inline[run.Rule]
+			runner = runner || !inline
 		}
 	}
 	if started > 0 {
 		c.metrics.RuleRuns.WithLabelValues("started").Add(float64(started))
-		if c.ruleRunner != nil {
-			c.ruleRunner.Wake()
-		}
+	}
+	if runner && c.ruleRunner != nil {
+		// Runs written with their batch (ruleinline.go) are done: the
+		// runner is woken only for those it works.
+		c.ruleRunner.Wake()
 	}
 }
 

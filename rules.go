@@ -111,6 +111,15 @@ type RuleConfig struct {
 	// CompiledCache is how many compiled rules a Client keeps (least
 	// recently used first out). Default DefaultCompiledRules.
 	CompiledCache int
+	// InlineRecipients bounds the audience whose only batch Track writes
+	// in the event's own transaction (issue 39 item 3): a run whose
+	// audience — the event's user, an explicit list, or the interested
+	// users, read before the transaction — is at most this many is
+	// recorded done with its notifications, and the rule runner never
+	// sees it; a larger audience, a registered source or webhook, goes
+	// through the runner. Default DefaultInlineRecipients (or BatchSize,
+	// when smaller); negative: off; at most BatchSize.
+	InlineRecipients int
 }
 
 // Bounds of RuleConfig (issue 31 item 4).
@@ -120,6 +129,9 @@ const (
 	DefaultRecordedDecisions = 100
 	MaxRecordedDecisions     = 1000
 	MaxCompiledRules         = 1_000_000
+	DefaultInlineRecipients  = 100
+	// DefaultRuleBatchSize is the runner's batch size when BatchSize is 0.
+	DefaultRuleBatchSize = fanout.DefaultBatchSize
 )
 
 // normalize fills RuleConfig's defaults and checks its bounds.
@@ -154,6 +166,17 @@ func (rc *RuleConfig) normalize() error {
 	}
 	if rc.CompiledCache < 1 || rc.CompiledCache > MaxCompiledRules {
 		return fmt.Errorf("herald: Rules.CompiledCache %d must be between 1 and %d", rc.CompiledCache, MaxCompiledRules)
+	}
+	batch := rc.BatchSize
+	if batch <= 0 {
+		batch = DefaultRuleBatchSize
+	}
+	if rc.InlineRecipients == 0 {
+		rc.InlineRecipients = min(DefaultInlineRecipients, batch)
+	}
+	if rc.InlineRecipients > batch {
+		return fmt.Errorf("herald: Rules.InlineRecipients (rules.inline_recipients) %d must be at most the runner's batch size %d (rules.batch_size)",
+			rc.InlineRecipients, batch)
 	}
 	return nil
 }

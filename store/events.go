@@ -32,6 +32,10 @@ type Events interface {
 	// EventSubject returns the row of a source's subject; the zero
 	// EventSubject (Seq 0) when it has none.
 	EventSubject(ctx context.Context, source, subject string) (EventSubject, error)
+	// EventState is RecordedEvent of k and, when subject is not "",
+	// EventSubject of k.Source's subject, read together: the two reads an
+	// event is decided on (one round trip on PostgreSQL; issue 39 item 3).
+	EventState(ctx context.Context, k EventKey, subject string) (RecordedEvent, bool, EventSubject, error)
 	// RecordEvent writes r in one transaction: the event's row (when it
 	// exists, nothing is written and Replayed says so, with the stored
 	// outcome and request hash), the subject of r.Source (with r.Subject set and r.Write: guarded by
@@ -109,7 +113,54 @@ type EventRecord struct {
 	// Runs are the rule runs the event starts (Rule, ID, Source, EventID,
 	// Event, Subject, Job; State running unless failed with LastError).
 	Runs []heraldtype.RuleRun
-	Now  time.Time
+	// Inline holds, by rule name, the only batch of a run whose whole
+	// audience was read before the transaction (issue 39 item 3): that
+	// run is written done, with the batch's cursor and counts, and the
+	// batch's notifications are enqueued in the event's own transaction,
+	// so the rule runner never sees it. A run without an entry is written
+	// as Runs says.
+	Inline map[string]InlineBatch
+	Now    time.Time
+}
+
+// InlineBatch is the one batch of a rule run written with its event.
+type InlineBatch struct {
+	// Recipients is the run's whole audience; Cursor its last user id
+	// ("" when it is empty).
+	Recipients int
+	Cursor     string
+	// Enqueue holds the batch's notifications (nil when the audience is
+	// empty).
+	Enqueue *EnqueueParams
+}
+
+// Enqueued is how many notifications the batch enqueues.
+func (b InlineBatch) Enqueued() int {
+	if b.Enqueue == nil {
+		return 0
+	}
+	return len(b.Enqueue.Notifications)
+}
+
+// InlineRunState is the state, counts and cursor a run is inserted with:
+// running, or failed with its LastError, or — with an inline batch —
+// done as the runner would have left it after its one batch.
+type InlineRunState struct {
+	State               heraldtype.CampaignRunState
+	Cursor              string
+	Recipients, Enqueue int
+	Finished            bool
+}
+
+// RunInsert is what r's run is inserted with (the rule both stores
+// apply).
+func (r EventRecord) RunInsert(run heraldtype.RuleRun) InlineRunState {
+	if b, ok := r.Inline[run.Rule]; ok && run.LastError == "" {
+		return InlineRunState{State: heraldtype.RunDone, Cursor: b.Cursor, Recipients: b.Recipients,
+			Enqueue: b.Enqueued(), Finished: true}
+	}
+	st := RuleRunState(run)
+	return InlineRunState{State: st, Finished: st != heraldtype.RunRunning}
 }
 
 // EventRecorded is what RecordEvent did.
@@ -121,6 +172,9 @@ type EventRecorded struct {
 	RequestHash string
 	// Conflict: the subject moved on since Seq was read.
 	Conflict bool
+	// Enqueued is, by rule name, what each inline batch's enqueue wrote
+	// (zero for an empty audience): one entry per inline run written.
+	Enqueued map[string]EnqueueResult
 }
 
 // RuleBatch is one batch of a rule run.
@@ -196,9 +250,24 @@ func CheckEventRecord(r EventRecord) error {
 	case len(r.Outcome) == 0:
 		return heraldtype.FieldErrorf("outcome", "must be set")
 	}
+	inline := 0
 	for _, run := range r.Runs {
 		if run.Rule == "" || run.ID == "" {
 			return heraldtype.FieldErrorf("runs", "a run needs a rule and an id")
+		}
+		if _, ok := r.Inline[run.Rule]; ok && run.LastError == "" {
+			inline++
+		}
+	}
+	if inline != len(r.Inline) {
+		return heraldtype.FieldErrorf("inline", "every inline batch needs a run of its rule that is not failed")
+	}
+	for _, b := range r.Inline {
+		switch {
+		case b.Recipients < 0 || b.Enqueued() > b.Recipients:
+			return heraldtype.FieldErrorf("inline", "recipients must be at least the notifications enqueued")
+		case b.Enqueue != nil && len(b.Enqueue.Notifications) == 0:
+			return heraldtype.FieldErrorf("inline", "an enqueue has no notifications")
 		}
 	}
 	return nil

@@ -321,6 +321,9 @@ type RulesConfig struct {
 	MaxPerEvent       int `koanf:"max_per_event"`
 	RecordedDecisions int `koanf:"recorded_decisions"`
 	CompiledCache     int `koanf:"compiled_cache"`
+	// InlineRecipients bounds the audience whose only batch is written
+	// with its event (issue 39 item 3); 0 turns it off.
+	InlineRecipients int `koanf:"inline_recipients"`
 }
 
 // TypeConfig is one entry of the types: section, herald.TypeConfig's file
@@ -420,7 +423,8 @@ func defaultConfig() Config {
 			EventRetention: herald.DefaultEventRetention, Enabled: true, AudienceRetry: 5 * time.Second,
 			WebhookTimeout: 5 * time.Second, WebhookMaxTimeout: 30 * time.Second, WebhookMaxAnswer: 1 << 20,
 			DefaultAudience: 100_000, MaxAudience: 1_000_000, MaxPerEvent: herald.DefaultRulesPerEvent,
-			RecordedDecisions: herald.DefaultRecordedDecisions, CompiledCache: herald.DefaultCompiledRules},
+			RecordedDecisions: herald.DefaultRecordedDecisions, CompiledCache: herald.DefaultCompiledRules,
+			InlineRecipients: herald.DefaultInlineRecipients},
 		Templates: TemplatesConfig{MaxSteps: herald.DefaultTemplateMaxSteps, MaxBytes: herald.DefaultTemplateMaxBytes,
 			MaxDuration: herald.DefaultTemplateMaxDuration},
 		Console: ConsoleConfig{SessionIdle: auth.DefaultSessionIdle, SessionLifetime: auth.DefaultSessionLifetime, SecureCookie: "auto",
@@ -493,6 +497,24 @@ func off(d time.Duration) time.Duration {
 	return d
 }
 
+// inline is rules.inline_recipients as herald.RuleConfig takes it (0,
+// off, is negative there), refused below 0 or above rules.batch_size: a
+// run written with its event is one batch.
+func (r RulesConfig) inline() (int, error) {
+	batch := r.BatchSize
+	if batch <= 0 {
+		batch = herald.DefaultRuleBatchSize
+	}
+	switch {
+	case r.InlineRecipients < 0 || r.InlineRecipients > batch:
+		return 0, fmt.Errorf("config: rules.inline_recipients: %d must be between 0 (off) and rules.batch_size (%d)",
+			r.InlineRecipients, batch)
+	case r.InlineRecipients == 0:
+		return -1, nil
+	}
+	return r.InlineRecipients, nil
+}
+
 // clientConfig turns the file/env config into the library's typed Config.
 func (c *Config) clientConfig() (herald.Config, error) {
 	if c.HTTP.StreamHeartbeat <= 0 {
@@ -505,6 +527,10 @@ func (c *Config) clientConfig() (herald.Config, error) {
 	if c.HistoryScan <= 0 {
 		return herald.Config{}, fmt.Errorf("config: history_scan: %d must be a positive number of notifications (how many one page of the history with a status filter examines at most; default %d)",
 			c.HistoryScan, herald.DefaultHistoryScan)
+	}
+	inline, err := c.Rules.inline()
+	if err != nil {
+		return herald.Config{}, err
 	}
 	hc := herald.Config{
 		InboxHeartbeat:  c.HTTP.StreamHeartbeat,
@@ -525,7 +551,8 @@ func (c *Config) clientConfig() (herald.Config, error) {
 			AudienceRetry: c.Rules.AudienceRetry, WebhookTimeout: c.Rules.WebhookTimeout,
 			WebhookMaxTimeout: c.Rules.WebhookMaxTimeout, WebhookMaxAnswer: c.Rules.WebhookMaxAnswer,
 			DefaultAudience: c.Rules.DefaultAudience, MaxAudience: c.Rules.MaxAudience,
-			MaxPerEvent: c.Rules.MaxPerEvent, RecordedDecisions: c.Rules.RecordedDecisions, CompiledCache: c.Rules.CompiledCache},
+			MaxPerEvent: c.Rules.MaxPerEvent, RecordedDecisions: c.Rules.RecordedDecisions, CompiledCache: c.Rules.CompiledCache,
+			InlineRecipients: inline},
 		IdempotencyRetention:     off(c.IdempotencyRetention),
 		InterestRetention:        off(c.InterestRetention),
 		DeviceMaxAge:             off(c.DeviceMaxAge),

@@ -285,3 +285,30 @@ func TestTemplatesConfig(t *testing.T) {
 		t.Errorf("max_steps 0: %v, want an error naming the key", err)
 	}
 }
+
+// TestRulesInlineRecipients: rules.inline_recipients reaches the Client
+// (0 is off), and is refused below 0 or above rules.batch_size, naming
+// the key (issue 39 item 3).
+func TestRulesInlineRecipients(t *testing.T) {
+	t.Parallel()
+	cfg, err := loadConfig("", []string{"HERALD_RULES__INLINE_RECIPIENTS=20"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hc, err := cfg.clientConfig(); err != nil || hc.Rules.InlineRecipients != 20 {
+		t.Fatalf("inline_recipients 20: %d %v", hc.Rules.InlineRecipients, err)
+	}
+	if d := defaultConfig().Rules.InlineRecipients; d != herald.DefaultInlineRecipients {
+		t.Errorf("default %d", d)
+	}
+	cfg.Rules.InlineRecipients = 0
+	if hc, err := cfg.clientConfig(); err != nil || hc.Rules.InlineRecipients >= 0 {
+		t.Fatalf("inline_recipients 0 must turn it off: %d %v", hc.Rules.InlineRecipients, err)
+	}
+	for _, n := range []int{-1, cfg.Rules.BatchSize + 1} {
+		cfg.Rules.InlineRecipients = n
+		if _, err := cfg.clientConfig(); err == nil || !strings.Contains(err.Error(), "rules.inline_recipients") {
+			t.Errorf("inline_recipients %d: %v, want an error naming the key", n, err)
+		}
+	}
+}

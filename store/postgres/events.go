@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"maps"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -69,71 +70,192 @@ func (s *Store) EventSubject(ctx context.Context, source, subject string) (store
 	return out, formatError(err, "event subject")
 }
 
-// RecordEvent implements store.Events in one transaction.
+// EventState implements store.Events: both reads in one pipelined round
+// trip.
+func (s *Store) EventState(ctx context.Context, k store.EventKey, subject string) (store.RecordedEvent, bool, store.EventSubject, error) {
+	if subject == "" {
+		rec, ok, err := s.RecordedEvent(ctx, k)
+		return rec, ok, store.EventSubject{}, err
+	}
+	var rec store.RecordedEvent
+	var subj store.EventSubject
+	var ok bool
+	var args []any
+	b := &pgx.Batch{}
+	b.Queue(s.q(rules.EventSelectSQL("{s}.events", k.Source, k.Namespace, k.ID, marker(&args))), args...)
+	args = nil
+	b.Queue(s.q(rules.SubjectSelectSQL("{s}.event_subjects", k.Source, subject, marker(&args))), args...)
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	var outcome, state []byte
+	err := br.QueryRow().Scan(&outcome, &rec.RequestHash)
+	switch {
+	case err == nil:
+		rec.Outcome, ok = outcome, true
+	case !errors.Is(err, pgx.ErrNoRows):
+		return rec, false, subj, formatError(err, "event")
+	}
+	err = br.QueryRow().Scan(&subj.Version, &subj.Seq, &state)
+	switch {
+	case err == nil:
+		subj.State = state
+	case !errors.Is(err, pgx.ErrNoRows):
+		return rec, ok, store.EventSubject{}, formatError(err, "event subject")
+	}
+	if ok {
+		return rec, true, store.EventSubject{}, nil
+	}
+	return rec, false, subj, nil
+}
+
+// RecordEvent implements store.Events in one transaction, pipelined:
+// BEGIN and every write go in one round trip, the guards' results are
+// read, and the transaction is committed or rolled back in a second
+// (issue 39 item 3: the statements one by one were nine round trips for
+// an event with an inline batch).
 func (s *Store) RecordEvent(ctx context.Context, r store.EventRecord) (store.EventRecorded, error) {
 	if err := store.CheckEventRecord(r); err != nil {
 		return store.EventRecorded{}, err
 	}
-	var replayed, conflict bool
-	rollback := errors.New("rollback")
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		replayed, conflict = false, false
-		var args []any
-		tag, err := tx.Exec(ctx, s.q(rules.EventInsertSQL("{s}.events", rules.EventInsert{Source: r.Source,
-			Namespace: r.Namespace, ID: r.ID, Name: r.Name, Subject: r.Subject, UserID: r.UserID, Version: r.Version,
-			RequestHash: r.RequestHash, Outcome: []byte(r.Outcome), Now: r.Now}, marker(&args))), args...)
-		if err != nil {
-			return formatError(err, "event")
+	for {
+		out, taken, err := s.recordEvent(ctx, r)
+		if len(taken) == 0 {
+			return out, err
 		}
-		if tag.RowsAffected() == 0 {
-			replayed = true
-			return rollback
+		// A run of the event exists already (kept after its event's
+		// record was pruned): it has sent; write the event again without
+		// its batch.
+		inline := maps.Clone(r.Inline)
+		for _, rule := range taken {
+			delete(inline, rule)
 		}
-		if r.Write {
+		r.Inline = inline
+	}
+}
+
+// recordEvent is one try of RecordEvent; taken names the rules whose
+// inline batch was not written because their run exists already (nothing
+// was committed then).
+func (s *Store) recordEvent(ctx context.Context, r store.EventRecord) (out store.EventRecorded, taken []string, err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return out, nil, formatError(err, "connection")
+	}
+	defer conn.Release()
+	c := conn.Conn()
+	steps := []step{{sql: "BEGIN", what: "transaction"}}
+	if len(r.Inline) > 0 {
+		steps = append(steps, enqueuePlans)
+	}
+	// Each guarded write returns a row when it wrote; read says which did.
+	type guard struct{ read, wrote bool }
+	written := func(g *guard) func(txRows) error {
+		return func(rows txRows) error {
+			g.read = true
+			g.wrote = rows.Next()
+			return nil
+		}
+	}
+	var event, subject guard
+	var args []any
+	steps = append(steps, step{what: "event", read: written(&event), sql: s.q(rules.EventInsertSQL("{s}.events",
+		rules.EventInsert{Source: r.Source, Namespace: r.Namespace, ID: r.ID, Name: r.Name, Subject: r.Subject,
+			UserID: r.UserID, Version: r.Version, RequestHash: r.RequestHash, Outcome: []byte(r.Outcome), Now: r.Now},
+		marker(&args)) + ` RETURNING true`), args: args})
+	if r.Write {
+		args = nil
+		q := rules.SubjectUpdateSQL("{s}.event_subjects", r.Source, r.Subject, r.Seq, r.Version, []byte(r.State), r.Now, marker(&args))
+		if r.Seq == 0 {
 			args = nil
-			q := rules.SubjectUpdateSQL("{s}.event_subjects", r.Source, r.Subject, r.Seq, r.Version, []byte(r.State), r.Now, marker(&args))
-			if r.Seq == 0 {
-				args = nil
-				q = rules.SubjectCreateSQL("{s}.event_subjects", r.Source, r.Subject, r.Version, []byte(r.State), r.Now, marker(&args))
-			}
-			tag, err := tx.Exec(ctx, s.q(q), args...)
+			q = rules.SubjectCreateSQL("{s}.event_subjects", r.Source, r.Subject, r.Version, []byte(r.State), r.Now, marker(&args))
+		}
+		steps = append(steps, step{what: "event subject", read: written(&subject), sql: s.q(q + ` RETURNING true`), args: args})
+	}
+	runs := make([]guard, len(r.Runs))
+	batches := map[string]*enqueueState{}
+	for i, run := range r.Runs {
+		job, err := store.EncodeRuleJob(run.Job)
+		if err != nil {
+			return out, nil, err
+		}
+		var finished *time.Time
+		st := r.RunInsert(run)
+		if st.Finished {
+			now := r.Now.UTC()
+			finished = &now
+		}
+		steps = append(steps, step{what: "rule run", read: written(&runs[i]), sql: s.q(`INSERT INTO {s}.rule_runs (rule, run_id,
+	source, event_id, event, subject, job, state, cursor, recipients, enqueued, last_error, version, created_at, updated_at,
+	finished_at, trace_parent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 1, $13, $13, $14, NULLIF($15, ''))
+ON CONFLICT (rule, run_id) DO NOTHING RETURNING true`),
+			args: []any{run.Rule, run.ID, run.Source, run.EventID, run.Event, run.Subject, job, string(st.State),
+				st.Cursor, st.Recipients, st.Enqueue, run.LastError, r.Now.UTC(), finished, run.TraceParent}})
+		b, ok := r.Inline[run.Rule]
+		if !ok || run.LastError != "" {
+			continue
+		}
+		es := &enqueueState{}
+		batches[run.Rule] = es
+		if b.Enqueue != nil {
+			writes, err := s.writeSteps(*b.Enqueue, es)
 			if err != nil {
-				return formatError(err, "event subject")
+				return out, nil, err
 			}
-			if tag.RowsAffected() == 0 {
-				conflict = true
-				return rollback
+			steps = append(steps, writes...)
+		}
+	}
+	err = runPipeline(ctx, c, steps)
+	// The guards first: a redelivery or a subject that moved on is not
+	// an error, whatever failed after them.
+	var woken []wake
+	switch {
+	case event.read && !event.wrote:
+		out.Replayed = true
+	case subject.read && !subject.wrote:
+		out.Conflict = true
+	case err == nil:
+		for i, run := range r.Runs {
+			if _, ok := batches[run.Rule]; ok && !runs[i].wrote {
+				taken = append(taken, run.Rule)
 			}
+		}
+		if len(taken) > 0 {
+			break
+		}
+		if _, err = c.Exec(ctx, "COMMIT"); err != nil {
+			return store.EventRecorded{}, nil, formatError(err, "transaction")
 		}
 		for _, run := range r.Runs {
-			job, err := store.EncodeRuleJob(run.Job)
-			if err != nil {
-				return err
-			}
-			var finished *time.Time
-			state := store.RuleRunState(run)
-			if state != heraldtype.RunRunning {
-				now := r.Now.UTC()
-				finished = &now
-			}
-			if _, err := tx.Exec(ctx, s.q(`INSERT INTO {s}.rule_runs (rule, run_id, source, event_id, event, subject, job, state,
-	last_error, version, created_at, updated_at, finished_at, trace_parent)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1, $10, $10, $11, NULLIF($12, ''))
-ON CONFLICT (rule, run_id) DO NOTHING`), run.Rule, run.ID, run.Source, run.EventID, run.Event, run.Subject, job, string(state),
-				run.LastError, r.Now.UTC(), finished, run.TraceParent); err != nil {
-				return formatError(err, "rule run")
+			if es, ok := batches[run.Rule]; ok {
+				if out.Enqueued == nil {
+					out.Enqueued = map[string]store.EnqueueResult{}
+				}
+				var res store.EnqueueResult
+				if b := r.Inline[run.Rule]; b.Enqueue != nil {
+					res = es.result(*b.Enqueue)
+					woken = append(woken, es.wake())
+				}
+				out.Enqueued[run.Rule] = res
 			}
 		}
-		return nil
-	})
-	switch {
-	case replayed:
-		rec, _, rerr := s.RecordedEvent(ctx, r.Key())
-		return store.EventRecorded{Replayed: true, Outcome: rec.Outcome, RequestHash: rec.RequestHash}, rerr
-	case conflict:
-		return store.EventRecorded{Conflict: true}, nil
+		for _, w := range woken {
+			s.waker.post(w)
+		}
+		return out, nil, nil
 	}
-	return store.EventRecorded{}, err
+	if !c.IsClosed() && c.PgConn().TxStatus() != 'I' {
+		if _, rerr := c.Exec(ctx, "ROLLBACK"); rerr != nil && err == nil {
+			return store.EventRecorded{}, nil, formatError(rerr, "transaction")
+		}
+	}
+	switch {
+	case out.Replayed:
+		rec, _, rerr := s.RecordedEvent(ctx, r.Key())
+		return store.EventRecorded{Replayed: true, Outcome: rec.Outcome, RequestHash: rec.RequestHash}, nil, rerr
+	case out.Conflict:
+		return store.EventRecorded{Conflict: true}, nil, nil
+	}
+	return store.EventRecorded{}, taken, err
 }
 
 // RunningRuleRuns implements store.Events.

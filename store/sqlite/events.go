@@ -64,15 +64,26 @@ func (s *Store) EventSubject(ctx context.Context, source, subject string) (store
 	return out, formatError(err, "event subject")
 }
 
+// EventState implements store.Events: two reads of the local file.
+func (s *Store) EventState(ctx context.Context, k store.EventKey, subject string) (store.RecordedEvent, bool, store.EventSubject, error) {
+	rec, ok, err := s.RecordedEvent(ctx, k)
+	if err != nil || ok || subject == "" {
+		return rec, ok, store.EventSubject{}, err
+	}
+	subj, err := s.EventSubject(ctx, k.Source, subject)
+	return rec, false, subj, err
+}
+
 // RecordEvent implements store.Events in one transaction.
 func (s *Store) RecordEvent(ctx context.Context, r store.EventRecord) (store.EventRecorded, error) {
 	if err := store.CheckEventRecord(r); err != nil {
 		return store.EventRecorded{}, err
 	}
 	var replayed, conflict bool
+	var enqueued map[string]store.EnqueueResult
 	rollback := errors.New("rollback")
 	err := s.inTx(ctx, func(tx *writeTx) error {
-		replayed, conflict = false, false
+		replayed, conflict, enqueued = false, false, nil
 		var args []any
 		n, err := s.execN(ctx, tx, "event", rules.EventInsertSQL("events", rules.EventInsert{Source: r.Source,
 			Namespace: r.Namespace, ID: r.ID, Name: r.Name, Subject: r.Subject, UserID: r.UserID, Version: r.Version,
@@ -105,17 +116,35 @@ func (s *Store) RecordEvent(ctx context.Context, r store.EventRecord) (store.Eve
 				return err
 			}
 			var finished any
-			state := store.RuleRunState(run)
-			if state != heraldtype.RunRunning {
+			st := r.RunInsert(run)
+			if st.Finished {
 				finished = micros(r.Now)
 			}
-			if _, err := s.exec(ctx, tx, `INSERT INTO rule_runs (rule, run_id, source, event_id, event, subject, job, state,
-	last_error, version, created_at, updated_at, finished_at, trace_parent)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, NULLIF(?, ''))
-ON CONFLICT (rule, run_id) DO NOTHING`, run.Rule, run.ID, run.Source, run.EventID, run.Event, run.Subject, string(job), state,
-				run.LastError, micros(r.Now), micros(r.Now), finished, run.TraceParent); err != nil {
-				return formatError(err, "rule run")
+			n, err := s.execN(ctx, tx, "rule run", `INSERT INTO rule_runs (rule, run_id, source, event_id, event, subject, job, state,
+	cursor, recipients, enqueued, last_error, version, created_at, updated_at, finished_at, trace_parent)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, NULLIF(?, ''))
+ON CONFLICT (rule, run_id) DO NOTHING`, run.Rule, run.ID, run.Source, run.EventID, run.Event, run.Subject, string(job), st.State,
+				st.Cursor, st.Recipients, st.Enqueue, run.LastError, micros(r.Now), micros(r.Now), finished, run.TraceParent)
+			if err != nil {
+				return err
 			}
+			// An inline batch is enqueued only with the run it finishes:
+			// a run kept from an earlier delivery (its event pruned) has
+			// sent already.
+			b, ok := r.Inline[run.Rule]
+			if !ok || n == 0 || run.LastError != "" {
+				continue
+			}
+			var res store.EnqueueResult
+			if b.Enqueue != nil {
+				if res, err = s.enqueue(ctx, tx, *b.Enqueue); err != nil {
+					return err
+				}
+			}
+			if enqueued == nil {
+				enqueued = map[string]store.EnqueueResult{}
+			}
+			enqueued[run.Rule] = res
 		}
 		return nil
 	})
@@ -125,8 +154,10 @@ ON CONFLICT (rule, run_id) DO NOTHING`, run.Rule, run.ID, run.Source, run.EventI
 		return store.EventRecorded{Replayed: true, Outcome: rec.Outcome, RequestHash: rec.RequestHash}, rerr
 	case conflict:
 		return store.EventRecorded{Conflict: true}, nil
+	case err != nil:
+		return store.EventRecorded{}, err
 	}
-	return store.EventRecorded{}, err
+	return store.EventRecorded{Enqueued: enqueued}, nil
 }
 
 // RunningRuleRuns implements store.Events.
