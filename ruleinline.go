@@ -88,12 +88,11 @@ func (c *Client) inlineBatch(ctx context.Context, run heraldtype.RuleRun, n int,
 		ids[i] = u.ID
 	}
 	b.Cursor = ids[len(ids)-1]
-	p, err := c.buildRuleBatch(ctx, run, ids)
+	bctx, span := c.startInlineBatch(ctx, run, len(ids))
+	p, err := c.buildRuleBatch(bctx, run, ids) // stamps the batch span's context
+	endInlineBatch(span, p, err)
 	if err != nil {
 		return store.InlineBatch{}, false
-	}
-	if c.tracer != nil {
-		stampTrace(ctx, &p)
 	}
 	p.Now = now
 	b.Enqueue = &p

@@ -47,6 +47,37 @@ func stampTrace(ctx context.Context, p *store.EnqueueParams) {
 	}
 }
 
+// startInlineBatch starts the "herald.rule.batch" span of a run's batch
+// written with its event (ruleinline.go), as the rule runner starts one
+// for the batches it writes (internal/fanout/tracing.go): the trace has
+// the same shape either way, record → batch → deliveries. No span when
+// the run keeps no traceparent (tracing off, or not sampled).
+func (c *Client) startInlineBatch(ctx context.Context, run heraldtype.RuleRun, users int) (context.Context, trace.Span) {
+	if c.tracer == nil || run.TraceParent == "" {
+		return ctx, nil
+	}
+	return c.tracer.Start(tracing.Parent(ctx, run.TraceParent), "herald.rule.batch",
+		trace.WithAttributes(tracing.Rule.String(run.Rule), tracing.RunID.String(run.ID),
+			tracing.Type.String(run.Job.Notification.Type), tracing.Recipients.Int(users), attribute.Bool("herald.inline", true)))
+}
+
+// endInlineBatch ends an inline batch's span (nil: not traced). The batch
+// is written by the event's transaction, after the span: a batch that is
+// then not written goes to the runner, whose own span follows.
+func endInlineBatch(span trace.Span, p store.EnqueueParams, err error) {
+	if span == nil {
+		return
+	}
+	defer span.End()
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		span.SetAttributes(attribute.String("herald.run_state", "left to the runner"))
+		return
+	}
+	span.SetAttributes(attribute.Int("herald.enqueued", len(p.Notifications)), attribute.String("herald.run_state", string(heraldtype.RunDone)))
+}
+
 // endEnqueue ends an enqueue span with what it wrote or why it failed.
 func endEnqueue(span trace.Span, res Result, err error) {
 	defer span.End()

@@ -68,11 +68,11 @@ var tracedStores = map[string]func(t *testing.T) store.Store{
 
 // startTraced starts a Client on s that sends every push successfully and
 // records its spans in the exporter it returns.
-func startTraced(t *testing.T, s store.Store) (*herald.Client, *tracetest.InMemoryExporter) {
+func startTraced(t *testing.T, s store.Store, rules herald.RuleConfig) (*herald.Client, *tracetest.InMemoryExporter) {
 	t.Helper()
 	exp := tracetest.NewInMemoryExporter()
 	c, err := herald.NewClient(herald.Config{Store: s, Providers: map[string]herald.Provider{"fcm": okSender{}},
-		MaintenanceInterval: -1, Logger: slog.New(slog.DiscardHandler),
+		MaintenanceInterval: -1, Logger: slog.New(slog.DiscardHandler), Rules: rules,
 		Worker:         herald.WorkerConfig{PollInterval: 20 * time.Millisecond},
 		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))})
 	if err != nil {
@@ -95,7 +95,7 @@ func recordIsTraced(t *testing.T, s store.Store) {
 	const producerTrace, producerSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 	f := newFixture(t)
 	ctx := f.ctx
-	c, exp := startTraced(t, s)
+	c, exp := startTraced(t, s, herald.RuleConfig{})
 	if _, err := c.PutUser(ctx, "u1", herald.UserInput{}); err != nil {
 		t.Fatal(err)
 	}
@@ -145,20 +145,26 @@ func recordIsTraced(t *testing.T, s store.Store) {
 }
 
 // Issue 34 item 5: an event whose record carries a traceparent is traced
-// through the rule it fires: the leader's rule runner writes the run's
-// batch in a "herald.rule.batch" span of the record's trace, and each
+// through the rule it fires: the run's batch is a "herald.rule.batch" span
+// of the record's trace — written with the event (a small audience, issue
+// 39 item 3) or later by the leader's rule runner — and each
 // notification's delivery is that span's child, down to the send.
 func TestEventIsTracedThroughItsRuleRun(t *testing.T) {
 	for name, open := range tracedStores {
-		t.Run(name, func(t *testing.T) { eventIsTraced(t, open(t)) })
+		for _, path := range []struct {
+			name  string
+			rules herald.RuleConfig
+		}{{"inline", herald.RuleConfig{}}, {"runner", herald.RuleConfig{InlineRecipients: -1}}} {
+			t.Run(name+"/"+path.name, func(t *testing.T) { eventIsTraced(t, open(t), path.rules) })
+		}
 	}
 }
 
-func eventIsTraced(t *testing.T, s store.Store) {
+func eventIsTraced(t *testing.T, s store.Store, rules herald.RuleConfig) {
 	const producerTrace, producerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	f := newFixture(t)
 	ctx := f.ctx
-	c, exp := startTraced(t, s)
+	c, exp := startTraced(t, s, rules)
 	if _, err := c.PutType(ctx, "price_drop", herald.TypeConfig{Channels: []heraldtype.Channel{heraldtype.ChannelPush}}); err != nil {
 		t.Fatal(err)
 	}
