@@ -322,7 +322,8 @@ type RulesConfig struct {
 	RecordedDecisions int `koanf:"recorded_decisions"`
 	CompiledCache     int `koanf:"compiled_cache"`
 	// InlineRecipients bounds the audience whose only batch is written
-	// with its event (issue 39 item 3); 0 turns it off.
+	// with its event (issue 39 item 3); 0 turns it off; above BatchSize
+	// it is BatchSize.
 	InlineRecipients int `koanf:"inline_recipients"`
 }
 
@@ -506,13 +507,15 @@ func (r RulesConfig) inline() (int, error) {
 		batch = herald.DefaultRuleBatchSize
 	}
 	switch {
-	case r.InlineRecipients < 0 || r.InlineRecipients > batch:
-		return 0, fmt.Errorf("config: rules.inline_recipients: %d must be between 0 (off) and rules.batch_size (%d)",
-			r.InlineRecipients, batch)
+	case r.InlineRecipients < 0:
+		return 0, fmt.Errorf("config: rules.inline_recipients: %d must be 0 (off) or a number of recipients", r.InlineRecipients)
 	case r.InlineRecipients == 0:
 		return -1, nil
 	}
-	return r.InlineRecipients, nil
+	// An inline batch is one of the runner's batches: a bound above
+	// rules.batch_size is the batch size (the default, 100, with a
+	// smaller batch_size too).
+	return min(r.InlineRecipients, batch), nil
 }
 
 // clientConfig turns the file/env config into the library's typed Config.
