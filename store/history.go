@@ -59,6 +59,32 @@ const DefaultHistoryScan = 2000
 // first, then summed up), so a chunk costs what a page does.
 type HistoryChunk func(cursor string, n int) ([]heraldtype.HistoryEntry, error)
 
+// ListHistory is one page of the history f selects, for a store that
+// reads the newest n+1 notifications of a filter without a status with
+// chunk: without a status the page is one chunk; with one, ScanHistory
+// walks chunks of the filter and keeps the notifications of the status,
+// examining at most scan of them.
+func ListHistory(f heraldtype.HistoryFilter, scan int,
+	chunk func(f heraldtype.HistoryFilter, n int) ([]heraldtype.HistoryEntry, error)) ([]heraldtype.HistoryEntry, string, error) {
+	limit, err := CheckHistoryFilter(&f)
+	if err != nil {
+		return nil, "", err
+	}
+	if f.Status == "" {
+		es, err := chunk(f, limit)
+		if err != nil {
+			return nil, "", err
+		}
+		out, next := HistoryPage(es, limit)
+		return out, next, nil
+	}
+	return ScanHistory(f.Status, f.Cursor, limit, scan, func(cursor string, n int) ([]heraldtype.HistoryEntry, error) {
+		g := f
+		g.Status, g.Cursor = "", cursor
+		return chunk(g, n)
+	})
+}
+
 // ScanHistory is the page of a history filter with a status (issue 34
 // item 3). A notification's status is derived from all its deliveries,
 // so no index finds the notifications of one status: grouping every

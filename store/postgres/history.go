@@ -14,31 +14,14 @@ import (
 // is store/rules.StatusRules), its reasons compared in byte order.
 var historySQL = strings.ReplaceAll(rules.HistorySQL, rules.ByteOrder, rules.ByteOrderPostgres)
 
-// ListHistory implements store.Store. Without a status the page is one
-// query; with one, store.ScanHistory walks the filter's notifications in
-// chunks of that same query and keeps those of the status.
+// ListHistory implements store.Store through store.ListHistory, each
+// chunk one query (historyChunk).
 func (s *Store) ListHistory(ctx context.Context, f heraldtype.HistoryFilter, scan int) ([]heraldtype.HistoryEntry, string, error) {
-	limit, err := store.CheckHistoryFilter(&f)
+	out, next, err := store.ListHistory(f, scan, func(g heraldtype.HistoryFilter, n int) ([]heraldtype.HistoryEntry, error) {
+		return s.historyChunk(ctx, g, n)
+	})
 	if err != nil {
 		return nil, "", err
-	}
-	var out []heraldtype.HistoryEntry
-	var next string
-	if f.Status == "" {
-		var es []heraldtype.HistoryEntry
-		if es, err = s.historyChunk(ctx, f, limit); err != nil {
-			return nil, "", err
-		}
-		out, next = store.HistoryPage(es, limit)
-	} else {
-		out, next, err = store.ScanHistory(f.Status, f.Cursor, limit, scan, func(cursor string, n int) ([]heraldtype.HistoryEntry, error) {
-			g := f
-			g.Status, g.Cursor = "", cursor
-			return s.historyChunk(ctx, g, n)
-		})
-		if err != nil {
-			return nil, "", err
-		}
 	}
 	return out, next, s.historyCounts(ctx, out)
 }
