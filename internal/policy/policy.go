@@ -38,9 +38,9 @@
 //
 // The worker runs Prefetch once per claimed batch: it reads the batch's
 // preferences in one call and, with a BatchLimiter, counts the batch's
-// daily caps in one call — in the batch's order, for the deliveries whose
-// earlier steps are decided without a write — which Check then answers
-// from. The counts are those CountDaily would make one by one.
+// daily caps in one call — in the batch's order, after the batch's dedupe
+// locks — which Check then answers from. The counts are those CountDaily
+// would make one by one.
 package policy
 
 import (
@@ -230,17 +230,8 @@ func (e *Engine) Check(ctx context.Context, job *heraldtype.Job, now time.Time, 
 		return d, err
 	}
 	if n.DedupeKey != "" {
-		window := s.t.DedupeWindow
-		if window <= 0 {
-			window = DefaultDedupeWindow
-		}
-		ok, err := e.cfg.Limiter.AcquireDedupe(ctx, DedupeKey(n.UserID, n.Type, n.DedupeKey), n.ID, window, now)
-		if err != nil {
-			return Decision{}, fmt.Errorf("policy: de-duplication: %w", err)
-		}
-		if !ok {
-			return Decision{Verdict: Block, State: heraldtype.StateRateLimited, Code: CodeDuplicate,
-				Reason: fmt.Sprintf("a %s notification with dedupe key %q was already sent within %s", n.Type, n.DedupeKey, window)}, nil
+		if d, ok, err := e.dedupe(ctx, &s, now); err != nil || !ok {
+			return d, err
 		}
 	}
 	if c, capped := e.dailyCount(&s, now); capped {
@@ -291,6 +282,25 @@ func (e *Engine) screen(ctx context.Context, job *heraldtype.Job, prefs heraldty
 		}
 	}
 	return subject{n: n, t: t, prefs: prefs, loc: loc}, Decision{}, false, nil
+}
+
+// dedupe is step 3 for s, whose notification has a dedupe key: ok when
+// it holds the lock, else the duplicate decision.
+func (e *Engine) dedupe(ctx context.Context, s *subject, now time.Time) (Decision, bool, error) {
+	n := s.n
+	window := s.t.DedupeWindow
+	if window <= 0 {
+		window = DefaultDedupeWindow
+	}
+	ok, err := e.cfg.Limiter.AcquireDedupe(ctx, DedupeKey(n.UserID, n.Type, n.DedupeKey), n.ID, window, now)
+	if err != nil {
+		return Decision{}, false, fmt.Errorf("policy: de-duplication: %w", err)
+	}
+	if !ok {
+		return Decision{Verdict: Block, State: heraldtype.StateRateLimited, Code: CodeDuplicate,
+			Reason: fmt.Sprintf("a %s notification with dedupe key %q was already sent within %s", n.Type, n.DedupeKey, window)}, false, nil
+	}
+	return Decision{}, true, nil
 }
 
 // dailyCount is the count of step 4 for s at now, and whether the cap

@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -16,12 +17,12 @@ import (
 // whatever the policy says, which must not spend a slot of the cap); their
 // delivery ids are distinct, as a claim's are.
 //
-// A delivery is counted here only when every step before the cap is
-// decided without a write: its preferences were read, they and quiet
-// hours let it through, and it has no dedupe key (de-duplication takes a
-// lock, and a duplicate must never spend a slot). Its decision is then
-// taken as of now, the claim's time, and Check returns it; every other
-// delivery is decided by Check as before, and counts on its own. The
+// A delivery is counted here only when its preferences were read, they
+// and quiet hours let it through, and the cap applies; one with a dedupe
+// key takes its lock first (the batch's locks at once, before any count:
+// a duplicate never spends a slot) and is counted only if it holds it.
+// Its decision is then taken as of now, the claim's time, and Check
+// returns it; every other delivery is decided by Check as before. The
 // counts are made in the order of jobs, so of two notifications of one
 // user at the edge of the cap the first is sent and the second blocked.
 //
@@ -48,13 +49,14 @@ func (e *Engine) Prefetch(ctx context.Context, jobs []heraldtype.Job, now time.T
 	if !ok {
 		return pre, nil
 	}
+	cands := e.batchCandidates(ctx, jobs, pre, now)
+	pre.decided = make(map[int64]Decision, len(cands))
+	e.dedupeBatch(ctx, cands, pre, now)
 	var counts []heraldtype.DailyCount
-	var counted []int // the index in jobs of each count
-	var locs []*time.Location
-	for i := range jobs {
-		c, loc, ok := e.batchCount(ctx, &jobs[i], pre, now)
-		if ok {
-			counts, counted, locs = append(counts, c), append(counted, i), append(locs, loc)
+	var counted []*candidate
+	for _, c := range cands {
+		if !c.drop {
+			counts, counted = append(counts, c.count), append(counted, c)
 		}
 	}
 	if len(counts) == 0 {
@@ -64,34 +66,86 @@ func (e *Engine) Prefetch(ctx context.Context, jobs []heraldtype.Job, now time.T
 	if err != nil {
 		return pre, fmt.Errorf("policy: daily cap: %w", err)
 	}
-	pre.decided = make(map[int64]Decision, len(counts))
 	for k, ok := range oks {
 		d := Decision{Verdict: Allow}
 		if !ok {
-			d = capReached(counts[k], locs[k])
+			d = capReached(counts[k], counted[k].s.loc)
 		}
-		pre.decided[jobs[counted[k]].Delivery.ID] = d
+		pre.decided[counted[k].id] = d
 	}
 	return pre, nil
 }
 
-// batchCount is the daily count of job, and its user's time zone, when
-// Prefetch may count it (see there): every step before the cap is decided
-// without a write and lets it through, and the cap applies.
-func (e *Engine) batchCount(ctx context.Context, job *heraldtype.Job, pre *Prefetched, now time.Time) (heraldtype.DailyCount, *time.Location, bool) {
-	n := job.Notification
-	if n == nil || n.DedupeKey != "" {
-		return heraldtype.DailyCount{}, nil, false
+// candidate is a delivery Prefetch may count: every step before the cap
+// lets it through without a write, and the cap applies.
+type candidate struct {
+	id    int64
+	s     subject
+	count heraldtype.DailyCount
+	// drop: not counted by the batch (its dedupe lock was refused, which
+	// decided it, or failed, which leaves it to Check).
+	drop bool
+}
+
+// batchCandidates are the deliveries of jobs Prefetch may count, in order.
+func (e *Engine) batchCandidates(ctx context.Context, jobs []heraldtype.Job, pre *Prefetched, now time.Time) []*candidate {
+	var out []*candidate
+	for i := range jobs {
+		n := jobs[i].Notification
+		if n == nil {
+			continue
+		}
+		prefs, ok := pre.preferences(n.UserID)
+		if !ok {
+			continue
+		}
+		// An error here is Check's to report: it runs the same steps again.
+		s, _, done, err := e.screen(ctx, &jobs[i], prefs, now)
+		if err != nil || done {
+			continue
+		}
+		if c, capped := e.dailyCount(&s, now); capped {
+			out = append(out, &candidate{id: jobs[i].Delivery.ID, s: s, count: c})
+		}
 	}
-	prefs, ok := pre.preferences(n.UserID)
-	if !ok {
-		return heraldtype.DailyCount{}, nil, false
+	return out
+}
+
+// dedupeBatch takes the dedupe locks of the candidates that have a dedupe
+// key before any is counted (a duplicate never spends a slot): the
+// batch's keys at once, one round trip each, concurrently; the candidates
+// of one key in batch order, so the first of them wins. A refused lock
+// decides its delivery (duplicate); a failed one leaves it to Check,
+// uncounted.
+func (e *Engine) dedupeBatch(ctx context.Context, cands []*candidate, pre *Prefetched, now time.Time) {
+	byKey := map[string][]*candidate{}
+	var keys []string
+	for _, c := range cands {
+		if n := c.s.n; n.DedupeKey != "" {
+			k := DedupeKey(n.UserID, n.Type, n.DedupeKey)
+			if byKey[k] == nil {
+				keys = append(keys, k)
+			}
+			byKey[k] = append(byKey[k], c)
+		}
 	}
-	// An error here is Check's to report: it runs the same steps again.
-	s, _, done, err := e.screen(ctx, job, prefs, now)
-	if err != nil || done {
-		return heraldtype.DailyCount{}, nil, false
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, k := range keys {
+		wg.Go(func() {
+			for _, c := range byKey[k] {
+				d, ok, err := e.dedupe(ctx, &c.s, now)
+				if ok {
+					continue
+				}
+				c.drop = true
+				if err == nil {
+					mu.Lock()
+					pre.decided[c.id] = d
+					mu.Unlock()
+				}
+			}
+		})
 	}
-	c, capped := e.dailyCount(&s, now)
-	return c, s.loc, capped
+	wg.Wait()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,13 +14,24 @@ import (
 // batchLimiter is a BatchLimiter in memory: per user and day, the set of
 // owners counted. It records its calls.
 type batchLimiter struct {
+	mu              sync.Mutex // AcquireDedupe runs concurrently
+	locks           map[string]string
 	days            map[string]map[string]bool
 	single, batches int
 	items           []heraldtype.DailyCount
 	err             error
 }
 
-func (l *batchLimiter) AcquireDedupe(context.Context, string, string, time.Duration, time.Time) (bool, error) {
+func (l *batchLimiter) AcquireDedupe(_ context.Context, key, owner string, _ time.Duration, _ time.Time) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.locks == nil {
+		l.locks = map[string]string{}
+	}
+	if held, ok := l.locks[key]; ok {
+		return held == owner, nil
+	}
+	l.locks[key] = owner
 	return true, nil
 }
 
@@ -68,9 +80,8 @@ var _ BatchLimiter = (*batchLimiter)(nil)
 
 // Issue 39 item 3: with a BatchLimiter, Prefetch counts a batch's daily
 // caps in one call, in the batch's order, and only for the deliveries the
-// earlier steps let through without a write; Check then answers those from
-// the batch and counts the others (a dedupe key, a user the prefetch did
-// not read) on its own.
+// earlier steps let through (a dedupe key's lock taken first: a duplicate
+// spends no slot); Check then answers those from the batch.
 func TestPrefetchCountsTheBatch(t *testing.T) {
 	t.Parallel()
 	quiet := &heraldtype.QuietHours{Start: "22:00", End: "08:00"} // Seoul; night() is 03:00 there
@@ -104,7 +115,8 @@ func TestPrefetchCountsTheBatch(t *testing.T) {
 		mk("u1", "b", "promo", "", push),
 		mk("u1", "c", "promo", "", push), // the third of a cap of 2: blocked by the two before it
 		mk("u2", "d", "promo", "", push),
-		mk("u2", "e", "promo", "k", push),                   // a dedupe key: counted by Check, after its lock
+		mk("u2", "e", "promo", "k", push),                   // a dedupe key: counted after its lock
+		mk("u2", "e2", "promo", "k", push),                  // its duplicate: blocked, never counted
 		mk("u2", "f", "receipt", "", push),                  // not capped
 		mk("off", "g", "promo", "", push),                   // opted out: never counted
 		mk("quiet", "h", "promo", "", push),                 // deferred: never counted
@@ -119,8 +131,8 @@ func TestPrefetchCountsTheBatch(t *testing.T) {
 	for _, c := range l.items {
 		owners = append(owners, c.Owner)
 	}
-	if l.batches != 1 || fmt.Sprint(owners) != "[a a b c d]" || l.single != 0 {
-		t.Fatalf("%d batch calls counting %v and %d single counts; want one batch of [a a b c d]", l.batches, owners, l.single)
+	if l.batches != 1 || fmt.Sprint(owners) != "[a a b c d e]" || l.single != 0 {
+		t.Fatalf("%d batch calls counting %v and %d single counts; want one batch of [a a b c d e]", l.batches, owners, l.single)
 	}
 	if c := l.items[0]; c.Day != "2026-06-01" || c.Limit != 2 || !c.ExpireAt.Equal(time.Date(2026, 6, 2, 1, 0, 0, 0, time.UTC)) {
 		t.Fatalf("count %+v; want u1's cap of 2 on its UTC day, kept an hour past midnight", c)
@@ -129,17 +141,17 @@ func TestPrefetchCountsTheBatch(t *testing.T) {
 	for i, want := range []struct {
 		verdict Verdict
 		code    string
-	}{{Allow, ""}, {Allow, ""}, {Allow, ""}, {Block, CodeDailyCap}, {Allow, ""}, {Allow, ""}, {Allow, ""},
-		{Block, CodeChannelOptedOut}, {Defer, CodeQuietHours}, {Allow, ""}} {
+	}{{Allow, ""}, {Allow, ""}, {Allow, ""}, {Block, CodeDailyCap}, {Allow, ""}, {Allow, ""}, {Block, CodeDuplicate},
+		{Allow, ""}, {Block, CodeChannelOptedOut}, {Defer, CodeQuietHours}, {Allow, ""}} {
 		d, err := e.Check(t.Context(), &jobs[i], later, pre)
 		if err != nil || d.Verdict != want.verdict || d.Code != want.code {
 			t.Fatalf("job %d (%s): Check = %+v, %v; want %d %q", i, jobs[i].Notification.ID, d, err, want.verdict, want.code)
 		}
 	}
-	if l.single != 1 || l.batches != 1 {
-		t.Fatalf("Check counted %d times on its own and %d batches; want only the dedupe-keyed one on its own", l.single, l.batches-1)
+	if l.single != 0 || l.batches != 1 {
+		t.Fatalf("Check counted %d times on its own, %d batches in all; want none and one", l.single, l.batches)
 	}
-	if _, err := e.Check(t.Context(), &jobs[10], later, pre); err == nil {
+	if _, err := e.Check(t.Context(), &jobs[11], later, pre); err == nil {
 		t.Fatal("Check of a user that does not exist succeeded")
 	}
 }
