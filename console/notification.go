@@ -109,6 +109,13 @@ var policyOutcomes = map[heraldtype.AttemptOutcome]bool{
 	heraldtype.OutcomeDeferred: true, heraldtype.OutcomePolicyError: true,
 }
 
+// receiptWhat says each receipt event for the timeline.
+var receiptWhat = map[heraldtype.ReceiptEvent]string{
+	heraldtype.ReceiptDelivered: "delivered to the device", heraldtype.ReceiptOpened: "opened",
+	heraldtype.ReceiptDismissed: "dismissed", heraldtype.ReceiptClicked: "clicked",
+	heraldtype.ReceiptRead: "read in the inbox", heraldtype.ReceiptArchived: "archived in the inbox",
+}
+
 // timeline orders a notification's records by time: its cause, its
 // enqueue, each delivery's policy decisions and attempts.
 func timeline(n herald.NotificationStatus) []timelineItem {
@@ -126,6 +133,14 @@ func timeline(n herald.NotificationStatus) []timelineItem {
 				it.Kind, decided = "policy", true
 			}
 			it.What = string(a.Outcome)
+			if a.Outcome == heraldtype.OutcomeReceipt {
+				// What the app or the inbox reported (issue 35 item 1):
+				// the event, and the action clicked.
+				it.Kind, it.What = "receipt", receiptWhat[heraldtype.ReceiptEvent(a.ErrorCode)]
+				if it.What == "" {
+					it.What = a.ErrorCode
+				}
+			}
 			out = append(out, it)
 		}
 		// A decision taken at enqueue (the inbox's opt-out) leaves no

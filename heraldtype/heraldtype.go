@@ -325,6 +325,13 @@ const (
 	// without moving the delivery: a sent delivery stays sent (issue 21
 	// item 4).
 	OutcomeProviderReport AttemptOutcome = "provider_report"
+	// OutcomeReceipt is what the user's side reported about the message
+	// (issue 35 item 1): a receipt of the app (delivered, opened,
+	// dismissed, clicked) or the inbox item's read-state (read,
+	// archived). Its error code is the ReceiptEvent, its error the
+	// receipt's action; a delivery has at most one of each event (a
+	// unique index in both stores), and it moves nothing.
+	OutcomeReceipt AttemptOutcome = "receipt"
 )
 
 // What a worker reports about a lease that expired before its outcome was
