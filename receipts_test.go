@@ -29,8 +29,8 @@ func TestReceiptsClampCountAndBound(t *testing.T) {
 		t.Fatalf("RecordOwnReceipts = %+v, %v", res, err)
 	}
 	d, err := p.client.GetDelivery(p.ctx, mine.ID)
-	if err != nil || len(d.Attempts) != 1 || d.Attempts[0].Outcome != heraldtype.OutcomeReceipt || !d.Attempts[0].At.Equal(now) {
-		t.Fatalf("the receipt from the future: %+v, %v (now %v)", d.Attempts, err, now)
+	if err != nil || len(d.Receipts) != 1 || d.Receipts[0].Event != heraldtype.ReceiptOpened || !d.Receipts[0].At.Equal(now) {
+		t.Fatalf("the receipt from the future: %+v, %v (now %v)", d.Receipts, err, now)
 	}
 	for result, want := range map[heraldtype.ReceiptResult]float64{heraldtype.ReceiptRecorded: 1, heraldtype.ReceiptNotFound: 2, heraldtype.ReceiptDuplicate: 0} {
 		if got := counterValue(t, p.client.metrics.Receipts.WithLabelValues("opened", string(result))); got != want {

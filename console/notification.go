@@ -133,15 +133,16 @@ func timeline(n herald.NotificationStatus) []timelineItem {
 				it.Kind, decided = "policy", true
 			}
 			it.What = string(a.Outcome)
-			if a.Outcome == heraldtype.OutcomeReceipt {
-				// What the app or the inbox reported (issue 35 item 1):
-				// the event, and the action clicked.
-				it.Kind, it.What = "receipt", receiptWhat[heraldtype.ReceiptEvent(a.ErrorCode)]
-				if it.What == "" {
-					it.What = a.ErrorCode
-				}
-			}
 			out = append(out, it)
+		}
+		// What the app or the inbox reported (issue 35 item 1): the
+		// event, and the action clicked.
+		for _, rc := range d.Receipts {
+			what := receiptWhat[rc.Event]
+			if what == "" {
+				what = string(rc.Event)
+			}
+			out = append(out, timelineItem{Kind: "receipt", At: rc.At, Delivery: d, What: what, Code: string(rc.Event), Detail: rc.Action})
 		}
 		// A decision taken at enqueue (the inbox's opt-out) leaves no
 		// attempt row: the delivery's own code is the record.

@@ -6,8 +6,7 @@ import "time"
 // side (issue 35 item 1): the app reports the first four about a push
 // (POST /v1/receipts), the inbox records the last two when the user marks
 // an item (its read-state is the same kind of record). A delivery's
-// timeline holds each event at most once: an OutcomeReceipt attempt row
-// whose error code is the event and whose error is the action, if any.
+// timeline holds each event at most once (Delivery.Receipts).
 type ReceiptEvent string
 
 const (
@@ -59,6 +58,14 @@ type Receipt struct {
 	// Action names what was clicked (a notification button's id), at most
 	// MaxReceiptActionLen bytes; "" for none.
 	Action string `json:"action,omitempty"`
+}
+
+// DeliveryReceipt is a receipt on a delivery's timeline
+// (Delivery.Receipts).
+type DeliveryReceipt struct {
+	Event  ReceiptEvent `json:"event"`
+	At     time.Time    `json:"at"`
+	Action string       `json:"action,omitempty"`
 }
 
 // ReceiptResult is what became of one receipt of a batch.

@@ -41,10 +41,11 @@ func (e *env) timelineReceipts(id int64) []string {
 	var d heraldtype.Delivery
 	e.do("GET", fmt.Sprintf("/v1/deliveries/%d", id), nil).expect(e.t, 200, &d)
 	var out []string
-	for _, a := range d.Attempts {
-		if a.Outcome == heraldtype.OutcomeReceipt {
-			out = append(out, a.ErrorCode+"/"+a.Error)
-		}
+	for _, rc := range d.Receipts {
+		out = append(out, string(rc.Event)+"/"+rc.Action)
+	}
+	if len(d.Attempts) != 0 {
+		e.t.Fatalf("a receipt became an attempt: %+v", d.Attempts)
 	}
 	return out
 }

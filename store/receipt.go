@@ -32,6 +32,27 @@ type Receipt struct {
 	At time.Time
 }
 
+// SplitReceipts moves the receipt rows a store read with a delivery's
+// attempts (OutcomeReceipt) to its Receipts, keeping both in order. Both
+// stores call it on every delivery they read, before LateReport.
+func SplitReceipts(d *heraldtype.Delivery) {
+	if !slices.ContainsFunc(d.Attempts, func(a heraldtype.Attempt) bool { return a.Outcome == heraldtype.OutcomeReceipt }) {
+		return
+	}
+	attempts := d.Attempts[:0]
+	for _, a := range d.Attempts {
+		if a.Outcome != heraldtype.OutcomeReceipt {
+			attempts = append(attempts, a)
+			continue
+		}
+		d.Receipts = append(d.Receipts, heraldtype.DeliveryReceipt{Event: heraldtype.ReceiptEvent(a.ErrorCode), At: a.At, Action: a.Error})
+	}
+	if len(attempts) == 0 {
+		attempts = nil
+	}
+	d.Attempts = attempts
+}
+
 // MaxReceiptBatch bounds one RecordReceipts call, whatever the caller's
 // own bound (herald.Limits.MaxReceipts).
 const MaxReceiptBatch = 10000

@@ -52,23 +52,24 @@ func testReceipts(t *testing.T, newStore NewStore) {
 	if d.State != heraldtype.StatePending || d.LastErrorCode != "" {
 		t.Fatalf("a receipt moved the delivery: %s %q", d.State, d.LastErrorCode)
 	}
-	wantOutcomes(t, d, heraldtype.OutcomeReceipt, heraldtype.OutcomeReceipt)
-	if a := d.Attempts[0]; a.ErrorCode != "opened" || a.Error != "" {
-		t.Fatalf("opened row = %+v", a)
+	wantOutcomes(t, d) // receipts are not attempts
+	wantReceipts(t, d, heraldtype.ReceiptOpened, heraldtype.ReceiptClicked)
+	if r := d.Receipts[0]; r.Action != "" {
+		t.Fatalf("opened = %+v", r)
 	}
-	wantTime(t, "opened at", d.Attempts[0].At, at(time.Minute))
-	if a := d.Attempts[1]; a.ErrorCode != "clicked" || a.Error != "reply" {
-		t.Fatalf("clicked row = %+v", a)
+	wantTime(t, "opened at", d.Receipts[0].At, at(time.Minute))
+	if r := d.Receipts[1]; r.Action != "reply" {
+		t.Fatalf("clicked = %+v", r)
 	}
-	wantOutcomes(t, f.delivery(n2.ID))
+	wantReceipts(t, f.delivery(n2.ID))
 
 	// A server key's receipt (no user) names any user's delivery; a time
 	// before the delivery's creation is its creation.
 	record([]store.Receipt{{DeliveryID: d2.ID, NotificationID: n2.ID, Event: heraldtype.ReceiptDelivered, At: at(-time.Hour)}},
 		heraldtype.ReceiptRecorded)
 	d = f.delivery(n2.ID)
-	wantOutcomes(t, d, heraldtype.OutcomeReceipt)
-	wantTime(t, "clamped at", d.Attempts[0].At, d.CreatedAt)
+	wantReceipts(t, d, heraldtype.ReceiptDelivered)
+	wantTime(t, "clamped at", d.Receipts[0].At, d.CreatedAt)
 
 	// The same receipt from several goroutines, and batches naming the
 	// same receipts in opposite orders, land once each.
@@ -106,8 +107,8 @@ func testReceipts(t *testing.T, newStore NewStore) {
 	if recorded != 2 {
 		t.Fatalf("%d receipts recorded by the racing batches, want 2", recorded)
 	}
-	wantOutcomes(t, f.delivery(n1.ID), heraldtype.OutcomeReceipt, heraldtype.OutcomeReceipt, heraldtype.OutcomeReceipt)
-	wantOutcomes(t, f.delivery(n2.ID), heraldtype.OutcomeReceipt, heraldtype.OutcomeReceipt)
+	wantReceipts(t, f.delivery(n1.ID), heraldtype.ReceiptOpened, heraldtype.ReceiptClicked, heraldtype.ReceiptDismissed)
+	wantReceipts(t, f.delivery(n2.ID), heraldtype.ReceiptDelivered, heraldtype.ReceiptDismissed)
 
 	ok := store.Receipt{DeliveryID: d1.ID, NotificationID: n1.ID, Event: heraldtype.ReceiptOpened, At: base()}
 	for _, bad := range []func(r *store.Receipt){
@@ -146,15 +147,11 @@ func testInboxReceipts(t *testing.T, newStore NewStore) {
 	for _, it := range items {
 		nid[it.ID] = it.NotificationID
 	}
-	receipts := func(item int64) []heraldtype.Attempt {
+	receipts := func(item int64) []heraldtype.DeliveryReceipt {
 		t.Helper()
-		var out []heraldtype.Attempt
-		for _, a := range f.delivery(nid[item]).Attempts {
-			if a.Outcome == heraldtype.OutcomeReceipt {
-				out = append(out, a)
-			}
-		}
-		return out
+		d := f.delivery(nid[item])
+		wantOutcomes(t, d, heraldtype.OutcomeSent) // receipts are not attempts
+		return d.Receipts
 	}
 
 	// Another user's id marks nothing and records nothing.
@@ -164,14 +161,14 @@ func testInboxReceipts(t *testing.T, newStore NewStore) {
 		}
 	}
 	rs := receipts(ids[0])
-	if len(rs) != 1 || rs[0].ErrorCode != "read" {
+	if len(rs) != 1 || rs[0].Event != "read" {
 		t.Fatalf("receipts after MarkInboxRead = %+v", rs)
 	}
 	wantTime(t, "read at", rs[0].At, at(time.Minute))
 	if n, err := f.s.MarkAllInboxRead(f.ctx, "u1", at(2*time.Minute)); err != nil || n != 1 {
 		t.Fatalf("MarkAllInboxRead = %d, %v", n, err)
 	}
-	if rs := receipts(ids[1]); len(rs) != 1 || rs[0].ErrorCode != "read" || !rs[0].At.Equal(at(2*time.Minute)) {
+	if rs := receipts(ids[1]); len(rs) != 1 || rs[0].Event != "read" || !rs[0].At.Equal(at(2*time.Minute)) {
 		t.Fatalf("receipts after MarkAllInboxRead = %+v", rs)
 	}
 	if len(receipts(ids[0])) != 1 {
@@ -183,7 +180,7 @@ func testInboxReceipts(t *testing.T, newStore NewStore) {
 		}
 	}
 	rs = receipts(ids[0])
-	if len(rs) != 2 || rs[1].ErrorCode != "archived" || !rs[1].At.Equal(at(3*time.Minute)) {
+	if len(rs) != 2 || rs[1].Event != "archived" || !rs[1].At.Equal(at(3*time.Minute)) {
 		t.Fatalf("receipts after ArchiveInboxItem = %+v", rs)
 	}
 	if err := f.s.ArchiveInboxItem(f.ctx, "u1", ids[2], at(time.Hour)); heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
@@ -197,5 +194,17 @@ func testInboxReceipts(t *testing.T, newStore NewStore) {
 	})
 	if err != nil || !slices.Equal(got, []heraldtype.ReceiptResult{heraldtype.ReceiptDuplicate, heraldtype.ReceiptRecorded}) {
 		t.Fatalf("RecordReceipts on an in-app delivery = %v, %v", got, err)
+	}
+}
+
+// wantReceipts checks the events of a delivery's receipts, in order.
+func wantReceipts(t *testing.T, d heraldtype.Delivery, want ...heraldtype.ReceiptEvent) {
+	t.Helper()
+	var got []heraldtype.ReceiptEvent
+	for _, r := range d.Receipts {
+		got = append(got, r.Event)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("delivery %d receipts = %v, want %v", d.ID, got, want)
 	}
 }
