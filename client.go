@@ -232,6 +232,10 @@ type Limits struct {
 	// than the limit, possibly none) and a cursor to go on from. Default
 	// 2000 (store.DefaultHistoryScan).
 	HistoryScan int
+	// MaxReceipts bounds the receipts of one RecordReceipts call (one POST
+	// /v1/receipts). Default 100: what an app that was offline for a while
+	// queues, in one transaction that stays short.
+	MaxReceipts int
 }
 
 // Default limits (Limits documents each).
@@ -241,6 +245,7 @@ const (
 	DefaultMaxDevicesPerUser  = 20
 	DefaultMaxPreferenceTypes = 200
 	DefaultHistoryScan        = store.DefaultHistoryScan
+	DefaultMaxReceipts        = 100
 )
 
 // withDefaults fills the zero limits and refuses negative ones.
@@ -255,6 +260,7 @@ func (l Limits) withDefaults() (Limits, error) {
 		{"MaxDevicesPerUser", &l.MaxDevicesPerUser, DefaultMaxDevicesPerUser},
 		{"MaxPreferenceTypes", &l.MaxPreferenceTypes, DefaultMaxPreferenceTypes},
 		{"HistoryScan", &l.HistoryScan, DefaultHistoryScan},
+		{"MaxReceipts", &l.MaxReceipts, DefaultMaxReceipts},
 	} {
 		if *f.v == 0 {
 			*f.v = f.def
@@ -262,6 +268,9 @@ func (l Limits) withDefaults() (Limits, error) {
 		if *f.v < 0 {
 			return l, fmt.Errorf("herald: Limits.%s %d must be positive", f.name, *f.v)
 		}
+	}
+	if l.MaxReceipts > store.MaxReceiptBatch {
+		return l, fmt.Errorf("herald: Limits.MaxReceipts %d is over %d", l.MaxReceipts, store.MaxReceiptBatch)
 	}
 	return l, nil
 }

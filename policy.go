@@ -14,6 +14,13 @@ import (
 // (SQLite or PostgreSQL); the CLI's --policy-store redis://… uses Redis.
 // Both behave alike (internal/policy/policytest). See README "Delivery
 // policy" for the order of the checks and why.
+//
+// A limiter that also has the method
+//
+//	CountDailyBatch(ctx context.Context, items []heraldtype.DailyCount) ([]bool, error)
+//
+// (CountDaily for each item in order, in one call) counts the daily caps
+// of each batch the dispatcher claims at once; both built-in ones do.
 type PolicyLimiter interface {
 	// AcquireDedupe takes the lock key for owner (a notification id) for
 	// window, first writer wins; true when owner holds it.

@@ -202,6 +202,34 @@ func TestPolicyDailyCapPerLocalDay(t *testing.T) {
 	}
 }
 
+// Issue 39 item 3: the worker counts a claimed batch's daily caps in one
+// call, in the order it claimed them. Twelve capped notifications of one
+// user claimed together: the first ten are sent, the 11th and 12th are
+// blocked (S3.8), as if counted one by one.
+func TestPolicyDailyCapWithinOneBatch(t *testing.T) {
+	p := newPolicyPipeline(t, func(c *Config) { c.Types = map[string]TypeConfig{"promo": {CountsTowardCap: &capped}} })
+	p.user("u1", "Asia/Seoul", "tok-1")
+	var ids []string
+	for i := range 12 {
+		ids = append(ids, p.enqueue(Request{UserID: "u1", Type: "promo", Title: fmt.Sprint("deal ", i)}).Notifications[0].ID)
+	}
+	if n, err := p.client.runOnce(p.ctx); err != nil || n != 12 {
+		t.Fatalf("one claim took %d deliveries, %v; want all 12", n, err)
+	}
+	for i, id := range ids {
+		want, code := heraldtype.StateSent, ""
+		if i >= 10 {
+			want, code = heraldtype.StateRateLimited, "daily_cap"
+		}
+		if d := p.only(id); d.State != want || d.LastErrorCode != code {
+			t.Fatalf("notification %d of the batch: %s/%s, want %s/%s", i+1, d.State, d.LastErrorCode, want, code)
+		}
+	}
+	if n := len(p.em.MessagesTo("tok-1")); n != 10 {
+		t.Fatalf("the phone got %d, want 10", n)
+	}
+}
+
 // Quiet hours defer (not drop) and then pass, in the user's zone, across
 // the March DST change: 23:00 EST to 08:00 EDT is 8 hours, not 9.
 func TestPolicyQuietHoursDeferAcrossDST(t *testing.T) {

@@ -48,6 +48,9 @@ const (
 	// endpoint a campaign's fetch names: grant it as carefully as admin.
 	ScopeCampaignsRead  Scope = "campaigns:read"
 	ScopeCampaignsWrite Scope = "campaigns:write"
+	// ScopeReceiptsWrite lets a server relay its apps' receipts for any
+	// user's messages (POST /v1/receipts; a user token reports its own).
+	ScopeReceiptsWrite Scope = "receipts:write"
 	// ScopeConsole is the operator console's read-only scope (issue 34):
 	// it grants every `:read` scope (readScopes) and nothing that writes,
 	// replays or administers, so an operator who only looks signs in
@@ -64,7 +67,7 @@ func AllScopes() []Scope {
 		ScopeInboxRead, ScopeInboxWrite, ScopePreferencesRead, ScopePreferencesWrite,
 		ScopeSuppressionsRead, ScopeSuppressionsWrite, ScopeMetricsRead,
 		ScopeRemindersRead, ScopeRemindersWrite, ScopeEventsRead, ScopeEventsWrite, ScopeInterestsRead, ScopeInterestsWrite,
-		ScopeRulesRead, ScopeRulesWrite, ScopeCampaignsRead, ScopeCampaignsWrite, ScopeConsole, ScopeAdmin,
+		ScopeRulesRead, ScopeRulesWrite, ScopeCampaignsRead, ScopeCampaignsWrite, ScopeReceiptsWrite, ScopeConsole, ScopeAdmin,
 	}
 }
 

@@ -13,7 +13,10 @@
 //     TestOpenAPIBreakingChanges), and is enough to write a working client in
 //     another language: TypeScript types generated from it compile with the
 //     smoke test in node/, which runs against a real `herald serve --dev`
-//     (TestTypeScriptClient).
+//     (TestTypeScriptClient);
+//   - Herald's outbound webhook signatures agree with the published Go
+//     library of the Standard Webhooks specification, both ways and across
+//     a secret rotation (TestWebhookSignaturesAgreeWithTheStandardWebhooksLibrary).
 //
 // The lint and the TypeScript test need Node (18.17 or later) and npm; they
 // skip without them, except with CI=true, and run `npm ci` in node/ when

@@ -9,6 +9,7 @@ require (
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/heraldhq/herald v0.0.0-00010101000000-000000000000
 	github.com/oasdiff/oasdiff v1.37.0
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	golang.org/x/oauth2 v0.37.0
 	google.golang.org/api v0.264.0
 )

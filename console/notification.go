@@ -109,6 +109,13 @@ var policyOutcomes = map[heraldtype.AttemptOutcome]bool{
 	heraldtype.OutcomeDeferred: true, heraldtype.OutcomePolicyError: true,
 }
 
+// receiptWhat says each receipt event for the timeline.
+var receiptWhat = map[heraldtype.ReceiptEvent]string{
+	heraldtype.ReceiptDelivered: "delivered to the device", heraldtype.ReceiptOpened: "opened",
+	heraldtype.ReceiptDismissed: "dismissed", heraldtype.ReceiptClicked: "clicked",
+	heraldtype.ReceiptRead: "read in the inbox", heraldtype.ReceiptArchived: "archived in the inbox",
+}
+
 // timeline orders a notification's records by time: its cause, its
 // enqueue, each delivery's policy decisions and attempts.
 func timeline(n herald.NotificationStatus) []timelineItem {
@@ -127,6 +134,15 @@ func timeline(n herald.NotificationStatus) []timelineItem {
 			}
 			it.What = string(a.Outcome)
 			out = append(out, it)
+		}
+		// What the app or the inbox reported (issue 35 item 1): the
+		// event, and the action clicked.
+		for _, rc := range d.Receipts {
+			what := receiptWhat[rc.Event]
+			if what == "" {
+				what = string(rc.Event)
+			}
+			out = append(out, timelineItem{Kind: "receipt", At: rc.At, Delivery: d, What: what, Code: string(rc.Event), Detail: rc.Action})
 		}
 		// A decision taken at enqueue (the inbox's opt-out) leaves no
 		// attempt row: the delivery's own code is the record.

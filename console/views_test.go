@@ -92,10 +92,20 @@ func TestNotificationPage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{dev: true, workers: true})
 	s := seed(t, e)
+	// The app's receipt is on the timeline too (issue 35 item 1).
+	n, err := e.client.GetNotification(context.Background(), s.dead)
+	if err != nil || len(n.Deliveries) != 1 {
+		t.Fatalf("GetNotification: %+v, %v", n, err)
+	}
+	key := heraldtype.DeliveryKey(s.dead, n.Deliveries[0].ID)
+	if res, err := e.client.RecordReceipts(context.Background(), []heraldtype.Receipt{{MessageID: key, Event: heraldtype.ReceiptClicked, Action: "track"}}); err != nil || res.Recorded != 1 {
+		t.Fatalf("RecordReceipts: %+v, %v", res, err)
+	}
 	p := e.get("/console/notifications/"+s.dead).expect(t, 200)
 	wellFormed(t, p.body)
 	p.has(t, `<ol id="timeline"`, `data-kind="trigger"`, `data-kind="enqueued"`, `data-kind="attempt"`,
-		`<code class="provider-code">BAD_TOKEN</code>`, `data-device-id="`+s.device+`"`, `class="latency"`, `data-status="FAILED"`)
+		`<code class="provider-code">BAD_TOKEN</code>`, `data-device-id="`+s.device+`"`, `class="latency"`, `data-status="FAILED"`,
+		`data-kind="receipt"`, `<code class="receipt-event">clicked</code> · action <code>track</code>`)
 	list := e.get("/console/notifications?user="+s.user+"&status=FAILED").expect(t, 200)
 	wellFormed(t, list.body)
 	list.has(t, `data-notification-id="`+s.dead+`"`).lacks(t, `data-notification-id="`+s.inApp+`"`)

@@ -20,6 +20,7 @@ var operations = map[string]string{
 	"POST /v1/devices/{device_id}/heartbeat":      "HeartbeatDevice",
 	"POST /v1/tokens":                             "RegisterOwnDevice",
 	"POST /v1/tokens/heartbeat":                   "HeartbeatOwnDevice",
+	"POST /v1/receipts":                           "RecordReceipts",
 	"GET /v1/users/{id}/inbox":                    "ListInbox",
 	"GET /v1/users/{id}/inbox/stream":             "InboxStream",
 	"POST /v1/users/{id}/inbox/read":              "MarkInboxRead",

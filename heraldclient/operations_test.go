@@ -255,6 +255,26 @@ func TestInboxDeliveriesAndSuppressions(t *testing.T) {
 	if err != nil || d.NotificationID != ids[0] {
 		t.Errorf("GetDelivery: %+v, %v", d, err)
 	}
+	// Marking the item read put its receipt on the delivery's timeline;
+	// the app's receipts land there too, once each.
+	if len(d.Attempts) != 1 || len(d.Receipts) != 1 || d.Receipts[0].Event != heraldtype.ReceiptRead {
+		t.Errorf("the read item's timeline: %+v %+v", d.Attempts, d.Receipts)
+	}
+	key := heraldtype.DeliveryKey(d.NotificationID, d.ID)
+	for i, want := range []heraldtype.ReceiptsResult{{Recorded: 1}, {Duplicate: 1, NotFound: 1}} {
+		rs := []heraldtype.Receipt{{MessageID: key, Event: heraldtype.ReceiptOpened, At: time.Now().Add(-time.Second)}}
+		if i == 1 {
+			rs = append(rs, heraldtype.Receipt{MessageID: key + "0", Event: heraldtype.ReceiptClicked, Action: "more"})
+		}
+		got, err := c.RecordReceipts(ctx, rs...)
+		if err != nil || got.Recorded != want.Recorded || got.Duplicate != want.Duplicate || got.NotFound != want.NotFound ||
+			len(got.Results) != len(rs) || got.Results[0].MessageID != key {
+			t.Errorf("RecordReceipts #%d: %+v, %v", i, got, err)
+		}
+	}
+	if _, err := c.RecordReceipts(ctx, heraldtype.Receipt{MessageID: key, Event: "read"}); !heraldclient.IsCode(err, heraldclient.CodeInvalidArgument) {
+		t.Errorf("RecordReceipts of an inbox event: %v", err)
+	}
 	if _, err := c.ReplayDelivery(ctx, d.ID); !heraldclient.IsCode(err, heraldclient.CodeConflict) && !heraldclient.IsCode(err, heraldclient.CodeInvalidArgument) {
 		t.Errorf("ReplayDelivery of a delivery that is not dead: %v", err)
 	}

@@ -277,6 +277,11 @@ type Delivery struct {
 	// delivery says it may be replayed with confidence (issue 24 item 3).
 	LateReport string    `json:"late_report,omitempty"`
 	Attempts   []Attempt `json:"attempts,omitempty"`
+	// Receipts is what the user's side reported about it (issue 35 item
+	// 1), oldest first, each event at most once: the app's receipts and
+	// the inbox item's read-state. They are part of its timeline, beside
+	// the attempts, and move nothing.
+	Receipts []DeliveryReceipt `json:"receipts,omitempty"`
 }
 
 // IdempotencyKey is the key sent to the app as data.messageId (S0.5), so
@@ -325,6 +330,12 @@ const (
 	// without moving the delivery: a sent delivery stays sent (issue 21
 	// item 4).
 	OutcomeProviderReport AttemptOutcome = "provider_report"
+	// OutcomeReceipt is how the stores keep a receipt (issue 35 item 1)
+	// in the timeline's table: an attempt row whose error code is the
+	// ReceiptEvent and whose error the action, at most one of each event
+	// per delivery (a unique index in both stores). It is read into
+	// Delivery.Receipts, never into Attempts.
+	OutcomeReceipt AttemptOutcome = "receipt"
 )
 
 // What a worker reports about a lease that expired before its outcome was

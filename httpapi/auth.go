@@ -40,6 +40,10 @@ type access struct {
 	scope auth.Scope
 	// self lets a user token in whose sub equals the path's {id}.
 	self bool
+	// user lets any user token in, speaking for its sub (the app's
+	// receipts: the route has no {id}, and the Client holds a user's
+	// requests to that user's own records).
+	user bool
 	// userOnly routes are the app's own (the user is the token's sub); a
 	// server key is refused with a pointer to the server route.
 	userOnly bool
@@ -61,12 +65,14 @@ type access struct {
 //	s.handle("GET /v1/users/{id}/inbox", userOrScope(auth.ScopeInboxRead), s.listInbox)
 //	s.handle("PUT /v1/users/{id}/preferences", userOrScope(auth.ScopePreferencesWrite), s.putPreferences)
 //	s.handle("POST /v1/notifications", needScope(auth.ScopeNotificationsWrite), s.trigger)
-func openAccess() access                { return access{open: true} }
-func needScope(s auth.Scope) access     { return access{scope: s} }
-func userOrScope(s auth.Scope) access   { return access{scope: s, self: true} }
-func userOnlyAccess() access            { return access{userOnly: true} }
-func (a access) withQueryToken() access { a.queryToken = true; return a }
-func (a access) valid() bool            { return a.open || a.scope.Valid() || a.userOnly || a.console }
+//	s.handle("POST /v1/receipts", userTokenOrScope(auth.ScopeReceiptsWrite), s.recordReceipts)
+func openAccess() access                   { return access{open: true} }
+func needScope(s auth.Scope) access        { return access{scope: s} }
+func userOrScope(s auth.Scope) access      { return access{scope: s, self: true} }
+func userOnlyAccess() access               { return access{userOnly: true} }
+func userTokenOrScope(s auth.Scope) access { return access{scope: s, user: true} }
+func (a access) withQueryToken() access    { a.queryToken = true; return a }
+func (a access) valid() bool               { return a.open || a.scope.Valid() || a.userOnly || a.console }
 
 // principal is who is calling.
 type principal struct {
@@ -192,7 +198,7 @@ func bearer(r *http.Request, query bool) (token string, inQuery bool, err error)
 func authorize(r *http.Request, a access, p *principal) error {
 	if p.userID != "" {
 		switch {
-		case a.userOnly:
+		case a.userOnly, a.user:
 			return nil
 		case a.self && r.PathValue("id") == p.userID:
 			return nil

@@ -98,6 +98,20 @@ func TestEveryRouteIsGuarded(t *testing.T) {
 				t.Fatalf("without credentials: %d (WWW-Authenticate %q), want 401", r.status, r.header.Get("WWW-Authenticate"))
 			}
 			r.errorBody(t)
+			if rule.User {
+				// Any user's token gets in, speaking for its own user
+				// (the Client keeps it to that user's records:
+				// TestReceipts); a key needs the scope.
+				for _, cred := range []string{bobToken, e.key(auth.Scope(rule.Scope))} {
+					if r := e.do(method, path, nil, "Authorization", "Bearer "+cred); r.status == 401 || r.status == 403 {
+						t.Fatalf("a user token or a key with scope %s: %d %s", rule.Scope, r.status, r.body)
+					}
+				}
+				if r := e.do(method, path, nil, "Authorization", "Bearer "+noScope); r.status != 403 {
+					t.Fatalf("key without scope %s: %d, want 403", rule.Scope, r.status)
+				}
+				return
+			}
 			// Another user's token never gets in.
 			r = e.do(method, path, nil, "Authorization", "Bearer "+bobToken)
 			if !rule.UserOnly && (r.status != 403 || r.errorBody(t).Code != heraldtype.EPERMISSIONDENIED) {

@@ -94,7 +94,7 @@ func TestEveryOperationNamesItsScope(t *testing.T) {
 			want = nil
 		case rule.UserOnly:
 			want = []string{"userToken:"}
-		case rule.Self:
+		case rule.Self, rule.User:
 			want = []string{"apiKey:" + rule.Scope, "userToken:"}
 		default:
 			want = []string{"apiKey:" + rule.Scope}

@@ -4,6 +4,8 @@ package httpapi
 // httpapi_test that walk every route.
 type RouteRule struct {
 	Open, Self, UserOnly bool
+	// User: any user token, or a key with Scope (the app's receipts).
+	User bool
 	// Console is the console's mount: no API operation, its own sign-in.
 	Console bool
 	Scope   string
@@ -13,7 +15,7 @@ type RouteRule struct {
 func Rules(s *Server) map[string]RouteRule {
 	out := map[string]RouteRule{}
 	for p, a := range s.rules {
-		out[p] = RouteRule{Open: a.open, Self: a.self, UserOnly: a.userOnly, Console: a.console, Scope: string(a.scope)}
+		out[p] = RouteRule{Open: a.open, Self: a.self, User: a.user, UserOnly: a.userOnly, Console: a.console, Scope: string(a.scope)}
 	}
 	return out
 }

@@ -16,6 +16,7 @@
 //	POST   /v1/devices/{device_id}/heartbeat      record that a device is alive (S0.2)
 //	POST   /v1/tokens                             the app registers its own device (user token)
 //	POST   /v1/tokens/heartbeat                   the app's heartbeat for its own device (user token)
+//	POST   /v1/receipts                           the app's receipts: delivered, opened, dismissed, clicked
 //	GET    /v1/users/{id}/inbox[/stream]          the in-app inbox, and its SSE stream (S4.5)
 //	GET    /v1/users/{id}/inbox/ws                the same stream over a WebSocket (S3.6)
 //	POST   /v1/users/{id}/inbox/read[-all]        mark inbox items read
@@ -280,6 +281,7 @@ func (s *Server) routes(metrics, console http.Handler) {
 	s.handle("POST /v1/devices/{device_id}/heartbeat", needScope(auth.ScopeDevicesWrite), s.heartbeat)
 	s.handle("POST /v1/tokens", userOnlyAccess(), s.registerOwnDevice)
 	s.handle("POST /v1/tokens/heartbeat", userOnlyAccess(), s.heartbeatOwnDevice)
+	s.handle("POST /v1/receipts", userTokenOrScope(auth.ScopeReceiptsWrite), s.recordReceipts)
 	s.handle("GET /v1/users/{id}/inbox", userOrScope(auth.ScopeInboxRead), s.listInbox)
 	s.handleUnbounded("GET /v1/users/{id}/inbox/stream", userOrScope(auth.ScopeInboxRead).withQueryToken(), s.streamInbox)
 	s.handleUnbounded("GET /v1/users/{id}/inbox/ws", userOrScope(auth.ScopeInboxRead).withQueryToken(), s.streamInboxWS)

@@ -58,11 +58,16 @@ type Channels interface {
 	InboxSince(ctx context.Context, userID string, afterID int64, limit int) ([]heraldtype.InboxItem, error)
 	// MarkInboxRead marks the user's items among ids read (read_at = now if
 	// unset) and returns how many changed; other users' ids are ignored.
+	// Each item it marks also gets its read receipt on its delivery's
+	// timeline (rules.InboxReceiptSQL, once per delivery), in the same
+	// transaction: the inbox's read-state is a receipt (issue 35 item 1).
 	MarkInboxRead(ctx context.Context, userID string, ids []int64, now time.Time) (int, error)
-	// MarkAllInboxRead marks every unread item of the user read.
+	// MarkAllInboxRead marks every unread item of the user read, with
+	// their read receipts as MarkInboxRead.
 	MarkAllInboxRead(ctx context.Context, userID string, now time.Time) (int, error)
 	// ArchiveInboxItem archives one of the user's items; ENOTFOUND if the
-	// user has no such item.
+	// user has no such item. The item's delivery gets its archived receipt
+	// (at the item's first archived_at) in the same transaction.
 	ArchiveInboxItem(ctx context.Context, userID string, id int64, now time.Time) error
 
 	// ListSuppressions lists suppressed addresses of a channel ("" for

@@ -49,6 +49,12 @@ func CheckAcquireDedupe(window time.Duration) error {
 // CheckCountDaily validates the limit of CountDaily.
 func CheckCountDaily(limit int) error { return atLeastOne("limit", limit) }
 
+// CheckCountDailyBatch validates the items of CountDailyBatch
+// (heraldtype.CheckDailyCounts).
+func CheckCountDailyBatch(items []heraldtype.DailyCount) error {
+	return heraldtype.CheckDailyCounts(items)
+}
+
 // CheckReplayDeliveries validates the arguments of ReplayDeliveries: a
 // bulk replay may only ask for the replayable states (S0.4, S4.6), and
 // replays at least one delivery.

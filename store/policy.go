@@ -63,8 +63,9 @@ func DecodePreferences(userID, timezone string, stored []byte) (heraldtype.Prefe
 }
 
 // Policies is the part of the store the delivery policy needs. Store
-// embeds it. AcquireDedupe and CountDaily make the store a policy.Limiter
-// (the SQL backend; internal/policy documents their contract).
+// embeds it. AcquireDedupe, CountDaily and CountDailyBatch make the store
+// a policy.BatchLimiter (the SQL backend; internal/policy documents their
+// contract).
 type Policies interface {
 	// PutType creates or replaces a declared type; UpdatedAt = now.
 	PutType(ctx context.Context, t heraldtype.NotificationType, now time.Time) (heraldtype.NotificationType, error)
@@ -99,6 +100,13 @@ type Policies interface {
 	// owners are counted for it; ok is true when owner is counted (also
 	// when it already was). The count is kept until expireAt.
 	CountDaily(ctx context.Context, userID, day, owner string, limit int, expireAt time.Time) (bool, error)
+	// CountDailyBatch is CountDaily for each item in order, atomically
+	// and in one round trip: a later item sees what an earlier one
+	// counted, so the second of two new owners of a user's day may be
+	// refused where the first was counted. ok[i] answers items[i]. The
+	// items of one user and day carry one limit (CheckCountDailyBatch).
+	// The dispatcher counts a claimed batch with it (issue 39 item 3).
+	CountDailyBatch(ctx context.Context, items []heraldtype.DailyCount) (ok []bool, err error)
 	// PrunePolicy deletes dedupe locks and daily counts expired at now
 	// and returns how many rows it deleted.
 	PrunePolicy(ctx context.Context, now time.Time) (int, error)

@@ -160,6 +160,14 @@ type Store interface {
 	// (an append-only timeline write, not a move). It reports whether such
 	// a delivery exists; a status already recorded for it writes nothing.
 	RecordProviderReport(ctx context.Context, r ProviderReport) (bool, error)
+	// RecordReceipts records a batch of receipts (store/receipt.go) in one
+	// transaction and answers each one's result, in the batch's order: an
+	// OutcomeReceipt attempt row when the delivery exists (for r.UserID,
+	// when set) and its timeline has no receipt of r.Event yet
+	// (ReceiptRecorded), nothing when it has (ReceiptDuplicate: a unique
+	// index decides, so the same receipt racing itself lands once) or
+	// when there is no such delivery (ReceiptNotFound). It moves nothing.
+	RecordReceipts(ctx context.Context, rs []Receipt) ([]heraldtype.ReceiptResult, error)
 	// ReapExpiredLeases handles deliveries whose lease ended before now: an
 	// at_least_once delivery goes back to pending (run_at = now, attempt
 	// kept), an at_most_once one becomes unknown (S1.3). Each gets an

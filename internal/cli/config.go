@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/httpapi"
 	"github.com/heraldhq/herald/internal/campaign"
+	"github.com/heraldhq/herald/store"
 )
 
 // Config is everything `herald serve` can be told, from a YAML file
@@ -83,6 +84,9 @@ type Config struct {
 	// HistoryScan bounds the notifications one page of the history with a
 	// status filter examines (herald.Limits.HistoryScan; issue 34 item 3).
 	HistoryScan int `koanf:"history_scan"`
+	// MaxReceipts bounds the receipts of one POST /v1/receipts
+	// (herald.Limits.MaxReceipts; issue 35 item 1).
+	MaxReceipts int `koanf:"max_receipts"`
 	// ShutdownTimeout bounds a graceful stop.
 	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
 	Log             LogConfig     `koanf:"log"`
@@ -385,6 +389,7 @@ func defaultConfig() Config {
 		MaxDevicesPerUser:        herald.DefaultMaxDevicesPerUser,
 		MaxPreferenceTypes:       herald.DefaultMaxPreferenceTypes,
 		HistoryScan:              herald.DefaultHistoryScan,
+		MaxReceipts:              herald.DefaultMaxReceipts,
 		ShutdownTimeout:          30 * time.Second,
 		Log:                      LogConfig{Level: "info", Format: "json"},
 		Dev: DevConfig{FCMAddr: "127.0.0.1:8081", APNsAddr: "127.0.0.1:8443", WebPushAddr: "127.0.0.1:8082",
@@ -532,6 +537,10 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		return herald.Config{}, fmt.Errorf("config: history_scan: %d must be a positive number of notifications (how many one page of the history with a status filter examines at most; default %d)",
 			c.HistoryScan, herald.DefaultHistoryScan)
 	}
+	if c.MaxReceipts <= 0 || c.MaxReceipts > store.MaxReceiptBatch {
+		return herald.Config{}, fmt.Errorf("config: max_receipts: %d must be from 1 to %d (the receipts one POST /v1/receipts may hold; default %d)",
+			c.MaxReceipts, store.MaxReceiptBatch, herald.DefaultMaxReceipts)
+	}
 	inline, err := c.Rules.inline()
 	if err != nil {
 		return herald.Config{}, err
@@ -565,7 +574,8 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		MaintenanceInterval:      off(c.MaintenanceInterval),
 		LeaderTTL:                c.LeaderTTL,
 		Limits: herald.Limits{MaxDataBytes: c.MaxDataBytes, MaxTriggerBytes: c.MaxTriggerBytes,
-			MaxDevicesPerUser: c.MaxDevicesPerUser, MaxPreferenceTypes: c.MaxPreferenceTypes, HistoryScan: c.HistoryScan},
+			MaxDevicesPerUser: c.MaxDevicesPerUser, MaxPreferenceTypes: c.MaxPreferenceTypes, HistoryScan: c.HistoryScan,
+			MaxReceipts: c.MaxReceipts},
 		Templates: herald.TemplateConfig(c.Templates),
 	}
 	if len(c.Types) > 0 {

@@ -65,8 +65,24 @@ fcm:
 		t.Fatal(err)
 	}
 	if want := (herald.Limits{MaxDataBytes: 1024, MaxTriggerBytes: herald.DefaultMaxTriggerBytes,
-		MaxDevicesPerUser: herald.DefaultMaxDevicesPerUser, MaxPreferenceTypes: 5, HistoryScan: herald.DefaultHistoryScan}); hc.Limits != want {
+		MaxDevicesPerUser: herald.DefaultMaxDevicesPerUser, MaxPreferenceTypes: 5, HistoryScan: herald.DefaultHistoryScan,
+		MaxReceipts: herald.DefaultMaxReceipts}); hc.Limits != want {
 		t.Errorf("limits = %+v, want %+v", hc.Limits, want)
+	}
+	// The receipts' batch bound (issue 35 item 1): a positive number up to
+	// the store's own bound, named when it is not.
+	for env, ok := range map[string]bool{"HERALD_MAX_RECEIPTS=500": true, "HERALD_MAX_RECEIPTS=0": false, "HERALD_MAX_RECEIPTS=10001": false} {
+		c, err := loadConfig("", []string{env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hc, err := c.clientConfig()
+		if ok && (err != nil || hc.Limits.MaxReceipts != 500) {
+			t.Errorf("%s: %d, %v", env, hc.Limits.MaxReceipts, err)
+		}
+		if !ok && (err == nil || !strings.Contains(err.Error(), "max_receipts")) {
+			t.Errorf("%s: %v, want an error naming max_receipts", env, err)
+		}
 	}
 }
 

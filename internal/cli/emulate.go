@@ -63,7 +63,7 @@ issues one (or registers {"token":"…"}), DELETE /emulator/tokens/{token} forge
 		"answer UNREGISTERED for well-formed tokens the emulator never issued (POST /emulator/tokens issues them)")
 	fcmCmd.Flags().StringVar(&credsOut, "credentials-out", "", "write the service-account JSON to this file instead of stdout")
 	cmd.AddCommand(fcmCmd, newEmulateAPNsCmd(e), newEmulateWebPushCmd(e), newEmulateTwilioCmd(e), newEmulateSMTPCmd(e), newEmulateKafkaCmd(e),
-		newEmulateRecommendCmd(e))
+		newEmulateRecommendCmd(e), newEmulateWebhookCmd(e))
 	return cmd
 }
 

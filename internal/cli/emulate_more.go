@@ -10,6 +10,7 @@ import (
 	recommendemu "github.com/heraldhq/herald/emulator/recommend"
 	smtpemu "github.com/heraldhq/herald/emulator/smtp"
 	twilioemu "github.com/heraldhq/herald/emulator/twilio"
+	webhookemu "github.com/heraldhq/herald/emulator/webhook"
 	webpushemu "github.com/heraldhq/herald/emulator/webpush"
 	"github.com/heraldhq/herald/provider/smtp"
 	"github.com/heraldhq/herald/provider/webpush"
@@ -232,5 +233,45 @@ content; GET /emulator/stats counts the calls.`,
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8086", "listen address")
 	cmd.Flags().IntVar(&items, "items", 3, "items per user")
+	return cmd
+}
+
+func newEmulateWebhookCmd(e *env) *cobra.Command {
+	var addr string
+	var secrets []string
+	cmd := &cobra.Command{
+		Use:   "webhook",
+		Short: "Run a webhook receiver that checks Standard Webhooks signatures",
+		Long: `Run a receiver of signed webhooks, as your own endpoint would run one: a POST to any
+path is a message to the endpoint at that path. With --secret (repeatable: a rotation's old and
+new secret), each message's webhook-signature must match one of them over its webhook-id,
+webhook-timestamp (within 5 minutes) and exact body, or it is answered 401; without, messages are
+recorded unchecked. Accepted messages are answered 204; a webhook-id accepted before is counted
+as a redelivery.
+
+GET /emulator/messages[?path=] lists the messages with their status and body; PUT
+/emulator/faults fails a path's messages ({"paths":{"/hooks/crm":{"status":503,"times":3}}};
+410 asks the sender to stop, a 3xx is a redirect a sender must not follow), a fraction of all
+messages ({"unavailable":{"rate":0.2}}), closes every connection unanswered ({"down":true}) or
+slows every answer ({"latency_ms":20000}); GET /emulator/stats counts them.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := newLogger(e.stderr, LogConfig{Level: "info", Format: "json"})
+			if err != nil {
+				return err
+			}
+			em, err := webhookemu.New(webhookemu.Config{Logger: log, Secrets: secrets})
+			if err != nil {
+				return err
+			}
+			if _, err := em.Start(addr); err != nil {
+				return err
+			}
+			log.Info("webhook emulator listening", "url", em.URL(), "verifying", len(secrets) > 0)
+			return runUntilDone(cmd, em)
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8087", "listen address")
+	cmd.Flags().StringArrayVar(&secrets, "secret", nil, "a signing secret (whsec_…) messages must be signed with; repeat for a rotation")
 	return cmd
 }

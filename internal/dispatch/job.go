@@ -38,7 +38,7 @@ var heraldCodes = []string{CodeDeviceRemoved, CodeTokenInvalid, CodeOptedOut, Co
 // send slot and releases it when done. ctx bounds the send; claimCtx ends
 // when the worker stops claiming, which cuts a throttle wait short. cw is
 // when the claim ran, for the delivery's spans (tracing.go).
-func (w *Worker) run(ctx, claimCtx context.Context, job heraldtype.Job, pre policy.Prefetched, cw *claimWindow) {
+func (w *Worker) run(ctx, claimCtx context.Context, job heraldtype.Job, pre *policy.Prefetched, cw *claimWindow) {
 	defer w.releaseSlot()
 	defer w.flights.remove(job.Delivery.ID)
 	var o store.Outcome
@@ -70,33 +70,16 @@ func (w *Worker) run(ctx, claimCtx context.Context, job heraldtype.Job, pre poli
 // decides by its guarantee (S1.3): that is the designed at_least_once
 // duplicate window. A lease found lost before the send still gets its
 // outcome (lostUnsent), which the store records only as a late report.
-func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre policy.Prefetched) (store.Outcome, bool) {
+func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre *policy.Prefetched) (store.Outcome, bool) {
 	d := &job.Delivery
 	now := w.cfg.Now()
+	if r, refused := w.screen(&job); refused {
+		return w.refuse(d, now, r), true
+	}
 	if d.Channel == heraldtype.ChannelInApp {
 		return w.inbox(ctx, &job, pre, now)
 	}
-	if d.Channel == heraldtype.ChannelPush || d.Channel == "" {
-		switch dev := job.Device; {
-		case dev == nil:
-			return w.skip(d, now, CodeDeviceRemoved, "the device was deleted"), true
-		case dev.Status == heraldtype.DeviceInvalid:
-			return w.skip(d, now, CodeTokenInvalid, "the device's token is invalid: "+dev.InvalidReason), true
-		case !dev.PushOptIn:
-			return w.skip(d, now, CodeOptedOut, "the device opted out of push"), true
-		}
-	} else if d.Address == "" {
-		// SMS and email go to the address captured at enqueue.
-		return w.dead(d, now, CodeInvalidJob, "the "+string(d.Channel)+" delivery has no address"), true
-	}
-	if job.Notification == nil {
-		return w.dead(d, now, CodeInvalidJob, "the claimed job has no notification"), true
-	}
-	sender, ok := w.cfg.Senders[d.Provider]
-	if !ok {
-		w.noProvider(d.Provider)
-		return w.dead(d, now, CodeNoProvider, "no sender is configured for provider "+d.Provider), true
-	}
+	sender := w.cfg.Senders[d.Provider]
 	if w.cfg.Policy != nil {
 		if o, record, done := w.policy(ctx, &job, pre, now); done {
 			return o, record
@@ -176,22 +159,75 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre 
 	return w.decide(&job, th, start, end, id, err, timedOut), true
 }
 
+// refusal is why a claimed delivery cannot be sent whatever the policy
+// says (screen): it is skipped (its device) or ends dead with code.
+type refusal struct {
+	code, msg string
+	skip      bool
+}
+
+// screen reports why job cannot be sent whatever the policy says, if it
+// cannot: its device was deleted, invalidated or opted out of push, its
+// SMS or e-mail has no address, its notification is missing, or no sender
+// serves its provider. It reads only the job and the configuration, so
+// prefetch runs it too, to keep such deliveries out of the policy's batch
+// (they must not spend a slot of the daily cap).
+func (w *Worker) screen(job *heraldtype.Job) (refusal, bool) {
+	d := &job.Delivery
+	switch {
+	case d.Channel == heraldtype.ChannelInApp:
+		// The inbox needs no device, address or sender.
+	case d.Channel == heraldtype.ChannelPush || d.Channel == "":
+		switch dev := job.Device; {
+		case dev == nil:
+			return refusal{code: CodeDeviceRemoved, msg: "the device was deleted", skip: true}, true
+		case dev.Status == heraldtype.DeviceInvalid:
+			return refusal{code: CodeTokenInvalid, msg: "the device's token is invalid: " + dev.InvalidReason, skip: true}, true
+		case !dev.PushOptIn:
+			return refusal{code: CodeOptedOut, msg: "the device opted out of push", skip: true}, true
+		}
+	case d.Address == "":
+		// SMS and email go to the address captured at enqueue.
+		return refusal{code: CodeInvalidJob, msg: "the " + string(d.Channel) + " delivery has no address"}, true
+	}
+	if job.Notification == nil {
+		return refusal{code: CodeInvalidJob, msg: "the claimed job has no notification"}, true
+	}
+	if _, ok := w.cfg.Senders[d.Provider]; !ok && d.Channel != heraldtype.ChannelInApp {
+		return refusal{code: CodeNoProvider, msg: "no sender is configured for provider " + d.Provider}, true
+	}
+	return refusal{}, false
+}
+
+// refused reports whether screen refuses j.
+func (w *Worker) refused(j heraldtype.Job) bool {
+	_, refused := w.screen(&j)
+	return refused
+}
+
+// refuse is the outcome of a delivery screen refused.
+func (w *Worker) refuse(d *heraldtype.Delivery, now time.Time, r refusal) store.Outcome {
+	if r.skip {
+		return w.skip(d, now, r.code, r.msg)
+	}
+	if r.code == CodeNoProvider {
+		w.noProvider(d.Provider)
+	}
+	return w.dead(d, now, r.code, r.msg)
+}
+
 // inbox decides an in_app delivery that was scheduled for later and is
 // now due (issue 22): the policy's preference check at this time (the
 // inbox takes no other step of it), then store.InboxSent, which writes
 // the item in the transaction that records the outcome. Nothing is sent,
 // so no provider, throttle or send timeout is involved.
-func (w *Worker) inbox(ctx context.Context, job *heraldtype.Job, pre policy.Prefetched, now time.Time) (store.Outcome, bool) {
-	d := &job.Delivery
-	if job.Notification == nil {
-		return w.dead(d, now, CodeInvalidJob, "the claimed job has no notification"), true
-	}
+func (w *Worker) inbox(ctx context.Context, job *heraldtype.Job, pre *policy.Prefetched, now time.Time) (store.Outcome, bool) {
 	if w.cfg.Policy != nil {
 		if o, record, done := w.policy(ctx, job, pre, now); done {
 			return o, record
 		}
 	}
-	return w.outcome(d, now, store.InboxSent{}), true
+	return w.outcome(&job.Delivery, now, store.InboxSent{}), true
 }
 
 // decide turns a provider's answer into an outcome; th is the throttle the

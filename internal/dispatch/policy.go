@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -13,12 +14,13 @@ import (
 // (internal/policy.Engine). An error means it could not decide: the
 // delivery is then not sent (fail-closed, S1.3).
 //
-// Prefetch runs once per claimed batch and reads what Check needs for all
-// of it (the users' preferences) in one round trip; its error is logged
-// and Check then reads for itself.
+// Prefetch runs once per claimed batch, on the deliveries that will reach
+// the policy, and does for all of them in a round trip or two what Check
+// would do per delivery (the users' preferences, the daily cap counts);
+// its error is logged and Check then does what failed on its own.
 type Policy interface {
-	Prefetch(ctx context.Context, jobs []heraldtype.Job) (policy.Prefetched, error)
-	Check(ctx context.Context, job *heraldtype.Job, now time.Time, pre policy.Prefetched) (policy.Decision, error)
+	Prefetch(ctx context.Context, jobs []heraldtype.Job, now time.Time) (*policy.Prefetched, error)
+	Check(ctx context.Context, job *heraldtype.Job, now time.Time, pre *policy.Prefetched) (policy.Decision, error)
 }
 
 var _ Policy = (*policy.Engine)(nil)
@@ -30,7 +32,7 @@ var _ Policy = (*policy.Engine)(nil)
 // A deferred delivery and one the policy could not decide go back to the
 // queue without counting an attempt, with an attempt row that says why;
 // an opted-out or rate-limited one ends in its final state.
-func (w *Worker) checkPolicy(ctx context.Context, job *heraldtype.Job, pre policy.Prefetched, now time.Time) (o store.Outcome, record, done bool) {
+func (w *Worker) checkPolicy(ctx context.Context, job *heraldtype.Job, pre *policy.Prefetched, now time.Time) (o store.Outcome, record, done bool) {
 	d := &job.Delivery
 	mt := w.cfg.Metrics
 	m := mt.PolicyDecisions
@@ -74,18 +76,26 @@ func (w *Worker) checkPolicy(ctx context.Context, job *heraldtype.Job, pre polic
 	return store.Outcome{}, false, false
 }
 
-// prefetch reads what the policy needs for a claimed batch, nil without a
-// policy or when the read failed (each Check then reads on its own, and
+// prefetch runs the policy's Prefetch on the deliveries of a claimed batch
+// that will reach it: one screen refuses (a removed device, no sender…)
+// is not sent whatever the policy says and must not spend a slot of its
+// user's daily cap. It returns nil without a policy, and what Prefetch
+// returned when it failed (each Check then does the rest on its own, and
 // fails closed if the store is down).
-func (w *Worker) prefetch(ctx context.Context, jobs []heraldtype.Job) policy.Prefetched {
+func (w *Worker) prefetch(ctx context.Context, jobs []heraldtype.Job) *policy.Prefetched {
 	if w.cfg.Policy == nil || len(jobs) == 0 {
 		return nil
 	}
+	reach := jobs
+	if slices.ContainsFunc(jobs, w.refused) {
+		reach = slices.DeleteFunc(slices.Clone(jobs), w.refused)
+	}
 	pctx, cancel := w.storeCtx(ctx)
 	defer cancel()
-	pre, err := w.cfg.Policy.Prefetch(pctx, jobs)
+	pre, err := w.cfg.Policy.Prefetch(pctx, reach, w.cfg.Now())
 	if err != nil && ctx.Err() == nil {
-		w.log.Warn("dispatch: prefetching the policy's preferences failed; reading them per delivery", "err", err)
+		w.log.Warn("dispatch: prefetching the policy's reads and counts for the batch failed; each delivery does its own",
+			"err", err)
 	}
 	return pre
 }

@@ -15,11 +15,11 @@ import (
 // policyFunc adapts a function to Policy.
 type policyFunc func(job *heraldtype.Job, now time.Time) (policy.Decision, error)
 
-func (f policyFunc) Prefetch(context.Context, []heraldtype.Job) (policy.Prefetched, error) {
+func (f policyFunc) Prefetch(context.Context, []heraldtype.Job, time.Time) (*policy.Prefetched, error) {
 	return nil, nil
 }
 
-func (f policyFunc) Check(_ context.Context, job *heraldtype.Job, now time.Time, _ policy.Prefetched) (policy.Decision, error) {
+func (f policyFunc) Check(_ context.Context, job *heraldtype.Job, now time.Time, _ *policy.Prefetched) (policy.Decision, error) {
 	return f(job, now)
 }
 
@@ -145,11 +145,11 @@ func TestPolicyErrorFailsClosed(t *testing.T) {
 // store that stopped answering.
 type hangingPolicy struct{}
 
-func (hangingPolicy) Prefetch(context.Context, []heraldtype.Job) (policy.Prefetched, error) {
+func (hangingPolicy) Prefetch(context.Context, []heraldtype.Job, time.Time) (*policy.Prefetched, error) {
 	return nil, nil
 }
 
-func (hangingPolicy) Check(ctx context.Context, _ *heraldtype.Job, _ time.Time, _ policy.Prefetched) (policy.Decision, error) {
+func (hangingPolicy) Check(ctx context.Context, _ *heraldtype.Job, _ time.Time, _ *policy.Prefetched) (policy.Decision, error) {
 	<-ctx.Done()
 	return policy.Decision{}, ctx.Err()
 }
@@ -200,21 +200,26 @@ type prefetchPolicy struct {
 	prefetch  int
 	batch     int
 	err       error
-	checkPres []policy.Prefetched
+	batchIDs  []int64
+	checkPres []*policy.Prefetched
 }
 
-func (p *prefetchPolicy) Prefetch(_ context.Context, jobs []heraldtype.Job) (policy.Prefetched, error) {
+func (p *prefetchPolicy) Prefetch(_ context.Context, jobs []heraldtype.Job, _ time.Time) (*policy.Prefetched, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.prefetch++
 	p.batch = len(jobs)
+	p.batchIDs = nil
+	for _, j := range jobs {
+		p.batchIDs = append(p.batchIDs, j.Delivery.ID)
+	}
 	if p.err != nil {
 		return nil, p.err
 	}
-	return policy.Prefetched{"u1": {UserID: "u1"}}, nil
+	return &policy.Prefetched{Preferences: map[string]heraldtype.Preferences{"u1": {UserID: "u1"}}}, nil
 }
 
-func (p *prefetchPolicy) Check(_ context.Context, _ *heraldtype.Job, _ time.Time, pre policy.Prefetched) (policy.Decision, error) {
+func (p *prefetchPolicy) Check(_ context.Context, _ *heraldtype.Job, _ time.Time, pre *policy.Prefetched) (policy.Decision, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.checkPres = append(p.checkPres, pre)
@@ -246,6 +251,30 @@ func TestPolicyPrefetchPerBatch(t *testing.T) {
 				t.Fatalf("fail=%v: Check got %v", fail, pre)
 			}
 		}
+	}
+}
+
+// The batch the policy prefetches for (and counts daily caps for) holds
+// only the deliveries that reach it: one the worker skips or ends before
+// the policy (its device deleted or opted out, no sender for its
+// provider) must not spend a slot of its user's cap (issue 39 item 3).
+func TestPolicyPrefetchLeavesOutRefused(t *testing.T) {
+	t.Parallel()
+	var sends atomic.Int64
+	p := &prefetchPolicy{}
+	h := newHarness(t, map[string]Sender{"fcm": countingSender(&sends)}, func(cfg *Config) { cfg.Policy = p })
+	first := h.add(fakeDelivery{})
+	h.add(fakeDelivery{noDevice: true})
+	h.add(fakeDelivery{device: &heraldtype.Device{ID: "d-off", UserID: "u1", Platform: heraldtype.PlatformAndroid,
+		Token: "tok-off", Status: heraldtype.DeviceActive}})
+	h.add(fakeDelivery{provider: "apns"})
+	last := h.add(fakeDelivery{})
+	h.runOnce(5)
+	if p.prefetch != 1 || len(p.batchIDs) != 2 || p.batchIDs[0] != first || p.batchIDs[1] != last {
+		t.Fatalf("%d prefetches of deliveries %v; want one of [%d %d]", p.prefetch, p.batchIDs, first, last)
+	}
+	if len(p.checkPres) != 2 || sends.Load() != 2 {
+		t.Fatalf("%d checks, %d sends; want 2 of each", len(p.checkPres), sends.Load())
 	}
 }
 

@@ -79,7 +79,7 @@ func endDelivery(span trace.Span, o *store.Outcome, recorded bool) {
 
 // policy runs checkPolicy, inside a "herald.policy" span when job is
 // traced.
-func (w *Worker) policy(ctx context.Context, job *heraldtype.Job, pre policy.Prefetched, now time.Time) (store.Outcome, bool, bool) {
+func (w *Worker) policy(ctx context.Context, job *heraldtype.Job, pre *policy.Prefetched, now time.Time) (store.Outcome, bool, bool) {
 	if !w.traced(job) {
 		return w.checkPolicy(ctx, job, pre, now)
 	}

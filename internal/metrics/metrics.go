@@ -100,6 +100,11 @@ type Metrics struct {
 	RuleAudience *prometheus.HistogramVec // labels: rule
 	// RuleRuns counts rule runs by event: started, resumed, done, failed.
 	RuleRuns *prometheus.CounterVec // labels: event
+	// Receipts counts the receipts apps reported (issue 35 item 1), by
+	// event (delivered, opened, dismissed, clicked: the only ones an app
+	// may send) and result (recorded, duplicate, not_found — a message
+	// Herald does not have, or another user's).
+	Receipts *prometheus.CounterVec // labels: event, result
 
 	types, providers, codes, rules labelSet
 }
@@ -190,6 +195,9 @@ func New(reg prometheus.Registerer) *Metrics {
 	m.RuleRuns = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_rule_runs_total", Help: "Rule runs by event (started, resumed, done, failed).",
 	}, []string{"event"})
+	m.Receipts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_receipts_total", Help: "Receipts apps reported, by event (delivered, opened, dismissed, clicked) and result (recorded, duplicate, not_found).",
+	}, []string{"event", "result"})
 	// Herald's own outcome and reason values: always declared.
 	m.codes.add("none", "allowed", "deferred", "opted_out", "rate_limited", "policy_error")
 	batch := m.newBatchDurations()
@@ -198,7 +206,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		reg.MustRegister(m.Accepted, m.Sent, m.Failed, m.Retried, m.Dead, m.Skipped, m.Unknown,
 			m.Requeued, m.InvalidatedTokens, m.Throttled, m.QueueDepth, m.SendLatency, m.EndToEndLatency,
 			m.PolicyDecisions, m.Reminders, m.RemindersStopped, m.ReminderLag,
-			m.Events, m.RuleDecisions, m.TemplateOverBudget, m.RuleRecipients, m.RuleAudience, m.RuleRuns,
+			m.Events, m.RuleDecisions, m.TemplateOverBudget, m.RuleRecipients, m.RuleAudience, m.RuleRuns, m.Receipts,
 			m.Campaigns, m.CampaignRecipients, m.CampaignFetchErrors)
 	}
 	return m

@@ -290,12 +290,12 @@ func TestPrefetch(t *testing.T) {
 			Notification: &heraldtype.Notification{ID: "n-" + user, UserID: user, Type: "promo"}}
 	}
 	jobs := []heraldtype.Job{jobOf("u1"), jobOf("u2"), jobOf("u1"), {Delivery: heraldtype.Delivery{ID: 9}}}
-	pre, err := e.Prefetch(t.Context(), jobs)
+	pre, err := e.Prefetch(t.Context(), jobs, night())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if src.many != 1 || len(src.manyIDs) != 2 || len(pre) != 2 {
-		t.Fatalf("Prefetch read %d times, ids %v, got %d users", src.many, src.manyIDs, len(pre))
+	if src.many != 1 || len(src.manyIDs) != 2 || len(pre.Preferences) != 2 {
+		t.Fatalf("Prefetch read %d times, ids %v, got %d users", src.many, src.manyIDs, len(pre.Preferences))
 	}
 	for i, want := range []Verdict{Block, Allow, Block} {
 		d, err := e.Check(t.Context(), &jobs[i], night(), pre)
@@ -311,7 +311,7 @@ func TestPrefetch(t *testing.T) {
 	if d, err := e.Check(t.Context(), &u3, night(), pre); err != nil || d.Verdict != Allow || src.single != 1 {
 		t.Fatalf("Check of a user outside the prefetch = %+v, %v after %d reads", d, err, src.single)
 	}
-	if pre, err := e.Prefetch(t.Context(), nil); pre != nil || err != nil || src.many != 1 {
+	if pre, err := e.Prefetch(t.Context(), nil, night()); pre != nil || err != nil || src.many != 1 {
 		t.Fatalf("Prefetch(nil) = %v, %v after %d reads", pre, err, src.many)
 	}
 }
@@ -358,7 +358,7 @@ func BenchmarkCheck(b *testing.B) {
 		b.Fatal(err)
 	}
 	j := job("promo", heraldtype.ChannelPush)
-	pre := Prefetched{"u1": prefs}
+	pre := &Prefetched{Preferences: map[string]heraldtype.Preferences{"u1": prefs}}
 	noon := time.Date(2026, 3, 14, 3, 0, 0, 0, time.UTC) // 12:00 in Seoul: outside quiet hours
 	b.ReportAllocs()
 	for b.Loop() {

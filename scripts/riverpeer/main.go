@@ -79,6 +79,7 @@ type options struct {
 	poolConns    int
 	timeout      time.Duration
 	emulatorPID  int
+	analyzeEvery time.Duration
 }
 
 func main() {
@@ -97,6 +98,7 @@ func main() {
 	flag.StringVar(&o.insertMode, "insert", "fast", "fast: InsertManyFast (COPY FROM); many: InsertMany (INSERT … RETURNING)")
 	flag.IntVar(&o.poolConns, "pool-conns", 20, "pgxpool MaxConns")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up if the run has not finished in this long")
+	flag.DurationVar(&o.analyzeEvery, "analyze-every", 5*time.Second, "ANALYZE river_job this often while the run lasts, as autovacuum would (this machine runs with autovacuum off); 0: never")
 	flag.IntVar(&o.emulatorPID, "emulator-pid", 0, "pid of the FCM emulator, to report its CPU too (0: not reported)")
 	flag.Parse()
 
@@ -203,6 +205,10 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 		fmt.Printf("inserted %d jobs in %.2f s (workers stopped)\n", o.jobs, time.Since(t0).Seconds())
+		// Autovacuum would analyze a table that just took o.jobs rows.
+		if _, err := pool.Exec(ctx, "ANALYZE river_job"); err != nil {
+			return err
+		}
 		start, startErr = readCPUTimes(o.emulatorPID)
 		if err := client.Start(ctx); err != nil {
 			return err
@@ -223,6 +229,7 @@ func run(ctx context.Context, o options) error {
 	if startErr != nil {
 		return startErr
 	}
+	analyzed := analyzeEvery(ctx, pool, o.analyzeEvery)
 
 	completed, failed, cancelled := 0, 0, 0
 	for completed+cancelled < o.jobs {
@@ -244,6 +251,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	fmt.Printf("ANALYZE river_job ran %d times during the run\n", analyzed.Load())
 	for pid := range backendPIDs(pool) {
 		ownPIDs[pid] = true
 	}
@@ -253,6 +261,32 @@ func run(ctx context.Context, o options) error {
 	stopCtx, stopCancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stopCancel()
 	return client.Stop(stopCtx)
+}
+
+// analyzeEvery runs ANALYZE river_job every d until ctx ends, standing in
+// for autovacuum's analyze, which this machine's PostgreSQL has turned off:
+// without it River plans its fetch and completion statements on the empty
+// table's statistics taken at the start, and one UPDATE ran for minutes.
+func analyzeEvery(ctx context.Context, pool *pgxpool.Pool, d time.Duration) *atomic.Int64 {
+	var n atomic.Int64
+	if d <= 0 {
+		return &n
+	}
+	go func() {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := pool.Exec(ctx, "ANALYZE river_job"); err == nil {
+					n.Add(1)
+				}
+			}
+		}
+	}()
+	return &n
 }
 
 func insertName(m string) string {

@@ -66,6 +66,7 @@ FROM {s}.delivery_attempts WHERE delivery_id = ANY ($1::bigint[]) ORDER BY deliv
 		d.Attempts = append(d.Attempts, a)
 	}
 	for i := range ds {
+		store.SplitReceipts(&ds[i])
 		ds[i].LateReport = store.LateReport(ds[i].Attempts)
 	}
 	return formatError(rows.Err(), "attempts")

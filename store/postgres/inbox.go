@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // The in-app inbox (S4.5, S3.6): store.Channels' inbox methods.
@@ -107,28 +108,69 @@ func (s *Store) InboxSince(ctx context.Context, userID string, afterID int64, li
 WHERE user_id = $1 AND id > $2 AND archived_at IS NULL ORDER BY id LIMIT $3`), userID, afterID, limit))
 }
 
-// MarkInboxRead implements store.Channels.
+// MarkInboxRead implements store.Channels: the items and their read
+// receipts in one transaction.
 func (s *Store) MarkInboxRead(ctx context.Context, userID string, ids []int64, now time.Time) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	tag, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.inbox_items SET read_at = $1
+	var n int
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, s.q(`UPDATE {s}.inbox_items SET read_at = $1
 WHERE user_id = $2 AND read_at IS NULL AND id = ANY ($3::bigint[])`), now, userID, ids)
-	return int(tag.RowsAffected()), formatError(err, "inbox items")
+		if err != nil {
+			return formatError(err, "inbox items")
+		}
+		n = int(tag.RowsAffected())
+		return s.inboxReceipts(ctx, tx, heraldtype.ReceiptRead, userID, ids)
+	})
+	return n, err
+}
+
+// inboxReceipts records the receipt of event (read, archived) of the
+// user's items among ids that have it (rules.InboxReceiptSQL), in the
+// transaction that marked them, which it sees.
+func (s *Store) inboxReceipts(ctx context.Context, tx pgx.Tx, event heraldtype.ReceiptEvent, userID string, ids []int64) error {
+	at := "i.read_at"
+	if event == heraldtype.ReceiptArchived {
+		at = "i.archived_at"
+	}
+	_, err := tx.Exec(ctx, s.q(rules.InboxReceiptSQL(event, at,
+		`i.user_id = $1 AND `+at+` IS NOT NULL AND i.id = ANY ($2::bigint[])`)), userID, ids)
+	return formatError(err, "receipts")
 }
 
 // MarkAllInboxRead implements store.Channels. Archived items are marked
 // too: "every unread item".
 func (s *Store) MarkAllInboxRead(ctx context.Context, userID string, now time.Time) (int, error) {
-	tag, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.inbox_items SET read_at = $1 WHERE user_id = $2 AND read_at IS NULL`),
-		now, userID)
-	return int(tag.RowsAffected()), formatError(err, "inbox items")
+	var n int
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, s.q(`UPDATE {s}.inbox_items SET read_at = $1 WHERE user_id = $2 AND read_at IS NULL
+RETURNING id`), now, userID)
+		if err != nil {
+			return formatError(err, "inbox items")
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return formatError(err, "inbox items")
+		}
+		if n = len(ids); n == 0 {
+			return nil
+		}
+		return s.inboxReceipts(ctx, tx, heraldtype.ReceiptRead, userID, ids)
+	})
+	return n, err
 }
 
 // ArchiveInboxItem implements store.Channels. Archiving an archived item
 // keeps its first archived_at and succeeds.
 func (s *Store) ArchiveInboxItem(ctx context.Context, userID string, id int64, now time.Time) error {
-	tag, err := s.pool.Exec(ctx, s.q(`UPDATE {s}.inbox_items SET archived_at = coalesce(archived_at, $1)
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, s.q(`UPDATE {s}.inbox_items SET archived_at = coalesce(archived_at, $1)
 WHERE id = $2 AND user_id = $3`), now, id, userID)
-	return affectedOne(tag.RowsAffected(), err, "inbox item "+strconv.FormatInt(id, 10)+" of user "+quote(userID))
+		if err := affectedOne(tag.RowsAffected(), err, "inbox item "+strconv.FormatInt(id, 10)+" of user "+quote(userID)); err != nil {
+			return err
+		}
+		return s.inboxReceipts(ctx, tx, heraldtype.ReceiptArchived, userID, []int64{id})
+	})
 }

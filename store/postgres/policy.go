@@ -162,7 +162,7 @@ func (s *Store) CountDaily(ctx context.Context, userID, day, owner string, limit
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		ok = false
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
-			s.prefix+"policy_daily\x1f"+userID+"\x1f"+day); err != nil {
+			s.dailyLockKey(userID, day)); err != nil {
 			return err
 		}
 		var counted bool

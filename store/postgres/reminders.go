@@ -400,16 +400,6 @@ func (s *Store) StopReminders(ctx context.Context, sel store.ReminderSelector, r
 	return stopped, err
 }
 
-// noJIT turns JIT compilation off for the rest of an indexedQueries
-// transaction. The reminder claim's generic plan does not know its LIMIT
-// and guesses a tenth of the table, which prices it above
-// jit_above_cost (100,000 by default): PostgreSQL then JIT-compiled the
-// claim on every call, 16 ms of CPU per batch of 500 at a million
-// reminders (EXPLAIN ANALYZE, docs/PERFORMANCE.md session 10) for a
-// statement that runs in a few milliseconds. Nothing Herald runs on these
-// tables scans enough rows for JIT to pay.
-var noJIT = indexed{sql: `SELECT set_config('jit', 'off', true)`, read: func(pgx.Rows) error { return nil }}
-
 // ClaimReminders implements store.Reminders in one statement: the due
 // reminders FOR UPDATE SKIP LOCKED (S2.4), leased, and returned with
 // their user's time zone and the user's latest send from another
@@ -417,8 +407,10 @@ var noJIT = indexed{sql: `SELECT set_config('jit', 'off', true)`, read: func(pgx
 // under indexPlans, as the queue's claim does: planned on statistics, the
 // lease UPDATE hash-joined the batch to a sequential scan of every
 // reminder (6 ms of a 19 ms claim at 20,000 rows, and growing with the
-// table; auto_explain, docs/PERFORMANCE.md session 9). JIT is off for it
-// (noJIT).
+// table; auto_explain, docs/PERFORMANCE.md session 9). indexPlans also
+// turns JIT off: the generic plan's guess of a tenth of the table priced
+// the claim above jit_above_cost, 16 ms of JIT per batch of 500 at a
+// million reminders (session 10).
 func (s *Store) ClaimReminders(ctx context.Context, p store.ReminderClaimParams) ([]store.ReminderClaim, error) {
 	if err := store.CheckReminderClaim(p); err != nil {
 		return nil, err
@@ -438,7 +430,7 @@ SELECT ` + reminderColumnsOf("l.") + `, l.rescued, coalesce(u.timezone, ''),
 FROM l LEFT JOIN {s}.users u ON u.id = l.user_id
 ORDER BY l.next_at, l.id`)
 	var claims []store.ReminderClaim
-	err := s.indexedQueries(ctx, "reminders", noJIT, indexed{sql: query, args: args, read: func(rows pgx.Rows) (err error) {
+	err := s.indexedQueries(ctx, "reminders", indexed{sql: query, args: args, read: func(rows pgx.Rows) (err error) {
 		claims, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.ReminderClaim, error) {
 			var c store.ReminderClaim
 			var last *time.Time
@@ -667,10 +659,10 @@ WHERE lease_owner = $1 AND id = ANY($2)`), owner, ids)
 // planned on a guess the range probe could become a scan of the table.
 // The same guess (a third of the table) prices it above jit_above_cost:
 // JIT compiling the two index probes took 16 ms per call at a million
-// reminders, on every poll of an idle scheduler (noJIT).
+// reminders, on every poll of an idle scheduler (indexPlans turns it off).
 func (s *Store) NextReminderAt(ctx context.Context) (time.Time, bool, error) {
 	var next *time.Time
-	err := s.indexedQueries(ctx, "reminders", noJIT, indexed{sql: `WITH u AS (
+	err := s.indexedQueries(ctx, "reminders", indexed{sql: `WITH u AS (
 	SELECT min(next_at) AS at FROM {s}.reminders WHERE state = 'active' AND lease_until IS NULL)
 SELECT least((SELECT at FROM u),
 	(SELECT min(greatest(next_at, lease_until)) FROM {s}.reminders

@@ -215,11 +215,19 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 // auto mode PostgreSQL re-planned the claim on most calls (509 plans of
 // 891 claims in a 100,000-delivery bench, and again after each of the
 // leader's VACUUM ANALYZEs; pg_stat_statements with track_planning,
-// docs/PERFORMANCE.md session 9). set_config(…, true) lasts until the
-// transaction ends: other statements on the connection plan freely.
+// docs/PERFORMANCE.md session 9). A generic plan does not know its LIMIT
+// and guesses a tenth of the table, which at a million rows prices the
+// claim above jit_above_cost (100,000 by default): PostgreSQL then
+// JIT-compiled it on every call — 33 ms a claim of 128 against 5.8 ms
+// without, a 1,000,000-delivery backlog drained at 2,933–3,579/s instead
+// of 7,000/s (issue 39 item 4, docs/PERFORMANCE.md session 15). None of
+// these statements reads enough rows for JIT to pay, so jit is off with
+// the other settings (session 10 found the same in the reminder claim).
+// set_config(…, true) lasts until the transaction ends: other statements
+// on the connection plan freely.
 const indexPlans = `SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true),
 	set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
-	set_config('plan_cache_mode', 'force_generic_plan', true)`
+	set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true)`
 
 // indexedQuery runs one statement in its own transaction after indexPlans,
 // in one pipelined round trip (BEGIN, indexPlans, the statement, COMMIT),

@@ -21,3 +21,7 @@ func BenchmarkClaimComplete(b *testing.B) {
 // BenchmarkPolicyLimiter: the store's share of a policy check (dedupe lock
 // and daily count).
 func BenchmarkPolicyLimiter(b *testing.B) { policytest.Bench(b, newStore(b)) }
+
+// BenchmarkDailyCount: a claimed batch's daily counts, one by one and in
+// one CountDailyBatch (issue 39 item 3).
+func BenchmarkDailyCount(b *testing.B) { policytest.BenchDaily(b, newStore(b)) }

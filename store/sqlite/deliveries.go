@@ -86,6 +86,7 @@ FROM delivery_attempts WHERE delivery_id IN (`+marks(len(args))+`) ORDER BY deli
 		return formatError(rows.Err(), "attempts")
 	})
 	for i := range ds {
+		store.SplitReceipts(&ds[i])
 		ds[i].LateReport = store.LateReport(ds[i].Attempts)
 	}
 	return err

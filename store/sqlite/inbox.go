@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // The in-app inbox (S4.5, S3.6): store.Channels' inbox methods.
@@ -122,10 +123,26 @@ func (s *Store) MarkInboxRead(ctx context.Context, userID string, ids []int64, n
 WHERE user_id = ? AND read_at IS NULL AND id IN (`+marks(len(args))+`)`, append([]any{micros(now), userID}, args...)...)
 			n, err := affected(res, err, "inbox items")
 			total += n
-			return err
+			if err != nil {
+				return err
+			}
+			return s.inboxReceipts(ctx, tx, heraldtype.ReceiptRead, userID, args)
 		})
 	})
 	return total, err
+}
+
+// inboxReceipts records the receipt of event (read, archived) of the
+// user's items among ids that have it (rules.InboxReceiptSQL), in the
+// transaction that marked them.
+func (s *Store) inboxReceipts(ctx context.Context, tx *writeTx, event heraldtype.ReceiptEvent, userID string, ids []any) error {
+	at := "i.read_at"
+	if event == heraldtype.ReceiptArchived {
+		at = "i.archived_at"
+	}
+	_, err := s.exec(ctx, tx, rules.Unqualified(rules.InboxReceiptSQL(event, at,
+		`i.user_id = ? AND `+at+` IS NOT NULL AND i.id IN (`+marks(len(ids))+`)`)), append([]any{userID}, ids...)...)
+	return formatError(err, "receipts")
 }
 
 // MarkAllInboxRead implements store.Channels. Archived items are marked
@@ -133,10 +150,28 @@ WHERE user_id = ? AND read_at IS NULL AND id IN (`+marks(len(args))+`)`, append(
 func (s *Store) MarkAllInboxRead(ctx context.Context, userID string, now time.Time) (int, error) {
 	var n int
 	err := s.inTx(ctx, func(tx *writeTx) error {
-		res, err := s.exec(ctx, tx, `UPDATE inbox_items SET read_at = ? WHERE user_id = ? AND read_at IS NULL`,
-			micros(now), userID)
-		n, err = affected(res, err, "inbox items")
-		return err
+		rows, err := tx.QueryContext(ctx, `UPDATE inbox_items SET read_at = ? WHERE user_id = ? AND read_at IS NULL
+RETURNING id`, micros(now), userID)
+		if err != nil {
+			return formatError(err, "inbox items")
+		}
+		var ids []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return formatError(err, "inbox items")
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return formatError(err, "inbox items")
+		}
+		n = len(ids)
+		return inLists(ids, func(args []any) error {
+			return s.inboxReceipts(ctx, tx, heraldtype.ReceiptRead, userID, args)
+		})
 	})
 	return n, err
 }
@@ -147,6 +182,9 @@ func (s *Store) ArchiveInboxItem(ctx context.Context, userID string, id int64, n
 	return s.inTx(ctx, func(tx *writeTx) error {
 		res, err := s.exec(ctx, tx, `UPDATE inbox_items SET archived_at = coalesce(archived_at, ?)
 WHERE id = ? AND user_id = ?`, micros(now), id, userID)
-		return affectedOne(res, err, "inbox item "+strconv.FormatInt(id, 10)+" of user "+quote(userID))
+		if err := affectedOne(res, err, "inbox item "+strconv.FormatInt(id, 10)+" of user "+quote(userID)); err != nil {
+			return err
+		}
+		return s.inboxReceipts(ctx, tx, heraldtype.ReceiptArchived, userID, []any{id})
 	})
 }

@@ -192,26 +192,55 @@ func (s *Store) CountDaily(ctx context.Context, userID, day, owner string, limit
 	}
 	ok := false
 	err := s.inTx(ctx, func(tx *writeTx) error {
-		ok = false
-		var counted, n int
-		err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(owner = ?3), 0), count(*) FROM policy_daily
-WHERE user_id = ?1 AND day = ?2`, userID, day, owner).Scan(&counted, &n)
-		if err != nil {
-			return formatError(err, "daily count")
-		}
-		if counted > 0 {
-			ok = true
-			return nil
-		}
-		if n >= limit {
-			return nil
-		}
-		_, err = s.exec(ctx, tx, `INSERT INTO policy_daily (user_id, day, owner, expires_at) VALUES (?, ?, ?, ?)`,
-			userID, day, owner, micros(expireAt))
-		ok = err == nil
-		return formatError(err, "daily count")
+		var err error
+		ok, err = s.countDaily(ctx, tx, heraldtype.DailyCount{UserID: userID, Day: day, Owner: owner, Limit: limit, ExpireAt: expireAt})
+		return err
 	})
 	return ok, err
+}
+
+// CountDailyBatch implements store.Store: CountDaily for each item in
+// order, in one IMMEDIATE transaction.
+func (s *Store) CountDailyBatch(ctx context.Context, items []heraldtype.DailyCount) ([]bool, error) {
+	if err := store.CheckCountDailyBatch(items); err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, nil
+	}
+	ok := make([]bool, len(items))
+	err := s.inTx(ctx, func(tx *writeTx) error {
+		for i, c := range items {
+			var err error
+			if ok[i], err = s.countDaily(ctx, tx, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ok, nil
+}
+
+// countDaily counts c.Owner toward its user's day inside tx: an owner
+// already counted is allowed, a new one only while fewer than c.Limit are.
+func (s *Store) countDaily(ctx context.Context, tx *writeTx, c heraldtype.DailyCount) (bool, error) {
+	var counted, n int
+	err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(owner = ?3), 0), count(*) FROM policy_daily
+WHERE user_id = ?1 AND day = ?2`, c.UserID, c.Day, c.Owner).Scan(&counted, &n)
+	switch {
+	case err != nil:
+		return false, formatError(err, "daily count")
+	case counted > 0:
+		return true, nil
+	case n >= c.Limit:
+		return false, nil
+	}
+	_, err = s.exec(ctx, tx, `INSERT INTO policy_daily (user_id, day, owner, expires_at) VALUES (?, ?, ?, ?)`,
+		c.UserID, c.Day, c.Owner, micros(c.ExpireAt))
+	return err == nil, formatError(err, "daily count")
 }
 
 // PrunePolicy implements store.Store.

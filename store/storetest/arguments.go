@@ -69,6 +69,12 @@ func testBadArguments(t *testing.T, newStore NewStore) {
 		{"AcquireDedupe window", "window", "window: must be positive", second(f.s.AcquireDedupe(f.ctx, "k", "n1", 0, base()))},
 		{"CountDaily limit", "limit", "limit: must be at least 1",
 			second(f.s.CountDaily(f.ctx, "u1", "2026-03-14", "n1", 0, at(time.Hour)))},
+		{"CountDailyBatch limit", "limit", "limit: must be at least 1",
+			second(f.s.CountDailyBatch(f.ctx, []heraldtype.DailyCount{{UserID: "u1", Day: "2026-03-14", Owner: "n1", ExpireAt: at(time.Hour)}}))},
+		{"CountDailyBatch limits", "limit", `limit: the counts of user "u1" on 2026-03-14 carry two limits, 10 and 5`,
+			second(f.s.CountDailyBatch(f.ctx, []heraldtype.DailyCount{
+				{UserID: "u1", Day: "2026-03-14", Owner: "n1", Limit: 10, ExpireAt: at(time.Hour)},
+				{UserID: "u1", Day: "2026-03-14", Owner: "n2", Limit: 5, ExpireAt: at(time.Hour)}}))},
 		{"PutType name", "name", "name: is required", second(f.s.PutType(f.ctx, heraldtype.NotificationType{}, base()))},
 		{"InboxSince after_id", "after_id", "after_id: must not be negative", second(f.s.InboxSince(f.ctx, "u1", -1, 10))},
 		{"InboxSince limit 0", "limit", "limit: must be between 1 and 1000", second(f.s.InboxSince(f.ctx, "u1", 0, 0))},

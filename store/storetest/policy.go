@@ -152,6 +152,21 @@ func testPolicy(t *testing.T, newStore NewStore) {
 				t.Fatalf("PrunePolicy(%s) = %d, %v; want %d", step.now, n, err, step.want)
 			}
 		}
+		// A batch's counts expire like CountDaily's, each at its own time.
+		ok, err := f.s.CountDailyBatch(f.ctx, []heraldtype.DailyCount{
+			{UserID: "u2", Day: "2026-03-14", Owner: "n1", Limit: 2, ExpireAt: at(5 * time.Hour)},
+			{UserID: "u2", Day: "2026-03-14", Owner: "n2", Limit: 2, ExpireAt: at(6 * time.Hour)},
+			{UserID: "u2", Day: "2026-03-14", Owner: "n3", Limit: 2, ExpireAt: at(6 * time.Hour)},
+		})
+		if err != nil || len(ok) != 3 || !ok[0] || !ok[1] || ok[2] {
+			t.Fatalf("CountDailyBatch = %v, %v; want [true true false]", ok, err)
+		}
+		if n, err := f.s.PrunePolicy(f.ctx, at(5*time.Hour)); err != nil || n != 1 {
+			t.Fatalf("PrunePolicy at 5 h = %d, %v; want the batch's first count", n, err)
+		}
+		if ok, err := f.s.CountDaily(f.ctx, "u2", "2026-03-14", "n3", 2, at(6*time.Hour)); !ok || err != nil {
+			t.Fatalf("CountDaily after the batch's first count expired = %v, %v", ok, err)
+		}
 		// The pruned count is forgotten: the day starts again.
 		for _, owner := range []string{"n2", "n3"} {
 			if ok, err := f.s.CountDaily(f.ctx, "u1", "2026-03-14", owner, 1, at(4*time.Hour)); (owner == "n2") != ok || err != nil {

@@ -52,6 +52,8 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Moves", func(t *testing.T) { testMoves(t, newStore) })
 	t.Run("LateReports", func(t *testing.T) { testLateReports(t, newStore) })
 	t.Run("ProviderReports", func(t *testing.T) { testProviderReports(t, newStore) })
+	t.Run("Receipts", func(t *testing.T) { testReceipts(t, newStore) })
+	t.Run("InboxReceipts", func(t *testing.T) { testInboxReceipts(t, newStore) })
 	t.Run("ListDeliveries", func(t *testing.T) { testListDeliveries(t, newStore) })
 	t.Run("Overview", func(t *testing.T) { testOverview(t, newStore) })
 	t.Run("CountReplayable", func(t *testing.T) { testCountReplayable(t, newStore) })

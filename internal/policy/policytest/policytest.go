@@ -34,6 +34,9 @@ func Run(t *testing.T, h Harness) {
 	t.Run("DedupeConcurrent", func(t *testing.T) { testDedupeConcurrent(t, h) })
 	t.Run("DailyCap", func(t *testing.T) { testDaily(t, h) })
 	t.Run("DailyCapConcurrent", func(t *testing.T) { testDailyConcurrent(t, h) })
+	t.Run("DailyCapBatch", func(t *testing.T) { testDailyBatch(t, h) })
+	t.Run("DailyCapBatchConcurrent", func(t *testing.T) { testDailyBatchConcurrent(t, h) })
+	t.Run("DailyCapBatchArguments", func(t *testing.T) { testDailyBatchArguments(t, h) })
 }
 
 func base() time.Time { return time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC) }

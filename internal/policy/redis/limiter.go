@@ -14,6 +14,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/policy"
 )
 
@@ -36,7 +37,7 @@ type Limiter struct {
 	prefix string
 }
 
-var _ policy.Limiter = (*Limiter)(nil)
+var _ policy.BatchLimiter = (*Limiter)(nil)
 
 // New returns a Limiter.
 func New(cfg Config) (*Limiter, error) {
@@ -115,10 +116,60 @@ func (l *Limiter) CountDaily(ctx context.Context, userID, day, owner string, lim
 	if limit < 1 {
 		return false, fmt.Errorf("redis: daily limit %d must be at least 1", limit)
 	}
-	key := l.prefix + "daily:" + userID + "\x1f" + day
+	key := l.dailyKey(userID, day)
 	n, err := countScript.Run(ctx, l.rdb, []string{key}, owner, limit, expireAt.UnixMilli()).Int()
 	if err != nil {
 		return false, fmt.Errorf("redis: count daily cap: %w", err)
 	}
 	return n == 1, nil
+}
+
+// dailyKey is the set of owners counted toward userID's day.
+func (l *Limiter) dailyKey(userID, day string) string {
+	return l.prefix + "daily:" + userID + "\x1f" + day
+}
+
+// CountDailyBatch implements policy.BatchLimiter: the count script once
+// per item, pipelined in item order, so a later item sees what an earlier
+// one counted and the batch costs one round trip. Each script is atomic,
+// as CountDaily's; a cluster runs the items of one key on its node in
+// order. If Redis has lost the script (a restart, SCRIPT FLUSH), every
+// item is sent again with its source: an item already counted is then
+// found counted, so nothing is counted twice.
+func (l *Limiter) CountDailyBatch(ctx context.Context, items []heraldtype.DailyCount) ([]bool, error) {
+	if err := heraldtype.CheckDailyCounts(items); err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	if len(items) == 0 {
+		return nil, nil
+	}
+	cmds, err := l.countPipeline(ctx, items, countScript.EvalSha)
+	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
+		cmds, err = l.countPipeline(ctx, items, countScript.Eval)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redis: count daily cap: %w", err)
+	}
+	ok := make([]bool, len(items))
+	for i, c := range cmds {
+		n, err := c.Int()
+		if err != nil {
+			return nil, fmt.Errorf("redis: count daily cap: %w", err)
+		}
+		ok[i] = n == 1
+	}
+	return ok, nil
+}
+
+// countPipeline sends the count script for every item in one pipeline,
+// run by eval (the script's EvalSha or Eval), and returns its commands.
+func (l *Limiter) countPipeline(ctx context.Context, items []heraldtype.DailyCount,
+	eval func(context.Context, goredis.Scripter, []string, ...any) *goredis.Cmd) ([]*goredis.Cmd, error) {
+	pipe := l.rdb.Pipeline()
+	cmds := make([]*goredis.Cmd, len(items))
+	for i, c := range items {
+		cmds[i] = eval(ctx, pipe, []string{l.dailyKey(c.UserID, c.Day)}, c.Owner, c.Limit, c.ExpireAt.UnixMilli())
+	}
+	_, err := pipe.Exec(ctx)
+	return cmds, err
 }

@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"os"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/policy"
 	"github.com/heraldhq/herald/internal/policy/policytest"
 	"github.com/heraldhq/herald/internal/policy/redis"
@@ -108,7 +110,15 @@ func TestBadArguments(t *testing.T) {
 
 // BenchmarkLimiter: Redis's share of a policy check (dedupe lock and
 // daily count).
-func BenchmarkLimiter(b *testing.B) {
+func BenchmarkLimiter(b *testing.B) { policytest.Bench(b, benchLimiter(b)) }
+
+// BenchmarkDailyCount: a claimed batch's daily counts, one by one and in
+// one pipelined CountDailyBatch (issue 39 item 3).
+func BenchmarkDailyCount(b *testing.B) { policytest.BenchDaily(b, benchLimiter(b)) }
+
+// benchLimiter is a Limiter under a key prefix of its own, deleted after
+// the benchmark.
+func benchLimiter(b *testing.B) *redis.Limiter {
 	rdb := client(b)
 	prefix := "herald-bench:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
 	b.Cleanup(func() {
@@ -120,5 +130,27 @@ func BenchmarkLimiter(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	policytest.Bench(b, l)
+	return l
+}
+
+// A Redis that lost its scripts (a restart, SCRIPT FLUSH) still counts a
+// batch: the pipeline is sent again with the script's source, and what
+// was counted before is found counted, not counted twice.
+func TestCountDailyBatchAfterScriptFlush(t *testing.T) {
+	rdb := client(t)
+	l := newLimiter(t).(*redis.Limiter)
+	day := "2026-03-14"
+	item := func(owner string) heraldtype.DailyCount {
+		return heraldtype.DailyCount{UserID: "u1", Day: day, Owner: owner, Limit: 2, ExpireAt: time.Now().Add(time.Hour)}
+	}
+	if ok, err := l.CountDaily(t.Context(), "u1", day, "a", 2, time.Now().Add(time.Hour)); !ok || err != nil {
+		t.Fatalf("CountDaily = %v, %v", ok, err)
+	}
+	if err := rdb.ScriptFlush(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	ok, err := l.CountDailyBatch(t.Context(), []heraldtype.DailyCount{item("a"), item("b"), item("c")})
+	if err != nil || !slices.Equal(ok, []bool{true, true, false}) {
+		t.Fatalf("CountDailyBatch after SCRIPT FLUSH = %v, %v; want [true true false]", ok, err)
+	}
 }

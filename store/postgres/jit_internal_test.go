@@ -1,0 +1,77 @@
+package postgres
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/heraldhq/herald/store/postgres/pgtest"
+)
+
+// TestIndexPlansTurnJITOff: the hot statements run under indexPlans with
+// generic plans, whose guess of a tenth of the table for an unknown LIMIT
+// priced the claim above jit_above_cost at a million deliveries; every
+// claim was then JIT-compiled (33 ms against 5 ms; issue 39 item 4,
+// docs/PERFORMANCE.md session 15). With the threshold at 0 (any statement
+// would be compiled), the claim's shape run under indexPlans must show no
+// JIT in EXPLAIN ANALYZE; without indexPlans it must, when the server can
+// compile at all (the control, so the test cannot pass on a server
+// without JIT while proving nothing).
+func TestIndexPlansTurnJITOff(t *testing.T) {
+	dsn, schema := pgtest.NewSchema(t)
+	ctx := t.Context()
+	s, err := Open(ctx, dsn, Options{Schema: schema, MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	explain := func(settings string) string {
+		t.Helper()
+		tx, err := s.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		if _, err := tx.Exec(ctx, `SET LOCAL jit_above_cost = 0`); err != nil {
+			t.Fatal(err)
+		}
+		if settings != "" {
+			if _, err := tx.Exec(ctx, settings); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var plan strings.Builder
+		rows, err := tx.Query(ctx, s.q(`EXPLAIN (ANALYZE) SELECT id FROM {s}.deliveries
+	WHERE state = 'pending' AND run_at <= now() ORDER BY run_at, id LIMIT 100 FOR UPDATE SKIP LOCKED`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan.WriteString(line + "\n")
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return plan.String()
+	}
+	var available bool
+	if err := s.pool.QueryRow(ctx, `SELECT pg_jit_available()`).Scan(&available); err != nil {
+		t.Fatal(err)
+	}
+	if available {
+		if plan := explain(""); !strings.Contains(plan, "JIT:") {
+			t.Fatalf("control: with jit_above_cost 0 and no indexPlans the plan shows no JIT:\n%s", plan)
+		}
+	} else {
+		t.Log("this server cannot JIT-compile (pg_jit_available() is false): the control is skipped")
+	}
+	if plan := explain(indexPlans); strings.Contains(plan, "JIT:") {
+		t.Fatalf("under indexPlans the claim was JIT-compiled:\n%s", plan)
+	}
+}

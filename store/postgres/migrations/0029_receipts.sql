@@ -1,0 +1,11 @@
+-- Receipts (issue 35 item 1): what the app reports about a message
+-- (delivered, opened, dismissed, clicked) and the inbox item's read-state
+-- (read, archived) are attempt rows of outcome 'receipt' on the delivery's
+-- timeline, the event their error_code. This index holds each event once
+-- per delivery, so a repeated receipt, or two racing ones, write one row
+-- (store/rules/receipts.go: ON CONFLICT ... DO NOTHING; the second
+-- inserter waits for the first's commit and then does nothing). Partial:
+-- no other attempt row is indexed, so the send path's inserts pay only the
+-- predicate's check. Built once over the existing rows, none of which
+-- matches; retention deletes its entries with the attempt rows.
+CREATE UNIQUE INDEX delivery_attempts_receipt ON delivery_attempts (delivery_id, error_code) WHERE outcome = 'receipt';
