@@ -344,6 +344,10 @@ type Client struct {
 	ruleRunner *fanout.Runner
 	// compiledRules caches the rules Track applies, compiled.
 	compiledRules compiledRules
+	// ruleGuesses keeps the rules whose inline batch the last event of
+	// each source and name wrote, to read the next one's audiences ahead
+	// (rulereadahead.go).
+	ruleGuesses ruleGuesses
 	// audiences resolves the rule runs' audiences (dry runs and the
 	// runner).
 	audiences audience.Resolver

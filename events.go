@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/audience"
 	"github.com/heraldhq/herald/internal/rule"
 	"github.com/heraldhq/herald/internal/tmpl"
 	"github.com/heraldhq/herald/internal/tracing"
@@ -183,25 +184,34 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 	if err != nil {
 		return TrackResult{}, err
 	}
-	rs, err := c.rulesFor(ctx, source, e.Name)
+	key := store.EventKey{Source: source, Namespace: e.Namespace, ID: e.ID}
+	// The rules, the record (a redelivery is answered from it) and the
+	// subject are read together, in one round trip on PostgreSQL; the
+	// subject so read is the first try's (decide reads it again after a
+	// conflict). The rules are read with every event, never cached, so
+	// an edit or a disable applies to the next event on every instance.
+	q := store.EventQuery{Key: key, Subject: e.Subject,
+		Rules: RuleFilter{Source: source, Event: e.Name, Enabled: true, Limit: store.MaxRulePage}}
+	if generated {
+		q.Key.ID = "" // a new id names no recorded event
+	}
+	q.Interests = c.interestsAhead(source, e, now)
+	st, err := c.store.EventState(ctx, q)
 	if err != nil {
 		return TrackResult{}, err
 	}
-	key := store.EventKey{Source: source, Namespace: e.Namespace, ID: e.ID}
-	// The record (a redelivery is answered from it) and the subject are
-	// read together, in one round trip on PostgreSQL; the subject so read
-	// is the first try's (decide reads it again after a conflict).
-	var subj *store.EventSubject
-	if len(rs) > 0 && !generated {
-		rec, ok, s, err := c.store.EventState(ctx, key, e.Subject)
-		if err != nil {
-			return TrackResult{}, err
-		}
-		if ok {
-			return c.replayedEvent(key, rec, hash)
-		}
-		subj = &s
+	rs, err := c.rulesFor(ctx, q.Rules, st.Rules, st.RulesNext)
+	if err != nil {
+		return TrackResult{}, err
 	}
+	aud := c.audiences
+	if len(q.Interests) > 0 {
+		aud.Interests = audience.ReadAhead(aud.Interests, q.Interests, st.Interested)
+	}
+	if len(rs) > 0 && st.Found {
+		return c.replayedEvent(key, st.Recorded, hash)
+	}
+	subj := &st.Subject
 	out := TrackResult{EventID: e.ID}
 	if e.UserID != "" {
 		n, err := c.store.StopReminders(ctx, store.ReminderSelector{UserID: e.UserID, Event: e.Name, Data: e.Data},
@@ -215,6 +225,7 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 		out.StoppedReminders = n
 	}
 	if len(rs) == 0 {
+		c.ruleGuesses.put(source, e.Name, nil)
 		c.metrics.Events.WithLabelValues("no_rule").Inc()
 		return out, nil
 	}
@@ -234,8 +245,12 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 				rec.Runs[i].TraceParent = tp
 			}
 		}
+		if try > 1 {
+			// Decided again: the audience is read again too.
+			aud = c.audiences
+		}
 		if inline {
-			if err := c.inlineBatches(ctx, &rec); err != nil {
+			if err := c.inlineBatches(ctx, &rec, aud); err != nil {
 				return TrackResult{}, err
 			}
 		}
@@ -265,6 +280,7 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 		}
 		c.tracked(res, rec)
 		c.inlined(rec, done)
+		c.ruleGuesses.inlined(source, e.Name, rs, rec)
 		return summary(res, c.cfg.Rules.RecordedDecisions), nil
 	}
 }
@@ -301,15 +317,12 @@ func (c *Client) checkEvent(e *Event) error {
 	return validData(e.Data, false)
 }
 
-// rulesFor returns the enabled rules of a source and event name, compiled.
-func (c *Client) rulesFor(ctx context.Context, source, event string) ([]*rule.Compiled, error) {
+// rulesFor compiles the rules of a page read already (first, with next
+// its cursor) and of the pages of f after it.
+func (c *Client) rulesFor(ctx context.Context, f RuleFilter, first []Rule, next string) ([]*rule.Compiled, error) {
 	var out []*rule.Compiled
-	f := RuleFilter{Source: source, Event: event, Enabled: true, Limit: store.MaxRulePage}
+	rs := first
 	for {
-		rs, next, err := c.store.ListRules(ctx, f)
-		if err != nil {
-			return nil, err
-		}
 		for _, r := range rs {
 			cr, err := c.compiledRules.get(r, c.templateLimits())
 			if err != nil {
@@ -327,6 +340,10 @@ func (c *Client) rulesFor(ctx context.Context, source, event string) ([]*rule.Co
 			return out, nil
 		}
 		f.Cursor = next
+		var err error
+		if rs, next, err = c.store.ListRules(ctx, f); err != nil {
+			return nil, err
+		}
 	}
 }
 

@@ -29,14 +29,14 @@ import (
 // inlineBatches fills rec.Inline with the only batch of each run of rec
 // whose audience fits rules.inline_recipients. It returns an error only
 // when ctx ends.
-func (c *Client) inlineBatches(ctx context.Context, rec *store.EventRecord) error {
+func (c *Client) inlineBatches(ctx context.Context, rec *store.EventRecord, aud audience.Resolver) error {
 	rec.Inline = nil
 	n := c.cfg.Rules.InlineRecipients
 	if n <= 0 {
 		return nil
 	}
 	for _, run := range rec.Runs {
-		b, ok := c.inlineBatch(ctx, run, n, rec.Now)
+		b, ok := c.inlineBatch(ctx, aud, run, n, rec.Now)
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -57,19 +57,13 @@ func (c *Client) inlineBatches(ctx context.Context, rec *store.EventRecord) erro
 // it has more than n users, or the audience or the batch could not be
 // read or built (the runner tries again, or fails the run with the
 // reason).
-func (c *Client) inlineBatch(ctx context.Context, run heraldtype.RuleRun, n int, now time.Time) (store.InlineBatch, bool) {
+func (c *Client) inlineBatch(ctx context.Context, aud audience.Resolver, run heraldtype.RuleRun, n int, now time.Time) (store.InlineBatch, bool) {
 	a := run.Job.Audience
 	if run.LastError != "" || a.Source != "" || a.Webhook != nil || a.Limit < 1 {
 		return store.InlineBatch{}, false
 	}
-	// The runner's first page asks for min(batch, limit) users; asking
-	// for one more than n tells an audience of n from a larger one.
-	want := min(n, a.Limit)
-	ask := want
-	if a.Limit > n {
-		ask = n + 1
-	}
-	src := c.audiences.ForJob(run.Rule, a)
+	want, ask := inlineAsk(a, n)
+	src := aud.ForJob(run.Rule, a)
 	users, err := src.Next(ctx, "", ask)
 	if err != nil || len(users) > want {
 		return store.InlineBatch{}, false
@@ -97,6 +91,19 @@ func (c *Client) inlineBatch(ctx context.Context, run heraldtype.RuleRun, n int,
 	p.Now = now
 	b.Enqueue = &p
 	return b, true
+}
+
+// inlineAsk is how many users an inline batch of at most n wants of
+// audience a, and how many it asks for: the runner's first page asks for
+// min(batch, limit) users; asking for one more than n tells an audience
+// of n from a larger one.
+func inlineAsk(a heraldtype.JobAudience, n int) (want, ask int) {
+	want = min(n, a.Limit)
+	ask = want
+	if a.Limit > n {
+		ask = n + 1
+	}
+	return want, ask
 }
 
 // inlined records, once the event committed, what its inline runs did —

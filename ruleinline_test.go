@@ -1,11 +1,15 @@
 package herald
 
 import (
+	"context"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
 )
 
 // Issue 39 item 3: a rule run whose audience fits rules.inline_recipients
@@ -166,5 +170,89 @@ func TestInlineRecipientsIsBoundedByTheBatch(t *testing.T) {
 	c, err := NewClient(Config{Store: st, Rules: RuleConfig{BatchSize: 50}})
 	if err != nil || c.cfg.Rules.InlineRecipients != 50 {
 		t.Fatalf("default under a batch of 50: %v %v", c.cfg.Rules.InlineRecipients, err)
+	}
+}
+
+// interestReads counts the interest pages read through the audiences
+// (not those EventState reads ahead).
+type interestReads struct {
+	store.Store
+	reads atomic.Int64
+}
+
+func (s *interestReads) InterestedUsers(ctx context.Context, q heraldtype.InterestQuery) ([]heraldtype.Interested, error) {
+	s.reads.Add(1)
+	return s.Store.InterestedUsers(ctx, q)
+}
+
+// TestAudienceReadAhead: an inline batch's first page is read with the
+// event's rules, record and subject, guessed from the rules of the last
+// event of the same name (rulereadahead.go); a guess an edit made wrong
+// costs a read of its own, never a wrong audience.
+func TestAudienceReadAhead(t *testing.T) {
+	var counted *interestReads
+	p := newPolicyPipeline(t, func(c *Config) {
+		c.Types["price_drop"] = TypeConfig{Channels: []heraldtype.Channel{heraldtype.ChannelPush}}
+		c.Rules = RuleConfig{Pause: -1, BatchSize: 3}
+		counted = &interestReads{Store: c.Store}
+		c.Store = counted
+	})
+	p.interested("VIEW", "product:42", "u1", "u2")
+	p.interested("VIEW", "product:43", "u3")
+	p.interested("CLICK", "product:44", "u4")
+	p.interested("VIEW", "product:44", "u5")
+	r := priceDropRule()
+	if _, _, err := p.client.PutRule(p.ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	track := func(id, subject string) {
+		t.Helper()
+		e := priceChange(id, 10000, 8500)
+		e.Subject = subject
+		if out, err := p.client.Track(p.ctx, e); err != nil || len(out.Rules) != 1 || out.Rules[0].Run == "" {
+			t.Fatalf("Track(%s): %+v %v", id, out, err)
+		}
+	}
+	// The first event of its name has nothing to guess from.
+	track("ev-1", "product:42")
+	if got := counted.reads.Load(); got != 1 {
+		t.Fatalf("%d audience reads for the first event, want 1", got)
+	}
+	// The next is read ahead.
+	track("ev-2", "product:43")
+	if got := counted.reads.Load(); got != 1 {
+		t.Fatalf("%d audience reads after the second event, want still 1", got)
+	}
+	if got := p.notified("price_drop"); !slices.Equal(got, []string{"u1", "u2", "u3"}) {
+		t.Fatalf("notified %v", got)
+	}
+	// The rule now wants clicks only: the guess (views too) reads u4 and
+	// u5 ahead, the batch's own query differs and is read by itself.
+	r.Audience.Interest.Kinds = []string{"CLICK"}
+	p.setClock(p.clock.Now().Add(time.Second)) // a rule is compiled again when its update time moves
+	if _, _, err := p.client.PutRule(p.ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	track("ev-3", "product:44")
+	if got := counted.reads.Load(); got != 2 {
+		t.Fatalf("%d audience reads after a wrong guess, want 2", got)
+	}
+	if got := p.notified("price_drop"); !slices.Equal(got, []string{"u1", "u2", "u3", "u4"}) {
+		t.Fatalf("notified %v after the edit", got)
+	}
+	// An event the rule does not fire on leaves nothing to guess from:
+	// the next event reads its audience itself, and reads nothing ahead
+	// it would not use.
+	up := priceChange("ev-4", 8500, 9000)
+	up.Subject = "product:45"
+	if out, err := p.client.Track(p.ctx, up); err != nil || len(out.Rules) != 1 || out.Rules[0].Detected {
+		t.Fatalf("a price rise: %+v %v", out, err)
+	}
+	if g := p.client.ruleGuesses.get("product.inventory.v1", "PRICE_CHANGE"); len(g) != 0 {
+		t.Fatalf("a guess after an event no rule fired on: %d rules", len(g))
+	}
+	track("ev-5", "product:46")
+	if got := counted.reads.Load(); got != 3 {
+		t.Fatalf("%d audience reads after an event no rule fired on, want 3", got)
 	}
 }

@@ -32,10 +32,14 @@ type Events interface {
 	// EventSubject returns the row of a source's subject; the zero
 	// EventSubject (Seq 0) when it has none.
 	EventSubject(ctx context.Context, source, subject string) (EventSubject, error)
-	// EventState is RecordedEvent of k and, when subject is not "",
-	// EventSubject of k.Source's subject, read together: the two reads an
-	// event is decided on (one round trip on PostgreSQL; issue 39 item 3).
-	EventState(ctx context.Context, k EventKey, subject string) (RecordedEvent, bool, EventSubject, error)
+	// EventState reads together what an event is decided on (one round
+	// trip on PostgreSQL; issue 39 item 3): the first page of the rules
+	// q.Rules selects (ListRules), the record of q.Key unless its ID is
+	// "" (RecordedEvent), when q.Subject is not "" the subject of
+	// q.Key.Source (EventSubject), and a page of InterestedUsers for each
+	// of q.Interests. The rules are read with every event, not cached, so
+	// an edit applies to the next event on every instance.
+	EventState(ctx context.Context, q EventQuery) (EventState, error)
 	// RecordEvent writes r in one transaction: the event's row (when it
 	// exists, nothing is written and Replayed says so, with the stored
 	// outcome and request hash), the subject of r.Source (with r.Subject set and r.Write: guarded by
@@ -77,6 +81,36 @@ type Events interface {
 // none), and its id.
 type EventKey struct {
 	Source, Namespace, ID string
+}
+
+// EventQuery names what EventState reads.
+type EventQuery struct {
+	// Key is the event's; an ID of "" reads no record (an id the engine
+	// generated names no recorded event).
+	Key EventKey
+	// Subject is the event's subject; "" reads none.
+	Subject string
+	// Rules selects the rules that judge the event.
+	Rules RuleFilter
+	// Interests are audiences read ahead: the engine's guess of the
+	// first pages its inline batches will ask for.
+	Interests []heraldtype.InterestQuery
+}
+
+// EventState is what an event is decided on.
+type EventState struct {
+	// Rules is the first page of the selected rules; RulesNext the next
+	// page's cursor ("" at the end).
+	Rules     []heraldtype.Rule
+	RulesNext string
+	// Recorded is the event's record when Found.
+	Recorded RecordedEvent
+	Found    bool
+	// Subject is the subject's row (Seq 0 when there is none).
+	Subject EventSubject
+	// Interested holds InterestedUsers' answer to each of the query's
+	// Interests, in their order.
+	Interested [][]heraldtype.Interested
 }
 
 // RecordedEvent is what the engine kept of an applied event.

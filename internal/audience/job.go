@@ -53,5 +53,10 @@ func (r Resolver) ForJob(rule string, a heraldtype.JobAudience) Source {
 			return err != nil || b.Value <= bound
 		}
 	}
-	return Interested(r.Interests, heraldtype.InterestQuery{Subject: a.Subject, Kinds: a.Kinds, Since: a.Since}, keep)
+	return Interested(r.Interests, interestQuery(a), keep)
+}
+
+// interestQuery is the query of an interest audience, before its paging.
+func interestQuery(a heraldtype.JobAudience) heraldtype.InterestQuery {
+	return heraldtype.InterestQuery{Subject: a.Subject, Kinds: a.Kinds, Since: a.Since}
 }

@@ -42,9 +42,10 @@ type Config struct {
 	// DatabaseMaxConns bounds the PostgreSQL connection pool per instance.
 	DatabaseMaxConns int `koanf:"database_max_conns"`
 	// DatabaseEnqueueConcurrency bounds the PostgreSQL enqueue
-	// transactions running at once; triggers arriving meanwhile are
-	// committed together (group commit). 0: the default, 2; negative:
-	// one transaction per trigger.
+	// transactions running at once, and apart the rule engine's event
+	// transactions; triggers (events) arriving meanwhile are committed
+	// together (group commit). 0: the default, 2; negative: one
+	// transaction per trigger (event).
 	DatabaseEnqueueConcurrency int `koanf:"database_enqueue_concurrency"`
 	// DefaultTimezone for users registered without one (S2.2).
 	DefaultTimezone string `koanf:"default_timezone"`

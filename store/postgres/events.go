@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"maps"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,10 +40,17 @@ func scanRuleRun(row interface{ Scan(...any) error }) (heraldtype.RuleRun, error
 
 // RecordedEvent implements store.Events.
 func (s *Store) RecordedEvent(ctx context.Context, k store.EventKey) (store.RecordedEvent, bool, error) {
+	return s.recordedEvent(ctx, s.pool, k)
+}
+
+// recordedEvent is RecordedEvent on db (the pool, or a connection).
+func (s *Store) recordedEvent(ctx context.Context, db interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}, k store.EventKey) (store.RecordedEvent, bool, error) {
 	var out store.RecordedEvent
 	var outcome []byte
 	var args []any
-	err := s.pool.QueryRow(ctx, s.q(rules.EventSelectSQL("{s}.events", k.Source, k.Namespace, k.ID, marker(&args))), args...).
+	err := db.QueryRow(ctx, s.q(rules.EventSelectSQL("{s}.events", k.Source, k.Namespace, k.ID, marker(&args))), args...).
 		Scan(&outcome, &out.RequestHash)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.RecordedEvent{}, false, nil
@@ -70,192 +76,73 @@ func (s *Store) EventSubject(ctx context.Context, source, subject string) (store
 	return out, formatError(err, "event subject")
 }
 
-// EventState implements store.Events: both reads in one pipelined round
-// trip.
-func (s *Store) EventState(ctx context.Context, k store.EventKey, subject string) (store.RecordedEvent, bool, store.EventSubject, error) {
-	if subject == "" {
-		rec, ok, err := s.RecordedEvent(ctx, k)
-		return rec, ok, store.EventSubject{}, err
+// EventState implements store.Events: the rules, the record, the subject
+// and the interests read ahead in one pipelined round trip.
+func (s *Store) EventState(ctx context.Context, q store.EventQuery) (store.EventState, error) {
+	var out store.EventState
+	rq, rargs, limit, err := s.rulesQuery(q.Rules)
+	if err != nil {
+		return out, err
 	}
-	var rec store.RecordedEvent
-	var subj store.EventSubject
-	var ok bool
-	var args []any
 	b := &pgx.Batch{}
-	b.Queue(s.q(rules.EventSelectSQL("{s}.events", k.Source, k.Namespace, k.ID, marker(&args))), args...)
-	args = nil
-	b.Queue(s.q(rules.SubjectSelectSQL("{s}.event_subjects", k.Source, subject, marker(&args))), args...)
-	br := s.pool.SendBatch(ctx, b)
-	defer br.Close()
-	var outcome, state []byte
-	err := br.QueryRow().Scan(&outcome, &rec.RequestHash)
-	switch {
-	case err == nil:
-		rec.Outcome, ok = outcome, true
-	case !errors.Is(err, pgx.ErrNoRows):
-		return rec, false, subj, formatError(err, "event")
+	b.Queue(rq, rargs...)
+	k := q.Key
+	if k.ID != "" {
+		var args []any
+		b.Queue(s.q(rules.EventSelectSQL("{s}.events", k.Source, k.Namespace, k.ID, marker(&args))), args...)
 	}
-	err = br.QueryRow().Scan(&subj.Version, &subj.Seq, &state)
-	switch {
-	case err == nil:
-		subj.State = state
-	case !errors.Is(err, pgx.ErrNoRows):
-		return rec, ok, store.EventSubject{}, formatError(err, "event subject")
+	if q.Subject != "" {
+		var args []any
+		b.Queue(s.q(rules.SubjectSelectSQL("{s}.event_subjects", k.Source, q.Subject, marker(&args))), args...)
 	}
-	if ok {
-		return rec, true, store.EventSubject{}, nil
-	}
-	return rec, false, subj, nil
-}
-
-// RecordEvent implements store.Events in one transaction, pipelined:
-// BEGIN and every write go in one round trip, the guards' results are
-// read, and the transaction is committed or rolled back in a second
-// (issue 39 item 3: the statements one by one were nine round trips for
-// an event with an inline batch).
-func (s *Store) RecordEvent(ctx context.Context, r store.EventRecord) (store.EventRecorded, error) {
-	if err := store.CheckEventRecord(r); err != nil {
-		return store.EventRecorded{}, err
-	}
-	for {
-		out, taken, err := s.recordEvent(ctx, r)
-		if len(taken) == 0 {
+	for _, iq := range q.Interests {
+		if err := store.CheckInterestQuery(iq); err != nil {
 			return out, err
 		}
-		// A run of the event exists already (kept after its event's
-		// record was pruned): it has sent; write the event again without
-		// its batch.
-		inline := maps.Clone(r.Inline)
-		for _, rule := range taken {
-			delete(inline, rule)
-		}
-		r.Inline = inline
+		var args []any
+		b.Queue(s.q(rules.InterestedUsersSQL(iq, marker(&args))), args...)
 	}
-}
-
-// recordEvent is one try of RecordEvent; taken names the rules whose
-// inline batch was not written because their run exists already (nothing
-// was committed then).
-func (s *Store) recordEvent(ctx context.Context, r store.EventRecord) (out store.EventRecorded, taken []string, err error) {
-	conn, err := s.pool.Acquire(ctx)
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	rows, err := br.Query()
 	if err != nil {
-		return out, nil, formatError(err, "connection")
+		return out, formatError(err, "rules")
 	}
-	defer conn.Release()
-	c := conn.Conn()
-	steps := []step{{sql: "BEGIN", what: "transaction"}}
-	if len(r.Inline) > 0 {
-		steps = append(steps, enqueuePlans)
+	if out.Rules, out.RulesNext, err = rulesPage(rows, limit); err != nil {
+		return out, err
 	}
-	// Each guarded write returns a row when it wrote; read says which did.
-	type guard struct{ read, wrote bool }
-	written := func(g *guard) func(txRows) error {
-		return func(rows txRows) error {
-			g.read = true
-			g.wrote = rows.Next()
-			return nil
+	if k.ID != "" {
+		var outcome []byte
+		err := br.QueryRow().Scan(&outcome, &out.Recorded.RequestHash)
+		switch {
+		case err == nil:
+			out.Recorded.Outcome, out.Found = outcome, true
+		case !errors.Is(err, pgx.ErrNoRows):
+			return out, formatError(err, "event")
 		}
 	}
-	var event, subject guard
-	var args []any
-	steps = append(steps, step{what: "event", read: written(&event), sql: s.q(rules.EventInsertSQL("{s}.events",
-		rules.EventInsert{Source: r.Source, Namespace: r.Namespace, ID: r.ID, Name: r.Name, Subject: r.Subject,
-			UserID: r.UserID, Version: r.Version, RequestHash: r.RequestHash, Outcome: []byte(r.Outcome), Now: r.Now},
-		marker(&args)) + ` RETURNING true`), args: args})
-	if r.Write {
-		args = nil
-		q := rules.SubjectUpdateSQL("{s}.event_subjects", r.Source, r.Subject, r.Seq, r.Version, []byte(r.State), r.Now, marker(&args))
-		if r.Seq == 0 {
-			args = nil
-			q = rules.SubjectCreateSQL("{s}.event_subjects", r.Source, r.Subject, r.Version, []byte(r.State), r.Now, marker(&args))
+	if q.Subject != "" {
+		var state []byte
+		err := br.QueryRow().Scan(&out.Subject.Version, &out.Subject.Seq, &state)
+		switch {
+		case err == nil:
+			out.Subject.State = state
+		case !errors.Is(err, pgx.ErrNoRows):
+			return out, formatError(err, "event subject")
 		}
-		steps = append(steps, step{what: "event subject", read: written(&subject), sql: s.q(q + ` RETURNING true`), args: args})
 	}
-	runs := make([]guard, len(r.Runs))
-	batches := map[string]*enqueueState{}
-	for i, run := range r.Runs {
-		job, err := store.EncodeRuleJob(run.Job)
+	for range q.Interests {
+		rows, err := br.Query()
 		if err != nil {
-			return out, nil, err
+			return out, formatError(err, "interests")
 		}
-		var finished *time.Time
-		st := r.RunInsert(run)
-		if st.Finished {
-			now := r.Now.UTC()
-			finished = &now
+		page, err := collectInterested(rows)
+		if err != nil {
+			return out, err
 		}
-		steps = append(steps, step{what: "rule run", read: written(&runs[i]), sql: s.q(`INSERT INTO {s}.rule_runs (rule, run_id,
-	source, event_id, event, subject, job, state, cursor, recipients, enqueued, last_error, version, created_at, updated_at,
-	finished_at, trace_parent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 1, $13, $13, $14, NULLIF($15, ''))
-ON CONFLICT (rule, run_id) DO NOTHING RETURNING true`),
-			args: []any{run.Rule, run.ID, run.Source, run.EventID, run.Event, run.Subject, job, string(st.State),
-				st.Cursor, st.Recipients, st.Enqueue, run.LastError, r.Now.UTC(), finished, run.TraceParent}})
-		b, ok := r.Inline[run.Rule]
-		if !ok || run.LastError != "" {
-			continue
-		}
-		es := &enqueueState{}
-		batches[run.Rule] = es
-		if b.Enqueue != nil {
-			writes, err := s.writeSteps(*b.Enqueue, es)
-			if err != nil {
-				return out, nil, err
-			}
-			steps = append(steps, writes...)
-		}
+		out.Interested = append(out.Interested, page)
 	}
-	err = runPipeline(ctx, c, steps)
-	// The guards first: a redelivery or a subject that moved on is not
-	// an error, whatever failed after them.
-	var woken []wake
-	switch {
-	case event.read && !event.wrote:
-		out.Replayed = true
-	case subject.read && !subject.wrote:
-		out.Conflict = true
-	case err == nil:
-		for i, run := range r.Runs {
-			if _, ok := batches[run.Rule]; ok && !runs[i].wrote {
-				taken = append(taken, run.Rule)
-			}
-		}
-		if len(taken) > 0 {
-			break
-		}
-		if _, err = c.Exec(ctx, "COMMIT"); err != nil {
-			return store.EventRecorded{}, nil, formatError(err, "transaction")
-		}
-		for _, run := range r.Runs {
-			if es, ok := batches[run.Rule]; ok {
-				if out.Enqueued == nil {
-					out.Enqueued = map[string]store.EnqueueResult{}
-				}
-				var res store.EnqueueResult
-				if b := r.Inline[run.Rule]; b.Enqueue != nil {
-					res = es.result(*b.Enqueue)
-					woken = append(woken, es.wake())
-				}
-				out.Enqueued[run.Rule] = res
-			}
-		}
-		for _, w := range woken {
-			s.waker.post(w)
-		}
-		return out, nil, nil
-	}
-	if !c.IsClosed() && c.PgConn().TxStatus() != 'I' {
-		if _, rerr := c.Exec(ctx, "ROLLBACK"); rerr != nil && err == nil {
-			return store.EventRecorded{}, nil, formatError(rerr, "transaction")
-		}
-	}
-	switch {
-	case out.Replayed:
-		rec, _, rerr := s.RecordedEvent(ctx, r.Key())
-		return store.EventRecorded{Replayed: true, Outcome: rec.Outcome, RequestHash: rec.RequestHash}, nil, rerr
-	case out.Conflict:
-		return store.EventRecorded{Conflict: true}, nil, nil
-	}
-	return store.EventRecorded{}, taken, err
+	return out, formatError(br.Close(), "event")
 }
 
 // RunningRuleRuns implements store.Events.

@@ -86,6 +86,11 @@ func (s *Store) InterestedUsers(ctx context.Context, q heraldtype.InterestQuery)
 	if err != nil {
 		return nil, formatError(err, "interests")
 	}
+	return collectInterested(rows)
+}
+
+// collectInterested reads the rows of rules.InterestedUsersSQL.
+func collectInterested(rows pgx.Rows) ([]heraldtype.Interested, error) {
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (heraldtype.Interested, error) {
 		var u heraldtype.Interested
 		var data []byte

@@ -77,16 +77,30 @@ func (s *Store) DeleteRule(ctx context.Context, name string) error {
 
 // ListRules implements store.Rules.
 func (s *Store) ListRules(ctx context.Context, f store.RuleFilter) ([]heraldtype.Rule, string, error) {
-	limit, after, err := store.CheckRuleFilter(f)
+	q, args, limit, err := s.rulesQuery(f)
 	if err != nil {
 		return nil, "", err
 	}
-	rows, err := s.pool.Query(ctx, s.q(`SELECT `+ruleColumns+` FROM {s}.rules
-WHERE name > $1 AND ($2 = '' OR source = $2) AND ($3 = '' OR event = $3) AND (NOT $4 OR NOT disabled)
-ORDER BY name LIMIT $5`), after, f.Source, f.Event, f.Enabled, limit+1)
+	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, "", formatError(err, "rules")
 	}
+	return rulesPage(rows, limit)
+}
+
+// rulesQuery is the query of ListRules(f) and its page size.
+func (s *Store) rulesQuery(f store.RuleFilter) (string, []any, int, error) {
+	limit, after, err := store.CheckRuleFilter(f)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	return s.q(`SELECT ` + ruleColumns + ` FROM {s}.rules
+WHERE name > $1 AND ($2 = '' OR source = $2) AND ($3 = '' OR event = $3) AND (NOT $4 OR NOT disabled)
+ORDER BY name LIMIT $5`), []any{after, f.Source, f.Event, f.Enabled, limit + 1}, limit, nil
+}
+
+// rulesPage reads the rows of a rulesQuery as a page.
+func rulesPage(rows pgx.Rows, limit int) ([]heraldtype.Rule, string, error) {
 	rs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (heraldtype.Rule, error) { return scanRule(r) })
 	if err != nil {
 		return nil, "", formatError(err, "rules")

@@ -69,7 +69,9 @@ type Options struct {
 	// next gathers, and one large trigger does not hold up the rest
 	// (fewer slots make larger batches: herald bench --rate 1000 had p99
 	// 44, 41 and 61 ms, medians of 5, with 1, 2 and 5). Negative: no
-	// bound and no batching, one transaction per call.
+	// bound and no batching, one transaction per call. The same bound
+	// applies, apart, to the rule engine's event transactions
+	// (RecordEvent, eventbatch.go).
 	EnqueueConcurrency int
 }
 
@@ -92,6 +94,9 @@ type Store struct {
 	waker waker
 	// batcher commits concurrent enqueues together (enqueuebatch.go).
 	batcher enqueueBatcher
+	// events commits concurrent RecordEvents together (eventbatch.go),
+	// with the same bound as the enqueues.
+	events eventBatcher
 }
 
 // Open connects to the database at dsn (a postgres:// URL or a key=value
@@ -155,6 +160,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	case n == 0:
 		s.batcher.max = defaultEnqueueConcurrency
 	}
+	s.events.max = s.batcher.max
 	return s, nil
 }
 

@@ -64,14 +64,31 @@ func (s *Store) EventSubject(ctx context.Context, source, subject string) (store
 	return out, formatError(err, "event subject")
 }
 
-// EventState implements store.Events: two reads of the local file.
-func (s *Store) EventState(ctx context.Context, k store.EventKey, subject string) (store.RecordedEvent, bool, store.EventSubject, error) {
-	rec, ok, err := s.RecordedEvent(ctx, k)
-	if err != nil || ok || subject == "" {
-		return rec, ok, store.EventSubject{}, err
+// EventState implements store.Events: reads of the local file, one after another.
+func (s *Store) EventState(ctx context.Context, q store.EventQuery) (store.EventState, error) {
+	var out store.EventState
+	var err error
+	if out.Rules, out.RulesNext, err = s.ListRules(ctx, q.Rules); err != nil {
+		return out, err
 	}
-	subj, err := s.EventSubject(ctx, k.Source, subject)
-	return rec, false, subj, err
+	if q.Key.ID != "" {
+		if out.Recorded, out.Found, err = s.RecordedEvent(ctx, q.Key); err != nil {
+			return out, err
+		}
+	}
+	if q.Subject != "" {
+		if out.Subject, err = s.EventSubject(ctx, q.Key.Source, q.Subject); err != nil {
+			return out, err
+		}
+	}
+	for _, iq := range q.Interests {
+		page, err := s.InterestedUsers(ctx, iq)
+		if err != nil {
+			return out, err
+		}
+		out.Interested = append(out.Interested, page)
+	}
+	return out, nil
 }
 
 // RecordEvent implements store.Events in one transaction.

@@ -187,6 +187,7 @@ func testEvents(t *testing.T, newStore NewStore) {
 	t.Run("RetryFailedRunGuarded", func(t *testing.T) { testRetryRuleRun(t, newStore) })
 	t.Run("InlineRuns", func(t *testing.T) { testInlineRuns(t, newStore) })
 	t.Run("EventState", func(t *testing.T) { testEventState(t, newStore) })
+	t.Run("Concurrent", func(t *testing.T) { testConcurrentEvents(t, newStore) })
 	t.Run("RunBatchesCommitWithTheCursor", func(t *testing.T) {
 		f := newFixture(t, newStore)
 		f.user("u1")

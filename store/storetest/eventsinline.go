@@ -154,26 +154,83 @@ func testInlineRuns(t *testing.T, newStore NewStore) {
 	})
 }
 
-// testEventState: the record and the subject an event is decided on, read
-// together, say what RecordedEvent and EventSubject say.
+// testEventState: the rules, the record and the subject an event is
+// decided on, read together, say what ListRules, RecordedEvent and
+// EventSubject say.
 func testEventState(t *testing.T, newStore NewStore) {
 	f := newFixture(t, newStore)
 	key := store.EventKey{Source: "product.inventory.v1", ID: "ev-1"}
-	if _, ok, subj, err := f.s.EventState(f.ctx, key, "product:42"); ok || err != nil || subj.Seq != 0 {
-		t.Fatalf("nothing yet: %v %+v %v", ok, subj, err)
+	q := store.EventQuery{Key: key, Subject: "product:42",
+		Rules: store.RuleFilter{Source: "product.inventory.v1", Event: "PRICE_CHANGE", Enabled: true, Limit: 1}}
+	if st, err := f.s.EventState(f.ctx, q); err != nil || st.Found || st.Subject.Seq != 0 || len(st.Rules) != 0 || st.RulesNext != "" {
+		t.Fatalf("nothing yet: %+v %v", st, err)
+	}
+	for _, name := range []string{"a-drop", "b-drop", "c-off"} {
+		r := heraldtype.Rule{Name: name, Source: heraldtype.RuleSource{KafkaTopic: "product.inventory.v1"},
+			When: heraldtype.RuleWhen{Event: "PRICE_CHANGE"}, Disabled: name == "c-off"}
+		if _, _, err := f.s.PutRule(f.ctx, r, base()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	f.record(eventRecord("ev-1", 0))
-	rec, ok, _, err := f.s.EventState(f.ctx, key, "product:42")
+	st, err := f.s.EventState(f.ctx, q)
 	var o map[string]string
-	if err != nil || !ok || json.Unmarshal(rec.Outcome, &o) != nil || o["event_id"] != "ev-1" {
-		t.Fatalf("recorded: %v %s %v", ok, rec.Outcome, err)
+	if err != nil || !st.Found || json.Unmarshal(st.Recorded.Outcome, &o) != nil || o["event_id"] != "ev-1" {
+		t.Fatalf("recorded: %+v %v", st, err)
 	}
-	key.ID = "ev-2"
-	_, ok, subj, err := f.s.EventState(f.ctx, key, "product:42")
-	if err != nil || ok || subj.Seq != 1 || subj.Version != 100 || len(subj.State) == 0 {
-		t.Fatalf("the subject: %v %+v %v", ok, subj, err)
+	if len(st.Rules) != 1 || st.Rules[0].Name != "a-drop" || st.RulesNext == "" {
+		t.Fatalf("the rules' first page: %+v next %q", st.Rules, st.RulesNext)
 	}
-	if _, ok, subj, err := f.s.EventState(f.ctx, key, ""); err != nil || ok || subj.Seq != 0 {
-		t.Fatalf("no subject: %v %+v %v", ok, subj, err)
+	next, _, err := f.s.ListRules(f.ctx, store.RuleFilter{Source: q.Rules.Source, Event: q.Rules.Event, Enabled: true,
+		Limit: 1, Cursor: st.RulesNext})
+	if err != nil || len(next) != 1 || next[0].Name != "b-drop" {
+		t.Fatalf("the next page: %+v %v", next, err)
+	}
+	q.Key.ID, q.Rules.Limit = "ev-2", 10
+	st, err = f.s.EventState(f.ctx, q)
+	if err != nil || st.Found || st.Subject.Seq != 1 || st.Subject.Version != 100 || len(st.Subject.State) == 0 ||
+		len(st.Rules) != 2 || st.RulesNext != "" {
+		t.Fatalf("the subject: %+v %v", st, err)
+	}
+	// Interests read ahead: each page as InterestedUsers answers it.
+	for _, u := range []string{"u1", "u2", "u3"} {
+		f.user(u)
+		f.putInterests(heraldtype.Interest{UserID: u, Subject: "product:42", Kind: "VIEW", At: base(),
+			Data: map[string]string{"target_price": "8000"}})
+	}
+	q.Interests = []heraldtype.InterestQuery{{Subject: "product:42", Kinds: []string{"VIEW"}, Limit: 2},
+		{Subject: "product:42", After: "u2", Limit: 2}, {Subject: "product:7", Limit: 2}}
+	st, err = f.s.EventState(f.ctx, q)
+	if err != nil || len(st.Interested) != 3 {
+		t.Fatalf("interests read ahead: %+v %v", st.Interested, err)
+	}
+	for i, iq := range q.Interests {
+		want, err := f.s.InterestedUsers(f.ctx, iq)
+		if err != nil || len(want) != len(st.Interested[i]) {
+			t.Fatalf("page %d: %+v, InterestedUsers %+v %v", i, st.Interested[i], want, err)
+		}
+		for j := range want {
+			if got := st.Interested[i][j]; got.UserID != want[j].UserID || got.Data["target_price"] != want[j].Data["target_price"] {
+				t.Fatalf("page %d: %+v, InterestedUsers %+v", i, st.Interested[i], want)
+			}
+		}
+	}
+	if n := len(st.Interested[0]) + len(st.Interested[1]); n != 3 {
+		t.Fatalf("%d users in the two pages, want 3", n)
+	}
+	q.Interests = []heraldtype.InterestQuery{{Subject: "product:42"}}
+	if _, err := f.s.EventState(f.ctx, q); heraldtype.ErrorCode(err) != heraldtype.EINVALID {
+		t.Fatalf("an interest page of no size: %v, want invalid_argument", err)
+	}
+	q.Interests = nil
+	// No id (the engine made one up) and no subject: neither is read.
+	q.Key.ID, q.Subject = "", ""
+	if st, err := f.s.EventState(f.ctx, q); err != nil || st.Found || st.Subject.Seq != 0 || len(st.Rules) != 2 {
+		t.Fatalf("no id, no subject: %+v %v", st, err)
+	}
+	// A rule filter the store refuses is refused here too.
+	q.Rules.Cursor = "!!"
+	if _, err := f.s.EventState(f.ctx, q); heraldtype.ErrorCode(err) != heraldtype.EINVALID {
+		t.Fatalf("a bad cursor: %v, want invalid_argument", err)
 	}
 }
