@@ -111,9 +111,12 @@ func (e *Engine) batchCandidates(ctx context.Context, jobs []heraldtype.Job, pre
 	return out
 }
 
+// maxDedupeInFlight bounds the dedupe locks a batch takes at once.
+const maxDedupeInFlight = 8
+
 // dedupeBatch takes the dedupe locks of the candidates that have a dedupe
-// key before any is counted (a duplicate never spends a slot): the
-// batch's keys at once, one round trip each, concurrently; the candidates
+// key before any is counted (a duplicate never spends a slot): one round
+// trip per key, up to maxDedupeInFlight keys concurrently; the candidates
 // of one key in batch order, so the first of them wins. A refused lock
 // decides its delivery (duplicate); a failed one leaves it to Check,
 // uncounted.
@@ -131,8 +134,14 @@ func (e *Engine) dedupeBatch(ctx context.Context, cands []*candidate, pre *Prefe
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	// At most maxDedupeInFlight keys at once: each holds a store
+	// connection for its round trip, and a batch of a thousand distinct
+	// keys must not take the pool from the claims and outcomes.
+	slots := make(chan struct{}, maxDedupeInFlight)
 	for _, k := range keys {
+		slots <- struct{}{}
 		wg.Go(func() {
+			defer func() { <-slots }()
 			for _, c := range byKey[k] {
 				d, ok, err := e.dedupe(ctx, &c.s, now)
 				if ok {
