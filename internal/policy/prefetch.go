@@ -95,6 +95,12 @@ func (e *Engine) batchCandidates(ctx context.Context, jobs []heraldtype.Job, pre
 		if n == nil {
 			continue
 		}
+		// A type the cap does not apply to is Check's alone: screening it
+		// here would only be done twice (every trigger of an uncapped
+		// type, the common case).
+		if t, err := e.cfg.Types.Type(ctx, n.Type); err != nil || !t.CountsTowardCapFor(n.Source) {
+			continue
+		}
 		prefs, ok := pre.preferences(n.UserID)
 		if !ok {
 			continue
