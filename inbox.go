@@ -23,7 +23,7 @@ type InboxPage struct {
 // balancers drop an idle connection, and few enough for a mobile radio.
 const DefaultInboxHeartbeat = 15 * time.Second
 
-// maxInboxIDs bounds one mark-read request.
+// maxInboxIDs bounds one mark-read or mark-seen request.
 const maxInboxIDs = 1000
 
 // ListInbox returns a page of the user's in-app inbox, newest first, and
@@ -51,18 +51,57 @@ func (c *Client) ListInbox(ctx context.Context, userID string, f InboxFilter) (I
 // MarkInboxRead marks the user's items among ids read and returns how many
 // changed.
 func (c *Client) MarkInboxRead(ctx context.Context, userID string, ids []int64) (int, error) {
-	if err := validID("user_id", userID); err != nil {
+	if err := validInboxIDs(userID, ids); err != nil {
 		return 0, err
 	}
+	return c.store.MarkInboxRead(ctx, userID, ids, c.now().UTC())
+}
+
+// validInboxIDs checks the arguments of a mark-read or mark-seen batch.
+func validInboxIDs(userID string, ids []int64) error {
+	if err := validID("user_id", userID); err != nil {
+		return err
+	}
 	if len(ids) == 0 || len(ids) > maxInboxIDs {
-		return 0, heraldtype.FieldErrorf("ids", "must list 1-%d item ids", maxInboxIDs)
+		return heraldtype.FieldErrorf("ids", "must list 1-%d item ids", maxInboxIDs)
 	}
 	for _, id := range ids {
 		if id <= 0 {
-			return 0, heraldtype.FieldErrorf("ids", "%d is not an item id", id)
+			return heraldtype.FieldErrorf("ids", "%d is not an item id", id)
 		}
 	}
-	return c.store.MarkInboxRead(ctx, userID, ids, c.now().UTC())
+	return nil
+}
+
+// MarkInboxSeen marks the user's items among ids seen (shown to the user)
+// and returns how many changed; each gets its seen receipt once.
+func (c *Client) MarkInboxSeen(ctx context.Context, userID string, ids []int64) (int, error) {
+	if err := validInboxIDs(userID, ids); err != nil {
+		return 0, err
+	}
+	return c.store.MarkInboxSeen(ctx, userID, ids, c.now().UTC())
+}
+
+// ClickInboxItem records that the user clicked one of their inbox items;
+// action names what was clicked (a button's id, at most
+// heraldtype.MaxReceiptActionLen bytes), "" for the item itself. As in
+// Knock's and Novu's inboxes, a click marks the item seen and read too;
+// each state keeps its first time, and the item's delivery gets each
+// receipt once (the clicked one with the first click's action).
+func (c *Client) ClickInboxItem(ctx context.Context, userID string, id int64, action string) error {
+	if err := validID("user_id", userID); err != nil {
+		return err
+	}
+	if id <= 0 {
+		return heraldtype.FieldErrorf("item_id", "must be a positive item id")
+	}
+	if len(action) > heraldtype.MaxReceiptActionLen {
+		return heraldtype.FieldErrorf("action", "is %d bytes; the limit is %d", len(action), heraldtype.MaxReceiptActionLen)
+	}
+	if err := validIdentifierText("action", action, heraldtype.MaxReceiptActionLen); err != nil {
+		return err
+	}
+	return c.store.ClickInboxItem(ctx, userID, id, action, c.now().UTC())
 }
 
 // MarkAllInboxRead marks every unread item of the user read.

@@ -26,6 +26,8 @@ var operations = map[string]string{
 	"POST /v1/users/{id}/inbox/read":              "MarkInboxRead",
 	"POST /v1/users/{id}/inbox/read-all":          "MarkAllInboxRead",
 	"POST /v1/users/{id}/inbox/{item_id}/archive": "ArchiveInboxItem",
+	"POST /v1/users/{id}/inbox/seen":              "MarkInboxSeen",
+	"POST /v1/users/{id}/inbox/{item_id}/click":   "ClickInboxItem",
 	"GET /v1/users/{id}/preferences":              "GetPreferences",
 	"PUT /v1/users/{id}/preferences":              "PutPreferences",
 	"GET /v1/users/{id}/notifications":            "UserNotifications",

@@ -69,3 +69,31 @@ func (c *Client) ArchiveInboxItem(ctx context.Context, userID string, itemID int
 	_, err := c.do(ctx, call{method: http.MethodPost, path: pathf("/v1/users/%s/inbox/%s/archive", userID, strconv.FormatInt(itemID, 10)), safe: true})
 	return err
 }
+
+// MarkInboxSeen marks items of the user's inbox seen (POST
+// /v1/users/{id}/inbox/seen) and returns how many changed.
+func (c *Client) MarkInboxSeen(ctx context.Context, userID string, ids ...int64) (int, error) {
+	if ids == nil {
+		ids = []int64{}
+	}
+	body := struct {
+		IDs []int64 `json:"ids"`
+	}{ids}
+	var out struct {
+		Updated int `json:"updated"`
+	}
+	_, err := c.do(ctx, call{method: http.MethodPost, path: pathf("/v1/users/%s/inbox/seen", userID), body: body, out: &out, safe: true})
+	return out.Updated, err
+}
+
+// ClickInboxItem records that the user clicked an item of their inbox
+// (POST /v1/users/{id}/inbox/{item_id}/click); action names what was
+// clicked ("" for the item itself). A click marks the item seen and read
+// too.
+func (c *Client) ClickInboxItem(ctx context.Context, userID string, itemID int64, action string) error {
+	body := struct {
+		Action string `json:"action,omitempty"`
+	}{action}
+	_, err := c.do(ctx, call{method: http.MethodPost, path: pathf("/v1/users/%s/inbox/%s/click", userID, strconv.FormatInt(itemID, 10)), body: body, safe: true})
+	return err
+}

@@ -245,6 +245,19 @@ func TestInboxDeliveriesAndSuppressions(t *testing.T) {
 	if p, err := c.ListInbox(ctx, "u1", heraldtype.InboxFilter{Archived: true}); err != nil || len(p.Items) != 1 || p.Items[0].ID != items[1].ID {
 		t.Errorf("archived: %+v, %v", p, err)
 	}
+	if n, err := c.MarkInboxSeen(ctx, "u1", items[0].ID); err != nil || n != 1 {
+		t.Errorf("MarkInboxSeen: %d, %v", n, err)
+	}
+	if err := c.ClickInboxItem(ctx, "u1", items[0].ID, "open"); err != nil {
+		t.Errorf("ClickInboxItem: %v", err)
+	}
+	if err := c.ClickInboxItem(ctx, "u1", 1<<40, ""); !heraldclient.IsCode(err, heraldclient.CodeNotFound) {
+		t.Errorf("ClickInboxItem of an unknown item: %v", err)
+	}
+	if p, err := c.ListInbox(ctx, "u1", heraldtype.InboxFilter{Limit: 1}); err != nil || len(p.Items) != 1 ||
+		p.Items[0].ClickedAt == nil || p.Items[0].SeenAt == nil || p.Items[0].MessageID == "" {
+		t.Errorf("the clicked item: %+v, %v", p, err)
+	}
 
 	// Deliveries: the in-app ones are sent at the trigger.
 	dp, err := c.ListDeliveries(ctx, heraldtype.DeliveryFilter{NotificationID: ids[0]})

@@ -406,8 +406,17 @@ type InboxItem struct {
 	Body           string            `json:"body,omitempty"`
 	Data           map[string]string `json:"data,omitempty"`
 	CreatedAt      time.Time         `json:"created_at"`
-	ReadAt         *time.Time        `json:"read_at,omitempty"`
-	ArchivedAt     *time.Time        `json:"archived_at,omitempty"`
+	// MessageID names the item's message for POST /v1/receipts, as a
+	// push's data.messageId does (DeliveryKey of its in-app delivery);
+	// "" if the delivery is gone.
+	MessageID string `json:"message_id,omitempty"`
+	// SeenAt, ReadAt, ClickedAt and ArchivedAt are when the item was
+	// first seen, read, clicked and archived; a click marks it seen and
+	// read too.
+	SeenAt     *time.Time `json:"seen_at,omitempty"`
+	ReadAt     *time.Time `json:"read_at,omitempty"`
+	ClickedAt  *time.Time `json:"clicked_at,omitempty"`
+	ArchivedAt *time.Time `json:"archived_at,omitempty"`
 }
 
 // Suppression records that an address must not be contacted on a channel

@@ -4,8 +4,8 @@ import "time"
 
 // ReceiptEvent is what a receipt says happened to a message on the user's
 // side (issue 35 item 1): the app reports the first four about a push
-// (POST /v1/receipts), the inbox records the last two when the user marks
-// an item (its read-state is the same kind of record). A delivery's
+// (POST /v1/receipts), the inbox records seen, read, clicked and archived
+// when the user marks an item (its read-state is the same kind of record). A delivery's
 // timeline holds each event at most once (Delivery.Receipts).
 type ReceiptEvent string
 
@@ -19,6 +19,9 @@ const (
 	// ReceiptClicked: the user chose one of the message's actions (a
 	// button, a link): Receipt.Action names it.
 	ReceiptClicked ReceiptEvent = "clicked"
+	// ReceiptSeen: the in-app inbox item was shown to the user (the app
+	// marked it seen, or the user clicked it).
+	ReceiptSeen ReceiptEvent = "seen"
 	// ReceiptRead: the user marked the in-app inbox item read.
 	ReceiptRead ReceiptEvent = "read"
 	// ReceiptArchived: the user archived the in-app inbox item.
@@ -26,7 +29,8 @@ const (
 )
 
 // AppReceiptEvents are the events an app reports with a receipt; the
-// inbox's own (read, archived) are recorded by marking the item.
+// inbox's own (seen, read, archived; clicked too) are recorded by marking
+// the item.
 var AppReceiptEvents = []ReceiptEvent{ReceiptDelivered, ReceiptOpened, ReceiptDismissed, ReceiptClicked}
 
 // AppEvent reports whether e is one of AppReceiptEvents.

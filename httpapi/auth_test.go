@@ -208,6 +208,8 @@ func TestUserCannotReachAnotherUser(t *testing.T) {
 	e.do("POST", "/v1/users/alice/inbox/read", map[string]any{"ids": []int{1}}, "Authorization", bob).expect(t, 403, nil)
 	e.do("POST", "/v1/users/alice/inbox/read-all", nil, "Authorization", bob).expect(t, 403, nil)
 	e.do("POST", "/v1/users/alice/inbox/1/archive", nil, "Authorization", bob).expect(t, 403, nil)
+	e.do("POST", "/v1/users/alice/inbox/seen", map[string]any{"ids": []int{1}}, "Authorization", bob).expect(t, 403, nil)
+	e.do("POST", "/v1/users/alice/inbox/1/click", nil, "Authorization", bob).expect(t, 403, nil)
 	// The query token is only for the stream.
 	e.do("GET", "/v1/users/alice/inbox?access_token="+userToken(t, "alice"), nil, "Authorization", "").expect(t, 401, nil)
 }

@@ -48,6 +48,8 @@ func TestHostileRequests(t *testing.T) {
 		{"huge delivery id", "POST", "/v1/deliveries/99999999999999999999999/replay", "", nil, 400, "invalid_argument"},
 		{"huge number field", "POST", "/v1/users/alice/inbox/read", `{"ids":[1e400]}`, nil, 400, "invalid_argument"},
 		{"negative inbox id", "POST", "/v1/users/alice/inbox/-1/archive", "", nil, 400, "invalid_argument"},
+		{"negative inbox id clicked", "POST", "/v1/users/alice/inbox/-1/click", "", nil, 400, "invalid_argument"},
+		{"huge seen id", "POST", "/v1/users/alice/inbox/seen", `{"ids":[1e400]}`, nil, 400, "invalid_argument"},
 		{"unknown user", "GET", "/v1/users/nobody", "", nil, 404, "not_found"},
 		{"unknown user trigger", "POST", "/v1/notifications", `{"user_id":"nobody","type":"t","title":"x"}`, nil, 404, "not_found"},
 		{"path traversal", "GET", "/v1/users/..%2F..%2Fetc%2Fpasswd", "", nil, 400, "invalid_argument"},

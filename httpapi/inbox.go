@@ -36,7 +36,7 @@ func (s *Server) listInbox(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// markRead is the body of POST /v1/users/{id}/inbox/read.
+// markRead is the body of POST /v1/users/{id}/inbox/read and /seen.
 type markRead struct {
 	IDs []int64 `json:"ids"`
 }
@@ -77,6 +77,43 @@ func (s *Server) archiveInboxItem(w http.ResponseWriter, r *http.Request) error 
 		return heraldtype.FieldErrorf("item_id", "%q is not an inbox item id", r.PathValue("item_id"))
 	}
 	if err := s.client.ArchiveInboxItem(r.Context(), r.PathValue("id"), id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// markInboxSeen: POST /v1/users/{id}/inbox/seen {"ids":[…]}.
+func (s *Server) markInboxSeen(w http.ResponseWriter, r *http.Request) error {
+	var in markRead
+	if err := s.decodeJSON(w, r, &in, bodySpec{}); err != nil {
+		return err
+	}
+	n, err := s.client.MarkInboxSeen(r.Context(), r.PathValue("id"), in.IDs)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, countBody{Updated: n})
+	return nil
+}
+
+// clickBody is the optional body of POST /v1/users/{id}/inbox/{item_id}/click.
+type clickBody struct {
+	Action string `json:"action"`
+}
+
+// clickInboxItem: POST /v1/users/{id}/inbox/{item_id}/click {"action":"…"}
+// (the body may be empty).
+func (s *Server) clickInboxItem(w http.ResponseWriter, r *http.Request) error {
+	id, err := strconv.ParseInt(r.PathValue("item_id"), 10, 64)
+	if err != nil || id <= 0 {
+		return heraldtype.FieldErrorf("item_id", "%q is not an inbox item id", r.PathValue("item_id"))
+	}
+	var in clickBody
+	if err := s.decodeJSON(w, r, &in, bodySpec{optional: true}); err != nil {
+		return err
+	}
+	if err := s.client.ClickInboxItem(r.Context(), r.PathValue("id"), id, in.Action); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

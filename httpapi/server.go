@@ -20,7 +20,9 @@
 //	GET    /v1/users/{id}/inbox[/stream]          the in-app inbox, and its SSE stream (S4.5)
 //	GET    /v1/users/{id}/inbox/ws                the same stream over a WebSocket (S3.6)
 //	POST   /v1/users/{id}/inbox/read[-all]        mark inbox items read
+//	POST   /v1/users/{id}/inbox/seen              mark inbox items seen
 //	POST   /v1/users/{id}/inbox/{item_id}/archive archive an inbox item
+//	POST   /v1/users/{id}/inbox/{item_id}/click   record a click (marks it seen and read)
 //	GET    /v1/users/{id}/preferences             a user's delivery preferences (S3.11)
 //	PUT    /v1/users/{id}/preferences             replace them
 //	GET    /v1/users/{id}/notifications           a user's notification history (S3.9)
@@ -287,7 +289,9 @@ func (s *Server) routes(metrics, console http.Handler) {
 	s.handleUnbounded("GET /v1/users/{id}/inbox/ws", userOrScope(auth.ScopeInboxRead).withQueryToken(), s.streamInboxWS)
 	s.handle("POST /v1/users/{id}/inbox/read", userOrScope(auth.ScopeInboxWrite), s.markInboxRead)
 	s.handle("POST /v1/users/{id}/inbox/read-all", userOrScope(auth.ScopeInboxWrite), s.markAllInboxRead)
+	s.handle("POST /v1/users/{id}/inbox/seen", userOrScope(auth.ScopeInboxWrite), s.markInboxSeen)
 	s.handle("POST /v1/users/{id}/inbox/{item_id}/archive", userOrScope(auth.ScopeInboxWrite), s.archiveInboxItem)
+	s.handle("POST /v1/users/{id}/inbox/{item_id}/click", userOrScope(auth.ScopeInboxWrite), s.clickInboxItem)
 	s.handle("GET /v1/users/{id}/preferences", userOrScope(auth.ScopePreferencesRead), s.getPreferences)
 	s.handle("PUT /v1/users/{id}/preferences", userOrScope(auth.ScopePreferencesWrite), s.putPreferences)
 	s.handle("GET /v1/users/{id}/notifications", userOrScope(auth.ScopeNotificationsRead), s.listUserHistory)

@@ -69,6 +69,19 @@ type Channels interface {
 	// user has no such item. The item's delivery gets its archived receipt
 	// (at the item's first archived_at) in the same transaction.
 	ArchiveInboxItem(ctx context.Context, userID string, id int64, now time.Time) error
+	// MarkInboxSeen marks the user's items among ids seen (seen_at = now
+	// if unset) and returns how many changed; other users' ids are
+	// ignored. Each item it marks gets its seen receipt, in the same
+	// transaction, as MarkInboxRead's read receipt.
+	MarkInboxSeen(ctx context.Context, userID string, ids []int64, now time.Time) (int, error)
+	// ClickInboxItem records that the user clicked one of their items
+	// (action: what was clicked, "" for the item itself); ENOTFOUND if
+	// the user has no such item. A click marks the item seen and read
+	// too; each of clicked_at, seen_at and read_at is set only the first
+	// time, and the item's delivery gets each of the three receipts once
+	// (the clicked one with the first click's action), in the same
+	// transaction.
+	ClickInboxItem(ctx context.Context, userID string, id int64, action string, now time.Time) error
 
 	// ListSuppressions lists suppressed addresses of a channel ("" for
 	// all), newest first.

@@ -16,17 +16,25 @@ import (
 
 // The in-app inbox (S4.5, S3.6): store.Channels' inbox methods.
 
-const inboxColumns = `id, user_id, notification_id, type, title, body, coalesce(data::text, ''), created_at,
-	read_at, archived_at`
+// inboxColumns are the columns scanInbox reads: the item, its in-app
+// delivery's id for its message id (rules.InboxDeliveryIDSQL) and its
+// read-state.
+var inboxColumns = `id, user_id, notification_id, type, title, body, coalesce(data::text, ''), created_at, ` +
+	rules.InboxDeliveryIDSQL("inbox_items") + `, seen_at, read_at, clicked_at, archived_at`
 
 func scanInbox(row pgx.Row) (heraldtype.InboxItem, error) {
 	var it heraldtype.InboxItem
 	var data string
+	var delivery *int64
 	if err := row.Scan(&it.ID, &it.UserID, &it.NotificationID, &it.Type, &it.Title, &it.Body, &data, &it.CreatedAt,
-		&it.ReadAt, &it.ArchivedAt); err != nil {
+		&delivery, &it.SeenAt, &it.ReadAt, &it.ClickedAt, &it.ArchivedAt); err != nil {
 		return it, err
 	}
 	it.CreatedAt, it.ReadAt, it.ArchivedAt = utc(it.CreatedAt), utcPtr(it.ReadAt), utcPtr(it.ArchivedAt)
+	it.SeenAt, it.ClickedAt = utcPtr(it.SeenAt), utcPtr(it.ClickedAt)
+	if delivery != nil {
+		it.MessageID = heraldtype.DeliveryKey(it.NotificationID, *delivery)
+	}
 	return it, decodeInboxData(&it, data)
 }
 
@@ -111,32 +119,41 @@ WHERE user_id = $1 AND id > $2 AND archived_at IS NULL ORDER BY id LIMIT $3`), u
 // MarkInboxRead implements store.Channels: the items and their read
 // receipts in one transaction.
 func (s *Store) MarkInboxRead(ctx context.Context, userID string, ids []int64, now time.Time) (int, error) {
+	return s.markInbox(ctx, heraldtype.ReceiptRead, userID, ids, now)
+}
+
+// MarkInboxSeen implements store.Channels: the items and their seen
+// receipts in one transaction.
+func (s *Store) MarkInboxSeen(ctx context.Context, userID string, ids []int64, now time.Time) (int, error) {
+	return s.markInbox(ctx, heraldtype.ReceiptSeen, userID, ids, now)
+}
+
+// markInbox sets the column of event (read, seen) of the user's items
+// among ids where it is unset, and records their receipts of event.
+func (s *Store) markInbox(ctx context.Context, event heraldtype.ReceiptEvent, userID string, ids []int64, now time.Time) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
+	col := rules.InboxEventColumn(event, "")
 	var n int
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, s.q(`UPDATE {s}.inbox_items SET read_at = $1
-WHERE user_id = $2 AND read_at IS NULL AND id = ANY ($3::bigint[])`), now, userID, ids)
+		tag, err := tx.Exec(ctx, s.q(`UPDATE {s}.inbox_items SET `+col+` = $1
+WHERE user_id = $2 AND `+col+` IS NULL AND id = ANY ($3::bigint[])`), now, userID, ids)
 		if err != nil {
 			return formatError(err, "inbox items")
 		}
 		n = int(tag.RowsAffected())
-		return s.inboxReceipts(ctx, tx, heraldtype.ReceiptRead, userID, ids)
+		return s.inboxReceipts(ctx, tx, event, userID, ids)
 	})
 	return n, err
 }
 
-// inboxReceipts records the receipt of event (read, archived) of the
-// user's items among ids that have it (rules.InboxReceiptSQL), in the
-// transaction that marked them, which it sees.
+// inboxReceipts records the receipt of event (seen, read, archived) of
+// the user's items among ids that have it (rules.InboxReceiptSQL), in
+// the transaction that marked them, which it sees.
 func (s *Store) inboxReceipts(ctx context.Context, tx pgx.Tx, event heraldtype.ReceiptEvent, userID string, ids []int64) error {
-	at := "i.read_at"
-	if event == heraldtype.ReceiptArchived {
-		at = "i.archived_at"
-	}
-	_, err := tx.Exec(ctx, s.q(rules.InboxReceiptSQL(event, at,
-		`i.user_id = $1 AND `+at+` IS NOT NULL AND i.id = ANY ($2::bigint[])`)), userID, ids)
+	_, err := tx.Exec(ctx, s.q(rules.InboxReceiptSQL(event, "''",
+		`i.user_id = $1 AND `+rules.InboxEventColumn(event, "i")+` IS NOT NULL AND i.id = ANY ($2::bigint[])`)), userID, ids)
 	return formatError(err, "receipts")
 }
 
@@ -172,5 +189,28 @@ WHERE id = $2 AND user_id = $3`), now, id, userID)
 			return err
 		}
 		return s.inboxReceipts(ctx, tx, heraldtype.ReceiptArchived, userID, []int64{id})
+	})
+}
+
+// ClickInboxItem implements store.Channels. The UPDATE's row lock
+// serializes racing clicks of one item; the receipts' unique index holds
+// each event once.
+func (s *Store) ClickInboxItem(ctx context.Context, userID string, id int64, action string, now time.Time) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, s.q(`UPDATE {s}.inbox_items SET clicked_at = coalesce(clicked_at, $1),
+	seen_at = coalesce(seen_at, $1), read_at = coalesce(read_at, $1)
+WHERE id = $2 AND user_id = $3`), now, id, userID)
+		if err := affectedOne(tag.RowsAffected(), err, "inbox item "+strconv.FormatInt(id, 10)+" of user "+quote(userID)); err != nil {
+			return err
+		}
+		ids := []int64{id}
+		for _, event := range []heraldtype.ReceiptEvent{heraldtype.ReceiptSeen, heraldtype.ReceiptRead} {
+			if err := s.inboxReceipts(ctx, tx, event, userID, ids); err != nil {
+				return err
+			}
+		}
+		_, err = tx.Exec(ctx, s.q(rules.InboxReceiptSQL(heraldtype.ReceiptClicked, "$1",
+			`i.user_id = $2 AND i.id = $3`)), action, userID, id)
+		return formatError(err, "receipts")
 	})
 }

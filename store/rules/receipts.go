@@ -48,18 +48,54 @@ func receiptDelivery(id, nid, user string) string {
 	return `d.id = ` + id + ` AND d.notification_id = ` + nid + ` AND (` + user + ` = '' OR d.user_id = ` + user + `)`
 }
 
-// InboxReceiptSQL is the INSERT of the receipt of event (read, archived)
-// for the inbox items i that where selects (an SQL condition over i), at
-// the item's column at (i.read_at, i.archived_at): on the in-app delivery
-// whose provider message id is the item's id (rules.InboxDeliverySQL and
-// the dispatcher's store.InboxSent both record it so). An item whose
+// InboxReceiptSQL is the INSERT of the receipt of event (seen, read,
+// clicked, archived) for the inbox items i that where selects (an SQL
+// condition over i), at the item's column of that event
+// (InboxEventColumn) with the action action (an SQL expression; ” for
+// none): on the item's in-app delivery (inboxDelivery). An item whose
 // delivery already has the event writes nothing.
-func InboxReceiptSQL(event heraldtype.ReceiptEvent, at, where string) string {
+func InboxReceiptSQL(event heraldtype.ReceiptEvent, action, where string) string {
 	return `INSERT INTO ` + Schema + `delivery_attempts (` + ReceiptColumns + `)
-SELECT d.id, d.attempt, ` + at + `, '` + string(heraldtype.OutcomeReceipt) + `', '` + string(event) + `', '', '', 0
-FROM ` + Schema + `inbox_items i JOIN ` + Schema + `deliveries d ON d.notification_id = i.notification_id
-	AND d.channel = '` + string(heraldtype.ChannelInApp) + `' AND d.provider = '` + store.InboxProvider + `'
-	AND d.provider_message_id = CAST(i.id AS TEXT)
+SELECT d.id, d.attempt, ` + InboxEventColumn(event, "i") + `, '` + string(heraldtype.OutcomeReceipt) + `', '` + string(event) + `', ` + action + `, '', 0
+FROM ` + Schema + `inbox_items i JOIN ` + Schema + `deliveries d ON ` + inboxDelivery("i") + `
 WHERE ` + where + `
 ` + ReceiptConflict
+}
+
+// InboxEventColumn is the column of inbox item row item (a table name or
+// alias; "" for the bare column an UPDATE sets) that holds when event
+// happened to it: seen_at, read_at, clicked_at, archived_at.
+func InboxEventColumn(event heraldtype.ReceiptEvent, item string) string {
+	col := "read_at"
+	switch event {
+	case heraldtype.ReceiptSeen:
+		col = "seen_at"
+	case heraldtype.ReceiptClicked:
+		col = "clicked_at"
+	case heraldtype.ReceiptArchived:
+		col = "archived_at"
+	}
+	if item == "" {
+		return col
+	}
+	return item + "." + col
+}
+
+// InboxDeliveryIDSQL is the id of the in-app delivery of inbox item row
+// item (a table name or alias), NULL if there is none: a scalar subquery
+// named delivery_id, for the item's message_id. The index
+// deliveries_notification_id finds it among the notification's few
+// deliveries.
+func InboxDeliveryIDSQL(item string) string {
+	return `(SELECT d.id FROM ` + Schema + `deliveries d WHERE ` + inboxDelivery(item) + `) AS delivery_id`
+}
+
+// inboxDelivery is the condition on deliveries d that selects the in-app
+// delivery of inbox item row item: the one whose provider message id is
+// the item's id (rules.InboxDeliverySQL and the dispatcher's
+// store.InboxSent both record it so).
+func inboxDelivery(item string) string {
+	return `d.notification_id = ` + item + `.notification_id
+	AND d.channel = '` + string(heraldtype.ChannelInApp) + `' AND d.provider = '` + store.InboxProvider + `'
+	AND d.provider_message_id = CAST(` + item + `.id AS TEXT)`
 }

@@ -183,7 +183,7 @@ INSERT INTO inbox_items (` + rules.InboxItemColumns + `)
 SELECT ` + rules.InboxItemSQL("?") + ` FROM n JOIN notifications x ON x.id = n.nid
 	LEFT JOIN user_preferences p ON p.user_id = x.user_id
 WHERE ` + inboxRefusal + ` = '' ORDER BY n.ord
-RETURNING ` + inboxColumns
+RETURNING ` + inboxNewColumns
 	inboxRefusedSQL = `,
 r AS (SELECT n.ord, x.*, ` + inboxRefusal + ` AS refusal FROM n JOIN notifications x ON x.id = n.nid
 	LEFT JOIN user_preferences p ON p.user_id = x.user_id)

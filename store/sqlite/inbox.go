@@ -15,18 +15,33 @@ import (
 
 // The in-app inbox (S4.5, S3.6): store.Channels' inbox methods.
 
-const inboxColumns = `id, user_id, notification_id, type, title, body, data, created_at, read_at, archived_at`
+// inboxColumns are the columns scanInbox reads: the item, its in-app
+// delivery's id for its message id (rules.InboxDeliveryIDSQL) and its
+// read-state; inboxNewColumns are the same for an item being inserted,
+// whose delivery is written after it.
+const (
+	inboxRowColumns   = `id, user_id, notification_id, type, title, body, data, created_at`
+	inboxStateColumns = `seen_at, read_at, clicked_at, archived_at`
+	inboxNewColumns   = inboxRowColumns + `, NULL, ` + inboxStateColumns
+)
+
+var inboxColumns = inboxRowColumns + `, ` + rules.Unqualified(rules.InboxDeliveryIDSQL("inbox_items")) + `, ` + inboxStateColumns
 
 func scanInbox(sc interface{ Scan(...any) error }) (heraldtype.InboxItem, error) {
 	var it heraldtype.InboxItem
 	var data string
 	var created int64
-	var read, archived sql.NullInt64
-	err := sc.Scan(&it.ID, &it.UserID, &it.NotificationID, &it.Type, &it.Title, &it.Body, &data, &created, &read, &archived)
+	var delivery, seen, read, clicked, archived sql.NullInt64
+	err := sc.Scan(&it.ID, &it.UserID, &it.NotificationID, &it.Type, &it.Title, &it.Body, &data, &created,
+		&delivery, &seen, &read, &clicked, &archived)
 	if err != nil {
 		return it, err
 	}
 	it.CreatedAt, it.ReadAt, it.ArchivedAt = fromMicros(created), fromNullMicros(read), fromNullMicros(archived)
+	it.SeenAt, it.ClickedAt = fromNullMicros(seen), fromNullMicros(clicked)
+	if delivery.Valid {
+		it.MessageID = heraldtype.DeliveryKey(it.NotificationID, delivery.Int64)
+	}
 	if data != "" {
 		if err := json.Unmarshal([]byte(data), &it.Data); err != nil {
 			return it, fmt.Errorf("sqlite: inbox item %d: data: %w", it.ID, err)
@@ -112,36 +127,45 @@ WHERE user_id = ? AND id > ? AND archived_at IS NULL ORDER BY id LIMIT ?`, userI
 
 // MarkInboxRead implements store.Channels.
 func (s *Store) MarkInboxRead(ctx context.Context, userID string, ids []int64, now time.Time) (int, error) {
+	return s.markInbox(ctx, heraldtype.ReceiptRead, userID, ids, now)
+}
+
+// MarkInboxSeen implements store.Channels.
+func (s *Store) MarkInboxSeen(ctx context.Context, userID string, ids []int64, now time.Time) (int, error) {
+	return s.markInbox(ctx, heraldtype.ReceiptSeen, userID, ids, now)
+}
+
+// markInbox sets the column of event (read, seen) of the user's items
+// among ids where it is unset, and records their receipts of event.
+func (s *Store) markInbox(ctx context.Context, event heraldtype.ReceiptEvent, userID string, ids []int64, now time.Time) (int, error) {
 	total := 0
 	if len(ids) == 0 {
 		return 0, nil
 	}
+	col := rules.InboxEventColumn(event, "")
 	err := s.inTx(ctx, func(tx *writeTx) error {
 		total = 0
 		return inLists(ids, func(args []any) error {
-			res, err := s.exec(ctx, tx, `UPDATE inbox_items SET read_at = ?
-WHERE user_id = ? AND read_at IS NULL AND id IN (`+marks(len(args))+`)`, append([]any{micros(now), userID}, args...)...)
+			res, err := s.exec(ctx, tx, `UPDATE inbox_items SET `+col+` = ?
+WHERE user_id = ? AND `+col+` IS NULL AND id IN (`+marks(len(args))+`)`, append([]any{micros(now), userID}, args...)...)
 			n, err := affected(res, err, "inbox items")
 			total += n
 			if err != nil {
 				return err
 			}
-			return s.inboxReceipts(ctx, tx, heraldtype.ReceiptRead, userID, args)
+			return s.inboxReceipts(ctx, tx, event, userID, args)
 		})
 	})
 	return total, err
 }
 
-// inboxReceipts records the receipt of event (read, archived) of the
-// user's items among ids that have it (rules.InboxReceiptSQL), in the
+// inboxReceipts records the receipt of event (seen, read, archived) of
+// the user's items among ids that have it (rules.InboxReceiptSQL), in the
 // transaction that marked them.
 func (s *Store) inboxReceipts(ctx context.Context, tx *writeTx, event heraldtype.ReceiptEvent, userID string, ids []any) error {
-	at := "i.read_at"
-	if event == heraldtype.ReceiptArchived {
-		at = "i.archived_at"
-	}
-	_, err := s.exec(ctx, tx, rules.Unqualified(rules.InboxReceiptSQL(event, at,
-		`i.user_id = ? AND `+at+` IS NOT NULL AND i.id IN (`+marks(len(ids))+`)`)), append([]any{userID}, ids...)...)
+	_, err := s.exec(ctx, tx, rules.Unqualified(rules.InboxReceiptSQL(event, "''",
+		`i.user_id = ? AND `+rules.InboxEventColumn(event, "i")+` IS NOT NULL AND i.id IN (`+marks(len(ids))+`)`)),
+		append([]any{userID}, ids...)...)
 	return formatError(err, "receipts")
 }
 
@@ -186,5 +210,28 @@ WHERE id = ? AND user_id = ?`, micros(now), id, userID)
 			return err
 		}
 		return s.inboxReceipts(ctx, tx, heraldtype.ReceiptArchived, userID, []any{id})
+	})
+}
+
+// ClickInboxItem implements store.Channels. The write transaction
+// serializes racing clicks; the receipts' unique index would hold each
+// event once anyway.
+func (s *Store) ClickInboxItem(ctx context.Context, userID string, id int64, action string, now time.Time) error {
+	return s.inTx(ctx, func(tx *writeTx) error {
+		at := micros(now)
+		res, err := s.exec(ctx, tx, `UPDATE inbox_items SET clicked_at = coalesce(clicked_at, ?),
+	seen_at = coalesce(seen_at, ?), read_at = coalesce(read_at, ?)
+WHERE id = ? AND user_id = ?`, at, at, at, id, userID)
+		if err := affectedOne(res, err, "inbox item "+strconv.FormatInt(id, 10)+" of user "+quote(userID)); err != nil {
+			return err
+		}
+		for _, event := range []heraldtype.ReceiptEvent{heraldtype.ReceiptSeen, heraldtype.ReceiptRead} {
+			if err := s.inboxReceipts(ctx, tx, event, userID, []any{id}); err != nil {
+				return err
+			}
+		}
+		_, err = s.exec(ctx, tx, rules.Unqualified(rules.InboxReceiptSQL(heraldtype.ReceiptClicked, "?",
+			`i.user_id = ? AND i.id = ?`)), action, userID, id)
+		return formatError(err, "receipts")
 	})
 }

@@ -54,6 +54,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ProviderReports", func(t *testing.T) { testProviderReports(t, newStore) })
 	t.Run("Receipts", func(t *testing.T) { testReceipts(t, newStore) })
 	t.Run("InboxReceipts", func(t *testing.T) { testInboxReceipts(t, newStore) })
+	t.Run("InboxSeenClicked", func(t *testing.T) { testInboxSeenClicked(t, newStore) })
 	t.Run("ListDeliveries", func(t *testing.T) { testListDeliveries(t, newStore) })
 	t.Run("Overview", func(t *testing.T) { testOverview(t, newStore) })
 	t.Run("CountReplayable", func(t *testing.T) { testCountReplayable(t, newStore) })
