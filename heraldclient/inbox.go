@@ -40,6 +40,12 @@ func (c *Client) Inbox(ctx context.Context, userID string, f heraldtype.InboxFil
 // MarkInboxRead marks items of the user's inbox read (POST
 // /v1/users/{id}/inbox/read) and returns how many changed.
 func (c *Client) MarkInboxRead(ctx context.Context, userID string, ids ...int64) (int, error) {
+	return c.markInbox(ctx, userID, "read", ids)
+}
+
+// markInbox posts ids to the user's inbox/{mark} route (read, seen) and
+// returns how many items changed.
+func (c *Client) markInbox(ctx context.Context, userID, mark string, ids []int64) (int, error) {
 	if ids == nil {
 		ids = []int64{}
 	}
@@ -49,7 +55,7 @@ func (c *Client) MarkInboxRead(ctx context.Context, userID string, ids ...int64)
 	var out struct {
 		Updated int `json:"updated"`
 	}
-	_, err := c.do(ctx, call{method: http.MethodPost, path: pathf("/v1/users/%s/inbox/read", userID), body: body, out: &out, safe: true})
+	_, err := c.do(ctx, call{method: http.MethodPost, path: pathf("/v1/users/%s/inbox/"+mark, userID), body: body, out: &out, safe: true})
 	return out.Updated, err
 }
 
@@ -73,17 +79,7 @@ func (c *Client) ArchiveInboxItem(ctx context.Context, userID string, itemID int
 // MarkInboxSeen marks items of the user's inbox seen (POST
 // /v1/users/{id}/inbox/seen) and returns how many changed.
 func (c *Client) MarkInboxSeen(ctx context.Context, userID string, ids ...int64) (int, error) {
-	if ids == nil {
-		ids = []int64{}
-	}
-	body := struct {
-		IDs []int64 `json:"ids"`
-	}{ids}
-	var out struct {
-		Updated int `json:"updated"`
-	}
-	_, err := c.do(ctx, call{method: http.MethodPost, path: pathf("/v1/users/%s/inbox/seen", userID), body: body, out: &out, safe: true})
-	return out.Updated, err
+	return c.markInbox(ctx, userID, "seen", ids)
 }
 
 // ClickInboxItem records that the user clicked an item of their inbox
