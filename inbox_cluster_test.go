@@ -19,19 +19,8 @@ func TestInboxStreamAcrossInstances(t *testing.T) {
 	dsn, schema := pgtest.NewSchema(t)
 	ctx := t.Context()
 	instance := func() *herald.Client {
-		st, err := postgres.Open(ctx, dsn, postgres.Options{Schema: schema})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		if err := st.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		c, err := herald.NewClient(herald.Config{Store: st, Providers: map[string]herald.Provider{"fcm": stubProvider{}},
+		c := clusterClient(t, dsn, schema, herald.Config{Providers: map[string]herald.Provider{"fcm": stubProvider{}},
 			InboxPollInterval: time.Hour, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
 		if err := c.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -71,4 +60,25 @@ func TestInboxStreamAcrossInstances(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the item never reached the other instance's stream")
 	}
+}
+
+// clusterClient is one instance of a cluster: a Client of cfg on its own
+// store (a pool of its own) over the database schema every instance
+// shares, migrated and closed at the test's end.
+func clusterClient(t *testing.T, dsn, schema string, cfg herald.Config) *herald.Client {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), dsn, postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store = st
+	c, err := herald.NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store/postgres"
 	"github.com/heraldhq/herald/store/postgres/pgtest"
 )
 
@@ -18,21 +17,9 @@ func TestRuleEditAppliesOnEveryInstance(t *testing.T) {
 	dsn, schema := pgtest.NewSchema(t)
 	ctx := t.Context()
 	instance := func() *herald.Client {
-		st, err := postgres.Open(ctx, dsn, postgres.Options{Schema: schema})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		if err := st.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		c, err := herald.NewClient(herald.Config{Store: st, Providers: map[string]herald.Provider{"fcm": stubProvider{}},
+		return clusterClient(t, dsn, schema, herald.Config{Providers: map[string]herald.Provider{"fcm": stubProvider{}},
 			Types:          map[string]herald.TypeConfig{"welcome": {Channels: []heraldtype.Channel{heraldtype.ChannelPush}}},
 			DisableWorkers: true, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
 	}
 	a, b := instance(), instance()
 	if _, err := a.PutUser(ctx, "u1", herald.UserInput{}); err != nil {

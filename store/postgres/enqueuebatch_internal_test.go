@@ -72,53 +72,56 @@ func holdUser(t *testing.T, s *Store, user string) (release func()) {
 // waitQueued waits until n calls wait in the batcher's queue.
 func waitQueued(t *testing.T, s *Store, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		s.batcher.mu.Lock()
-		got := len(s.batcher.queue)
-		s.batcher.mu.Unlock()
-		if got == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d calls queued, want %d", got, n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitGroup(t, &s.batcher, fmt.Sprintf("%d queued", n), func(_, queued int) bool { return queued == n })
 }
 
 // waitLeading waits until a call leads (and, its user held, stays
 // blocked), so the calls started next queue behind it.
 func waitLeading(t *testing.T, s *Store) {
 	t.Helper()
+	waitGroup(t, &s.batcher, "one leading", func(running, _ int) bool { return running == 1 })
+}
+
+// waitGroup waits until g's leading and queued calls satisfy ok; want
+// says what ok waits for.
+func waitGroup[P, R any](t *testing.T, g *groupCommit[P, R], want string, ok func(running, queued int) bool) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		s.batcher.mu.Lock()
-		running := s.batcher.running
-		s.batcher.mu.Unlock()
-		if running == 1 {
+		g.mu.Lock()
+		r, q := g.running, len(g.queue)
+		g.mu.Unlock()
+		if ok(r, q) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("no call leads")
+			t.Fatalf("%d leading and %d queued, want %s", r, q, want)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
 }
 
-type enqueueAnswer struct {
-	res store.EnqueueResult
+// answer is what a call run by async returned.
+type answer[R any] struct {
+	res R
 	err error
 }
 
-// enqueueAsync runs Enqueue in a goroutine.
-func enqueueAsync(ctx context.Context, s *Store, p store.EnqueueParams) <-chan enqueueAnswer {
-	ch := make(chan enqueueAnswer, 1)
+// async runs f(ctx, p) in a goroutine.
+func async[P, R any](ctx context.Context, f func(context.Context, P) (R, error), p P) <-chan answer[R] {
+	ch := make(chan answer[R], 1)
 	go func() {
-		res, err := s.Enqueue(ctx, p)
-		ch <- enqueueAnswer{res, err}
+		res, err := f(ctx, p)
+		ch <- answer[R]{res, err}
 	}()
 	return ch
+}
+
+type enqueueAnswer = answer[store.EnqueueResult]
+
+// enqueueAsync runs Enqueue in a goroutine.
+func enqueueAsync(ctx context.Context, s *Store, p store.EnqueueParams) <-chan enqueueAnswer {
+	return async(ctx, s.Enqueue, p)
 }
 
 func deliveriesOf(t *testing.T, s *Store, notificationID string) int {

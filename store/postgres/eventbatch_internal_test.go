@@ -3,8 +3,8 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
@@ -24,36 +24,16 @@ func batchEvent(id, subject, user string) store.EventRecord {
 		Inline: map[string]store.InlineBatch{"price-drop": {Recipients: 1, Cursor: user, Enqueue: &p}}, Now: batchNow}
 }
 
-type eventAnswer struct {
-	out store.EventRecorded
-	err error
-}
+type eventAnswer = answer[store.EventRecorded]
 
 func recordAsync(ctx context.Context, s *Store, r store.EventRecord) <-chan eventAnswer {
-	ch := make(chan eventAnswer, 1)
-	go func() {
-		out, err := s.RecordEvent(ctx, r)
-		ch <- eventAnswer{out, err}
-	}()
-	return ch
+	return async(ctx, s.RecordEvent, r)
 }
 
 // waitGroupCommit waits until g has running leaders and queued calls.
 func waitGroupCommit[P, R any](t *testing.T, g *groupCommit[P, R], running, queued int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		g.mu.Lock()
-		r, q := g.running, len(g.queue)
-		g.mu.Unlock()
-		if r == running && q == queued {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d leading and %d queued, want %d and %d", r, q, running, queued)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	waitGroup(t, g, fmt.Sprintf("%d and %d", running, queued), func(r, q int) bool { return r == running && q == queued })
 }
 
 // TestRecordEventGroupCommit: events that wait for the slot are written
@@ -83,8 +63,8 @@ func TestRecordEventGroupCommit(t *testing.T) {
 	}
 	written := func(id string, a eventAnswer) {
 		t.Helper()
-		if a.err != nil || a.out.Replayed || a.out.Conflict || len(a.out.Enqueued["price-drop"].Notifications) != 1 {
-			t.Errorf("%s: %+v %v", id, a.out, a.err)
+		if a.err != nil || a.res.Replayed || a.res.Conflict || len(a.res.Enqueued["price-drop"].Notifications) != 1 {
+			t.Errorf("%s: %+v %v", id, a.res, a.err)
 		}
 		if got := deliveriesOf(t, s, "n-"+id); got != 1 {
 			t.Errorf("%s: %d deliveries, want 1", id, got)
@@ -102,12 +82,12 @@ func TestRecordEventGroupCommit(t *testing.T) {
 		written(id, got[id])
 	}
 	first, second := "ev-2", "ev-5"
-	if got[first].out.Conflict {
+	if got[first].res.Conflict {
 		first, second = second, first
 	}
 	written(first, got[first])
-	if a := got[second]; a.err != nil || !a.out.Conflict {
-		t.Errorf("%s: %+v %v, want a conflict", second, a.out, a.err)
+	if a := got[second]; a.err != nil || !a.res.Conflict {
+		t.Errorf("%s: %+v %v, want a conflict", second, a.res, a.err)
 	}
 	if got := deliveriesOf(t, s, "n-"+second); got != 0 {
 		t.Errorf("%s: %d deliveries, want 0", second, got)
@@ -124,11 +104,11 @@ func TestRecordEventGroupCommit(t *testing.T) {
 	written("ev-6", got["ev-6"])
 	written("ev-8", got["ev-8"])
 	if a := got["ev-7"]; heraldtype.ErrorCode(a.err) != heraldtype.ENOTFOUND {
-		t.Errorf("ev-7: %+v %v, want not found", a.out, a.err)
+		t.Errorf("ev-7: %+v %v, want not found", a.res, a.err)
 	}
 	var o map[string]string
-	if a := got["ev-1"]; a.err != nil || !a.out.Replayed || json.Unmarshal(a.out.Outcome, &o) != nil || o["event_id"] != "ev-1" {
-		t.Errorf("ev-1 again: %+v %v, want replayed with its first outcome", a.out, a.err)
+	if a := got["ev-1"]; a.err != nil || !a.res.Replayed || json.Unmarshal(a.res.Outcome, &o) != nil || o["event_id"] != "ev-1" {
+		t.Errorf("ev-1 again: %+v %v, want replayed with its first outcome", a.res, a.err)
 	}
 	if got := deliveriesOf(t, s, "n-ev-1"); got != 1 {
 		t.Errorf("ev-1: %d deliveries after its redelivery, want 1", got)

@@ -150,43 +150,21 @@ RETURNING owner`), key, owner, now.Add(window), now).Scan(&holder)
 	return holder == owner, nil
 }
 
-// CountDaily implements policy.Limiter in one transaction, serialised per
-// user and day by a transaction advisory lock: a count and an insert
-// cannot be made atomic by a constraint, and READ COMMITTED would let two
-// transactions both see nine of ten slots taken.
+// CountDaily implements policy.Limiter: a batch of one (CountDailyBatch),
+// so one rule counts, serialised per user and day by a transaction
+// advisory lock — a count and an insert cannot be made atomic by a
+// constraint, and READ COMMITTED would let two transactions both see nine
+// of ten slots taken.
 func (s *Store) CountDaily(ctx context.Context, userID, day, owner string, limit int, expireAt time.Time) (bool, error) {
 	if err := store.CheckCountDaily(limit); err != nil {
 		return false, err
 	}
-	ok := false
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		ok = false
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
-			s.dailyLockKey(userID, day)); err != nil {
-			return err
-		}
-		var counted bool
-		var n int
-		err := tx.QueryRow(ctx, s.q(`SELECT coalesce(bool_or(owner = $3), false), count(*) FROM {s}.policy_daily
-WHERE user_id = $1 AND day = $2`), userID, day, owner).Scan(&counted, &n)
-		switch {
-		case err != nil:
-			return err
-		case counted:
-			ok = true
-			return nil
-		case n >= limit:
-			return nil
-		}
-		_, err = tx.Exec(ctx, s.q(`INSERT INTO {s}.policy_daily (user_id, day, owner, expires_at) VALUES ($1, $2, $3, $4)`),
-			userID, day, owner, expireAt)
-		ok = err == nil
-		return err
-	})
+	ok, err := s.CountDailyBatch(ctx, []heraldtype.DailyCount{{UserID: userID, Day: day, Owner: owner, Limit: limit,
+		ExpireAt: expireAt}})
 	if err != nil {
-		return false, formatError(err, "daily count")
+		return false, err
 	}
-	return ok, nil
+	return ok[0], nil
 }
 
 // PrunePolicy implements store.Store.
