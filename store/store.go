@@ -53,6 +53,7 @@ type Store interface {
 	Campaigns
 	Events
 	Policies
+	WebhookEndpoints
 
 	// Migrate applies the embedded migrations that have not run yet.
 	Migrate(ctx context.Context) error

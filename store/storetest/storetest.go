@@ -80,6 +80,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("DeadEvents", func(t *testing.T) { testDeadEvents(t, newStore) })
 	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, newStore) })
 	t.Run("Events", func(t *testing.T) { testEvents(t, newStore) })
+	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, newStore) })
 }
 
 // base is the suite's "now": a fixed instant with microseconds, so a store

@@ -1,0 +1,146 @@
+package heraldtype
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// The event types an outbound webhook endpoint can subscribe to (issue 35
+// item 4). Only the ones in WebhookEventTypes are emitted so far; the
+// others of the design (notification.status_changed, receipt.recorded,
+// device.invalidated, rule_run.finished, dead_letter.created) join the
+// list when they are written with the change they report.
+const (
+	// WebhookDeliveryFinished: a delivery reached sent, dead, unknown or
+	// skipped.
+	WebhookDeliveryFinished = "delivery.finished"
+)
+
+// WebhookEventTypes lists the event types Herald emits, the ones an
+// endpoint may name in its events.
+var WebhookEventTypes = []string{WebhookDeliveryFinished}
+
+// WebhookEndpoint is a receiver of Herald's signed webhooks, as the API
+// shows it: never its secrets.
+type WebhookEndpoint struct {
+	ID  string `json:"id"`
+	URL string `json:"url"`
+	// Description is the operator's note about the endpoint.
+	Description string `json:"description,omitempty"`
+	// Events are the event types it receives; empty: every type.
+	Events []string `json:"events"`
+	// Enabled says messages are sent to it. A disabled endpoint gets no
+	// new messages, and its pending ones are held until it is enabled
+	// again.
+	Enabled bool `json:"enabled"`
+	// DisabledReason says why Herald disabled it (it answered 410 Gone,
+	// or failed for longer than webhooks.disable_after).
+	DisabledReason string `json:"disabled_reason,omitempty"`
+	// FailingSince is the first failure after its last success.
+	FailingSince *time.Time `json:"failing_since,omitempty"`
+	// PreviousSecretUntil is set during a rotation: until then messages
+	// are signed with the previous secret as well as the new one.
+	PreviousSecretUntil *time.Time `json:"previous_secret_until,omitempty"`
+	CreatedAt           time.Time  `json:"created_at"`
+	UpdatedAt           time.Time  `json:"updated_at"`
+}
+
+// WebhookMessageState is where a webhook message is in its life.
+type WebhookMessageState string
+
+const (
+	// WebhookPending: waiting for its run_at (a first send or a retry).
+	WebhookPending WebhookMessageState = "pending"
+	// WebhookLeased: an instance is sending it.
+	WebhookLeased WebhookMessageState = "leased"
+	// WebhookSent: the endpoint answered 2xx.
+	WebhookSent WebhookMessageState = "sent"
+	// WebhookDead: retried for webhooks.retry_for without success; on the
+	// endpoint's dead letter list, replayable.
+	WebhookDead WebhookMessageState = "dead"
+)
+
+// WebhookMessageStates lists every state.
+var WebhookMessageStates = []WebhookMessageState{WebhookPending, WebhookLeased, WebhookSent, WebhookDead}
+
+// Valid reports whether s is a known state.
+func (s WebhookMessageState) Valid() bool {
+	for _, v := range WebhookMessageStates {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// WebhookMessage is one event for one endpoint.
+type WebhookMessage struct {
+	Seq        int64  `json:"seq"`
+	EndpointID string `json:"endpoint_id"`
+	// EventID is the webhook-id header: the same on every retry and
+	// replay, the receiver's idempotency key.
+	EventID string `json:"event_id"`
+	Type    string `json:"type"`
+	// OrderingKey is what messages are ordered by: the notification's id
+	// for a delivery's events.
+	OrderingKey string `json:"ordering_key"`
+	// Data is the event's JSON object, the body's "data".
+	Data       json.RawMessage     `json:"data"`
+	State      WebhookMessageState `json:"state"`
+	Attempt    int                 `json:"attempt"`
+	RunAt      time.Time           `json:"run_at"`
+	OccurredAt time.Time           `json:"occurred_at"`
+	// FirstAt starts the retry window (webhooks.retry_for): the event's
+	// time, or its last replay.
+	FirstAt time.Time `json:"first_at"`
+	// LastStatus is the endpoint's last HTTP status (0: no answer).
+	LastStatus int        `json:"last_status,omitempty"`
+	LastError  string     `json:"last_error,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// WebhookEndpointInput registers an endpoint (POST /v1/webhooks).
+type WebhookEndpointInput struct {
+	URL         string   `json:"url"`
+	Description string   `json:"description,omitempty"`
+	Events      []string `json:"events,omitempty"`
+}
+
+// WebhookEndpointUpdate changes an endpoint (PATCH /v1/webhooks/{id});
+// an absent field is left as it is. Enabling a disabled endpoint starts
+// it afresh: its held messages flow again.
+type WebhookEndpointUpdate struct {
+	URL         *string   `json:"url,omitempty"`
+	Description *string   `json:"description,omitempty"`
+	Events      *[]string `json:"events,omitempty"`
+	Enabled     *bool     `json:"enabled,omitempty"`
+}
+
+// WebhookEndpointSecret is an endpoint with its signing secret: the answer
+// to its creation and to a rotation, the only times the secret is shown.
+type WebhookEndpointSecret struct {
+	WebhookEndpoint
+	Secret string `json:"secret"`
+}
+
+// WebhookMessageFilter selects a page of an endpoint's messages, newest
+// first.
+type WebhookMessageFilter struct {
+	// State, if set, keeps one state ("dead": the dead letter list).
+	State WebhookMessageState `json:"state,omitempty"`
+	// Cursor is a previous page's NextCursor.
+	Cursor string `json:"cursor,omitempty"`
+	// Limit is the page size, 50 if zero.
+	Limit int `json:"limit,omitempty"`
+}
+
+// WebhookMessagePage is a page of an endpoint's messages.
+type WebhookMessagePage struct {
+	Messages   []WebhookMessage `json:"messages"`
+	NextCursor string           `json:"next_cursor,omitempty"`
+}
+
+// WebhookReplayResult counts the dead messages a replay sent again.
+type WebhookReplayResult struct {
+	Replayed int `json:"replayed"`
+}

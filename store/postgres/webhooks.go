@@ -1,0 +1,286 @@
+package postgres
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
+)
+
+// The outbound webhook endpoints and messages (issue 35 item 4;
+// store/webhooks.go).
+
+const webhookEndpointColumns = `id, url, description, events, enabled, disabled_reason, failing_since, secret,
+	previous_secret, previous_until, created_at, updated_at`
+
+func scanWebhookEndpoint(row pgx.Row) (store.WebhookEndpoint, error) {
+	var (
+		e      store.WebhookEndpoint
+		events string
+	)
+	err := row.Scan(&e.ID, &e.URL, &e.Description, &events, &e.Enabled, &e.DisabledReason, &e.FailingSince,
+		&e.Secret, &e.PreviousSecret, &e.PreviousSecretUntil, &e.CreatedAt, &e.UpdatedAt)
+	if err != nil {
+		return store.WebhookEndpoint{}, err
+	}
+	e.Events = strings.Fields(events)
+	e.FailingSince, e.PreviousSecretUntil = utcPtr(e.FailingSince), utcPtr(e.PreviousSecretUntil)
+	e.CreatedAt, e.UpdatedAt = utc(e.CreatedAt), utc(e.UpdatedAt)
+	return e, nil
+}
+
+// CreateWebhookEndpoint implements store.WebhookEndpoints.
+func (s *Store) CreateWebhookEndpoint(ctx context.Context, e store.WebhookEndpoint) error {
+	_, err := s.pool.Exec(ctx, s.q(`INSERT INTO {s}.webhook_endpoints (`+webhookEndpointColumns+`)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`),
+		e.ID, e.URL, e.Description, strings.Join(e.Events, " "), e.Enabled, e.DisabledReason, e.FailingSince,
+		e.Secret, e.PreviousSecret, e.PreviousSecretUntil, e.CreatedAt, e.UpdatedAt)
+	return formatError(err, "webhook endpoint "+quote(e.ID))
+}
+
+// GetWebhookEndpoint implements store.WebhookEndpoints.
+func (s *Store) GetWebhookEndpoint(ctx context.Context, id string) (store.WebhookEndpoint, error) {
+	e, err := scanWebhookEndpoint(s.pool.QueryRow(ctx, s.q(`SELECT `+webhookEndpointColumns+`
+FROM {s}.webhook_endpoints WHERE id = $1`), id))
+	return e, formatError(err, "webhook endpoint "+quote(id))
+}
+
+// ListWebhookEndpoints implements store.WebhookEndpoints.
+func (s *Store) ListWebhookEndpoints(ctx context.Context) ([]store.WebhookEndpoint, error) {
+	rows, err := s.pool.Query(ctx, s.q(`SELECT `+webhookEndpointColumns+` FROM {s}.webhook_endpoints ORDER BY created_at, id`))
+	if err != nil {
+		return nil, formatError(err, "webhook endpoints")
+	}
+	es, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.WebhookEndpoint, error) { return scanWebhookEndpoint(r) })
+	if err != nil {
+		return nil, formatError(err, "webhook endpoints")
+	}
+	if es == nil {
+		es = []store.WebhookEndpoint{}
+	}
+	return es, nil
+}
+
+// UpdateWebhookEndpoint implements store.WebhookEndpoints. Enabling
+// clears the disabled reason and failing_since; disabling keeps them.
+func (s *Store) UpdateWebhookEndpoint(ctx context.Context, id string, u store.WebhookEndpointUpdate, now time.Time) (store.WebhookEndpoint, error) {
+	var events *string
+	if u.Events != nil {
+		j := strings.Join(*u.Events, " ")
+		events = &j
+	}
+	e, err := scanWebhookEndpoint(s.pool.QueryRow(ctx, s.q(`UPDATE {s}.webhook_endpoints SET
+	url = coalesce($2, url), description = coalesce($3, description), events = coalesce($4, events),
+	enabled = coalesce($5, enabled),
+	disabled_reason = CASE WHEN $5 THEN '' ELSE disabled_reason END,
+	failing_since = CASE WHEN $5 THEN NULL ELSE failing_since END,
+	updated_at = $6
+WHERE id = $1 RETURNING `+webhookEndpointColumns), id, u.URL, u.Description, events, u.Enabled, now))
+	return e, formatError(err, "webhook endpoint "+quote(id))
+}
+
+// DeleteWebhookEndpoint implements store.WebhookEndpoints: its messages
+// go with it (ON DELETE CASCADE).
+func (s *Store) DeleteWebhookEndpoint(ctx context.Context, id string) error {
+	tag, err := s.pool.Exec(ctx, s.q(`DELETE FROM {s}.webhook_endpoints WHERE id = $1`), id)
+	return affectedOne(tag.RowsAffected(), err, "webhook endpoint "+quote(id))
+}
+
+// RotateWebhookSecret implements store.WebhookEndpoints.
+func (s *Store) RotateWebhookSecret(ctx context.Context, id, secret string, previousUntil, now time.Time) (store.WebhookEndpoint, error) {
+	e, err := scanWebhookEndpoint(s.pool.QueryRow(ctx, s.q(`UPDATE {s}.webhook_endpoints SET
+	previous_secret = secret, previous_until = $3, secret = $2, updated_at = $4
+WHERE id = $1 RETURNING `+webhookEndpointColumns), id, secret, previousUntil, now))
+	return e, formatError(err, "webhook endpoint "+quote(id))
+}
+
+// AddWebhookEvents implements store.WebhookEndpoints: one INSERT … SELECT
+// over the events joined with the endpoints that get them.
+func (s *Store) AddWebhookEvents(ctx context.Context, events []store.WebhookEvent) (int, error) {
+	if err := store.CheckWebhookEvents(events); err != nil {
+		return 0, err
+	}
+	if len(events) == 0 {
+		return 0, nil
+	}
+	k := len(events)
+	ids, types, keys, data, endpoints := make([]string, k), make([]string, k), make([]string, k), make([]string, k), make([]string, k)
+	at := make([]time.Time, k)
+	for i, e := range events {
+		ids[i], types[i], keys[i], data[i], endpoints[i], at[i] = e.EventID, e.Type, e.OrderingKey, string(e.Data), e.EndpointID, e.At
+	}
+	tag, err := s.pool.Exec(ctx, s.q(`INSERT INTO {s}.webhook_messages (`+rules.WebhookMessageColumns+`)
+SELECT w.id, v.event_id, v.type, v.ordering_key, v.payload, 'pending', v.at, v.at, v.at
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])
+	WITH ORDINALITY AS v (event_id, type, ordering_key, payload, endpoint_id, at, ord)
+JOIN {s}.webhook_endpoints w ON CASE WHEN v.endpoint_id <> '' THEN w.id = v.endpoint_id
+	ELSE `+rules.WebhookSubscribed("w", "v.type")+` END
+ORDER BY v.ord, w.id`), ids, types, keys, data, endpoints, at)
+	return int(tag.RowsAffected()), formatError(err, "webhook messages")
+}
+
+// webhookMessageColumns are read by scanWebhookMessage, prefixed m.
+const webhookMessageColumns = `m.seq, m.endpoint_id, m.event_id, m.type, m.ordering_key, m.payload, m.state, m.attempt,
+	m.run_at, m.occurred_at, m.first_at, m.last_status, m.last_error, m.finished_at`
+
+func scanWebhookMessage(row pgx.Row, extra ...any) (heraldtype.WebhookMessage, error) {
+	var (
+		m       heraldtype.WebhookMessage
+		payload string
+	)
+	err := row.Scan(append([]any{&m.Seq, &m.EndpointID, &m.EventID, &m.Type, &m.OrderingKey, &payload, &m.State,
+		&m.Attempt, &m.RunAt, &m.OccurredAt, &m.FirstAt, &m.LastStatus, &m.LastError, &m.FinishedAt}, extra...)...)
+	if err != nil {
+		return heraldtype.WebhookMessage{}, err
+	}
+	m.Data = []byte(payload)
+	m.RunAt, m.OccurredAt, m.FirstAt, m.FinishedAt = utc(m.RunAt), utc(m.OccurredAt), utc(m.FirstAt), utcPtr(m.FinishedAt)
+	return m, nil
+}
+
+// ClaimWebhookMessages implements store.WebhookEndpoints: FOR UPDATE SKIP
+// LOCKED over the due index, as the delivery claim does, so instances
+// claim side by side. The NOT EXISTS keeps a message behind an earlier
+// unfinished one of its endpoint and ordering key (webhook_messages_order),
+// which also means one claim takes at most one message of a key. The
+// lease's end becomes run_at: an instance that dies holding it leaves it
+// due again then, with no reaper.
+func (s *Store) ClaimWebhookMessages(ctx context.Context, p store.WebhookClaim) ([]store.WebhookJob, error) {
+	if err := store.CheckWebhookClaim(p); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, s.q(`WITH c AS (
+	SELECT m.seq FROM {s}.webhook_messages m JOIN {s}.webhook_endpoints e ON e.id = m.endpoint_id AND e.enabled
+	WHERE m.state IN ('pending', 'leased') AND m.run_at <= $1
+		AND NOT EXISTS (SELECT 1 FROM {s}.webhook_messages p WHERE p.endpoint_id = m.endpoint_id
+			AND p.ordering_key = m.ordering_key AND p.seq < m.seq AND p.state IN ('pending', 'leased'))
+	ORDER BY m.run_at, m.seq LIMIT $4
+	FOR UPDATE OF m SKIP LOCKED
+)
+UPDATE {s}.webhook_messages m SET state = 'leased', lease_owner = $2, lease_until = $3, run_at = $3,
+	attempt = m.attempt + 1
+FROM c, {s}.webhook_endpoints e WHERE m.seq = c.seq AND e.id = m.endpoint_id
+RETURNING `+webhookMessageColumns+`, e.url, e.secret, CASE WHEN e.previous_until > $1 THEN e.previous_secret ELSE '' END,
+	e.failing_since`), p.Now, p.Owner, p.LeaseUntil, p.Limit)
+	if err != nil {
+		return nil, formatError(err, "webhook messages")
+	}
+	jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.WebhookJob, error) {
+		var (
+			j                store.WebhookJob
+			secret, previous string
+			failing          *time.Time
+		)
+		m, err := scanWebhookMessage(r, &j.URL, &secret, &previous, &failing)
+		j.WebhookMessage, j.FailingSince = m, utcPtr(failing)
+		j.Secrets = []string{secret}
+		if previous != "" {
+			j.Secrets = append(j.Secrets, previous)
+		}
+		return j, err
+	})
+	if err != nil {
+		return nil, formatError(err, "webhook messages")
+	}
+	store.SortWebhookJobs(jobs)
+	return jobs, nil
+}
+
+// FinishWebhookMessage implements store.WebhookEndpoints: the message's
+// update and its endpoint's in one statement, the endpoint's only when the
+// message's guard held.
+func (s *Store) FinishWebhookMessage(ctx context.Context, f store.WebhookFinish) (bool, bool, error) {
+	if err := store.CheckWebhookFinish(f); err != nil {
+		return false, false, err
+	}
+	var runAt, finished *time.Time
+	if f.State == heraldtype.WebhookPending {
+		runAt = &f.RunAt
+	} else {
+		finished = &f.At
+	}
+	var applied, disabled int
+	err := s.pool.QueryRow(ctx, s.q(`WITH m AS (
+	UPDATE {s}.webhook_messages SET state = $4, run_at = coalesce($5, run_at), lease_owner = '', lease_until = NULL,
+		last_status = $6, last_error = $7, finished_at = $8
+	WHERE seq = $1 AND state = 'leased' AND lease_owner = $2 AND attempt = $3
+	RETURNING endpoint_id
+), e AS (
+	UPDATE {s}.webhook_endpoints w SET
+		failing_since = CASE WHEN $4 = 'sent' THEN NULL ELSE coalesce(w.failing_since, $9) END,
+		enabled = w.enabled AND NOT (`+webhookDisable+`),
+		disabled_reason = CASE WHEN w.enabled AND `+webhookDisable+` THEN
+			CASE WHEN $10 <> '' THEN $10 ELSE $12 END ELSE w.disabled_reason END,
+		updated_at = $9
+	FROM m WHERE w.id = m.endpoint_id
+	RETURNING `+webhookDisable+` AS off
+)
+SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM e WHERE off)`),
+		f.Seq, f.Owner, f.Attempt, string(f.State), runAt, f.Status, f.Error, finished, f.At, f.Disable,
+		nullTime(f.DisableFailingSince), f.FailingReason).Scan(&applied, &disabled)
+	if err != nil {
+		return false, false, formatError(err, "webhook message")
+	}
+	return applied == 1, disabled == 1, nil
+}
+
+// webhookDisable is FinishWebhookMessage's condition for disabling the
+// endpoint w: a failure that asks for it ($10, 410 Gone), or one while
+// the endpoint has been failing since $11 or earlier.
+// (A NULL $11, no disable_after, never disables.)
+const webhookDisable = `coalesce($4 <> 'sent' AND ($10 <> '' OR coalesce(w.failing_since, $9) <= $11), false)`
+
+// ListWebhookMessages implements store.WebhookEndpoints.
+func (s *Store) ListWebhookMessages(ctx context.Context, f store.WebhookMessageFilter) ([]heraldtype.WebhookMessage, error) {
+	if err := store.CheckWebhookMessageFilter(f); err != nil {
+		return nil, err
+	}
+	var out []heraldtype.WebhookMessage
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var one int
+		if err := tx.QueryRow(ctx, s.q(`SELECT 1 FROM {s}.webhook_endpoints WHERE id = $1`), f.EndpointID).Scan(&one); err != nil {
+			return formatError(err, "webhook endpoint "+quote(f.EndpointID))
+		}
+		rows, err := tx.Query(ctx, s.q(`SELECT `+webhookMessageColumns+` FROM {s}.webhook_messages m
+WHERE m.endpoint_id = $1 AND ($2 = '' OR m.state = $2) AND ($3 <= 0 OR m.seq < $3)
+ORDER BY m.seq DESC LIMIT $4`), f.EndpointID, string(f.State), f.Before, f.Limit)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (heraldtype.WebhookMessage, error) { return scanWebhookMessage(r) })
+		return err
+	})
+	if err != nil {
+		return nil, formatError(err, "webhook messages")
+	}
+	if out == nil {
+		out = []heraldtype.WebhookMessage{}
+	}
+	return out, nil
+}
+
+// ReplayWebhookMessages implements store.WebhookEndpoints.
+func (s *Store) ReplayWebhookMessages(ctx context.Context, endpointID string, seqs []int64, now time.Time) (int, error) {
+	if seqs == nil {
+		seqs = []int64{} // an empty array, not NULL: every dead message
+	}
+	var n int
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var one int
+		if err := tx.QueryRow(ctx, s.q(`SELECT 1 FROM {s}.webhook_endpoints WHERE id = $1`), endpointID).Scan(&one); err != nil {
+			return formatError(err, "webhook endpoint "+quote(endpointID))
+		}
+		tag, err := tx.Exec(ctx, s.q(`UPDATE {s}.webhook_messages SET state = 'pending', attempt = 0, run_at = $3,
+	first_at = $3, finished_at = NULL, lease_owner = '', lease_until = NULL
+WHERE endpoint_id = $1 AND state = 'dead' AND (cardinality($2::bigint[]) = 0 OR seq = ANY ($2::bigint[]))`),
+			endpointID, seqs, now)
+		n = int(tag.RowsAffected())
+		return err
+	})
+	return n, formatError(err, "webhook messages")
+}

@@ -1,0 +1,498 @@
+package storetest
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// testWebhooks checks the outbound webhook storage (issue 35 item 4):
+// endpoints, secret rotation, the claim in order per (endpoint, ordering
+// key), finishing a send (sent, retry, dead, the endpoint disabled), the
+// dead letter list and replay.
+func testWebhooks(t *testing.T, newStore NewStore) {
+	t.Run("Endpoints", func(t *testing.T) { t.Parallel(); testWebhookEndpoints(t, newFixture(t, newStore)) })
+	t.Run("Rotation", func(t *testing.T) { t.Parallel(); testWebhookRotation(t, newFixture(t, newStore)) })
+	t.Run("Subscriptions", func(t *testing.T) { t.Parallel(); testWebhookSubscriptions(t, newFixture(t, newStore)) })
+	t.Run("ClaimOrder", func(t *testing.T) { t.Parallel(); testWebhookClaimOrder(t, newFixture(t, newStore)) })
+	t.Run("ClaimConcurrent", func(t *testing.T) { t.Parallel(); testWebhookClaimConcurrent(t, newFixture(t, newStore)) })
+	t.Run("Finish", func(t *testing.T) { t.Parallel(); testWebhookFinish(t, newFixture(t, newStore)) })
+	t.Run("DeadAndReplay", func(t *testing.T) { t.Parallel(); testWebhookReplay(t, newFixture(t, newStore)) })
+	t.Run("BadArguments", func(t *testing.T) { t.Parallel(); testWebhookArguments(t, newFixture(t, newStore)) })
+}
+
+const (
+	whSecret  = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	whSecret2 = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD"
+)
+
+// webhookEndpoint creates an enabled endpoint subscribed to events.
+func (f *fixture) webhookEndpoint(id string, events ...string) store.WebhookEndpoint {
+	f.t.Helper()
+	e := store.WebhookEndpoint{WebhookEndpoint: heraldtype.WebhookEndpoint{ID: id, URL: "https://example.com/" + id,
+		Events: events, Enabled: true, CreatedAt: base(), UpdatedAt: base()}, Secret: whSecret}
+	if err := f.s.CreateWebhookEndpoint(f.ctx, e); err != nil {
+		f.t.Fatalf("CreateWebhookEndpoint(%s): %v", id, err)
+	}
+	return e
+}
+
+// webhookEvents adds events of type "test.event" (which only endpoints
+// subscribed to every type get), keyed by key, and returns how many
+// messages were written.
+func (f *fixture) webhookEvents(key string, ids ...string) int {
+	f.t.Helper()
+	var es []store.WebhookEvent
+	for _, id := range ids {
+		es = append(es, store.WebhookEvent{EventID: id, Type: "test.event", OrderingKey: key,
+			Data: []byte(`{"id":"` + id + `"}`), At: base()})
+	}
+	n, err := f.s.AddWebhookEvents(f.ctx, es)
+	if err != nil {
+		f.t.Fatalf("AddWebhookEvents: %v", err)
+	}
+	return n
+}
+
+func (f *fixture) claimWebhooks(owner string, now time.Time, limit int) []store.WebhookJob {
+	f.t.Helper()
+	jobs, err := f.s.ClaimWebhookMessages(f.ctx, store.WebhookClaim{Owner: owner, Now: now, LeaseUntil: now.Add(time.Minute), Limit: limit})
+	if err != nil {
+		f.t.Fatalf("ClaimWebhookMessages: %v", err)
+	}
+	return jobs
+}
+
+func eventIDs(jobs []store.WebhookJob) []string {
+	out := make([]string, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.EventID
+	}
+	return out
+}
+
+func (f *fixture) finishWebhook(j store.WebhookJob, owner string, fin store.WebhookFinish) (bool, bool) {
+	f.t.Helper()
+	fin.Seq, fin.Owner, fin.Attempt = j.Seq, owner, j.Attempt
+	if fin.At.IsZero() {
+		fin.At = base()
+	}
+	applied, disabled, err := f.s.FinishWebhookMessage(f.ctx, fin)
+	if err != nil {
+		f.t.Fatalf("FinishWebhookMessage(%s): %v", j.EventID, err)
+	}
+	return applied, disabled
+}
+
+func (f *fixture) webhookMessages(endpoint string, state heraldtype.WebhookMessageState) []heraldtype.WebhookMessage {
+	f.t.Helper()
+	ms, err := f.s.ListWebhookMessages(f.ctx, store.WebhookMessageFilter{EndpointID: endpoint, State: state, Limit: 100})
+	if err != nil {
+		f.t.Fatalf("ListWebhookMessages: %v", err)
+	}
+	return ms
+}
+
+func testWebhookEndpoints(t *testing.T, f *fixture) {
+	e := f.webhookEndpoint("wh1", heraldtype.WebhookDeliveryFinished)
+	e.Description = "crm"
+	dup := e
+	wantCode(t, f.s.CreateWebhookEndpoint(f.ctx, dup), heraldtype.ECONFLICT)
+	f.webhookEndpoint("wh2")
+
+	got, err := f.s.GetWebhookEndpoint(f.ctx, "wh1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.URL != e.URL || !slices.Equal(got.Events, e.Events) || !got.Enabled || got.Secret != whSecret || got.PreviousSecret != "" {
+		t.Fatalf("GetWebhookEndpoint = %+v", got)
+	}
+	wantTime(t, "CreatedAt", got.CreatedAt, base())
+	_, err = f.s.GetWebhookEndpoint(f.ctx, "nope")
+	wantCode(t, err, heraldtype.ENOTFOUND)
+
+	list, err := f.s.ListWebhookEndpoints(f.ctx)
+	if err != nil || len(list) != 2 || list[0].ID != "wh1" || list[1].ID != "wh2" || len(list[1].Events) != 0 {
+		t.Fatalf("ListWebhookEndpoints = %+v, %v", list, err)
+	}
+
+	url, desc, off := "https://example.org/hook", "the CRM", false
+	events := []string{}
+	got, err = f.s.UpdateWebhookEndpoint(f.ctx, "wh1", store.WebhookEndpointUpdate{URL: &url, Description: &desc,
+		Events: &events, Enabled: &off}, at(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.URL != url || got.Description != desc || len(got.Events) != 0 || got.Enabled || got.Secret != whSecret {
+		t.Fatalf("UpdateWebhookEndpoint = %+v", got)
+	}
+	wantTime(t, "UpdatedAt", got.UpdatedAt, at(time.Minute))
+	// A partial update keeps the rest.
+	desc2 := "billing"
+	if got, err = f.s.UpdateWebhookEndpoint(f.ctx, "wh1", store.WebhookEndpointUpdate{Description: &desc2}, at(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got.URL != url || got.Description != desc2 || got.Enabled {
+		t.Fatalf("a partial update = %+v", got)
+	}
+	_, err = f.s.UpdateWebhookEndpoint(f.ctx, "nope", store.WebhookEndpointUpdate{Description: &desc2}, base())
+	wantCode(t, err, heraldtype.ENOTFOUND)
+
+	// Deleting an endpoint deletes its messages.
+	if n := f.webhookEvents("k", "evt_a"); n != 1 { // wh2 only: wh1 is disabled
+		t.Fatalf("messages written = %d, want 1", n)
+	}
+	if err := f.s.DeleteWebhookEndpoint(f.ctx, "wh2"); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, f.s.DeleteWebhookEndpoint(f.ctx, "wh2"), heraldtype.ENOTFOUND)
+	_, err = f.s.ListWebhookMessages(f.ctx, store.WebhookMessageFilter{EndpointID: "wh2", Limit: 10})
+	wantCode(t, err, heraldtype.ENOTFOUND)
+	if jobs := f.claimWebhooks("w", at(time.Hour), 10); len(jobs) != 0 {
+		t.Fatalf("a deleted endpoint's message was claimed: %v", eventIDs(jobs))
+	}
+}
+
+func testWebhookRotation(t *testing.T, f *fixture) {
+	f.webhookEndpoint("wh")
+	got, err := f.s.RotateWebhookSecret(f.ctx, "wh", whSecret2, at(time.Hour), at(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Secret != whSecret2 || got.PreviousSecret != whSecret || got.PreviousSecretUntil == nil {
+		t.Fatalf("RotateWebhookSecret = %+v", got)
+	}
+	wantTime(t, "PreviousSecretUntil", *got.PreviousSecretUntil, at(time.Hour))
+	_, err = f.s.RotateWebhookSecret(f.ctx, "nope", whSecret2, at(time.Hour), base())
+	wantCode(t, err, heraldtype.ENOTFOUND)
+
+	f.webhookEvents("k1", "evt_1")
+	f.webhookEvents("k2", "evt_2")
+	// During the overlap both secrets sign, the new one first.
+	jobs := f.claimWebhooks("w", at(30*time.Minute), 1)
+	if len(jobs) != 1 || !slices.Equal(jobs[0].Secrets, []string{whSecret2, whSecret}) {
+		t.Fatalf("secrets during the overlap = %+v", jobs)
+	}
+	// After it, only the new one.
+	jobs = f.claimWebhooks("w", at(time.Hour), 1)
+	if len(jobs) != 1 || !slices.Equal(jobs[0].Secrets, []string{whSecret2}) {
+		t.Fatalf("secrets after the overlap = %+v", jobs)
+	}
+}
+
+func testWebhookSubscriptions(t *testing.T, f *fixture) {
+	f.webhookEndpoint("all")
+	f.webhookEndpoint("finished", heraldtype.WebhookDeliveryFinished)
+	f.webhookEndpoint("off")
+	off := false
+	if _, err := f.s.UpdateWebhookEndpoint(f.ctx, "off", store.WebhookEndpointUpdate{Enabled: &off}, base()); err != nil {
+		t.Fatal(err)
+	}
+	n, err := f.s.AddWebhookEvents(f.ctx, []store.WebhookEvent{
+		{EventID: "evt_f", Type: heraldtype.WebhookDeliveryFinished, OrderingKey: "n1", Data: []byte(`{}`), At: base()},
+		{EventID: "evt_t", Type: "test.event", OrderingKey: "n1", Data: []byte(`{}`), At: base()},
+		// A test message goes to its endpoint, subscribed or not, enabled or not.
+		{EventID: "evt_ping", Type: "webhook.test", OrderingKey: "test", Data: []byte(`{}`), At: base(), EndpointID: "off"},
+	})
+	if err != nil || n != 4 {
+		t.Fatalf("AddWebhookEvents = %d, %v; want 4 (all: 2, finished: 1, off: the test)", n, err)
+	}
+	for ep, want := range map[string][]string{"all": {"evt_t", "evt_f"}, "finished": {"evt_f"}, "off": {"evt_ping"}} {
+		ms := f.webhookMessages(ep, "")
+		var ids []string
+		for _, m := range ms {
+			ids = append(ids, m.EventID)
+			if m.State != heraldtype.WebhookPending || m.Attempt != 0 || m.OrderingKey == "" {
+				t.Errorf("%s: a new message = %+v", ep, m)
+			}
+			wantTime(t, "OccurredAt", m.OccurredAt, base())
+			wantTime(t, "FirstAt", m.FirstAt, base())
+		}
+		if !slices.Equal(ids, want) {
+			t.Errorf("%s's messages (newest first) = %v, want %v", ep, ids, want)
+		}
+	}
+	// No endpoint subscribed: nothing is written, and that is no error.
+	n, err = f.s.AddWebhookEvents(f.ctx, []store.WebhookEvent{{EventID: "evt_x", Type: "other.type", OrderingKey: "k", Data: []byte(`{}`), At: base()}})
+	if err != nil || n != 1 { // "all" takes every type
+		t.Fatalf("AddWebhookEvents(other.type) = %d, %v; want 1", n, err)
+	}
+}
+
+func testWebhookClaimOrder(t *testing.T, f *fixture) {
+	f.webhookEndpoint("wh")
+	f.webhookEndpoint("other")
+	f.webhookEvents("n1", "a1", "a2", "a3")
+	f.webhookEvents("n2", "b1")
+	// One message per key and endpoint: a1 and b1 on both endpoints.
+	jobs := f.claimWebhooks("w1", base(), 100)
+	if ids := eventIDs(jobs); !slices.Equal(ids, []string{"a1", "a1", "b1", "b1"}) {
+		t.Fatalf("first claim = %v, want a1, a1, b1, b1 (never a2 before a1)", ids)
+	}
+	for _, j := range jobs {
+		if j.State != heraldtype.WebhookLeased || j.Attempt != 1 || j.URL == "" || string(j.Data) == "" {
+			t.Fatalf("a claimed job = %+v", j)
+		}
+	}
+	// Leased messages are not claimed again, and hold their keys.
+	if more := f.claimWebhooks("w2", at(time.Second), 100); len(more) != 0 {
+		t.Fatalf("claimed while leased: %v", eventIDs(more))
+	}
+	byEndpoint := func(js []store.WebhookJob, ep, id string) store.WebhookJob {
+		for _, j := range js {
+			if j.EndpointID == ep && j.EventID == id {
+				return j
+			}
+		}
+		t.Fatalf("no job %s of %s in %v", id, ep, eventIDs(js))
+		return store.WebhookJob{}
+	}
+	// wh's a1 fails and waits 10 minutes: a2 waits behind it.
+	f.finishWebhook(byEndpoint(jobs, "wh", "a1"), "w1", store.WebhookFinish{State: heraldtype.WebhookPending,
+		RunAt: at(10 * time.Minute), Status: 503, Error: "503"})
+	// other's a1 is sent: other's a2 is next.
+	f.finishWebhook(byEndpoint(jobs, "other", "a1"), "w1", store.WebhookFinish{State: heraldtype.WebhookSent, Status: 200})
+	jobs2 := f.claimWebhooks("w2", at(2*time.Second), 100)
+	if len(jobs2) != 1 || jobs2[0].EndpointID != "other" || jobs2[0].EventID != "a2" {
+		t.Fatalf("after a retry and a send: %+v, want other's a2 only", eventIDs(jobs2))
+	}
+	keys := func(js []store.WebhookJob) []string {
+		var out []string
+		for _, j := range js {
+			out = append(out, j.EndpointID+":"+j.EventID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	// At the retry's time wh's a1 comes again (attempt 2), still not a2;
+	// the b1s and other's a2, whose leases (a minute) ended unfinished,
+	// are claimed again.
+	jobs3 := f.claimWebhooks("w3", at(10*time.Minute), 100)
+	if got, want := keys(jobs3), []string{"other:a2", "other:b1", "wh:a1", "wh:b1"}; !slices.Equal(got, want) {
+		t.Fatalf("at the retry: %v, want %v", got, want)
+	}
+	if j := byEndpoint(jobs3, "wh", "a1"); j.Attempt != 2 {
+		t.Fatalf("wh's a1 at its retry has attempt %d, want 2", j.Attempt)
+	}
+	// The first owner of an expired lease changes nothing.
+	if applied, _ := f.finishWebhook(byEndpoint(jobs, "wh", "b1"), "w1", store.WebhookFinish{State: heraldtype.WebhookSent}); applied {
+		t.Fatal("a finish under an ended lease applied")
+	}
+	// A dead message no longer holds its key.
+	for _, j := range jobs3 {
+		fin := store.WebhookFinish{State: heraldtype.WebhookSent, Status: 200, At: at(10 * time.Minute)}
+		if j.EndpointID == "wh" && j.EventID == "a1" {
+			fin = store.WebhookFinish{State: heraldtype.WebhookDead, Status: 500, Error: "500", At: at(10 * time.Minute)}
+		}
+		f.finishWebhook(j, "w3", fin)
+	}
+	jobs4 := f.claimWebhooks("w4", at(10*time.Minute), 100)
+	if got, want := keys(jobs4), []string{"other:a3", "wh:a2"}; !slices.Equal(got, want) {
+		t.Fatalf("after wh's a1 died: %v, want %v", got, want)
+	}
+	// A disabled endpoint's messages are held, and flow again once it is
+	// enabled.
+	for _, j := range jobs4 {
+		f.finishWebhook(j, "w4", store.WebhookFinish{State: heraldtype.WebhookPending, RunAt: at(11 * time.Minute), At: at(10 * time.Minute)})
+	}
+	off, on := false, true
+	if _, err := f.s.UpdateWebhookEndpoint(f.ctx, "wh", store.WebhookEndpointUpdate{Enabled: &off}, at(10*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(f.claimWebhooks("w5", at(12*time.Minute), 100)); !slices.Equal(got, []string{"other:a3"}) {
+		t.Fatalf("with wh disabled: %v, want other's a3 only", got)
+	}
+	if _, err := f.s.UpdateWebhookEndpoint(f.ctx, "wh", store.WebhookEndpointUpdate{Enabled: &on}, at(12*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(f.claimWebhooks("w6", at(12*time.Minute), 100)); !slices.Equal(got, []string{"wh:a2"}) {
+		t.Fatalf("re-enabled: %v, want wh's a2", got)
+	}
+}
+
+// testWebhookClaimConcurrent claims from several goroutines at once: no
+// message is handed out twice.
+func testWebhookClaimConcurrent(t *testing.T, f *fixture) {
+	f.webhookEndpoint("wh")
+	const keys = 60
+	for i := range keys {
+		f.webhookEvents(fmt.Sprintf("k%02d", i), fmt.Sprintf("e%02d", i))
+	}
+	var (
+		mu   sync.Mutex
+		seen = map[int64]string{}
+		wg   sync.WaitGroup
+	)
+	for w := range 4 {
+		owner := fmt.Sprintf("w%d", w)
+		wg.Go(func() {
+			for range 10 {
+				jobs, err := f.s.ClaimWebhookMessages(f.ctx, store.WebhookClaim{Owner: owner, Now: base(), LeaseUntil: at(time.Minute), Limit: 5})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				for _, j := range jobs {
+					if prev, dup := seen[j.Seq]; dup {
+						t.Errorf("message %d claimed by %s and %s", j.Seq, prev, owner)
+					}
+					seen[j.Seq] = owner
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != keys {
+		t.Fatalf("claimed %d messages, want %d", len(seen), keys)
+	}
+}
+
+func testWebhookFinish(t *testing.T, f *fixture) {
+	f.webhookEndpoint("wh")
+	f.webhookEvents("k1", "e1")
+	f.webhookEvents("k2", "e2")
+	f.webhookEvents("k3", "e3")
+	f.webhookEvents("k4", "e4")
+	ep := func() store.WebhookEndpoint {
+		e, err := f.s.GetWebhookEndpoint(f.ctx, "wh")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	jobs := f.claimWebhooks("w", base(), 100)
+	if len(jobs) != 4 {
+		t.Fatalf("claimed %d, want 4", len(jobs))
+	}
+	// A failure starts failing_since; a later one keeps it.
+	f.finishWebhook(jobs[0], "w", store.WebhookFinish{State: heraldtype.WebhookPending, RunAt: at(time.Hour), Status: 500,
+		Error: "answered 500", At: at(time.Minute), DisableFailingSince: at(-time.Hour), FailingReason: "failing"})
+	if e := ep(); e.FailingSince == nil || !e.FailingSince.Equal(at(time.Minute)) || !e.Enabled {
+		t.Fatalf("after a failure: %+v", e.WebhookEndpoint)
+	}
+	ms := f.webhookMessages("wh", heraldtype.WebhookPending)
+	if len(ms) != 1 || ms[0].LastStatus != 500 || ms[0].LastError != "answered 500" {
+		t.Fatalf("the retried message = %+v", ms)
+	}
+	wantTime(t, "RunAt", ms[0].RunAt, at(time.Hour))
+	// A success clears it.
+	f.finishWebhook(jobs[1], "w", store.WebhookFinish{State: heraldtype.WebhookSent, Status: 204, At: at(2 * time.Minute)})
+	if e := ep(); e.FailingSince != nil {
+		t.Fatalf("after a success failing_since = %v", e.FailingSince)
+	}
+	sent := f.webhookMessages("wh", heraldtype.WebhookSent)
+	if len(sent) != 1 || sent[0].FinishedAt == nil || sent[0].LastStatus != 204 {
+		t.Fatalf("the sent message = %+v", sent)
+	}
+	// Failing since before the disable_after cutoff disables it.
+	f.finishWebhook(jobs[2], "w", store.WebhookFinish{State: heraldtype.WebhookPending, RunAt: at(time.Hour), Status: 500,
+		At: at(3 * time.Minute), DisableFailingSince: at(2 * time.Minute), FailingReason: "failing"})
+	if e := ep(); !e.Enabled {
+		t.Fatalf("disabled at its first failure: %+v", e.WebhookEndpoint)
+	}
+	_, disabled := f.finishWebhook(jobs[3], "w", store.WebhookFinish{State: heraldtype.WebhookPending, RunAt: at(time.Hour), Status: 500,
+		At: at(5 * time.Minute), DisableFailingSince: at(3 * time.Minute), FailingReason: "failing since then"})
+	if e := ep(); !disabled || e.Enabled || e.DisabledReason != "failing since then" {
+		t.Fatalf("failing for longer than allowed: disabled %v, %+v", disabled, e.WebhookEndpoint)
+	}
+	// Enabling it again starts afresh.
+	on := true
+	e, err := f.s.UpdateWebhookEndpoint(f.ctx, "wh", store.WebhookEndpointUpdate{Enabled: &on}, at(6*time.Minute))
+	if err != nil || !e.Enabled || e.DisabledReason != "" || e.FailingSince != nil {
+		t.Fatalf("re-enabled: %+v, %v", e.WebhookEndpoint, err)
+	}
+	// 410 Gone disables at once.
+	f.webhookEvents("k5", "e5")
+	j := f.claimWebhooks("w", at(7*time.Minute), 100)
+	if len(j) != 1 {
+		t.Fatalf("claimed %v, want e5", eventIDs(j))
+	}
+	if _, disabled := f.finishWebhook(j[0], "w", store.WebhookFinish{State: heraldtype.WebhookPending, RunAt: at(7 * time.Minute),
+		Status: 410, At: at(7 * time.Minute), Disable: "gone"}); !disabled {
+		t.Fatal("410 did not disable")
+	}
+	if e := ep(); e.Enabled || e.DisabledReason != "gone" {
+		t.Fatalf("after 410: %+v", e.WebhookEndpoint)
+	}
+}
+
+func testWebhookReplay(t *testing.T, f *fixture) {
+	f.webhookEndpoint("wh")
+	f.webhookEndpoint("other")
+	f.webhookEvents("k1", "e1")
+	f.webhookEvents("k2", "e2")
+	for _, j := range f.claimWebhooks("w", base(), 100) {
+		f.finishWebhook(j, "w", store.WebhookFinish{State: heraldtype.WebhookDead, Status: 500, Error: "gave up", At: at(time.Minute)})
+	}
+	dead := f.webhookMessages("wh", heraldtype.WebhookDead)
+	if len(dead) != 2 || dead[0].EventID != "e2" || dead[0].FinishedAt == nil || dead[0].LastError != "gave up" {
+		t.Fatalf("dead letters = %+v", dead)
+	}
+	// A page: newest first, then before the cursor.
+	page, err := f.s.ListWebhookMessages(f.ctx, store.WebhookMessageFilter{EndpointID: "wh", State: heraldtype.WebhookDead, Limit: 1})
+	if err != nil || len(page) != 1 || page[0].EventID != "e2" {
+		t.Fatalf("page 1 = %+v, %v", page, err)
+	}
+	page, err = f.s.ListWebhookMessages(f.ctx, store.WebhookMessageFilter{EndpointID: "wh", State: heraldtype.WebhookDead, Limit: 1, Before: page[0].Seq})
+	if err != nil || len(page) != 1 || page[0].EventID != "e1" {
+		t.Fatalf("page 2 = %+v, %v", page, err)
+	}
+	// Replay one by seq, then the rest: same event ids, attempt 0,
+	// first_at now (a new retry window).
+	n, err := f.s.ReplayWebhookMessages(f.ctx, "wh", []int64{page[0].Seq}, at(time.Hour))
+	if err != nil || n != 1 {
+		t.Fatalf("replay one = %d, %v", n, err)
+	}
+	n, err = f.s.ReplayWebhookMessages(f.ctx, "wh", nil, at(time.Hour))
+	if err != nil || n != 1 {
+		t.Fatalf("replay all = %d, %v", n, err)
+	}
+	_, err = f.s.ReplayWebhookMessages(f.ctx, "nope", nil, at(time.Hour))
+	wantCode(t, err, heraldtype.ENOTFOUND)
+	if n, _ := f.s.ReplayWebhookMessages(f.ctx, "wh", nil, at(time.Hour)); n != 0 {
+		t.Fatalf("replayed %d with no dead message", n)
+	}
+	jobs := f.claimWebhooks("w2", at(time.Hour), 100)
+	if ids := eventIDs(jobs); !slices.Equal(ids, []string{"e1", "e2"}) {
+		t.Fatalf("replayed and claimed: %v", ids)
+	}
+	for _, j := range jobs {
+		if j.EndpointID != "wh" || j.Attempt != 1 || j.FinishedAt != nil {
+			t.Fatalf("a replayed job = %+v", j)
+		}
+		wantTime(t, "FirstAt", j.FirstAt, at(time.Hour))
+		wantTime(t, "OccurredAt", j.OccurredAt, base())
+	}
+	if len(f.webhookMessages("other", heraldtype.WebhookDead)) != 2 {
+		t.Fatal("another endpoint's dead letters were replayed")
+	}
+}
+
+func testWebhookArguments(t *testing.T, f *fixture) {
+	_, err := f.s.ClaimWebhookMessages(f.ctx, store.WebhookClaim{Owner: "", Now: base(), LeaseUntil: at(time.Minute), Limit: 1})
+	wantCode(t, err, heraldtype.EINVALID)
+	_, err = f.s.ClaimWebhookMessages(f.ctx, store.WebhookClaim{Owner: "w", Now: base(), LeaseUntil: base(), Limit: 1})
+	wantCode(t, err, heraldtype.EINVALID)
+	_, err = f.s.ClaimWebhookMessages(f.ctx, store.WebhookClaim{Owner: "w", Now: base(), LeaseUntil: at(time.Minute), Limit: 0})
+	wantCode(t, err, heraldtype.EINVALID)
+	_, _, err = f.s.FinishWebhookMessage(f.ctx, store.WebhookFinish{Seq: 1, Owner: "w", State: heraldtype.WebhookLeased})
+	wantCode(t, err, heraldtype.EINVALID)
+	_, _, err = f.s.FinishWebhookMessage(f.ctx, store.WebhookFinish{Seq: 1, Owner: "w", State: heraldtype.WebhookPending})
+	wantCode(t, err, heraldtype.EINVALID)
+	_, err = f.s.ListWebhookMessages(f.ctx, store.WebhookMessageFilter{EndpointID: "x", State: "lost", Limit: 1})
+	wantCode(t, err, heraldtype.EINVALID)
+	_, err = f.s.AddWebhookEvents(f.ctx, []store.WebhookEvent{{EventID: "e", Type: "t"}})
+	wantCode(t, err, heraldtype.EINVALID)
+	// Finishing a message nobody leased applies nothing.
+	applied, disabled, err := f.s.FinishWebhookMessage(f.ctx, store.WebhookFinish{Seq: 12345, Owner: "w", Attempt: 1, State: heraldtype.WebhookSent, At: base()})
+	if err != nil || applied || disabled {
+		t.Fatalf("finishing an unknown message = %v, %v, %v", applied, disabled, err)
+	}
+}
