@@ -60,6 +60,16 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 	}
 }
 
+// deliveryFinished is the delivery.finished messages' INSERT (issue 35
+// item 4) over the deliveries an UPDATE … RETURNING in the CTE u just
+// moved, at the time expression at: written by the statement that makes
+// the move, so the messages commit with it or not at all. With no
+// endpoint its join probes the empty webhook_endpoints table and writes
+// nothing.
+func deliveryFinished(at string) string {
+	return rules.DeliveryFinishedSQL("json_build_object", "u x", at)
+}
+
 // retryable reports whether PostgreSQL aborted the transaction for a
 // deadlock or a serialization failure.
 func retryable(err error) bool {
@@ -161,12 +171,14 @@ func (s *Store) completeBatch(all []store.Outcome) (b *pgx.Batch, apply, inbox i
 		last_replay_result = CASE WHEN o.run_at IS NULL AND d.replay_count > 0 THEN o.state
 			ELSE d.last_replay_result END
 	FROM o WHERE d.id = o.id AND `+leasedBy+`
-	RETURNING o.*
+	RETURNING o.*, d.notification_id, d.user_id, d.type AS ntype, d.channel, d.replay_count, d.last_error_code AS last_code
 ), a AS (
 	INSERT INTO {s}.delivery_attempts (delivery_id, attempt, at, outcome, error_code, error, retry_after,
 		provider_message_id, latency)
 	SELECT u.id, u.attempt, u.at, u.outcome, u.code, u.error, u.retry_after, u.pmid, u.latency
 	FROM u WHERE NOT u.release OR u.policy ORDER BY u.ord
+), w AS (
+	`+deliveryFinished("x.at")+` ORDER BY x.ord, e.id
 )
 SELECT count(*) FROM u`), ids, owners, attempts, states, runAt, at, release, setError, codes, errs, pmids,
 		retryAfter, latency, reasons, policy)
@@ -221,7 +233,10 @@ func (s *Store) queueInbox(b *pgx.Batch, os []store.Outcome) {
 		finished_at = o.at, updated_at = o.at,
 		last_replay_result = CASE WHEN d.replay_count > 0 THEN 'sent' ELSE d.last_replay_result END
 	FROM o WHERE d.id = o.id AND `+leasedBy+`
-	RETURNING d.id, d.notification_id, d.attempt, d.provider_message_id, o.at, o.ord
+	RETURNING d.id, d.notification_id, d.attempt, d.provider_message_id, o.at, o.ord,
+		d.user_id, d.type AS ntype, d.channel, d.state, d.replay_count, d.last_error_code AS last_code
+), w AS (
+	`+deliveryFinished("x.at")+` ORDER BY x.ord, e.id
 ), i AS (
 	INSERT INTO {s}.inbox_items (id, `+rules.InboxItemColumns+`) OVERRIDING SYSTEM VALUE
 	SELECT CAST(u.provider_message_id AS bigint), `+rules.InboxItemSQL("u.at")+`

@@ -245,7 +245,10 @@ func (s *Store) ReapExpiredLeases(ctx context.Context, now time.Time) (store.Rea
 		lease_owner = '', lease_until = NULL, last_error_code = 'lease_expired', last_error = `+leaseExpired+`,
 		updated_at = $1
 	WHERE state = 'leased' AND lease_until < $1
-	RETURNING id, attempt, guarantee
+	RETURNING id, attempt, guarantee, notification_id, user_id, type AS ntype, channel, state, replay_count,
+		last_error_code AS last_code, $1::timestamptz AS at
+), w AS (
+	`+deliveryFinished("x.at")+` ORDER BY x.id, e.id
 ), a AS (
 	INSERT INTO {s}.delivery_attempts (delivery_id, attempt, at, outcome, error_code, error)
 	SELECT id, attempt, $1, CASE guarantee WHEN 'at_most_once' THEN 'unknown' ELSE 'lease_expired' END,

@@ -42,6 +42,7 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 	err := s.inTx(ctx, func(tx *writeTx) error {
 		applied = 0
 		var attempts []attemptRow
+		var finished []*store.Outcome
 		for i := range outcomes {
 			o := &outcomes[i]
 			r := o.Row()
@@ -54,7 +55,13 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 				if r.Timeline != "" {
 					attempts = append(attempts, attemptRow{o, r})
 				}
+				if r.State.Final() {
+					finished = append(finished, o)
+				}
 			}
+		}
+		if err := s.deliveriesFinished(ctx, tx, finished); err != nil {
+			return err
 		}
 		return insertBatches(attempts, func(as []attemptRow) error {
 			args := make([]any, 0, len(as)*9)
@@ -72,6 +79,33 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 		return 0, err
 	}
 	return applied, nil
+}
+
+// finishedDelivery is the delivery columns rules.DeliveryFinishedSQL
+// reads, of the delivery ?1.
+const finishedDelivery = `(SELECT id, notification_id, user_id, type AS ntype, channel, state, attempt,
+	last_error_code AS last_code, replay_count FROM deliveries WHERE id = ?1) x`
+
+// deliveriesFinished writes the delivery.finished messages (issue 35 item
+// 4) of the deliveries the applied outcomes os moved to a final state, in
+// the transaction of the moves, so they commit together or not at all.
+// One probe of the tiny webhook_endpoints table first: without an enabled
+// endpoint there is nothing to write, and the outcomes cost no more.
+func (s *Store) deliveriesFinished(ctx context.Context, tx *writeTx, os []*store.Outcome) error {
+	if len(os) == 0 {
+		return nil
+	}
+	var some bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled)`).Scan(&some); err != nil || !some {
+		return formatError(err, "webhook endpoints")
+	}
+	for _, o := range os {
+		if _, err := s.exec(ctx, tx, rules.Unqualified(rules.DeliveryFinishedSQL("json_object", finishedDelivery, "?2"))+` ORDER BY e.id`,
+			o.DeliveryID, micros(o.At)); err != nil {
+			return formatError(err, "webhook messages")
+		}
+	}
+	return nil
 }
 
 // attemptRow is an applied outcome whose attempt row is still to insert.

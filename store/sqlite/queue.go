@@ -8,6 +8,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // maxClaim bounds one claim batch, so one transaction never holds the
@@ -222,6 +223,14 @@ FROM `+leased+` WHERE `+expired+` ORDER BY id`, at, at)
 WHERE `+expired+` AND guarantee <> 'at_most_once'`, at, at, at)
 		if res.Requeued, err = affected(r, err, "deliveries"); err != nil {
 			return err
+		}
+		// The delivery.finished messages of the deliveries about to
+		// become unknown (issue 35 item 4), in the same transaction.
+		_, err = s.exec(ctx, tx, rules.Unqualified(rules.DeliveryFinishedSQL("json_object", `(SELECT id, notification_id,
+	user_id, type AS ntype, channel, 'unknown' AS state, attempt, 'lease_expired' AS last_code, replay_count
+	FROM `+leased+` WHERE `+expired+` AND guarantee = 'at_most_once') x`, "?1"))+` ORDER BY x.id, e.id`, at, at)
+		if err != nil {
+			return formatError(err, "webhook messages")
 		}
 		r, err = s.exec(ctx, tx, `UPDATE `+leased+` SET state = 'unknown', lease_owner = '', lease_until = NULL,
 	last_error_code = 'lease_expired', last_error = `+reason+`, finished_at = ?, updated_at = ?,

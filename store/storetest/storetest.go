@@ -81,6 +81,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Campaigns", func(t *testing.T) { testCampaigns(t, newStore) })
 	t.Run("Events", func(t *testing.T) { testEvents(t, newStore) })
 	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, newStore) })
+	t.Run("WebhookEvents", func(t *testing.T) { testWebhookDeliveryFinished(t, newStore) })
 }
 
 // base is the suite's "now": a fixed instant with microseconds, so a store
