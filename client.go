@@ -29,10 +29,12 @@ import (
 	"github.com/heraldhq/herald/internal/logging"
 	"github.com/heraldhq/herald/internal/maintenance"
 	"github.com/heraldhq/herald/internal/metrics"
+	"github.com/heraldhq/herald/internal/outbound"
 	"github.com/heraldhq/herald/internal/policy"
 	"github.com/heraldhq/herald/internal/realtime"
 	"github.com/heraldhq/herald/internal/reminder"
 	"github.com/heraldhq/herald/internal/tracing"
+	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -127,7 +129,11 @@ type Config struct {
 	Rules RuleConfig
 	// Callout governs the calls to endpoints named in rules and campaigns
 	// (audience webhooks, content fetches): allowed networks, secrets.
+	// Its Allow networks are also the ones outbound webhooks may reach.
 	Callout CalloutConfig
+	// Webhooks tunes outbound webhooks: the sends to the endpoints
+	// registered with CreateWebhook (issue 35 item 4).
+	Webhooks WebhookConfig
 	// AudienceSources are the deployment's own audiences by name (issue 20
 	// item 3): a rule's "audience":{"source":NAME} pages its users from
 	// the one registered under NAME. PutRule refuses a name not here.
@@ -352,13 +358,17 @@ type Client struct {
 	// runner).
 	audiences audience.Resolver
 	// caller makes the audience webhooks' and content fetches' calls.
-	caller  *callout.Caller
-	elector *leadership.Elector
-	pruners maintenance.Pruners
-	types   *policy.Catalog
-	unsub   *unsubscriber // nil without Config.Unsubscribe.Secret
-	hub     *realtime.Hub
-	metrics *metrics.Metrics
+	caller *callout.Caller
+	// webhookOut is the guarded client outbound webhooks go through;
+	// webhooks is this instance's dispatcher (nil without workers).
+	webhookOut *outbound.Client
+	webhooks   *webhook.Dispatcher
+	elector    *leadership.Elector
+	pruners    maintenance.Pruners
+	types      *policy.Catalog
+	unsub      *unsubscriber // nil without Config.Unsubscribe.Secret
+	hub        *realtime.Hub
+	metrics    *metrics.Metrics
 	// tracer is nil when tracing is off (internal/tracing.Tracer).
 	tracer trace.Tracer
 	log    *slog.Logger
@@ -544,6 +554,9 @@ func NewClient(cfg Config) (*Client, error) {
 		}
 		c.worker = w
 	}
+	if err := c.newWebhooks(cfg); err != nil {
+		return nil, err
+	}
 	if err := c.newElector(); err != nil {
 		return nil, err
 	}
@@ -566,6 +579,9 @@ func (c *Client) Start(ctx context.Context) error {
 		if err := c.worker.Start(context.WithoutCancel(ctx)); err != nil {
 			return err
 		}
+	}
+	if c.webhooks != nil {
+		c.webhooks.Start(context.WithoutCancel(ctx))
 	}
 	c.elector.Start()
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -603,6 +619,9 @@ func (c *Client) Stop(ctx context.Context) error {
 	var errs []error
 	if c.worker != nil {
 		errs = append(errs, c.worker.Stop(ctx))
+	}
+	if c.webhooks != nil {
+		errs = append(errs, c.webhooks.Stop(ctx))
 	}
 	errs = append(errs, c.elector.Stop(ctx))
 	return errors.Join(errs...)

@@ -17,12 +17,13 @@ const (
 	ComponentLeader   = "leader"   // the leader election and its maintenance services
 	ComponentKafka    = "kafka"    // the Kafka consumer (package kafkaapi)
 	ComponentHTTP     = "http"     // the HTTP API (package httpapi)
+	ComponentWebhooks = "webhooks" // the outbound webhook dispatcher
 )
 
 // LogComponents lists every component name, in the order of the constants.
 func LogComponents() []string {
 	return []string{ComponentDelivery, ComponentReminder, ComponentCampaign, ComponentRules,
-		ComponentLeader, ComponentKafka, ComponentHTTP}
+		ComponentLeader, ComponentKafka, ComponentHTTP, ComponentWebhooks}
 }
 
 // Logger returns the logger of a component: Config.Logger with the

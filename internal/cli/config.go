@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/httpapi"
 	"github.com/heraldhq/herald/internal/campaign"
+	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -151,6 +152,28 @@ type Config struct {
 	// Tracing: OpenTelemetry spans exported over OTLP/HTTP; off unless
 	// tracing.endpoint is set (tracing.go).
 	Tracing TracingConfig `koanf:"tracing"`
+	// Webhooks tunes outbound webhooks (herald.WebhookConfig; issue 35
+	// item 4).
+	Webhooks WebhooksConfig `koanf:"webhooks"`
+}
+
+// WebhooksConfig is `webhooks:` in the configuration, herald.WebhookConfig:
+// timeout (one send), retry_base and retry_max_delay (the backoff's first
+// and largest ceiling), retry_for (how long a message is retried before it
+// is dead), disable_after (an endpoint failing this long is disabled; 0:
+// never), rotation_overlap (a rotated secret keeps signing this long),
+// batch_size, poll_interval, and enabled (run the dispatcher on this
+// instance).
+type WebhooksConfig struct {
+	Timeout         time.Duration `koanf:"timeout"`
+	RetryBase       time.Duration `koanf:"retry_base"`
+	RetryMaxDelay   time.Duration `koanf:"retry_max_delay"`
+	RetryFor        time.Duration `koanf:"retry_for"`
+	DisableAfter    time.Duration `koanf:"disable_after"`
+	RotationOverlap time.Duration `koanf:"rotation_overlap"`
+	BatchSize       int           `koanf:"batch_size"`
+	PollInterval    time.Duration `koanf:"poll_interval"`
+	Enabled         bool          `koanf:"enabled"`
 }
 
 // ConsoleConfig is `console:` in the configuration: how long an operator
@@ -437,6 +460,10 @@ func defaultConfig() Config {
 		Console: ConsoleConfig{SessionIdle: auth.DefaultSessionIdle, SessionLifetime: auth.DefaultSessionLifetime, SecureCookie: "auto",
 			Refresh: console.DefaultRefresh},
 		Tracing: TracingConfig{SampleRatio: 1, ServiceName: "herald"},
+		Webhooks: WebhooksConfig{Timeout: webhook.DefaultTimeout, RetryBase: webhook.DefaultRetryBase,
+			RetryMaxDelay: webhook.DefaultRetryMaxDelay, RetryFor: webhook.DefaultRetryFor,
+			DisableAfter: webhook.DefaultDisableAfter, RotationOverlap: herald.DefaultRotationOverlap,
+			BatchSize: webhook.DefaultBatchSize, PollInterval: webhook.DefaultPollInterval, Enabled: true},
 	}
 }
 
@@ -524,6 +551,31 @@ func (r RulesConfig) inline() (int, error) {
 	return min(r.InlineRecipients, batch), nil
 }
 
+// check refuses the webhooks: settings that cannot work: every duration
+// but disable_after (0: never) must be positive, retry_max_delay at least
+// retry_base, and batch_size 1 to 1000.
+func (w WebhooksConfig) check() error {
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"timeout", w.Timeout}, {"retry_base", w.RetryBase}, {"retry_max_delay", w.RetryMaxDelay},
+		{"retry_for", w.RetryFor}, {"rotation_overlap", w.RotationOverlap}, {"poll_interval", w.PollInterval}} {
+		if d.v <= 0 {
+			return fmt.Errorf("config: webhooks.%s: %v must be a positive duration", d.key, d.v)
+		}
+	}
+	if w.DisableAfter < 0 {
+		return fmt.Errorf("config: webhooks.disable_after: %v must be 0 (never) or a positive duration", w.DisableAfter)
+	}
+	if w.RetryMaxDelay < w.RetryBase {
+		return fmt.Errorf("config: webhooks.retry_max_delay: %v is below webhooks.retry_base (%v)", w.RetryMaxDelay, w.RetryBase)
+	}
+	if w.BatchSize < 1 || w.BatchSize > store.MaxWebhookClaim {
+		return fmt.Errorf("config: webhooks.batch_size: %d must be from 1 to %d", w.BatchSize, store.MaxWebhookClaim)
+	}
+	return nil
+}
+
 // clientConfig turns the file/env config into the library's typed Config.
 func (c *Config) clientConfig() (herald.Config, error) {
 	if c.HTTP.StreamHeartbeat <= 0 {
@@ -543,6 +595,9 @@ func (c *Config) clientConfig() (herald.Config, error) {
 	}
 	inline, err := c.Rules.inline()
 	if err != nil {
+		return herald.Config{}, err
+	}
+	if err := c.Webhooks.check(); err != nil {
 		return herald.Config{}, err
 	}
 	hc := herald.Config{
@@ -577,6 +632,10 @@ func (c *Config) clientConfig() (herald.Config, error) {
 			MaxDevicesPerUser: c.MaxDevicesPerUser, MaxPreferenceTypes: c.MaxPreferenceTypes, HistoryScan: c.HistoryScan,
 			MaxReceipts: c.MaxReceipts},
 		Templates: herald.TemplateConfig(c.Templates),
+		Webhooks: herald.WebhookConfig{Timeout: c.Webhooks.Timeout, RetryBase: c.Webhooks.RetryBase,
+			RetryMaxDelay: c.Webhooks.RetryMaxDelay, RetryFor: c.Webhooks.RetryFor, DisableAfter: off(c.Webhooks.DisableAfter),
+			RotationOverlap: c.Webhooks.RotationOverlap, BatchSize: c.Webhooks.BatchSize,
+			PollInterval: c.Webhooks.PollInterval, Disabled: !c.Webhooks.Enabled},
 	}
 	if len(c.Types) > 0 {
 		hc.Types = make(map[string]herald.TypeConfig, len(c.Types))

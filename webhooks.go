@@ -1,0 +1,79 @@
+package herald
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/heraldhq/herald/internal/outbound"
+	"github.com/heraldhq/herald/internal/webhook"
+)
+
+// Outbound webhooks (issue 35 item 4; docs/ARCHITECTURE.md, "Outbound
+// webhooks"): the endpoints an operator registers, and the dispatcher
+// that sends them the events the stores write with each change.
+
+// WebhookConfig tunes outbound webhooks; zero values take the defaults
+// documented on each field.
+type WebhookConfig struct {
+	// Timeout bounds one send (webhooks.timeout). Default 15 s, as the
+	// Standard Webhooks specification recommends.
+	Timeout time.Duration
+	// RetryBase, doubling per retry up to RetryMaxDelay, bounds the
+	// random wait before a retry (full jitter). Defaults 5 s and 1 h.
+	RetryBase     time.Duration
+	RetryMaxDelay time.Duration
+	// RetryFor is how long a message is retried before it is dead, on
+	// its endpoint's dead letter list. Default 24 h.
+	RetryFor time.Duration
+	// DisableAfter disables an endpoint that failed continuously this
+	// long; its messages are held until it is enabled again. Default 120 h
+	// (five days); negative: never.
+	DisableAfter time.Duration
+	// RotationOverlap is how long a rotated secret keeps signing beside
+	// the new one, so receivers can switch. Default 24 h.
+	RotationOverlap time.Duration
+	// BatchSize is how many messages one claim takes and sends at once.
+	// Default 100.
+	BatchSize int
+	// PollInterval is how often an idle dispatcher looks for due
+	// messages. Default 1 s.
+	PollInterval time.Duration
+	// Disabled runs no dispatcher on this instance (the others send).
+	Disabled bool
+}
+
+// DefaultRotationOverlap is WebhookConfig.RotationOverlap's default.
+const DefaultRotationOverlap = 24 * time.Hour
+
+// newWebhooks builds the outbound client every webhook goes through (the
+// guard: public addresses and callout.allow's networks only, no redirect)
+// and, unless this instance runs no workers, the dispatcher.
+func (c *Client) newWebhooks(cfg Config) error {
+	if c.cfg.Webhooks.RotationOverlap == 0 {
+		c.cfg.Webhooks.RotationOverlap = DefaultRotationOverlap
+	}
+	if c.cfg.Webhooks.RotationOverlap < 0 {
+		return fmt.Errorf("herald: Webhooks.RotationOverlap %v must be positive", c.cfg.Webhooks.RotationOverlap)
+	}
+	c.webhookOut = outbound.New(outbound.Config{Allow: cfg.Callout.Allow, Logger: c.Logger(ComponentWebhooks)})
+	if cfg.DisableWorkers || cfg.Webhooks.Disabled {
+		return nil
+	}
+	w := cfg.Webhooks
+	d, err := webhook.New(webhook.Config{Store: cfg.Store, Client: c.webhookOut, Owner: cfg.Owner,
+		Timeout: w.Timeout, RetryBase: w.RetryBase, RetryMaxDelay: w.RetryMaxDelay, RetryFor: w.RetryFor,
+		DisableAfter: w.DisableAfter, BatchSize: w.BatchSize, PollInterval: w.PollInterval,
+		Now: cfg.Now, Logger: c.Logger(ComponentWebhooks)})
+	if err != nil {
+		return fmt.Errorf("herald: Webhooks: %w", err)
+	}
+	c.webhooks = d
+	return nil
+}
+
+// notifyWebhooks wakes this instance's dispatcher, if it runs one.
+func (c *Client) notifyWebhooks() {
+	if c.webhooks != nil {
+		c.webhooks.Notify()
+	}
+}
