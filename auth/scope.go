@@ -51,6 +51,11 @@ const (
 	// ScopeReceiptsWrite lets a server relay its apps' receipts for any
 	// user's messages (POST /v1/receipts; a user token reports its own).
 	ScopeReceiptsWrite Scope = "receipts:write"
+	// ScopeWebhooksWrite registers, changes and replays outbound webhook
+	// endpoints, and so decides where Herald sends its events: grant it
+	// as carefully as admin.
+	ScopeWebhooksRead  Scope = "webhooks:read"
+	ScopeWebhooksWrite Scope = "webhooks:write"
 	// ScopeConsole is the operator console's read-only scope (issue 34):
 	// it grants every `:read` scope (readScopes) and nothing that writes,
 	// replays or administers, so an operator who only looks signs in
@@ -67,7 +72,8 @@ func AllScopes() []Scope {
 		ScopeInboxRead, ScopeInboxWrite, ScopePreferencesRead, ScopePreferencesWrite,
 		ScopeSuppressionsRead, ScopeSuppressionsWrite, ScopeMetricsRead,
 		ScopeRemindersRead, ScopeRemindersWrite, ScopeEventsRead, ScopeEventsWrite, ScopeInterestsRead, ScopeInterestsWrite,
-		ScopeRulesRead, ScopeRulesWrite, ScopeCampaignsRead, ScopeCampaignsWrite, ScopeReceiptsWrite, ScopeConsole, ScopeAdmin,
+		ScopeRulesRead, ScopeRulesWrite, ScopeCampaignsRead, ScopeCampaignsWrite, ScopeReceiptsWrite,
+		ScopeWebhooksRead, ScopeWebhooksWrite, ScopeConsole, ScopeAdmin,
 	}
 }
 
@@ -78,7 +84,7 @@ func ReadScopes() []Scope {
 	return []Scope{
 		ScopeUsersRead, ScopeDevicesRead, ScopeNotificationsRead, ScopeDeliveriesRead, ScopeInboxRead,
 		ScopePreferencesRead, ScopeSuppressionsRead, ScopeMetricsRead, ScopeRemindersRead, ScopeEventsRead,
-		ScopeInterestsRead, ScopeRulesRead, ScopeCampaignsRead,
+		ScopeInterestsRead, ScopeRulesRead, ScopeCampaignsRead, ScopeWebhooksRead,
 	}
 }
 

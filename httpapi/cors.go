@@ -56,7 +56,7 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 		h.Add("Vary", "Access-Control-Request-Method")
 		h.Add("Vary", "Access-Control-Request-Headers")
-		h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE")
+		h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE")
 		h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
 		maxAge := s.corsCfg.MaxAge
 		if maxAge <= 0 {
