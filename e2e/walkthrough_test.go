@@ -200,7 +200,7 @@ type devServer struct {
 // devPorts are the documented addresses of serve --dev's listeners, by
 // the emulator name (or "api", "kafka", "schema_registry") in its log.
 var devPorts = map[string]string{"api": "8080", "fcm": "8081", "webpush": "8082", "twilio": "8083", "smtp_http": "8084",
-	"schema_registry": "8085", "recommend": "8086", "apns": "8443", "smtp": "2525", "kafka": "9092"}
+	"schema_registry": "8085", "recommend": "8086", "webhook": "8087", "apns": "8443", "smtp": "2525", "kafka": "9092"}
 
 func startDevServer(t *testing.T) *devServer {
 	t.Helper()
@@ -211,7 +211,7 @@ func startDevServer(t *testing.T) *devServer {
 	cmd.Env = append(os.Environ(), "HERALD_DEV__APNS_ADDR=127.0.0.1:0", "HERALD_DEV__WEBPUSH_ADDR=127.0.0.1:0",
 		"HERALD_DEV__TWILIO_ADDR=127.0.0.1:0", "HERALD_DEV__SMTP_ADDR=127.0.0.1:0", "HERALD_DEV__SMTP_HTTP_ADDR=127.0.0.1:0",
 		"HERALD_DEV__RECOMMEND_ADDR=127.0.0.1:0", "HERALD_DEV__KAFKA_ADDR=127.0.0.1:0",
-		"HERALD_DEV__SCHEMA_REGISTRY_ADDR=127.0.0.1:0")
+		"HERALD_DEV__SCHEMA_REGISTRY_ADDR=127.0.0.1:0", "HERALD_DEV__WEBHOOK_ADDR=127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

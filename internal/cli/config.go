@@ -417,7 +417,7 @@ func defaultConfig() Config {
 		Log:                      LogConfig{Level: "info", Format: "json"},
 		Dev: DevConfig{FCMAddr: "127.0.0.1:8081", APNsAddr: "127.0.0.1:8443", WebPushAddr: "127.0.0.1:8082",
 			TwilioAddr: "127.0.0.1:8083", SMTPAddr: "127.0.0.1:2525", SMTPHTTP: "127.0.0.1:8084", RecommendAddr: "127.0.0.1:8086",
-			KafkaAddr: "127.0.0.1:9092", SchemaRegistryAddr: "127.0.0.1:8085"},
+			KafkaAddr: "127.0.0.1:9092", SchemaRegistryAddr: "127.0.0.1:8085", WebhookAddr: "127.0.0.1:8087"},
 		SMTP: SMTPConfig{Port: 587, TLS: "starttls"},
 		Auth: AuthConfig{MetricsAuth: true, KeyCacheTTL: auth.DefaultKeyCacheTTL,
 			NegativeCacheTTL: auth.DefaultNegativeCacheTTL, NegativeCacheSize: auth.DefaultNegativeCacheSize},

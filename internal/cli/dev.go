@@ -38,6 +38,9 @@ type DevConfig struct {
 	// SchemaRegistryAddr is the in-process schema registry's, when
 	// kafka.schema_registry_url is not set.
 	SchemaRegistryAddr string `koanf:"schema_registry_addr"`
+	// WebhookAddr is the webhook receiver emulator's, which the endpoint
+	// wh_dev sends every event to (issue 35 item 6).
+	WebhookAddr string `koanf:"webhook_addr"`
 }
 
 // devTopic is the bundle id the dev-mode APNs emulator accepts.

@@ -105,11 +105,12 @@ func TestDevModePortTaken(t *testing.T) {
 		{env: "HERALD_DEV__RECOMMEND_ADDR", want: "dev.recommend_addr"},
 		{env: "HERALD_DEV__KAFKA_ADDR", want: "the dev.kafka_addr setting (HERALD_DEV__KAFKA_ADDR)"},
 		{env: "HERALD_DEV__SCHEMA_REGISTRY_ADDR", want: "dev.schema_registry_addr"},
+		{env: "HERALD_DEV__WEBHOOK_ADDR", want: "dev.webhook_addr"},
 	} {
 		env := []string{"HERALD_LISTEN=127.0.0.1:0", "HERALD_DEV__FCM_ADDR=127.0.0.1:0", "HERALD_DEV__APNS_ADDR=127.0.0.1:0",
 			"HERALD_DEV__WEBPUSH_ADDR=127.0.0.1:0", "HERALD_DEV__TWILIO_ADDR=127.0.0.1:0", "HERALD_DEV__SMTP_ADDR=127.0.0.1:0",
 			"HERALD_DEV__SMTP_HTTP_ADDR=127.0.0.1:0", "HERALD_DEV__RECOMMEND_ADDR=127.0.0.1:0", "HERALD_DEV__KAFKA_ADDR=127.0.0.1:0",
-			"HERALD_DEV__SCHEMA_REGISTRY_ADDR=127.0.0.1:0", tt.env + "=" + addr}
+			"HERALD_DEV__SCHEMA_REGISTRY_ADDR=127.0.0.1:0", "HERALD_DEV__WEBHOOK_ADDR=127.0.0.1:0", tt.env + "=" + addr}
 		args := []string{"serve", "--dev", "--database", filepath.Join(t.TempDir(), "herald.db")}
 		errb := &syncBuffer{}
 		code := Run(context.Background(), args, io.Discard, errb, env)

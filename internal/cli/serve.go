@@ -195,6 +195,13 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 	if err != nil {
 		return err
 	}
+	if dev {
+		wh, err := cfg.startDevWebhook(ctx, st, log)
+		if err != nil {
+			return err
+		}
+		defer wh.Close()
+	}
 	var intake atomic.Pointer[kafkaapi.Consumer]
 	// The console's overview shows the intake's lag when this process
 	// runs one (brokers configured, or --dev's broker); it starts below.

@@ -109,7 +109,7 @@ func startDevEnv(t *testing.T, moreEnv []string, extra ...string) *devServer {
 	env := []string{"HERALD_DEV__APNS_ADDR=127.0.0.1:0", "HERALD_DEV__WEBPUSH_ADDR=127.0.0.1:0",
 		"HERALD_DEV__TWILIO_ADDR=127.0.0.1:0", "HERALD_DEV__SMTP_ADDR=127.0.0.1:0", "HERALD_DEV__SMTP_HTTP_ADDR=127.0.0.1:0",
 		"HERALD_DEV__KAFKA_ADDR=127.0.0.1:0", "HERALD_DEV__SCHEMA_REGISTRY_ADDR=127.0.0.1:0",
-		"HERALD_DEV__RECOMMEND_ADDR=127.0.0.1:0"}
+		"HERALD_DEV__RECOMMEND_ADDR=127.0.0.1:0", "HERALD_DEV__WEBHOOK_ADDR=127.0.0.1:0"}
 	env = append(env, moreEnv...)
 	go func() { done <- Run(ctx, args, io.Discard, logs, env) }()
 	s := &devServer{logs: logs}
@@ -213,6 +213,25 @@ func TestServeDevQuickStart(t *testing.T) {
 		t.Fatalf("emulator messages = %v, want one to tok-1", msgs)
 	}
 	waitFor(t, "the dev log line", func() bool { return s.logs.logValue("fcm emulator: message accepted", "token") == "tok-1" })
+
+	// The webhook receiver emulator gets the delivery's delivery.finished
+	// through the endpoint serve --dev registers, signature verified
+	// (issue 35 item 6).
+	hooks := s.logs.emulatorURL("webhook", "url")
+	var hooked []map[string]any
+	waitFor(t, "the delivery.finished webhook", func() bool {
+		resp, err := http.Get(hooks + "/emulator/messages?path=/hooks/dev")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		hooked = nil
+		_ = json.NewDecoder(resp.Body).Decode(&hooked)
+		return len(hooked) > 0
+	})
+	if hooked[0]["type"] != "delivery.finished" || hooked[0]["verified"] != true || hooked[0]["status"] != float64(204) {
+		t.Fatalf("webhook messages = %v", hooked)
+	}
 
 	resp, err = http.Get(s.api + "/metrics")
 	if err != nil {
@@ -327,7 +346,7 @@ func TestDevModeNamesEveryEmulator(t *testing.T) {
 	s := startDev(t)
 	// The emulators announce themselves before the API listens.
 	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	for _, name := range []string{"fcm", "apns", "webpush", "twilio", "smtp", "recommend"} {
+	for _, name := range []string{"fcm", "apns", "webpush", "twilio", "smtp", "recommend", "webhook"} {
 		if s.logs.emulatorURL(name, "url") == "" {
 			t.Errorf("no start-up line names the %s emulator:\n%s", name, s.logs.String())
 			continue
