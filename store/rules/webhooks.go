@@ -51,7 +51,9 @@ var finalStates = func() string {
 // or json_object (SQLite). The event id is the delivery's id and its
 // replay count: a delivery finishes once per replay, so a retry of the
 // statement that finished it cannot write a second event, and every
-// endpoint gets the same id. The ordering key is the notification.
+// endpoint gets the same id. The ordering key is the notification. The
+// uncorrelated EXISTS is planned as a one-time filter: without an enabled
+// endpoint the statement reads that tiny table once and joins nothing.
 func DeliveryFinishedSQL(jsonObject, from, at string) string {
 	return `INSERT INTO ` + Schema + `webhook_messages (` + WebhookMessageColumns + `)
 SELECT e.id, 'evt_d' || x.id || 'r' || x.replay_count, '` + heraldtype.WebhookDeliveryFinished + `', x.notification_id,
@@ -60,5 +62,5 @@ SELECT e.id, 'evt_d' || x.id || 'r' || x.replay_count, '` + heraldtype.WebhookDe
 		'error_code', x.last_code) AS text),
 	'pending', ` + at + `, ` + at + `, ` + at + `
 FROM ` + from + ` JOIN ` + Schema + `webhook_endpoints e ON ` + WebhookSubscribed("e", "'"+heraldtype.WebhookDeliveryFinished+"'") + `
-WHERE x.state IN (` + finalStates + `)`
+WHERE EXISTS (SELECT 1 FROM ` + Schema + `webhook_endpoints WHERE enabled) AND x.state IN (` + finalStates + `)`
 }
