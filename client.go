@@ -678,6 +678,9 @@ type MaintenanceResult struct {
 	// Rollup counts the delivery rollup's minutes older than
 	// WorkerConfig.RollupRetention deleted.
 	Rollup int
+	// Webhooks counts outbound webhook messages sent or dead longer than
+	// Retention ago deleted.
+	Webhooks int
 }
 
 // RunMaintenance prunes, once and now: devices not seen within

@@ -149,6 +149,10 @@ type WebhookEndpoints interface {
 	// ids: pending, attempt 0, run_at and first_at = now. It returns how
 	// many it moved; ENOTFOUND if the endpoint does not exist.
 	ReplayWebhookMessages(ctx context.Context, endpointID string, seqs []int64, now time.Time) (int, error)
+	// PruneWebhookMessages deletes the sent and dead messages that
+	// finished before cutoff (the elected leader's retention) and returns
+	// how many it deleted; pending and leased ones are never deleted.
+	PruneWebhookMessages(ctx context.Context, cutoff time.Time) (int, error)
 }
 
 // MaxWebhookClaim bounds ClaimWebhookMessages' limit, and

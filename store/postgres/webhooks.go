@@ -284,3 +284,10 @@ WHERE endpoint_id = $1 AND state = 'dead' AND (cardinality($2::bigint[]) = 0 OR 
 	})
 	return n, formatError(err, "webhook messages")
 }
+
+// PruneWebhookMessages implements store.WebhookEndpoints through the
+// partial index of finished messages.
+func (s *Store) PruneWebhookMessages(ctx context.Context, cutoff time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, s.q(`DELETE FROM {s}.webhook_messages WHERE state IN ('sent', 'dead') AND finished_at < $1`), cutoff)
+	return int(tag.RowsAffected()), formatError(err, "webhook messages")
+}

@@ -339,3 +339,15 @@ func (s *Store) ReplayWebhookMessages(ctx context.Context, endpointID string, se
 	})
 	return n, err
 }
+
+// PruneWebhookMessages implements store.WebhookEndpoints through the
+// partial index of finished messages.
+func (s *Store) PruneWebhookMessages(ctx context.Context, cutoff time.Time) (int, error) {
+	n := 0
+	err := s.inTx(ctx, func(tx *writeTx) error {
+		res, err := s.exec(ctx, tx, `DELETE FROM webhook_messages WHERE state IN ('sent', 'dead') AND finished_at < ?`, micros(cutoff))
+		n, err = affected(res, err, "webhook messages")
+		return err
+	})
+	return n, err
+}

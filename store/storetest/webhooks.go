@@ -24,6 +24,7 @@ func testWebhooks(t *testing.T, newStore NewStore) {
 	t.Run("Finish", func(t *testing.T) { t.Parallel(); testWebhookFinish(t, newFixture(t, newStore)) })
 	t.Run("DeadAndReplay", func(t *testing.T) { t.Parallel(); testWebhookReplay(t, newFixture(t, newStore)) })
 	t.Run("BadArguments", func(t *testing.T) { t.Parallel(); testWebhookArguments(t, newFixture(t, newStore)) })
+	t.Run("Prune", func(t *testing.T) { t.Parallel(); testWebhookPrune(t, newFixture(t, newStore)) })
 }
 
 const (
@@ -494,5 +495,34 @@ func testWebhookArguments(t *testing.T, f *fixture) {
 	applied, disabled, err := f.s.FinishWebhookMessage(f.ctx, store.WebhookFinish{Seq: 12345, Owner: "w", Attempt: 1, State: heraldtype.WebhookSent, At: base()})
 	if err != nil || applied || disabled {
 		t.Fatalf("finishing an unknown message = %v, %v, %v", applied, disabled, err)
+	}
+}
+
+// testWebhookPrune: retention deletes the messages sent or dead before
+// the cutoff, and never a pending or leased one, however old.
+func testWebhookPrune(t *testing.T, f *fixture) {
+	f.webhookEndpoint("wh")
+	f.webhookEvents("k1", "sent-old")
+	f.webhookEvents("k2", "dead-old")
+	f.webhookEvents("k3", "sent-new")
+	f.webhookEvents("k4", "leased")
+	f.webhookEvents("k5", "pending")
+	jobs := f.claimWebhooks("w", base(), 4)
+	if ids := eventIDs(jobs); !slices.Equal(ids, []string{"sent-old", "dead-old", "sent-new", "leased"}) {
+		t.Fatalf("claimed %v", ids)
+	}
+	f.finishWebhook(jobs[0], "w", store.WebhookFinish{State: heraldtype.WebhookSent, At: at(time.Minute)})
+	f.finishWebhook(jobs[1], "w", store.WebhookFinish{State: heraldtype.WebhookDead, At: at(time.Minute)})
+	f.finishWebhook(jobs[2], "w", store.WebhookFinish{State: heraldtype.WebhookSent, At: at(time.Hour)})
+	n, err := f.s.PruneWebhookMessages(f.ctx, at(30*time.Minute))
+	if err != nil || n != 2 {
+		t.Fatalf("PruneWebhookMessages = %d, %v; want 2", n, err)
+	}
+	var left []string
+	for _, m := range f.webhookMessages("wh", "") {
+		left = append(left, m.EventID)
+	}
+	if want := []string{"pending", "leased", "sent-new"}; !slices.Equal(left, want) {
+		t.Fatalf("left %v, want %v", left, want)
 	}
 }

@@ -41,3 +41,5 @@ CREATE TABLE webhook_messages (
 CREATE INDEX webhook_messages_due ON webhook_messages (run_at, seq) WHERE state IN ('pending', 'leased');
 CREATE INDEX webhook_messages_order ON webhook_messages (endpoint_id, ordering_key, seq) WHERE state IN ('pending', 'leased');
 CREATE INDEX webhook_messages_endpoint ON webhook_messages (endpoint_id, state, seq);
+-- The finished messages by when they finished, for retention's pruning.
+CREATE INDEX webhook_messages_finished ON webhook_messages (finished_at) WHERE state IN ('sent', 'dead');
