@@ -2,7 +2,10 @@ package herald
 
 import (
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
 
 	"github.com/heraldhq/herald/internal/outbound"
 	"github.com/heraldhq/herald/internal/webhook"
@@ -63,7 +66,7 @@ func (c *Client) newWebhooks(cfg Config) error {
 	d, err := webhook.New(webhook.Config{Store: cfg.Store, Client: c.webhookOut, Owner: cfg.Owner,
 		Timeout: w.Timeout, RetryBase: w.RetryBase, RetryMaxDelay: w.RetryMaxDelay, RetryFor: w.RetryFor,
 		DisableAfter: w.DisableAfter, BatchSize: w.BatchSize, PollInterval: w.PollInterval,
-		Now: cfg.Now, Logger: c.Logger(ComponentWebhooks)})
+		Now: cfg.Now, Logger: c.Logger(ComponentWebhooks), Observe: c.observeWebhook})
 	if err != nil {
 		return fmt.Errorf("herald: Webhooks: %w", err)
 	}
@@ -76,4 +79,15 @@ func (c *Client) notifyWebhooks() {
 	if c.webhooks != nil {
 		c.webhooks.Notify()
 	}
+}
+
+// observeWebhook counts an attempt in the metrics. The type label is one
+// of the types Herald emits, else "other", and the outcome one of
+// webhook.Outcomes: both bounded.
+func (c *Client) observeWebhook(eventType, outcome string, took time.Duration) {
+	if !slices.Contains(heraldtype.WebhookEventTypes, eventType) {
+		eventType = "other"
+	}
+	c.metrics.WebhookMessages.WithLabelValues(eventType, outcome).Inc()
+	c.metrics.WebhookSend.WithLabelValues(outcome).Observe(took.Seconds())
 }

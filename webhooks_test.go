@@ -76,6 +76,9 @@ func TestWebhookDeliveryFinishedEndToEnd(t *testing.T) {
 	if !strings.HasPrefix(got[0].ID, "evt_d") {
 		t.Fatalf("event id %q", got[0].ID)
 	}
+	if v := counterValue(t, p.client.metrics.WebhookMessages.WithLabelValues(heraldtype.WebhookDeliveryFinished, "sent")); v != 1 {
+		t.Fatalf("herald_webhook_messages_total{type=delivery.finished,outcome=sent} = %v, want 1", v)
+	}
 
 	// Rotated: a receiver holding only the new secret accepts the next one.
 	rotated, err := p.client.RotateWebhookSecret(p.ctx, ep.ID)

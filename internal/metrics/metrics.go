@@ -105,6 +105,11 @@ type Metrics struct {
 	// may send) and result (recorded, duplicate, not_found — a message
 	// Herald does not have, or another user's).
 	Receipts *prometheus.CounterVec // labels: event, result
+	// WebhookMessages counts outbound webhook attempts (issue 35 item 4)
+	// by event type and outcome (sent, retried, dead, held); WebhookSend
+	// times them, by outcome.
+	WebhookMessages *prometheus.CounterVec   // labels: type, outcome
+	WebhookSend     *prometheus.HistogramVec // labels: outcome
 
 	types, providers, codes, rules labelSet
 }
@@ -198,6 +203,13 @@ func New(reg prometheus.Registerer) *Metrics {
 	m.Receipts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_receipts_total", Help: "Receipts apps reported, by event (delivered, opened, dismissed, clicked) and result (recorded, duplicate, not_found).",
 	}, []string{"event", "result"})
+	m.WebhookMessages = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_webhook_messages_total", Help: "Outbound webhook attempts, by event type and outcome (sent, retried, dead, held).",
+	}, []string{"type", "outcome"})
+	m.WebhookSend = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "herald_webhook_send_duration_seconds", Help: "Time of one outbound webhook attempt, by outcome.",
+		Buckets: prometheus.ExponentialBuckets(0.005, 2, 13),
+	}, []string{"outcome"})
 	// Herald's own outcome and reason values: always declared.
 	m.codes.add("none", "allowed", "deferred", "opted_out", "rate_limited", "policy_error")
 	batch := m.newBatchDurations()
@@ -207,7 +219,7 @@ func New(reg prometheus.Registerer) *Metrics {
 			m.Requeued, m.InvalidatedTokens, m.Throttled, m.QueueDepth, m.SendLatency, m.EndToEndLatency,
 			m.PolicyDecisions, m.Reminders, m.RemindersStopped, m.ReminderLag,
 			m.Events, m.RuleDecisions, m.TemplateOverBudget, m.RuleRecipients, m.RuleAudience, m.RuleRuns, m.Receipts,
-			m.Campaigns, m.CampaignRecipients, m.CampaignFetchErrors)
+			m.WebhookMessages, m.WebhookSend, m.Campaigns, m.CampaignRecipients, m.CampaignFetchErrors)
 	}
 	return m
 }

@@ -85,7 +85,21 @@ type Config struct {
 	Logger       *slog.Logger
 	// Jitter returns a random fraction in [0, 1); rand.Float64 if nil.
 	Jitter func() float64
+	// Observe, if set, is told of each attempt's outcome (one of the
+	// Outcome… constants) and how long the send took, for metrics.
+	Observe func(eventType, outcome string, took time.Duration)
 }
+
+// The outcomes Observe is told of.
+const (
+	OutcomeSent    = "sent"    // answered 2xx
+	OutcomeRetried = "retried" // failed, due again later
+	OutcomeDead    = "dead"    // failed for retry_for: on the dead letter list
+	OutcomeHeld    = "held"    // answered 410 Gone: held, the endpoint disabled
+)
+
+// Outcomes lists every outcome Observe is told of.
+var Outcomes = []string{OutcomeSent, OutcomeRetried, OutcomeDead, OutcomeHeld}
 
 // Dispatcher sends the webhook messages the stores wrote, on every
 // instance: it claims due messages, signs and sends each through the
@@ -222,7 +236,9 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	var wg sync.WaitGroup
 	for _, j := range jobs {
 		wg.Go(func() {
+			start := time.Now()
 			f := d.send(ctx, j)
+			d.observe(j.Type, f, time.Since(start))
 			if _, disabled, err := d.cfg.Store.FinishWebhookMessage(ctx, f); err != nil {
 				d.cfg.Logger.Error("webhook: recording an outcome failed", "endpoint", j.EndpointID, "event", j.EventID, "err", err)
 			} else if disabled {
@@ -232,6 +248,23 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	}
 	wg.Wait()
 	return len(jobs), nil
+}
+
+// observe tells Config.Observe what became of an attempt.
+func (d *Dispatcher) observe(eventType string, f store.WebhookFinish, took time.Duration) {
+	if d.cfg.Observe == nil {
+		return
+	}
+	outcome := OutcomeRetried
+	switch {
+	case f.State == heraldtype.WebhookSent:
+		outcome = OutcomeSent
+	case f.State == heraldtype.WebhookDead:
+		outcome = OutcomeDead
+	case f.Disable != "":
+		outcome = OutcomeHeld
+	}
+	d.cfg.Observe(eventType, outcome, took)
 }
 
 // lease is how long a claim holds its messages: a send's timeout and the

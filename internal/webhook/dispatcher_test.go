@@ -172,7 +172,18 @@ func TestDispatcherSendsSignedMessages(t *testing.T) {
 // A failure is retried after the backoff, with the same id and body;
 // the receiver sees one accepted message.
 func TestDispatcherRetriesWithBackoff(t *testing.T) {
-	h := newHarness(t, func(c *webhook.Config) { c.RetryBase = 10 * time.Second })
+	var (
+		mu       sync.Mutex
+		outcomes []string
+	)
+	h := newHarness(t, func(c *webhook.Config) {
+		c.RetryBase = 10 * time.Second
+		c.Observe = func(eventType, outcome string, _ time.Duration) {
+			mu.Lock()
+			outcomes = append(outcomes, eventType+":"+outcome)
+			mu.Unlock()
+		}
+	})
 	h.endpoint("crm")
 	if err := h.recv.FailPath("/hooks/crm", emulator.PathFault{Status: 503, Times: 2}); err != nil {
 		t.Fatal(err)
@@ -203,6 +214,12 @@ func TestDispatcherRetriesWithBackoff(t *testing.T) {
 	}
 	if ids := h.received(); len(ids) != 1 || ids[0] != "evt_1" {
 		t.Fatalf("accepted %v", ids)
+	}
+	mu.Lock()
+	got := strings.Join(outcomes, " ")
+	mu.Unlock()
+	if want := "delivery.finished:retried delivery.finished:retried delivery.finished:sent"; got != want {
+		t.Fatalf("observed %q, want %q", got, want)
 	}
 	if e := h.endpointRow("crm"); e.FailingSince != nil {
 		t.Fatalf("failing_since after a success = %v", e.FailingSince)
