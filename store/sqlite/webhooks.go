@@ -188,6 +188,14 @@ func (s *Store) ClaimWebhookMessages(ctx context.Context, p store.WebhookClaim) 
 	if err := store.CheckWebhookClaim(p); err != nil {
 		return nil, err
 	}
+	// Every instance's dispatcher claims every poll interval: a read on
+	// the read pool first, so an idle one never takes the single write
+	// connection for nothing.
+	var due bool
+	if err := s.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_messages
+WHERE state IN ('pending', 'leased') AND run_at <= ?)`, micros(p.Now)).Scan(&due); err != nil || !due {
+		return nil, formatError(err, "webhook messages")
+	}
 	var jobs []store.WebhookJob
 	err := s.inTx(ctx, func(tx *writeTx) error {
 		jobs = nil
