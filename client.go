@@ -137,6 +137,10 @@ type Config struct {
 	// InterestRetention is how long an interest is kept after it was last
 	// shown (issue 20 item 3). Default 90 days; negative: forever.
 	InterestRetention time.Duration
+	// EngagementRetention is how long the engagement counters' hours are
+	// kept (Engagement). Default 400 days, to compare a month with the
+	// same one a year before; negative: forever.
+	EngagementRetention time.Duration
 	// IdempotencyRetention is how long an Idempotency-Key is remembered.
 	// Default 24 h; negative remembers it forever.
 	IdempotencyRetention time.Duration
@@ -236,6 +240,11 @@ type Limits struct {
 	// /v1/receipts). Default 100: what an app that was offline for a while
 	// queues, in one transaction that stays short.
 	MaxReceipts int
+	// MaxEngagementRows bounds the rows of one engagement report (groups,
+	// or groups × hours or days): a report that would hold more is refused
+	// with invalid_argument, asking for a shorter range, fewer groups or a
+	// coarser interval. Default 5000.
+	MaxEngagementRows int
 }
 
 // Default limits (Limits documents each).
@@ -246,6 +255,7 @@ const (
 	DefaultMaxPreferenceTypes = 200
 	DefaultHistoryScan        = store.DefaultHistoryScan
 	DefaultMaxReceipts        = 100
+	DefaultMaxEngagementRows  = 5000
 )
 
 // withDefaults fills the zero limits and refuses negative ones.
@@ -261,6 +271,7 @@ func (l Limits) withDefaults() (Limits, error) {
 		{"MaxPreferenceTypes", &l.MaxPreferenceTypes, DefaultMaxPreferenceTypes},
 		{"HistoryScan", &l.HistoryScan, DefaultHistoryScan},
 		{"MaxReceipts", &l.MaxReceipts, DefaultMaxReceipts},
+		{"MaxEngagementRows", &l.MaxEngagementRows, DefaultMaxEngagementRows},
 	} {
 		if *f.v == 0 {
 			*f.v = f.def
@@ -328,9 +339,10 @@ type ReminderConfig struct {
 
 // Defaults of the retentions.
 const (
-	DefaultInterestRetention = 90 * 24 * time.Hour
-	DefaultReminderRetention = 30 * 24 * time.Hour
-	DefaultEventRetention    = 7 * 24 * time.Hour
+	DefaultInterestRetention   = 90 * 24 * time.Hour
+	DefaultEngagementRetention = 400 * 24 * time.Hour
+	DefaultReminderRetention   = 30 * 24 * time.Hour
+	DefaultEventRetention      = 7 * 24 * time.Hour
 )
 
 // Client is Herald's entry point for an embedding program.
@@ -396,6 +408,9 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	if cfg.InterestRetention == 0 {
 		cfg.InterestRetention = DefaultInterestRetention
+	}
+	if cfg.EngagementRetention == 0 {
+		cfg.EngagementRetention = DefaultEngagementRetention
 	}
 	if cfg.Reminders.Retention == 0 {
 		cfg.Reminders.Retention = DefaultReminderRetention
@@ -659,6 +674,9 @@ type MaintenanceResult struct {
 	// Rollup counts the delivery rollup's minutes older than
 	// WorkerConfig.RollupRetention deleted.
 	Rollup int
+	// Engagement counts the engagement counters' rows older than
+	// EngagementRetention deleted.
+	Engagement int
 }
 
 // RunMaintenance prunes, once and now: devices not seen within

@@ -41,6 +41,7 @@ func (c *Client) newElector() error {
 		CampaignRuns:  maintenance.NewCampaignRunPruner(cfg.Store, pruneEvery, cfg.Retention),
 		Events:        maintenance.NewEventPruner(cfg.Store, pruneEvery, cfg.Rules.EventRetention),
 		Rollup:        maintenance.NewRollupPruner(cfg.Store, pruneEvery, cfg.Worker.RollupRetention),
+		Engagement:    maintenance.NewEngagementPruner(cfg.Store, pruneEvery, cfg.EngagementRetention),
 	}
 	services := []leadership.Service{
 		maintenance.NewLeaseReaper(cfg.Store, reapEvery, ttl, c.metrics),
@@ -53,6 +54,7 @@ func (c *Client) newElector() error {
 		c.pruners.CampaignRuns,
 		c.pruners.Events,
 		c.pruners.Rollup,
+		c.pruners.Engagement,
 	}
 	var daemons []leadership.Daemon
 	if !cfg.Reminders.Disabled {

@@ -33,6 +33,7 @@ var operations = map[string]string{
 	"GET /v1/users/{id}/notifications":            "UserNotifications",
 	"GET /v1/users/{id}/explain":                  "Explain",
 	"GET /v1/notifications":                       "ListNotifications",
+	"GET /v1/engagement":                          "Engagement",
 	"GET /v1/types":                               "ListTypes",
 	"GET /v1/types/{type}":                        "GetType",
 	"PUT /v1/types/{type}":                        "PutType",

@@ -28,6 +28,7 @@
 //	GET    /v1/users/{id}/notifications           a user's notification history (S3.9)
 //	GET    /v1/users/{id}/explain                 why the user did or did not get a notification
 //	GET    /v1/notifications                      the history: ?type=&status=&from=&to= (S3.9)
+//	GET    /v1/engagement                         sent, delivered, opened, clicked and rates by group
 //	GET    /v1/types[/{type}]                     declared notification types
 //	PUT    /v1/types/{type}                       declare a notification type (admin)
 //	POST   /v1/notifications                      trigger notifications (Idempotency-Key)
@@ -297,6 +298,7 @@ func (s *Server) routes(metrics, console http.Handler) {
 	s.handle("GET /v1/users/{id}/notifications", userOrScope(auth.ScopeNotificationsRead), s.listUserHistory)
 	s.handle("GET /v1/users/{id}/explain", needScope(auth.ScopeNotificationsRead), s.explain)
 	s.handle("GET /v1/notifications", needScope(auth.ScopeNotificationsRead), s.listHistory)
+	s.handle("GET /v1/engagement", needScope(auth.ScopeNotificationsRead), s.engagement)
 	s.handle("GET /v1/types", needScope(auth.ScopeNotificationsRead), s.listTypes)
 	s.handle("GET /v1/types/{type}", needScope(auth.ScopeNotificationsRead), s.getType)
 	s.handle("PUT /v1/types/{type}", needScope(auth.ScopeAdmin), s.putType)

@@ -87,6 +87,12 @@ type Config struct {
 	// MaxReceipts bounds the receipts of one POST /v1/receipts
 	// (herald.Limits.MaxReceipts; issue 35 item 1).
 	MaxReceipts int `koanf:"max_receipts"`
+	// MaxEngagementRows bounds the rows of one engagement report
+	// (herald.Limits.MaxEngagementRows; issue 35 item 3).
+	MaxEngagementRows int `koanf:"max_engagement_rows"`
+	// EngagementRetention: the engagement counters' hours are kept this
+	// long (400 days; 0: forever; issue 35 item 3).
+	EngagementRetention time.Duration `koanf:"engagement_retention"`
 	// ShutdownTimeout bounds a graceful stop.
 	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
 	Log             LogConfig     `koanf:"log"`
@@ -390,6 +396,8 @@ func defaultConfig() Config {
 		MaxPreferenceTypes:       herald.DefaultMaxPreferenceTypes,
 		HistoryScan:              herald.DefaultHistoryScan,
 		MaxReceipts:              herald.DefaultMaxReceipts,
+		MaxEngagementRows:        herald.DefaultMaxEngagementRows,
+		EngagementRetention:      herald.DefaultEngagementRetention,
 		ShutdownTimeout:          30 * time.Second,
 		Log:                      LogConfig{Level: "info", Format: "json"},
 		Dev: DevConfig{FCMAddr: "127.0.0.1:8081", APNsAddr: "127.0.0.1:8443", WebPushAddr: "127.0.0.1:8082",
@@ -541,6 +549,10 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		return herald.Config{}, fmt.Errorf("config: max_receipts: %d must be from 1 to %d (the receipts one POST /v1/receipts may hold; default %d)",
 			c.MaxReceipts, store.MaxReceiptBatch, herald.DefaultMaxReceipts)
 	}
+	if c.MaxEngagementRows <= 0 {
+		return herald.Config{}, fmt.Errorf("config: max_engagement_rows: %d must be a positive number of rows (the rows one engagement report may hold; default %d)",
+			c.MaxEngagementRows, herald.DefaultMaxEngagementRows)
+	}
 	inline, err := c.Rules.inline()
 	if err != nil {
 		return herald.Config{}, err
@@ -568,6 +580,7 @@ func (c *Config) clientConfig() (herald.Config, error) {
 			InlineRecipients: inline},
 		IdempotencyRetention:     off(c.IdempotencyRetention),
 		InterestRetention:        off(c.InterestRetention),
+		EngagementRetention:      off(c.EngagementRetention),
 		DeviceMaxAge:             off(c.DeviceMaxAge),
 		DeviceTokenTakeoverAfter: off(c.DeviceTokenTakeoverAfter),
 		Retention:                off(c.Retention),
@@ -575,7 +588,7 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		LeaderTTL:                c.LeaderTTL,
 		Limits: herald.Limits{MaxDataBytes: c.MaxDataBytes, MaxTriggerBytes: c.MaxTriggerBytes,
 			MaxDevicesPerUser: c.MaxDevicesPerUser, MaxPreferenceTypes: c.MaxPreferenceTypes, HistoryScan: c.HistoryScan,
-			MaxReceipts: c.MaxReceipts},
+			MaxReceipts: c.MaxReceipts, MaxEngagementRows: c.MaxEngagementRows},
 		Templates: herald.TemplateConfig(c.Templates),
 	}
 	if len(c.Types) > 0 {
