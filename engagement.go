@@ -10,23 +10,7 @@ import (
 )
 
 // EngagementQuery asks for an engagement report (Engagement).
-type EngagementQuery struct {
-	// From and To bound the hours counted (an hour is in when it starts
-	// at or after From, rounded down to its hour, and before To). Zero To
-	// is now; zero From is seven days before To. At most 400 days apart.
-	From, To time.Time
-	// Interval is "" (one row per group over the range), "hour" or "day"
-	// (a row per group and hour or UTC day).
-	Interval string
-	// GroupBy lists the dimensions of the rows: "type", "channel", "rule",
-	// "campaign"; none sums everything into one row (per interval).
-	GroupBy []string
-	// Filters ("" for any).
-	Type     string
-	Channel  heraldtype.Channel
-	Rule     string
-	Campaign string
-}
+type EngagementQuery = heraldtype.EngagementQuery
 
 // MaxEngagementRange bounds the range of one engagement report.
 const MaxEngagementRange = 400 * 24 * time.Hour

@@ -5,32 +5,14 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 )
 
-// EngagementQuery asks for an engagement report (Engagement). Every field
-// is optional: the last seven days, everything in one row.
-type EngagementQuery struct {
-	// From and To bound the hours counted; zero To is now, zero From seven
-	// days before To.
-	From, To time.Time
-	// Interval is "hour" or "day" for a row per group and interval.
-	Interval string
-	// GroupBy lists "type", "channel", "rule", "campaign".
-	GroupBy []string
-	// Filters.
-	Type     string
-	Channel  heraldtype.Channel
-	Rule     string
-	Campaign string
-}
-
 // Engagement reads the engagement report (GET /v1/engagement): per group,
 // the deliveries sent and the receipts of each event, with the delivery,
 // open and click rates.
-func (c *Client) Engagement(ctx context.Context, q EngagementQuery) (heraldtype.Engagement, error) {
+func (c *Client) Engagement(ctx context.Context, q heraldtype.EngagementQuery) (heraldtype.Engagement, error) {
 	v := newQuery().time("from", q.From).time("to", q.To).str("interval", q.Interval).
 		str("group_by", strings.Join(q.GroupBy, ",")).str("type", q.Type).str("channel", string(q.Channel)).
 		str("rule", q.Rule).str("campaign", q.Campaign)

@@ -2,6 +2,26 @@ package heraldtype
 
 import "time"
 
+// EngagementQuery asks for an engagement report (GET /v1/engagement).
+// Every field is optional: the last seven days, everything in one row.
+type EngagementQuery struct {
+	// From and To bound the hours counted (an hour is in when it starts
+	// at or after From, rounded down to its hour, and before To). Zero To
+	// is now; zero From is seven days before To. At most 400 days apart.
+	From, To time.Time
+	// Interval is "" (one row per group over the range), "hour" or "day"
+	// (a row per group and hour or UTC day).
+	Interval string
+	// GroupBy lists the dimensions of the rows: "type", "channel", "rule",
+	// "campaign"; none sums everything into one row (per interval).
+	GroupBy []string
+	// Filters ("" for any).
+	Type     string
+	Channel  Channel
+	Rule     string
+	Campaign string
+}
+
 // Engagement is the answer of the engagement report (issue 35 item 3,
 // GET /v1/engagement): per group, how many deliveries were sent and how
 // many of them the user's side reported delivered, opened, clicked, …,

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store/postgres/pgtest"
 )
 
 // Issue 39 item 3: two statements of the rule engine's path read a whole
@@ -18,16 +17,8 @@ import (
 // EXISTS run as a hashed subplan over every count of the day). With
 // 15,000 users and counts, each must probe its index instead.
 func TestRuleEnginePlansProbeIndexes(t *testing.T) {
-	dsn, schema := pgtest.NewSchema(t)
+	s := migratedStore(t)
 	ctx := t.Context()
-	s, err := Open(ctx, dsn, Options{Schema: schema, MaxConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	const n = 15000
 	for _, q := range []string{
 		`INSERT INTO {s}.users (id, timezone, created_at, updated_at) SELECT 'u' || g, 'UTC', now(), now() FROM generate_series(1, $1) g`,
@@ -43,22 +34,7 @@ func TestRuleEnginePlansProbeIndexes(t *testing.T) {
 	}
 	explain := func(query string, args ...any) string {
 		t.Helper()
-		rows, err := s.pool.Query(ctx, "EXPLAIN "+query, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan strings.Builder
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
-			}
-			plan.WriteString(line + "\n")
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		return plan.String()
+		return planText(t)(s.pool.Query(ctx, "EXPLAIN "+query, args...))
 	}
 	var args []any
 	audience := s.q(interestedUsersSQL(heraldtype.InterestQuery{Subject: "product:7", Kinds: []string{"VIEW", "CLICK"},
