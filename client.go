@@ -171,6 +171,10 @@ type Config struct {
 	// Unsubscribe configures the one-click unsubscribe links of e-mails
 	// (RFC 8058); off without a Secret.
 	Unsubscribe UnsubscribeConfig
+	// EmailTracking signs the open pixels and tracked links of the
+	// e-mails of types that opt in (TypeConfig.EmailTracking); off without
+	// a Secret.
+	EmailTracking EmailTrackingConfig
 	// Limits bounds what one call may make Herald store and send (issue
 	// 18): the request body limit of the HTTP API bounds the bytes of one
 	// request, these bound what those bytes multiply into.
@@ -357,6 +361,7 @@ type Client struct {
 	pruners maintenance.Pruners
 	types   *policy.Catalog
 	unsub   *unsubscriber // nil without Config.Unsubscribe.Secret
+	track   *emailTracker // nil without Config.EmailTracking.Secret
 	hub     *realtime.Hub
 	metrics *metrics.Metrics
 	// tracer is nil when tracing is off (internal/tracing.Tracer).
@@ -478,6 +483,17 @@ func NewClient(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	track, err := newEmailTracker(cfg.EmailTracking)
+	if err != nil {
+		return nil, err
+	}
+	if track == nil {
+		for name, tc := range cfg.Types {
+			if tc.EmailTracking {
+				return nil, fmt.Errorf("herald: type %q: email_tracking needs EmailTracking.Secret", name)
+			}
+		}
+	}
 	caller, err := newCaller(cfg)
 	if err != nil {
 		return nil, err
@@ -489,6 +505,7 @@ func NewClient(cfg Config) (*Client, error) {
 	c := &Client{
 		types:     types,
 		unsub:     unsub,
+		track:     track,
 		audiences: audiences,
 		caller:    caller,
 		cfg:       cfg,
@@ -537,6 +554,7 @@ func NewClient(cfg Config) (*Client, error) {
 				}
 			},
 			ListUnsubscribe: c.listUnsubscribe,
+			EmailHTML:       c.emailHTML,
 			Tracer:          c.tracer,
 		})
 		if err != nil {

@@ -142,6 +142,9 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 	if hc.Unsubscribe, err = cfg.unsubscribe(dev, log); err != nil {
 		return err
 	}
+	if hc.EmailTracking, err = cfg.emailTracking(dev); err != nil {
+		return err
+	}
 	if hc.Callout, err = cfg.callout(dev); err != nil {
 		return err
 	}
