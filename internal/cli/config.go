@@ -221,7 +221,8 @@ type HTTPConfig struct {
 	CORSAllowedOrigins []string `koanf:"cors_allowed_origins"`
 	// PublicURL is Herald's URL as the outside world reaches it
 	// ("https://herald.example.com"): the base of the unsubscribe and
-	// tracked links in e-mails. In --dev, the listen address if unset.
+	// tracked links in e-mails. In --dev, the address the API is bound
+	// to if unset (a --listen port of 0 resolved).
 	PublicURL string `koanf:"public_url"`
 }
 
