@@ -14,13 +14,18 @@ import (
 // the e-mail looks exactly as written; a tag that is rewritten is written
 // again from its parsed attributes (values escaped, names lower-cased).
 // An href is read as a browser reads it: entities decoded, surrounding
-// whitespace trimmed. HTML the tokenizer cannot read to its end (which a
+// whitespace trimmed. HTML cut off inside a tag keeps its last bytes, the
+// pixel before them. HTML the tokenizer cannot read to its end (which a
 // string never causes) is returned unchanged, untracked.
 func Rewrite(src string, link func(href string) string, pixel string) string {
 	z := html.NewTokenizer(strings.NewReader(src))
 	var b strings.Builder
 	b.Grow(len(src) + 512)
 	pixelDone := pixel == ""
+	// consumed counts the bytes of src the tokens covered: HTML cut off
+	// inside a tag ("…<a hr") ends without a token for its last bytes,
+	// which are then copied as they are.
+	consumed := 0
 	for {
 		tt := z.Next()
 		if tt == html.ErrorToken {
@@ -32,6 +37,7 @@ func Rewrite(src string, link func(href string) string, pixel string) string {
 		// Raw is overwritten by the calls below (the tokenizer lower-cases
 		// names in place), so it is copied first.
 		raw := string(z.Raw())
+		consumed += len(raw)
 		switch tt {
 		case html.StartTagToken, html.SelfClosingTagToken:
 			tok := z.Token()
@@ -50,7 +56,11 @@ func Rewrite(src string, link func(href string) string, pixel string) string {
 		b.WriteString(raw)
 	}
 	if !pixelDone {
+		// Before a cut-off tag, which would otherwise swallow it.
 		b.WriteString(pixelTag(pixel))
+	}
+	if consumed < len(src) {
+		b.WriteString(src[consumed:])
 	}
 	return b.String()
 }

@@ -50,6 +50,11 @@ func TestRewriteWithoutBodyOrPixel(t *testing.T) {
 	if got := Rewrite(src, tracked, ""); got != `<p><a href="https://herald.test/t/c/A">x</a></p>` {
 		t.Errorf("no pixel: %q", got)
 	}
+	// Cut off inside a tag (found by FuzzRewrite): the last bytes are
+	// kept, the pixel before them.
+	if got := Rewrite(`<p>x</p><a hr`, tracked, "P"); got != `<p>x</p>`+pixelTag("P")+`<a hr` {
+		t.Errorf("cut off: %q", got)
+	}
 	// Not HTML at all: copied as text.
 	if got := Rewrite("plain < text & more", tracked, ""); got != "plain < text & more" {
 		t.Errorf("text: %q", got)
