@@ -175,6 +175,10 @@ type Config struct {
 	// Unsubscribe configures the one-click unsubscribe links of e-mails
 	// (RFC 8058); off without a Secret.
 	Unsubscribe UnsubscribeConfig
+	// EmailTracking signs the open pixels and tracked links of the
+	// e-mails of types that opt in (TypeConfig.EmailTracking); off without
+	// a Secret.
+	EmailTracking EmailTrackingConfig
 	// Limits bounds what one call may make Herald store and send (issue
 	// 18): the request body limit of the HTTP API bounds the bytes of one
 	// request, these bound what those bytes multiply into.
@@ -369,6 +373,7 @@ type Client struct {
 	pruners maintenance.Pruners
 	types   *policy.Catalog
 	unsub   *unsubscriber // nil without Config.Unsubscribe.Secret
+	track   *emailTracker // nil without Config.EmailTracking.Secret
 	hub     *realtime.Hub
 	metrics *metrics.Metrics
 	// tracer is nil when tracing is off (internal/tracing.Tracer).
@@ -493,6 +498,17 @@ func NewClient(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	track, err := newEmailTracker(cfg.EmailTracking)
+	if err != nil {
+		return nil, err
+	}
+	if track == nil {
+		for name, tc := range cfg.Types {
+			if tc.EmailTracking {
+				return nil, fmt.Errorf("herald: type %q: email_tracking needs EmailTracking.Secret", name)
+			}
+		}
+	}
 	caller, err := newCaller(cfg)
 	if err != nil {
 		return nil, err
@@ -504,6 +520,7 @@ func NewClient(cfg Config) (*Client, error) {
 	c := &Client{
 		types:     types,
 		unsub:     unsub,
+		track:     track,
 		audiences: audiences,
 		caller:    caller,
 		cfg:       cfg,
@@ -552,6 +569,7 @@ func NewClient(cfg Config) (*Client, error) {
 				}
 			},
 			ListUnsubscribe: c.listUnsubscribe,
+			EmailHTML:       c.emailHTML,
 			Tracer:          c.tracer,
 		})
 		if err != nil {

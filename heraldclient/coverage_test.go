@@ -81,6 +81,8 @@ var leftOut = map[string]string{
 	"GET /metrics":                     "Prometheus scrapes it",
 	"GET /v1/unsubscribe/{token}":      "a mail client follows the link",
 	"POST /v1/unsubscribe/{token}":     "a mail client posts the one-click unsubscribe",
+	"GET /t/o/{token}":                 "a mail client fetches the open pixel",
+	"GET /t/c/{token}":                 "a mail reader follows the tracked link",
 	"POST /v1/providers/twilio/status": "Twilio calls it, signed",
 	"GET /v1/users/{id}/inbox/ws":      "the same stream as InboxStream, for browsers",
 	"GET /openapi.yaml":                "the same document as OpenAPI's JSON, as YAML",

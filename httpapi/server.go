@@ -41,6 +41,8 @@
 //	GET    /readyz                                the store answers
 //	GET    /v1/suppressions                       suppressed sms / email addresses
 //	DELETE /v1/suppressions/{channel}/{address}   lift a suppression
+//	GET    /t/o/{token}                           an e-mail's open pixel (records opened)
+//	GET    /t/c/{token}                           a tracked link: records clicked, redirects to the link
 //	GET    /metrics                               Config.Metrics, when set
 //	GET    /openapi.yaml, /openapi.json           this API's contract (api/openapi.yaml)
 //
@@ -346,6 +348,10 @@ func (s *Server) routes(metrics, console http.Handler) {
 	// One-click unsubscribe (RFC 8058): the signed token is the credential.
 	s.handle("GET /v1/unsubscribe/{token}", openAccess(), s.getUnsubscribe)
 	s.handle("POST /v1/unsubscribe/{token}", openAccess(), s.postUnsubscribe)
+	// E-mail tracking: the signed token is what the routes act on; limited
+	// per client address, since each may write a receipt (issue 35 item 2).
+	s.handle("GET /t/o/{token}", publicLinkAccess(), s.trackOpen)
+	s.handle("GET /t/c/{token}", publicLinkAccess(), s.trackClick)
 	// Twilio's status callbacks carry its signature, not an API key; the
 	// handler verifies it (twiliostatus.go).
 	s.handle("POST /v1/providers/twilio/status", openAccess(), s.twilioStatus)

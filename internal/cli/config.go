@@ -145,6 +145,9 @@ type Config struct {
 	HTTP HTTPConfig `koanf:"http"`
 	// Unsubscribe: one-click unsubscribe links in e-mails (unsubscribe.go).
 	Unsubscribe UnsubscribeConfig `koanf:"unsubscribe"`
+	// EmailTracking: the open pixels and tracked links of e-mails whose
+	// type turns tracking on (emailtracking.go).
+	EmailTracking EmailTrackingConfig `koanf:"email_tracking"`
 	// Callout: what audience webhooks and content fetches may reach, and
 	// their auth headers (callout.go).
 	Callout CalloutConfig `koanf:"callout"`
@@ -223,8 +226,9 @@ type HTTPConfig struct {
 	// from the browser (none by default; "*" for any).
 	CORSAllowedOrigins []string `koanf:"cors_allowed_origins"`
 	// PublicURL is Herald's URL as the outside world reaches it
-	// ("https://herald.example.com"): the base of the unsubscribe links
-	// in e-mails. In --dev, the listen address if unset.
+	// ("https://herald.example.com"): the base of the unsubscribe and
+	// tracked links in e-mails. In --dev, the address the API is bound
+	// to if unset (a --listen port of 0 resolved).
 	PublicURL string `koanf:"public_url"`
 }
 
@@ -349,6 +353,7 @@ type TypeConfig struct {
 	Guarantee       heraldtype.Guarantee `koanf:"guarantee"`
 	Critical        bool                 `koanf:"critical"`
 	Transactional   bool                 `koanf:"transactional"`
+	EmailTracking   bool                 `koanf:"email_tracking"`
 }
 
 // RetryConfig is one error class's backoff.
@@ -411,9 +416,13 @@ func defaultConfig() Config {
 		// minute.
 		// A client with a working credential never fails; 30 failures in a
 		// row, then one a second, is room for a typo or a rotation and
-		// nothing for a guesser.
+		// nothing for a guesser. A person opens a mail and follows a link
+		// or two; the generous public-link limit is for the mailbox
+		// providers' image proxies, which fetch many users' pixels from
+		// one address.
 		RateLimit: RateLimitConfig{APIKey: RateConfig{PerSecond: 500, Burst: 1000}, User: RateConfig{PerSecond: 5, Burst: 20},
-			FailedAuth: RateConfig{PerSecond: 1, Burst: 30}, FailedAuthClients: httpapi.DefaultMaxFailedAuthClients},
+			FailedAuth: RateConfig{PerSecond: 1, Burst: 30}, FailedAuthClients: httpapi.DefaultMaxFailedAuthClients,
+			PublicLinks: RateConfig{PerSecond: 50, Burst: 200}},
 		HTTP: HTTPConfig{ReadHeaderTimeout: httpapi.DefaultReadHeaderTimeout, ReadTimeout: httpapi.DefaultReadTimeout,
 			StoreTimeout: httpapi.DefaultStoreTimeout,
 			WriteTimeout: httpapi.DefaultWriteTimeout, IdleTimeout: httpapi.DefaultIdleTimeout,

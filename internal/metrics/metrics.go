@@ -100,10 +100,11 @@ type Metrics struct {
 	RuleAudience *prometheus.HistogramVec // labels: rule
 	// RuleRuns counts rule runs by event: started, resumed, done, failed.
 	RuleRuns *prometheus.CounterVec // labels: event
-	// Receipts counts the receipts apps reported (issue 35 item 1), by
-	// event (delivered, opened, dismissed, clicked: the only ones an app
-	// may send) and result (recorded, duplicate, not_found — a message
-	// Herald does not have, or another user's).
+	// Receipts counts the receipts apps reported (issue 35 item 1) and
+	// e-mails' tracked opens and clicks (item 2), by event (delivered,
+	// opened, dismissed, clicked: the only ones an app may send or e-mail
+	// tracking records) and result (recorded, duplicate, not_found — a
+	// message Herald does not have, or another user's).
 	Receipts *prometheus.CounterVec // labels: event, result
 
 	types, providers, codes, rules labelSet
@@ -196,7 +197,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		Name: "herald_rule_runs_total", Help: "Rule runs by event (started, resumed, done, failed).",
 	}, []string{"event"})
 	m.Receipts = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "herald_receipts_total", Help: "Receipts apps reported, by event (delivered, opened, dismissed, clicked) and result (recorded, duplicate, not_found).",
+		Name: "herald_receipts_total", Help: "Receipts apps reported and e-mails' tracked opens and clicks, by event (delivered, opened, dismissed, clicked) and result (recorded, duplicate, not_found).",
 	}, []string{"event", "result"})
 	// Herald's own outcome and reason values: always declared.
 	m.codes.add("none", "allowed", "deferred", "opted_out", "rate_limited", "policy_error")
