@@ -143,6 +143,10 @@ type Config struct {
 	// InterestRetention is how long an interest is kept after it was last
 	// shown (issue 20 item 3). Default 90 days; negative: forever.
 	InterestRetention time.Duration
+	// EngagementRetention is how long the engagement counters' hours are
+	// kept (Engagement). Default 400 days, to compare a month with the
+	// same one a year before; negative: forever.
+	EngagementRetention time.Duration
 	// IdempotencyRetention is how long an Idempotency-Key is remembered.
 	// Default 24 h; negative remembers it forever.
 	IdempotencyRetention time.Duration
@@ -177,6 +181,10 @@ type Config struct {
 	// Unsubscribe configures the one-click unsubscribe links of e-mails
 	// (RFC 8058); off without a Secret.
 	Unsubscribe UnsubscribeConfig
+	// EmailTracking signs the open pixels and tracked links of the
+	// e-mails of types that opt in (TypeConfig.EmailTracking); off without
+	// a Secret.
+	EmailTracking EmailTrackingConfig
 	// Limits bounds what one call may make Herald store and send (issue
 	// 18): the request body limit of the HTTP API bounds the bytes of one
 	// request, these bound what those bytes multiply into.
@@ -242,6 +250,11 @@ type Limits struct {
 	// /v1/receipts). Default 100: what an app that was offline for a while
 	// queues, in one transaction that stays short.
 	MaxReceipts int
+	// MaxEngagementRows bounds the rows of one engagement report (groups,
+	// or groups × hours or days): a report that would hold more is refused
+	// with invalid_argument, asking for a shorter range, fewer groups or a
+	// coarser interval. Default 5000.
+	MaxEngagementRows int
 }
 
 // Default limits (Limits documents each).
@@ -252,6 +265,7 @@ const (
 	DefaultMaxPreferenceTypes = 200
 	DefaultHistoryScan        = store.DefaultHistoryScan
 	DefaultMaxReceipts        = 100
+	DefaultMaxEngagementRows  = 5000
 )
 
 // withDefaults fills the zero limits and refuses negative ones.
@@ -267,6 +281,7 @@ func (l Limits) withDefaults() (Limits, error) {
 		{"MaxPreferenceTypes", &l.MaxPreferenceTypes, DefaultMaxPreferenceTypes},
 		{"HistoryScan", &l.HistoryScan, DefaultHistoryScan},
 		{"MaxReceipts", &l.MaxReceipts, DefaultMaxReceipts},
+		{"MaxEngagementRows", &l.MaxEngagementRows, DefaultMaxEngagementRows},
 	} {
 		if *f.v == 0 {
 			*f.v = f.def
@@ -334,9 +349,10 @@ type ReminderConfig struct {
 
 // Defaults of the retentions.
 const (
-	DefaultInterestRetention = 90 * 24 * time.Hour
-	DefaultReminderRetention = 30 * 24 * time.Hour
-	DefaultEventRetention    = 7 * 24 * time.Hour
+	DefaultInterestRetention   = 90 * 24 * time.Hour
+	DefaultEngagementRetention = 400 * 24 * time.Hour
+	DefaultReminderRetention   = 30 * 24 * time.Hour
+	DefaultEventRetention      = 7 * 24 * time.Hour
 )
 
 // Client is Herald's entry point for an embedding program.
@@ -367,6 +383,7 @@ type Client struct {
 	pruners    maintenance.Pruners
 	types      *policy.Catalog
 	unsub      *unsubscriber // nil without Config.Unsubscribe.Secret
+	track      *emailTracker // nil without Config.EmailTracking.Secret
 	hub        *realtime.Hub
 	metrics    *metrics.Metrics
 	// tracer is nil when tracing is off (internal/tracing.Tracer).
@@ -406,6 +423,9 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	if cfg.InterestRetention == 0 {
 		cfg.InterestRetention = DefaultInterestRetention
+	}
+	if cfg.EngagementRetention == 0 {
+		cfg.EngagementRetention = DefaultEngagementRetention
 	}
 	if cfg.Reminders.Retention == 0 {
 		cfg.Reminders.Retention = DefaultReminderRetention
@@ -488,6 +508,17 @@ func NewClient(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	track, err := newEmailTracker(cfg.EmailTracking)
+	if err != nil {
+		return nil, err
+	}
+	if track == nil {
+		for name, tc := range cfg.Types {
+			if tc.EmailTracking {
+				return nil, fmt.Errorf("herald: type %q: email_tracking needs EmailTracking.Secret", name)
+			}
+		}
+	}
 	caller, err := newCaller(cfg)
 	if err != nil {
 		return nil, err
@@ -499,6 +530,7 @@ func NewClient(cfg Config) (*Client, error) {
 	c := &Client{
 		types:     types,
 		unsub:     unsub,
+		track:     track,
 		audiences: audiences,
 		caller:    caller,
 		cfg:       cfg,
@@ -547,6 +579,7 @@ func NewClient(cfg Config) (*Client, error) {
 				}
 			},
 			ListUnsubscribe: c.listUnsubscribe,
+			EmailHTML:       c.emailHTML,
 			Tracer:          c.tracer,
 		})
 		if err != nil {
@@ -678,6 +711,9 @@ type MaintenanceResult struct {
 	// Rollup counts the delivery rollup's minutes older than
 	// WorkerConfig.RollupRetention deleted.
 	Rollup int
+	// Engagement counts the engagement counters' rows older than
+	// EngagementRetention deleted.
+	Engagement int
 	// Webhooks counts outbound webhook messages sent or dead longer than
 	// Retention ago deleted.
 	Webhooks int

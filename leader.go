@@ -41,6 +41,7 @@ func (c *Client) newElector() error {
 		CampaignRuns:  maintenance.NewCampaignRunPruner(cfg.Store, pruneEvery, cfg.Retention),
 		Events:        maintenance.NewEventPruner(cfg.Store, pruneEvery, cfg.Rules.EventRetention),
 		Rollup:        maintenance.NewRollupPruner(cfg.Store, pruneEvery, cfg.Worker.RollupRetention),
+		Engagement:    maintenance.NewEngagementPruner(cfg.Store, pruneEvery, cfg.EngagementRetention),
 		Webhooks:      maintenance.NewWebhookPruner(cfg.Store, pruneEvery, cfg.Retention),
 	}
 	services := []leadership.Service{
@@ -54,6 +55,7 @@ func (c *Client) newElector() error {
 		c.pruners.CampaignRuns,
 		c.pruners.Events,
 		c.pruners.Rollup,
+		c.pruners.Engagement,
 		c.pruners.Webhooks,
 	}
 	var daemons []leadership.Daemon

@@ -44,6 +44,12 @@ type TypeConfig struct {
 	// one-click unsubscribe link; every other type's do (RFC 8058).
 	// Default false.
 	Transactional bool `json:"transactional,omitempty"`
+	// EmailTracking gives the type's HTML e-mails an open pixel and
+	// click-tracked links (EmailTrackingConfig), each recorded on the
+	// delivery's timeline as an opened or clicked receipt. Opt-in: default
+	// false, for every type, critical and transactional ones included; it
+	// needs the server's tracking secret.
+	EmailTracking bool `json:"email_tracking,omitempty"`
 }
 
 // NotificationType is a type's effective configuration
@@ -61,6 +67,7 @@ type NotificationType struct {
 	Guarantee       heraldtype.Guarantee `json:"guarantee"`
 	Critical        bool                 `json:"critical"`
 	Transactional   bool                 `json:"transactional"`
+	EmailTracking   bool                 `json:"email_tracking"`
 	// Source says where the configuration comes from: "api" (PUT
 	// /v1/types), "config" (the configuration file) or "default" (not
 	// declared).
@@ -79,7 +86,7 @@ const (
 func (tc TypeConfig) resolve(name string) (heraldtype.NotificationType, error) {
 	t := heraldtype.NotificationType{Name: name, Channels: tc.Channels, Priority: tc.Priority, QuietHours: true,
 		CountsTowardCap: tc.CountsTowardCap, Guarantee: tc.Guarantee, Critical: tc.Critical,
-		Transactional: tc.Transactional}
+		Transactional: tc.Transactional, EmailTracking: tc.EmailTracking}
 	if tc.QuietHours != nil {
 		t.QuietHours = *tc.QuietHours
 	}
@@ -114,6 +121,9 @@ func (c *Client) PutType(ctx context.Context, name string, tc TypeConfig) (Notif
 	}
 	t, err := tc.resolve(name)
 	if err != nil {
+		return NotificationType{}, err
+	}
+	if err := c.checkEmailTracking(t); err != nil {
 		return NotificationType{}, err
 	}
 	t, err = c.store.PutType(ctx, t, c.now().UTC())
@@ -181,5 +191,5 @@ func typeView(t heraldtype.NotificationType, source string) NotificationType {
 	}
 	return NotificationType{Name: t.Name, Channels: ch, Priority: t.Priority, DedupeWindow: t.DedupeWindow.String(),
 		QuietHours: t.QuietHours, CountsTowardCap: t.CountsTowardCap, Guarantee: t.Guarantee, Critical: t.Critical,
-		Transactional: t.Transactional, Source: source, UpdatedAt: t.UpdatedAt}
+		Transactional: t.Transactional, EmailTracking: t.EmailTracking, Source: source, UpdatedAt: t.UpdatedAt}
 }

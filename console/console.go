@@ -155,6 +155,7 @@ var nav = []navItem{
 	{"/console/rules", "Rules"},
 	{"/console/reminders", "Reminders"},
 	{"/console/campaigns", "Campaigns"},
+	{"/console/engagement", "Engagement"},
 }
 
 // ServeHTTP sets the security headers every console answer carries and

@@ -23,9 +23,40 @@ var funcs = template.FuncMap{
 	"channels": func() []heraldtype.Channel {
 		return overviewChannels
 	},
+	"rate": rate,
+	"engagementDim": func(r heraldtype.EngagementRow, g string) string {
+		v := map[string]string{"type": r.Type, "channel": string(r.Channel), "rule": r.Rule, "campaign": r.Campaign}[g]
+		if v == "" {
+			return "(none)"
+		}
+		return v
+	},
+	"engagementGroupColumns": func(e heraldtype.Engagement) int {
+		n := len(e.GroupBy)
+		if e.Interval != "" {
+			n++
+		}
+		return n
+	},
+	"engagementColumns": func(e heraldtype.Engagement) int {
+		n := len(e.GroupBy) + 10
+		if e.Interval != "" {
+			n++
+		}
+		return n
+	},
 	"eventKinds": func() []string {
 		return []string{herald.RecordNotifications, herald.RecordEvents, herald.RecordInterests, herald.RecordRenderFailed}
 	},
+}
+
+// rate writes a rate as a percentage with one decimal, "–" when there is
+// none (nothing was sent).
+func rate(r *float64) string {
+	if r == nil {
+		return "–"
+	}
+	return strconv.FormatFloat(*r*100, 'f', 1, 64) + " %"
 }
 
 // count writes n with thousands separators: 12,345.

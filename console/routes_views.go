@@ -8,6 +8,7 @@ func (c *Console) viewRoutes() {
 	c.view("GET /console/notifications", auth.ScopeNotificationsRead, c.notifications)
 	c.view("GET /console/notifications/{id}", auth.ScopeNotificationsRead, c.notification)
 	c.view("GET /console/why", auth.ScopeNotificationsRead, c.why)
+	c.view("GET /console/engagement", auth.ScopeNotificationsRead, c.engagement)
 	c.view("GET /console/users", auth.ScopeUsersRead, c.users)
 	c.view("GET /console/users/{id}", auth.ScopeUsersRead, c.user)
 	c.action("POST /console/users/{id}/preferences", auth.ScopePreferencesWrite, c.savePreferences)

@@ -34,7 +34,7 @@ func (c *Console) types(w http.ResponseWriter, r *http.Request, s Session) error
 // typeForm is the type form's values: as configured, or as posted.
 type typeForm struct {
 	Channels, Priority, DedupeWindow, CountsTowardCap, Guarantee string
-	QuietHours, Critical, Transactional                          bool
+	QuietHours, Critical, Transactional, EmailTracking           bool
 }
 
 // typeData is one type's page.
@@ -70,9 +70,10 @@ func (c *Console) saveType(w http.ResponseWriter, r *http.Request, s Session) er
 	name := r.PathValue("type")
 	f := typeForm{Channels: postValue(r, "channels"), Priority: postValue(r, "priority"), DedupeWindow: postValue(r, "dedupe_window"),
 		CountsTowardCap: postValue(r, "counts_toward_cap"), Guarantee: postValue(r, "guarantee"),
-		QuietHours: r.PostForm.Get("quiet_hours") != "", Critical: r.PostForm.Get("critical") != "", Transactional: r.PostForm.Get("transactional") != ""}
+		QuietHours: r.PostForm.Get("quiet_hours") != "", Critical: r.PostForm.Get("critical") != "", Transactional: r.PostForm.Get("transactional") != "",
+		EmailTracking: r.PostForm.Get("email_tracking") != ""}
 	tc := herald.TypeConfig{Priority: heraldtype.Priority(f.Priority), DedupeWindow: f.DedupeWindow, QuietHours: &f.QuietHours,
-		Guarantee: heraldtype.Guarantee(f.Guarantee), Critical: f.Critical, Transactional: f.Transactional}
+		Guarantee: heraldtype.Guarantee(f.Guarantee), Critical: f.Critical, Transactional: f.Transactional, EmailTracking: f.EmailTracking}
 	for _, ch := range splitList(f.Channels) {
 		tc.Channels = append(tc.Channels, heraldtype.Channel(ch))
 	}
@@ -111,7 +112,8 @@ func (c *Console) saveType(w http.ResponseWriter, r *http.Request, s Session) er
 
 func formOfType(t herald.NotificationType) typeForm {
 	f := typeForm{Channels: channelList(t.Channels), Priority: string(t.Priority), DedupeWindow: t.DedupeWindow,
-		Guarantee: string(t.Guarantee), QuietHours: t.QuietHours, Critical: t.Critical, Transactional: t.Transactional, CountsTowardCap: "default"}
+		Guarantee: string(t.Guarantee), QuietHours: t.QuietHours, Critical: t.Critical, Transactional: t.Transactional,
+		EmailTracking: t.EmailTracking, CountsTowardCap: "default"}
 	if len(t.Channels) == 0 {
 		f.Channels = ""
 	}

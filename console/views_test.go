@@ -205,8 +205,18 @@ func TestUserPage(t *testing.T) {
 		t.Fatalf("search went to %q", r.header.Get("Location"))
 	}
 	wellFormed(t, e.get("/console/users").expect(t, 200).body)
+	// The inbox item clicked: seen, read and clicked, not archived (issue
+	// 35 item 1's read-state, shown in full).
+	inbox, err := e.client.ListInbox(context.Background(), s.user, herald.InboxFilter{Limit: 10})
+	if err != nil || len(inbox.Items) != 1 {
+		t.Fatalf("inbox = %+v, %v", inbox, err)
+	}
+	if err := e.client.ClickInboxItem(context.Background(), s.user, inbox.Items[0].ID, "open"); err != nil {
+		t.Fatal(err)
+	}
 	p := e.get("/console/users/"+s.user).expect(t, 200)
 	wellFormed(t, p.body)
+	p.has(t, `<td data-state="archived">–</td>`).lacks(t, `<td data-state="seen">not seen</td>`, `<td data-state="read">unread</td>`, `<td data-state="clicked">–</td>`)
 	p.has(t, `<table id="devices">`, `data-device-id="`+s.device+`"`, `<form id="preferences-form" method="post"`,
 		`<p id="cap-usage" data-used="1" data-limit="10">`, `<a href="/console/notifications/`+s.dead+`">`, `<table id="upcoming-reminders">`, `<table id="inbox">`, `Hello inbox`,
 		`<table id="recent-notifications">`, `data-notification-id="`+s.dead+`"`, `id="preferences-save"`,

@@ -182,6 +182,18 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 	})
 
+	// Engagement: ana's replayed push counts as sent in today's row of
+	// its type; the form regroups the report by channel (issue 35 item 3).
+	view(t, admin, "engagement", base+"/engagement?range=24h&interval=day&group_by=type", func(t *testing.T) {
+		admin.WaitFor(t, "the type's row with its send",
+			`[...document.querySelectorAll("#engagement tbody tr")].some(tr =>
+				tr.querySelector('td[data-group="type"]')?.textContent === "`+typ+`" &&
+				parseInt(tr.querySelector('td[data-count="sent"]').textContent) >= 1)`, 10*time.Second)
+		admin.Do(t, "group by channel too", chromedp.Click(chromedp.CSS(`#engagement-filter input[name="group_by"][value="channel"]`)))
+		admin.Load(t, "show the report", submitOf("#engagement-filter"))
+		admin.WaitFor(t, "the report by type and channel", `document.querySelector('#engagement td[data-group="channel"]')?.textContent === "push"`, 10*time.Second)
+	})
+
 	// Why did quinn get nothing? Quiet hours, in words.
 	view(t, admin, "why", base+"/why?user=quinn&type="+typ, func(t *testing.T) {
 		admin.WaitFor(t, "the answer", `document.querySelector('#why-answer[data-code="quiet_hours"]')`, 10*time.Second)

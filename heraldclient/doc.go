@@ -21,7 +21,9 @@
 //
 // Left out, because they are not for a program to call: GET /metrics
 // (Prometheus scrapes it), the one-click unsubscribe pages under
-// /v1/unsubscribe/{token} (a mail client follows the link), the Twilio
+// /v1/unsubscribe/{token} (a mail client follows the link), an e-mail's
+// open pixel and tracked links under /t/o/ and /t/c/ (a mail reader
+// fetches and follows them), the Twilio
 // status callback (Twilio calls it, signed), the inbox's WebSocket (the
 // same stream as InboxStream's SSE, for browsers) and GET /openapi.yaml
 // (the document OpenAPI returns as JSON). Do calls any operation by its

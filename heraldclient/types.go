@@ -33,6 +33,10 @@ type TypeConfig struct {
 	Critical bool `json:"critical,omitempty"`
 	// Transactional e-mails carry no one-click unsubscribe link.
 	Transactional bool `json:"transactional,omitempty"`
+	// EmailTracking gives the type's HTML e-mails an open pixel and
+	// click-tracked links, recorded as opened and clicked receipts.
+	// Opt-in; the server needs its tracking secret.
+	EmailTracking bool `json:"email_tracking,omitempty"`
 }
 
 // NotificationType is a type's effective configuration.
@@ -47,6 +51,7 @@ type NotificationType struct {
 	Guarantee       heraldtype.Guarantee `json:"guarantee"`
 	Critical        bool                 `json:"critical"`
 	Transactional   bool                 `json:"transactional"`
+	EmailTracking   bool                 `json:"email_tracking"`
 	// Source is where the configuration comes from: TypeSourceAPI,
 	// TypeSourceConfig or TypeSourceDefault.
 	Source    string    `json:"source"`

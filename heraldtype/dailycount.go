@@ -31,3 +31,22 @@ func CheckDailyCounts(items []DailyCount) error {
 	}
 	return nil
 }
+
+// DedupeLock is one item of a batch of de-duplication locks
+// (AcquireDedupeBatch of a policy limiter, issue 39 item 3): the lock Key
+// for Owner (a notification id) for Window, first writer wins.
+type DedupeLock struct {
+	Key, Owner string
+	Window     time.Duration
+}
+
+// CheckDedupeLocks validates a batch of dedupe locks: every window is
+// positive.
+func CheckDedupeLocks(items []DedupeLock) error {
+	for _, l := range items {
+		if l.Window <= 0 {
+			return FieldErrorf("window", "must be positive")
+		}
+	}
+	return nil
+}

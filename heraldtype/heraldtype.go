@@ -391,7 +391,17 @@ type Message struct {
 	// are its one-click unsubscribe targets (RFC 2369, RFC 8058): an https
 	// URL that a POST turns the type off with, then optionally a mailto.
 	ListUnsubscribe []string
+	// HTML, when set, is the e-mail's HTML part in place of the
+	// notification's data.html (DataHTML): the copy e-mail tracking
+	// rewrote for this delivery, whose links and open pixel are signed for
+	// it alone, so the notification its deliveries share is left as it is
+	// (issue 35 item 2).
+	HTML string
 }
+
+// DataHTML is the notification data key that carries an e-mail's HTML
+// body; the body (Notification.Body) is its plain-text part.
+const DataHTML = "html"
 
 // InboxItem is one entry of a user's in-app inbox: the record the user is
 // guaranteed to see, whatever happened to the pushes (S4.5). It is written

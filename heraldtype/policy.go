@@ -34,7 +34,13 @@ type NotificationType struct {
 	// asked for by acting) carry no one-click unsubscribe link (RFC 8058,
 	// issue 21 item 3); every other type's e-mails do. A critical type is
 	// treated as transactional: its opt-outs do not apply.
-	Transactional bool      `json:"transactional,omitempty"`
+	Transactional bool `json:"transactional,omitempty"`
+	// EmailTracking (opt-in, issue 35 item 2) gives the type's HTML
+	// e-mails an open pixel and click-tracked links, each a signed,
+	// expiring link through Herald that records a receipt (opened,
+	// clicked) on the delivery's timeline. Off by default, whatever the
+	// type's guarantee or whether it is critical or transactional.
+	EmailTracking bool      `json:"email_tracking,omitempty"`
 	UpdatedAt     time.Time `json:"updated_at,omitzero"`
 }
 

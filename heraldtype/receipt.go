@@ -12,12 +12,14 @@ type ReceiptEvent string
 const (
 	// ReceiptDelivered: the message reached the device.
 	ReceiptDelivered ReceiptEvent = "delivered"
-	// ReceiptOpened: the user opened the message (tapped the notification).
+	// ReceiptOpened: the user opened the message (tapped the notification;
+	// an e-mail's open pixel was fetched, or one of its links followed).
 	ReceiptOpened ReceiptEvent = "opened"
 	// ReceiptDismissed: the user swiped the notification away.
 	ReceiptDismissed ReceiptEvent = "dismissed"
 	// ReceiptClicked: the user chose one of the message's actions (a
-	// button, a link): Receipt.Action names it.
+	// button, a link): Receipt.Action names it — for an e-mail, the link
+	// followed.
 	ReceiptClicked ReceiptEvent = "clicked"
 	// ReceiptSeen: the in-app inbox item was shown to the user (the app
 	// marked it seen, or the user clicked it).
@@ -42,8 +44,14 @@ func (e ReceiptEvent) AppEvent() bool {
 	return false
 }
 
-// MaxReceiptActionLen bounds a receipt's action in bytes.
+// MaxReceiptActionLen bounds the action of a receipt an app reports, in
+// bytes.
 const MaxReceiptActionLen = 64
+
+// MaxReceiptLinkLen bounds the action of an e-mail's clicked receipt: the
+// link that was followed (issue 35 item 2), at most as long as the links
+// e-mail tracking rewrites. The stores hold any action to it.
+const MaxReceiptLinkLen = 2048
 
 // Receipt is one report of an app about a message it received: the
 // message's messageId (the push data's data.messageId, Delivery.

@@ -35,6 +35,10 @@ type AuthConfig struct {
 type access struct {
 	// open routes take no credentials at all (health probes).
 	open bool
+	// perAddress limits an open route's requests per client address
+	// (RateLimitConfig.PublicLinks): the links in e-mails, which anyone
+	// holding the mail follows without a credential.
+	perAddress bool
 	// scope is what a server API key needs; "" when keys may not call the
 	// route (user-only routes).
 	scope auth.Scope
@@ -67,6 +71,7 @@ type access struct {
 //	s.handle("POST /v1/notifications", needScope(auth.ScopeNotificationsWrite), s.trigger)
 //	s.handle("POST /v1/receipts", userTokenOrScope(auth.ScopeReceiptsWrite), s.recordReceipts)
 func openAccess() access                   { return access{open: true} }
+func publicLinkAccess() access             { return access{open: true, perAddress: true} }
 func needScope(s auth.Scope) access        { return access{scope: s} }
 func userOrScope(s auth.Scope) access      { return access{scope: s, self: true} }
 func userOnlyAccess() access               { return access{userOnly: true} }
@@ -221,6 +226,12 @@ func authorize(r *http.Request, a access, p *principal) error {
 // principal, authorize. A rate limit counts every authenticated
 // request, allowed or not, so a key cannot probe for free.
 func (s *Server) guard(w http.ResponseWriter, r *http.Request, a access) (*http.Request, error) {
+	if a.perAddress {
+		if ok, wait := s.limits.allowAddr(clientAddr(r)); !ok {
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
+			return r, heraldtype.Errorf(heraldtype.ERATELIMITED, "too many requests from this address; retry after %d s", retryAfterSeconds(wait))
+		}
+	}
 	if a.open || a.console {
 		return r, nil
 	}

@@ -113,6 +113,8 @@ type envOptions struct {
 	wrapStore func(store.Store) store.Store
 	// unsubscribe is the Client's one-click unsubscribe configuration.
 	unsubscribe herald.UnsubscribeConfig
+	// emailTracking is the Client's e-mail tracking configuration.
+	emailTracking herald.EmailTrackingConfig
 	// readyChecks are the Server's Config.ReadyChecks.
 	readyChecks []httpapi.ReadyCheck
 	// console is the Server's Config.Console.
@@ -155,6 +157,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		InboxHeartbeat:      o.heartbeat,
 		Now:                 o.now,
 		Unsubscribe:         o.unsubscribe,
+		EmailTracking:       o.emailTracking,
 	})
 	if err != nil {
 		t.Fatal(err)

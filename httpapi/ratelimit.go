@@ -32,6 +32,14 @@ type RateLimitConfig struct {
 	// FailedAuthClients bounds the addresses counted at once; default
 	// DefaultMaxFailedAuthClients.
 	FailedAuthClients int
+	// PublicLinks limits the requests of one client address (an IPv4
+	// address or an IPv6 /64) to the routes of the links in e-mails that
+	// take no credential — the tracked links and open pixels (issue 35
+	// item 2) — each of which may write a receipt: 429 rate_limited with
+	// Retry-After over it. Mailbox providers' image proxies fetch the
+	// pixels of all their users from a few addresses, so it is generous.
+	// Zero: no limit.
+	PublicLinks RateLimit
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -50,9 +58,9 @@ func (l RateLimit) validate(name string) error {
 // are dropped (a full bucket is the same as a new one), so the map holds
 // only recently active principals.
 type limiters struct {
-	key, user RateLimit
-	now       func() time.Time
-	failed    *authFailures
+	key, user, public RateLimit
+	now               func() time.Time
+	failed            *authFailures
 
 	mu        sync.Mutex
 	buckets   map[string]*bucket
@@ -78,13 +86,16 @@ func newLimiters(c RateLimitConfig) (*limiters, error) {
 	if err := c.FailedAuth.validate("FailedAuth"); err != nil {
 		return nil, err
 	}
+	if err := c.PublicLinks.validate("PublicLinks"); err != nil {
+		return nil, err
+	}
 	if c.FailedAuthClients < 0 {
 		return nil, errors.New("httpapi: RateLimitConfig.FailedAuthClients must not be negative")
 	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	return &limiters{key: c.APIKey, user: c.User, now: c.Now, buckets: map[string]*bucket{},
+	return &limiters{key: c.APIKey, user: c.User, public: c.PublicLinks, now: c.Now, buckets: map[string]*bucket{},
 		failed: newAuthFailures(c.FailedAuth, c.FailedAuthClients, c.Now)}, nil
 }
 
@@ -95,11 +106,26 @@ func (l *limiters) allow(p *principal) (bool, time.Duration) {
 	if p.userID != "" {
 		cfg = l.user
 	}
+	return l.take(p.limitKey(), cfg)
+}
+
+// allowAddr takes one token from the public links' bucket of a client
+// address (clientAddr), or says how long until one is there.
+func (l *limiters) allowAddr(addr string) (bool, time.Duration) {
+	return l.take("address "+addr, l.public)
+}
+
+// maxBuckets bounds the buckets held at once: past it, one arbitrary
+// bucket makes room (an address flood then forgets some addresses early,
+// which lets a few more requests through, never takes memory).
+const maxBuckets = 100000
+
+// take takes one token from bucket id of limit cfg.
+func (l *limiters) take(id string, cfg RateLimit) (bool, time.Duration) {
 	if cfg.PerSecond == 0 {
 		return true, 0
 	}
 	now := l.now()
-	id := p.limitKey()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if now.Sub(l.lastSweep) >= sweepEvery {
@@ -112,6 +138,12 @@ func (l *limiters) allow(p *principal) (bool, time.Duration) {
 	}
 	b, ok := l.buckets[id]
 	if !ok {
+		if len(l.buckets) >= maxBuckets {
+			for k := range l.buckets {
+				delete(l.buckets, k)
+				break
+			}
+		}
 		refill := time.Duration(float64(cfg.Burst) / cfg.PerSecond * float64(time.Second))
 		b = &bucket{lim: rate.NewLimiter(rate.Limit(cfg.PerSecond), cfg.Burst), refill: refill}
 		l.buckets[id] = b

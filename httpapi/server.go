@@ -28,6 +28,7 @@
 //	GET    /v1/users/{id}/notifications           a user's notification history (S3.9)
 //	GET    /v1/users/{id}/explain                 why the user did or did not get a notification
 //	GET    /v1/notifications                      the history: ?type=&status=&from=&to= (S3.9)
+//	GET    /v1/engagement                         sent, delivered, opened, clicked and rates by group
 //	GET    /v1/types[/{type}]                     declared notification types
 //	PUT    /v1/types/{type}                       declare a notification type (admin)
 //	POST   /v1/notifications                      trigger notifications (Idempotency-Key)
@@ -40,6 +41,8 @@
 //	GET    /readyz                                the store answers
 //	GET    /v1/suppressions                       suppressed sms / email addresses
 //	DELETE /v1/suppressions/{channel}/{address}   lift a suppression
+//	GET    /t/o/{token}                           an e-mail's open pixel (records opened)
+//	GET    /t/c/{token}                           a tracked link: records clicked, redirects to the link
 //	GET    /metrics                               Config.Metrics, when set
 //	GET    /openapi.yaml, /openapi.json           this API's contract (api/openapi.yaml)
 //
@@ -297,6 +300,7 @@ func (s *Server) routes(metrics, console http.Handler) {
 	s.handle("GET /v1/users/{id}/notifications", userOrScope(auth.ScopeNotificationsRead), s.listUserHistory)
 	s.handle("GET /v1/users/{id}/explain", needScope(auth.ScopeNotificationsRead), s.explain)
 	s.handle("GET /v1/notifications", needScope(auth.ScopeNotificationsRead), s.listHistory)
+	s.handle("GET /v1/engagement", needScope(auth.ScopeNotificationsRead), s.engagement)
 	s.handle("GET /v1/types", needScope(auth.ScopeNotificationsRead), s.listTypes)
 	s.handle("GET /v1/types/{type}", needScope(auth.ScopeNotificationsRead), s.getType)
 	s.handle("PUT /v1/types/{type}", needScope(auth.ScopeAdmin), s.putType)
@@ -352,6 +356,10 @@ func (s *Server) routes(metrics, console http.Handler) {
 	// One-click unsubscribe (RFC 8058): the signed token is the credential.
 	s.handle("GET /v1/unsubscribe/{token}", openAccess(), s.getUnsubscribe)
 	s.handle("POST /v1/unsubscribe/{token}", openAccess(), s.postUnsubscribe)
+	// E-mail tracking: the signed token is what the routes act on; limited
+	// per client address, since each may write a receipt (issue 35 item 2).
+	s.handle("GET /t/o/{token}", publicLinkAccess(), s.trackOpen)
+	s.handle("GET /t/c/{token}", publicLinkAccess(), s.trackClick)
 	// Twilio's status callbacks carry its signature, not an API key; the
 	// handler verifies it (twiliostatus.go).
 	s.handle("POST /v1/providers/twilio/status", openAccess(), s.twilioStatus)

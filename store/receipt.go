@@ -71,8 +71,8 @@ func CheckReceipts(rs []Receipt) error {
 			return heraldtype.FieldErrorf("notification_id", "is required")
 		case r.Event == "" || len(r.Event) > 32:
 			return heraldtype.FieldErrorf("event", "must be a receipt event")
-		case len(r.Action) > heraldtype.MaxReceiptActionLen:
-			return heraldtype.FieldErrorf("action", "is over %d bytes", heraldtype.MaxReceiptActionLen)
+		case len(r.Action) > heraldtype.MaxReceiptLinkLen:
+			return heraldtype.FieldErrorf("action", "is over %d bytes", heraldtype.MaxReceiptLinkLen)
 		case r.At.IsZero():
 			return heraldtype.FieldErrorf("at", "is required")
 		}

@@ -169,6 +169,12 @@ type Store interface {
 	// index decides, so the same receipt racing itself lands once) or
 	// when there is no such delivery (ReceiptNotFound). It moves nothing.
 	RecordReceipts(ctx context.Context, rs []Receipt) ([]heraldtype.ReceiptResult, error)
+	// Engagement sums the engagement counters f selects (store/engagement.go,
+	// issue 35 item 3) by f's groups and event, in group order.
+	Engagement(ctx context.Context, f EngagementFilter) ([]EngagementCount, error)
+	// PruneEngagement deletes the engagement counters of hours before
+	// cutoff.
+	PruneEngagement(ctx context.Context, cutoff time.Time) (int, error)
 	// ReapExpiredLeases handles deliveries whose lease ended before now: an
 	// at_least_once delivery goes back to pending (run_at = now, attempt
 	// kept), an at_most_once one becomes unknown (S1.3). Each gets an

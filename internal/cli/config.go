@@ -88,6 +88,12 @@ type Config struct {
 	// MaxReceipts bounds the receipts of one POST /v1/receipts
 	// (herald.Limits.MaxReceipts; issue 35 item 1).
 	MaxReceipts int `koanf:"max_receipts"`
+	// MaxEngagementRows bounds the rows of one engagement report
+	// (herald.Limits.MaxEngagementRows; issue 35 item 3).
+	MaxEngagementRows int `koanf:"max_engagement_rows"`
+	// EngagementRetention: the engagement counters' hours are kept this
+	// long (400 days; 0: forever; issue 35 item 3).
+	EngagementRetention time.Duration `koanf:"engagement_retention"`
 	// ShutdownTimeout bounds a graceful stop.
 	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
 	Log             LogConfig     `koanf:"log"`
@@ -140,6 +146,9 @@ type Config struct {
 	HTTP HTTPConfig `koanf:"http"`
 	// Unsubscribe: one-click unsubscribe links in e-mails (unsubscribe.go).
 	Unsubscribe UnsubscribeConfig `koanf:"unsubscribe"`
+	// EmailTracking: the open pixels and tracked links of e-mails whose
+	// type turns tracking on (emailtracking.go).
+	EmailTracking EmailTrackingConfig `koanf:"email_tracking"`
 	// Callout: what audience webhooks and content fetches may reach, and
 	// their auth headers (callout.go).
 	Callout CalloutConfig `koanf:"callout"`
@@ -240,8 +249,9 @@ type HTTPConfig struct {
 	// from the browser (none by default; "*" for any).
 	CORSAllowedOrigins []string `koanf:"cors_allowed_origins"`
 	// PublicURL is Herald's URL as the outside world reaches it
-	// ("https://herald.example.com"): the base of the unsubscribe links
-	// in e-mails. In --dev, the listen address if unset.
+	// ("https://herald.example.com"): the base of the unsubscribe and
+	// tracked links in e-mails. In --dev, the address the API is bound
+	// to if unset (a --listen port of 0 resolved).
 	PublicURL string `koanf:"public_url"`
 }
 
@@ -366,6 +376,7 @@ type TypeConfig struct {
 	Guarantee       heraldtype.Guarantee `koanf:"guarantee"`
 	Critical        bool                 `koanf:"critical"`
 	Transactional   bool                 `koanf:"transactional"`
+	EmailTracking   bool                 `koanf:"email_tracking"`
 }
 
 // RetryConfig is one error class's backoff.
@@ -413,6 +424,8 @@ func defaultConfig() Config {
 		MaxPreferenceTypes:       herald.DefaultMaxPreferenceTypes,
 		HistoryScan:              herald.DefaultHistoryScan,
 		MaxReceipts:              herald.DefaultMaxReceipts,
+		MaxEngagementRows:        herald.DefaultMaxEngagementRows,
+		EngagementRetention:      herald.DefaultEngagementRetention,
 		ShutdownTimeout:          30 * time.Second,
 		Log:                      LogConfig{Level: "info", Format: "json"},
 		Dev: DevConfig{FCMAddr: "127.0.0.1:8081", APNsAddr: "127.0.0.1:8443", WebPushAddr: "127.0.0.1:8082",
@@ -426,9 +439,13 @@ func defaultConfig() Config {
 		// minute.
 		// A client with a working credential never fails; 30 failures in a
 		// row, then one a second, is room for a typo or a rotation and
-		// nothing for a guesser.
+		// nothing for a guesser. A person opens a mail and follows a link
+		// or two; the generous public-link limit is for the mailbox
+		// providers' image proxies, which fetch many users' pixels from
+		// one address.
 		RateLimit: RateLimitConfig{APIKey: RateConfig{PerSecond: 500, Burst: 1000}, User: RateConfig{PerSecond: 5, Burst: 20},
-			FailedAuth: RateConfig{PerSecond: 1, Burst: 30}, FailedAuthClients: httpapi.DefaultMaxFailedAuthClients},
+			FailedAuth: RateConfig{PerSecond: 1, Burst: 30}, FailedAuthClients: httpapi.DefaultMaxFailedAuthClients,
+			PublicLinks: RateConfig{PerSecond: 50, Burst: 200}},
 		HTTP: HTTPConfig{ReadHeaderTimeout: httpapi.DefaultReadHeaderTimeout, ReadTimeout: httpapi.DefaultReadTimeout,
 			StoreTimeout: httpapi.DefaultStoreTimeout,
 			WriteTimeout: httpapi.DefaultWriteTimeout, IdleTimeout: httpapi.DefaultIdleTimeout,
@@ -593,6 +610,10 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		return herald.Config{}, fmt.Errorf("config: max_receipts: %d must be from 1 to %d (the receipts one POST /v1/receipts may hold; default %d)",
 			c.MaxReceipts, store.MaxReceiptBatch, herald.DefaultMaxReceipts)
 	}
+	if c.MaxEngagementRows <= 0 {
+		return herald.Config{}, fmt.Errorf("config: max_engagement_rows: %d must be a positive number of rows (the rows one engagement report may hold; default %d)",
+			c.MaxEngagementRows, herald.DefaultMaxEngagementRows)
+	}
 	inline, err := c.Rules.inline()
 	if err != nil {
 		return herald.Config{}, err
@@ -623,6 +644,7 @@ func (c *Config) clientConfig() (herald.Config, error) {
 			InlineRecipients: inline},
 		IdempotencyRetention:     off(c.IdempotencyRetention),
 		InterestRetention:        off(c.InterestRetention),
+		EngagementRetention:      off(c.EngagementRetention),
 		DeviceMaxAge:             off(c.DeviceMaxAge),
 		DeviceTokenTakeoverAfter: off(c.DeviceTokenTakeoverAfter),
 		Retention:                off(c.Retention),
@@ -630,7 +652,7 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		LeaderTTL:                c.LeaderTTL,
 		Limits: herald.Limits{MaxDataBytes: c.MaxDataBytes, MaxTriggerBytes: c.MaxTriggerBytes,
 			MaxDevicesPerUser: c.MaxDevicesPerUser, MaxPreferenceTypes: c.MaxPreferenceTypes, HistoryScan: c.HistoryScan,
-			MaxReceipts: c.MaxReceipts},
+			MaxReceipts: c.MaxReceipts, MaxEngagementRows: c.MaxEngagementRows},
 		Templates: herald.TemplateConfig(c.Templates),
 		Webhooks: herald.WebhookConfig{Timeout: c.Webhooks.Timeout, RetryBase: c.Webhooks.RetryBase,
 			RetryMaxDelay: c.Webhooks.RetryMaxDelay, RetryFor: c.Webhooks.RetryFor, DisableAfter: off(c.Webhooks.DisableAfter),

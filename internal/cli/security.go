@@ -72,6 +72,9 @@ type RateLimitConfig struct {
 	// counted at once (issue 23 item 8).
 	FailedAuth        RateConfig `koanf:"failed_auth"`
 	FailedAuthClients int        `koanf:"failed_auth_clients"`
+	// PublicLinks: requests per client address to the tracked links and
+	// open pixels of e-mails, which take no credential (429 over it).
+	PublicLinks RateConfig `koanf:"public_links"`
 }
 
 // RateConfig is one token bucket; per_second 0 disables it.
@@ -176,6 +179,7 @@ func (c RateLimitConfig) httpapi() httpapi.RateLimitConfig {
 		User:   httpapi.RateLimit{PerSecond: c.User.PerSecond, Burst: c.User.Burst},
 
 		FailedAuth:        httpapi.RateLimit{PerSecond: c.FailedAuth.PerSecond, Burst: c.FailedAuth.Burst},
+		PublicLinks:       httpapi.RateLimit{PerSecond: c.PublicLinks.PerSecond, Burst: c.PublicLinks.Burst},
 		FailedAuthClients: c.FailedAuthClients,
 	}
 }

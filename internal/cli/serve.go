@@ -139,7 +139,26 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 	}
 	hc.Store = st
 	hc.Logger = log
+	// The API's listener is bound before the e-mail links are configured:
+	// in --dev without http.public_url their base is the address actually
+	// bound, so a --listen port of 0 gives links that reach this server.
+	tcp, err := listenAPI(cfg.Listen)
+	if err != nil {
+		return err
+	}
+	tcpOwned := false
+	defer func() {
+		if !tcpOwned {
+			tcp.Close()
+		}
+	}()
+	if dev {
+		cfg.Listen = tcp.Addr().String()
+	}
 	if hc.Unsubscribe, err = cfg.unsubscribe(dev, log); err != nil {
+		return err
+	}
+	if hc.EmailTracking, err = cfg.emailTracking(dev); err != nil {
 		return err
 	}
 	if hc.Callout, err = cfg.callout(dev); err != nil {
@@ -243,10 +262,7 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 	}
 	connCfg := cfg.HTTP.conn()
 	connCfg.TLS = tlsCfg
-	tcp, err := listenAPI(cfg.Listen)
-	if err != nil {
-		return err
-	}
+	tcpOwned = true // the server closes it from here on; on its error, below
 	srv, ln, err := httpapi.NewHTTPServer(api, tcp, connCfg)
 	if err != nil {
 		tcp.Close()

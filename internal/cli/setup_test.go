@@ -119,6 +119,8 @@ func TestSetupCommands(t *testing.T) {
 		matches(t, out, `^daily cap: +on$`)
 		matches(t, out, `^quiet hours: +off$`)
 		matches(t, out, `^dedupe window: +30m`)
+		// serve --dev signs tracked links with a random secret (issue 35 item 2).
+		matches(t, r.ok([]string{"types", "put", "news", "--channel", "email", "--email-tracking"}), `^e-mail tracking: +on$`)
 		r.ok([]string{"types", "put", "order_shipped", "-f", r.file("type.json", `{"channels":["push"],"priority":"HIGH","transactional":true,"quiet_hours":false}`)},
 			"HIGH")
 		matches(t, r.ok([]string{"types", "get", "order_shipped"}), `^source: +api$`)
@@ -137,7 +139,7 @@ func TestSetupCommands(t *testing.T) {
 			Types []struct{ Name string } `json:"types"`
 		}
 		r.okJSON([]string{"types", "list"}, &list)
-		if len(list.Types) != 2 {
+		if len(list.Types) != 3 { // news, order_shipped, promo
 			t.Fatalf("types list --json: %+v", list)
 		}
 		// Defaults for an undeclared type.

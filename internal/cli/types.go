@@ -96,13 +96,13 @@ func printType(w io.Writer, t heraldclient.NotificationType) error {
 		{"guarantee", string(t.Guarantee)}, {"dedupe window", printable(t.DedupeWindow)},
 		{"quiet hours", onOff(t.QuietHours)}, {"daily cap", capMode(t.CountsTowardCap)},
 		{"critical", strconv.FormatBool(t.Critical)}, {"transactional", strconv.FormatBool(t.Transactional)},
-		{"source", t.Source}, {"updated", timeOrEmpty(&t.UpdatedAt)},
+		{"e-mail tracking", onOff(t.EmailTracking)}, {"source", t.Source}, {"updated", timeOrEmpty(&t.UpdatedAt)},
 	})
 }
 
 // typeFlags are the flags of types put that build its body.
 var typeFlags = []string{"channel", "priority", "dedupe-window", "quiet-hours", "counts-toward-cap", "guarantee",
-	"critical", "transactional"}
+	"critical", "transactional", "email-tracking"}
 
 func newTypesPutCmd(e *env) *cobra.Command {
 	var server, file string
@@ -161,6 +161,7 @@ counted toward the daily cap.`,
 	f.StringVar((*string)(&in.Guarantee), "guarantee", "", "at_least_once, or at_most_once (never sent twice, may be lost)")
 	f.BoolVar(&in.Critical, "critical", false, "ignore the user's opt-outs, quiet hours and daily cap (security, account notices)")
 	f.BoolVar(&in.Transactional, "transactional", false, "e-mails carry no unsubscribe link (receipts, password resets)")
+	f.BoolVar(&in.EmailTracking, "email-tracking", false, "HTML e-mails get an open pixel and tracked links (opened, clicked receipts)")
 	addFileFlag(cmd, &file, "the type")
 	addJSONFlag(cmd, &asJSON)
 	return cmd

@@ -32,19 +32,10 @@ func (c *Config) unsubscribe(dev bool, log *slog.Logger) (herald.UnsubscribeConf
 	if err != nil {
 		return herald.UnsubscribeConfig{}, err
 	}
-	base := c.HTTP.PublicURL
-	if dev {
-		if sec == "" {
-			sec = rand.Text() + rand.Text()
-		}
-		if base == "" {
-			scheme := "http://"
-			if c.TLS.CertFile != "" {
-				scheme = "https://"
-			}
-			base = scheme + c.Listen
-		}
+	if dev && sec == "" {
+		sec = rand.Text() + rand.Text()
 	}
+	base := c.publicURL(dev)
 	switch {
 	case sec == "":
 		if c.SMTP.Host != "" {

@@ -174,6 +174,11 @@ type Config struct {
 	// unsubscribe targets (heraldtype.Message.ListUnsubscribe); none for a
 	// transactional type. Called just before the send.
 	ListUnsubscribe func(ctx context.Context, job *heraldtype.Job) []string
+	// EmailHTML, when set, gives each e-mail the HTML body it is sent
+	// with in place of its notification's (heraldtype.Message.HTML): e-mail
+	// tracking's copy with signed links and an open pixel for this
+	// delivery (issue 35 item 2); "" sends the notification's own.
+	EmailHTML func(ctx context.Context, job *heraldtype.Job) string
 	// StoreTimeout bounds every store call of the worker (claim, outcome
 	// flush, lease extension, next run_at, queue stats, the policy's
 	// reads): a database that stops answering without closing the

@@ -137,6 +137,9 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre 
 	if d.Channel == heraldtype.ChannelEmail && w.cfg.ListUnsubscribe != nil {
 		msg.ListUnsubscribe = w.cfg.ListUnsubscribe(ctx, &job)
 	}
+	if d.Channel == heraldtype.ChannelEmail && w.cfg.EmailHTML != nil {
+		msg.HTML = w.cfg.EmailHTML(ctx, &job)
+	}
 	sendCtx, cancelSend := context.WithTimeout(ctx, w.cfg.SendTimeout)
 	var sendSpan trace.Span
 	if w.traced(&job) {

@@ -18,6 +18,7 @@ type Pruners struct {
 	CampaignRuns  *Pruner
 	Events        *Pruner
 	Rollup        *Pruner
+	Engagement    *Pruner
 	Webhooks      *Pruner
 }
 
@@ -34,6 +35,8 @@ type PruneResult struct {
 	Events int
 	// Rollup counts the delivery rollup's minutes deleted.
 	Rollup int
+	// Engagement counts the engagement counters' rows deleted.
+	Engagement int
 	// Webhooks counts finished webhook messages deleted.
 	Webhooks int
 }
@@ -87,6 +90,11 @@ func (p Pruners) Prune(ctx context.Context, now time.Time) (PruneResult, error) 
 	}
 	if p.Rollup != nil {
 		if r.Rollup, err = p.Rollup.Prune(ctx, now); err != nil {
+			return r, err
+		}
+	}
+	if p.Engagement != nil {
+		if r.Engagement, err = p.Engagement.Prune(ctx, now); err != nil {
 			return r, err
 		}
 	}

@@ -100,10 +100,11 @@ type Metrics struct {
 	RuleAudience *prometheus.HistogramVec // labels: rule
 	// RuleRuns counts rule runs by event: started, resumed, done, failed.
 	RuleRuns *prometheus.CounterVec // labels: event
-	// Receipts counts the receipts apps reported (issue 35 item 1), by
-	// event (delivered, opened, dismissed, clicked: the only ones an app
-	// may send) and result (recorded, duplicate, not_found — a message
-	// Herald does not have, or another user's).
+	// Receipts counts the receipts apps reported (issue 35 item 1) and
+	// e-mails' tracked opens and clicks (item 2), by event (delivered,
+	// opened, dismissed, clicked: the only ones an app may send or e-mail
+	// tracking records) and result (recorded, duplicate, not_found — a
+	// message Herald does not have, or another user's).
 	Receipts *prometheus.CounterVec // labels: event, result
 	// WebhookMessages counts outbound webhook attempts (issue 35 item 4)
 	// by event type and outcome (sent, retried, dead, held); WebhookSend
@@ -201,7 +202,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		Name: "herald_rule_runs_total", Help: "Rule runs by event (started, resumed, done, failed).",
 	}, []string{"event"})
 	m.Receipts = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "herald_receipts_total", Help: "Receipts apps reported, by event (delivered, opened, dismissed, clicked) and result (recorded, duplicate, not_found).",
+		Name: "herald_receipts_total", Help: "Receipts apps reported and e-mails' tracked opens and clicks, by event (delivered, opened, dismissed, clicked) and result (recorded, duplicate, not_found).",
 	}, []string{"event", "result"})
 	m.WebhookMessages = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_webhook_messages_total", Help: "Outbound webhook attempts, by event type and outcome (sent, retried, dead, held).",

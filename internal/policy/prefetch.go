@@ -127,6 +127,10 @@ const maxDedupeInFlight = 8
 // decides its delivery (duplicate); a failed one leaves it to Check,
 // uncounted.
 func (e *Engine) dedupeBatch(ctx context.Context, cands []*candidate, pre *Prefetched, now time.Time) {
+	if bl, ok := e.cfg.Limiter.(DedupeBatchLimiter); ok {
+		e.dedupeAtOnce(ctx, bl, cands, pre, now)
+		return
+	}
 	byKey := map[string][]*candidate{}
 	var keys []string
 	for _, c := range cands {
@@ -163,4 +167,34 @@ func (e *Engine) dedupeBatch(ctx context.Context, cands []*candidate, pre *Prefe
 		})
 	}
 	wg.Wait()
+}
+
+// dedupeAtOnce is dedupeBatch in one call of a DedupeBatchLimiter: the
+// candidates' locks in batch order, so of two notifications with one key
+// the first wins. A failed call leaves every candidate with a key to
+// Check, uncounted.
+func (e *Engine) dedupeAtOnce(ctx context.Context, bl DedupeBatchLimiter, cands []*candidate, pre *Prefetched, now time.Time) {
+	var locks []heraldtype.DedupeLock
+	var keyed []*candidate
+	for _, c := range cands {
+		if c.s.n.DedupeKey != "" {
+			locks, keyed = append(locks, dedupeLock(&c.s)), append(keyed, c)
+		}
+	}
+	if len(locks) == 0 {
+		return
+	}
+	oks, err := bl.AcquireDedupeBatch(ctx, locks, now)
+	if err != nil || len(oks) != len(keyed) {
+		for _, c := range keyed {
+			c.drop = true
+		}
+		return
+	}
+	for k, ok := range oks {
+		if !ok {
+			keyed[k].drop = true
+			pre.decided[keyed[k].id] = duplicate(&keyed[k].s)
+		}
+	}
 }

@@ -84,6 +84,43 @@ var _ BatchLimiter = (*batchLimiter)(nil)
 // spends no slot); Check then answers those from the batch.
 func TestPrefetchCountsTheBatch(t *testing.T) {
 	t.Parallel()
+	t.Run("locks_one_by_one", func(t *testing.T) { testPrefetchCountsTheBatch(t, &batchLimiter{}, nil) })
+	l := &batchLimiter{}
+	d := &dedupeBatcher{batchLimiter: l}
+	t.Run("locks_at_once", func(t *testing.T) { testPrefetchCountsTheBatch(t, l, d) })
+	// The batch's two keyed deliveries took their locks in one call.
+	if d.calls != 1 || d.items != 2 {
+		t.Fatalf("%d lock batches of %d items; want one of 2", d.calls, d.items)
+	}
+}
+
+// dedupeBatcher is a batchLimiter with AcquireDedupeBatch (a
+// DedupeBatchLimiter), recording its calls.
+type dedupeBatcher struct {
+	*batchLimiter
+	calls, items int
+	err          error
+}
+
+func (d *dedupeBatcher) AcquireDedupeBatch(ctx context.Context, items []heraldtype.DedupeLock, now time.Time) ([]bool, error) {
+	d.calls++
+	d.items += len(items)
+	if d.err != nil {
+		return nil, d.err
+	}
+	ok := make([]bool, len(items))
+	for i, l := range items {
+		ok[i], _ = d.AcquireDedupe(ctx, l.Key, l.Owner, l.Window, now)
+	}
+	return ok, nil
+}
+
+// testPrefetchCountsTheBatch runs TestPrefetchCountsTheBatch with l as
+// the limiter, or with lim when it is not nil (l's counts under it).
+func testPrefetchCountsTheBatch(t *testing.T, l *batchLimiter, lim Limiter) {
+	if lim == nil {
+		lim = l
+	}
 	quiet := &heraldtype.QuietHours{Start: "22:00", End: "08:00"} // Seoul; night() is 03:00 there
 	src := &countingSource{prefs: map[string]heraldtype.Preferences{
 		"u1":    {UserID: "u1", Timezone: "UTC", DailyCap: 2},
@@ -97,8 +134,7 @@ func TestPrefetchCountsTheBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &batchLimiter{}
-	e, err := New(Config{Types: cat, Source: src, Limiter: l})
+	e, err := New(Config{Types: cat, Source: src, Limiter: lim})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,5 +222,46 @@ func TestPrefetchCountFails(t *testing.T) {
 	}
 	if l.single != 2 || src.single != 0 {
 		t.Fatalf("%d single counts, %d single preference reads; want 2 and 0", l.single, src.single)
+	}
+}
+
+// A failed batch of dedupe locks counts none of the keyed deliveries and
+// leaves each to Check, which takes its lock and counts it on its own;
+// the others are counted by the batch as before.
+func TestPrefetchDedupeBatchFails(t *testing.T) {
+	t.Parallel()
+	src := &countingSource{prefs: map[string]heraldtype.Preferences{"u1": {UserID: "u1", Timezone: "UTC", DailyCap: 5}}}
+	cat, err := NewCatalog(map[string]heraldtype.NotificationType{"promo": {CountsTowardCap: &capped}}, fakeTypes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &batchLimiter{}
+	d := &dedupeBatcher{batchLimiter: l, err: errors.New("connection reset")}
+	e, err := New(Config{Types: cat, Source: src, Limiter: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := []heraldtype.Job{
+		{Delivery: heraldtype.Delivery{ID: 1}, Notification: &heraldtype.Notification{ID: "a", UserID: "u1", Type: "promo", DedupeKey: "k"}},
+		{Delivery: heraldtype.Delivery{ID: 2}, Notification: &heraldtype.Notification{ID: "b", UserID: "u1", Type: "promo", DedupeKey: "k"}},
+		{Delivery: heraldtype.Delivery{ID: 3}, Notification: &heraldtype.Notification{ID: "c", UserID: "u1", Type: "promo"}},
+	}
+	pre, err := e.Prefetch(t.Context(), jobs, night())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.items) != 1 || l.items[0].Owner != "c" {
+		t.Fatalf("the batch counted %+v; want only the unkeyed c", l.items)
+	}
+	for i, want := range []struct {
+		verdict Verdict
+		code    string
+	}{{Allow, ""}, {Block, CodeDuplicate}, {Allow, ""}} {
+		if got, err := e.Check(t.Context(), &jobs[i], night(), pre); err != nil || got.Verdict != want.verdict || got.Code != want.code {
+			t.Fatalf("job %d: Check = %+v, %v; want %d %q", i, got, err, want.verdict, want.code)
+		}
+	}
+	if l.single != 1 {
+		t.Fatalf("%d single counts; want 1 (a, after its own lock)", l.single)
 	}
 }

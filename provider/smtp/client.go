@@ -24,8 +24,9 @@ import (
 // the mail is multipart/alternative with the text first and the HTML
 // second, so every client shows the richest part it can. No other data key
 // is sent: a mail has no place for app data, and headers built from caller
-// data would invite header injection.
-const DataHTML = "html"
+// data would invite header injection. A Message's HTML, when set (e-mail
+// tracking's rewritten copy), is sent in its place.
+const DataHTML = heraldtype.DataHTML
 
 // HeaderMessageKey carries the delivery's idempotency key (S0.5) on every
 // mail, for the receiving side's own de-duplication and for support.
@@ -184,7 +185,11 @@ func (c *Client) build(m *heraldtype.Message) (*mail.Msg, string, error) {
 		return invalid(err.Error())
 	}
 	msg.SetBodyString(mail.TypeTextPlain, n.Body)
-	if html := n.Data[DataHTML]; html != "" {
+	html := n.Data[DataHTML]
+	if m.HTML != "" {
+		html = m.HTML
+	}
+	if html != "" {
 		msg.AddAlternativeString(mail.TypeTextHTML, html)
 	}
 	return msg, id, nil

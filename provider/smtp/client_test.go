@@ -65,6 +65,28 @@ func TestSendTextAndHTML(t *testing.T) {
 	}
 }
 
+// TestSendMessageHTML: a Message's HTML (e-mail tracking's copy for one
+// delivery, issue 35 item 2) is sent in place of the notification's
+// data.html, which is left as it was.
+func TestSendMessageHTML(t *testing.T) {
+	t.Parallel()
+	e := startEmulator(t, smtpemu.Config{})
+	c := newTestClient(t, e, nil)
+	m := message(testTo)
+	m.Notification.Data = map[string]string{DataHTML: `<a href="https://shop.example/">Shop</a>`}
+	m.HTML = `<a href="https://herald.example/t/c/t1.x.y">Shop</a>`
+	if _, err := c.Send(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	r := e.Messages()[0]
+	if !strings.Contains(r.HTML, "herald.example/t/c/t1.x.y") || strings.Contains(r.HTML, "shop.example") || r.Text != m.Notification.Body {
+		t.Errorf("html %q text %q", r.HTML, r.Text)
+	}
+	if m.Notification.Data[DataHTML] != `<a href="https://shop.example/">Shop</a>` {
+		t.Errorf("the notification changed: %q", m.Notification.Data[DataHTML])
+	}
+}
+
 func TestSendTextOnly(t *testing.T) {
 	t.Parallel()
 	e := startEmulator(t, smtpemu.Config{})

@@ -100,7 +100,7 @@ func (s *Store) EventState(ctx context.Context, q store.EventQuery) (store.Event
 			return out, err
 		}
 		var args []any
-		b.Queue(s.q(rules.InterestedUsersSQL(iq, marker(&args))), args...)
+		b.Queue(s.q(interestedUsersSQL(iq, marker(&args))), args...)
 	}
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()

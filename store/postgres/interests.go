@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -81,12 +82,18 @@ func (s *Store) InterestedUsers(ctx context.Context, q heraldtype.InterestQuery)
 		return nil, err
 	}
 	var args []any
-	query := s.q(rules.InterestedUsersSQL(q, marker(&args)))
+	query := s.q(interestedUsersSQL(q, marker(&args)))
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, formatError(err, "interests")
 	}
 	return collectInterested(rows)
+}
+
+// interestedUsersSQL is rules.InterestedUsersSQL comparing users.id in
+// its own collation, so the users' key is an index lookup.
+func interestedUsersSQL(q heraldtype.InterestQuery, mark rules.Marker) string {
+	return strings.ReplaceAll(rules.InterestedUsersSQL(q, mark), rules.UsersKey, rules.UsersKeyPostgres)
 }
 
 // collectInterested reads the rows of rules.InterestedUsersSQL.

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/heraldhq/herald/store/postgres/pgtest"
 )
 
@@ -17,16 +19,8 @@ import (
 // compile at all (the control, so the test cannot pass on a server
 // without JIT while proving nothing).
 func TestIndexPlansTurnJITOff(t *testing.T) {
-	dsn, schema := pgtest.NewSchema(t)
+	s := migratedStore(t)
 	ctx := t.Context()
-	s, err := Open(ctx, dsn, Options{Schema: schema, MaxConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	explain := func(settings string) string {
 		t.Helper()
 		tx, err := s.pool.Begin(ctx)
@@ -42,23 +36,8 @@ func TestIndexPlansTurnJITOff(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		var plan strings.Builder
-		rows, err := tx.Query(ctx, s.q(`EXPLAIN (ANALYZE) SELECT id FROM {s}.deliveries
-	WHERE state = 'pending' AND run_at <= now() ORDER BY run_at, id LIMIT 100 FOR UPDATE SKIP LOCKED`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
-			}
-			plan.WriteString(line + "\n")
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		return plan.String()
+		return planText(t)(tx.Query(ctx, s.q(`EXPLAIN (ANALYZE) SELECT id FROM {s}.deliveries
+	WHERE state = 'pending' AND run_at <= now() ORDER BY run_at, id LIMIT 100 FOR UPDATE SKIP LOCKED`)))
 	}
 	var available bool
 	if err := s.pool.QueryRow(ctx, `SELECT pg_jit_available()`).Scan(&available); err != nil {
@@ -73,5 +52,43 @@ func TestIndexPlansTurnJITOff(t *testing.T) {
 	}
 	if plan := explain(indexPlans); strings.Contains(plan, "JIT:") {
 		t.Fatalf("under indexPlans the claim was JIT-compiled:\n%s", plan)
+	}
+}
+
+// migratedStore opens a store of one connection on a fresh schema, with
+// Herald's tables, for a test that reads plans.
+func migratedStore(t *testing.T) *Store {
+	t.Helper()
+	dsn, schema := pgtest.NewSchema(t)
+	s, err := Open(t.Context(), dsn, Options{Schema: schema, MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// planText reads the lines of an EXPLAIN's answer: planText(t)(q.Query(…)).
+func planText(t *testing.T) func(pgx.Rows, error) string {
+	return func(rows pgx.Rows, err error) string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan strings.Builder
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan.WriteString(line + "\n")
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return plan.String()
 	}
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -138,16 +139,65 @@ func (s *Store) AcquireDedupe(ctx context.Context, key, owner string, window tim
 	if err := store.CheckAcquireDedupe(window); err != nil {
 		return false, err
 	}
-	var holder string
-	err := s.pool.QueryRow(ctx, s.q(`INSERT INTO {s}.policy_dedupe AS l (key, owner, expires_at) VALUES ($1, $2, $3)
+	ok, err := s.AcquireDedupeBatch(ctx, []heraldtype.DedupeLock{{Key: key, Owner: owner, Window: window}}, now)
+	if err != nil {
+		return false, err
+	}
+	return ok[0], nil
+}
+
+// acquireDedupeSQL takes the locks of distinct keys ($1, for the owners
+// $2 until $3) in key order — two batches sharing keys queue on them in
+// one order instead of deadlocking — each over only when it has expired
+// at $4, and returns who holds each key after.
+const acquireDedupeSQL = `INSERT INTO {s}.policy_dedupe AS l (key, owner, expires_at)
+SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[]) ORDER BY 1
 ON CONFLICT (key) DO UPDATE SET
 	owner = CASE WHEN l.expires_at <= $4 THEN excluded.owner ELSE l.owner END,
 	expires_at = CASE WHEN l.expires_at <= $4 THEN excluded.expires_at ELSE l.expires_at END
-RETURNING owner`), key, owner, now.Add(window), now).Scan(&holder)
-	if err != nil {
-		return false, formatError(err, "dedupe lock")
+RETURNING key, owner`
+
+// AcquireDedupeBatch implements policy.DedupeBatchLimiter in one upsert:
+// the first item of each key claims it, and every item of the key is
+// answered by who holds it after — the same answers as one AcquireDedupe
+// per item in order, since at one now a lock just taken cannot expire.
+func (s *Store) AcquireDedupeBatch(ctx context.Context, items []heraldtype.DedupeLock, now time.Time) ([]bool, error) {
+	if err := heraldtype.CheckDedupeLocks(items); err != nil {
+		return nil, err
 	}
-	return holder == owner, nil
+	if len(items) == 0 {
+		return nil, nil
+	}
+	var keys, owners []string
+	var expires []time.Time
+	seen := make(map[string]bool, len(items))
+	for _, l := range items {
+		if !seen[l.Key] {
+			seen[l.Key] = true
+			keys, owners, expires = append(keys, l.Key), append(owners, l.Owner), append(expires, now.Add(l.Window))
+		}
+	}
+	rows, err := s.pool.Query(ctx, s.q(acquireDedupeSQL), keys, owners, expires, now)
+	if err != nil {
+		return nil, formatError(err, "dedupe lock")
+	}
+	holders := make(map[string]string, len(keys))
+	var key, holder string
+	if _, err := pgx.ForEachRow(rows, []any{&key, &holder}, func() error {
+		holders[key] = holder
+		return nil
+	}); err != nil {
+		return nil, formatError(err, "dedupe lock")
+	}
+	ok := make([]bool, len(items))
+	for i, l := range items {
+		h, found := holders[l.Key]
+		if !found {
+			return nil, fmt.Errorf("postgres: dedupe lock: no answer for key %q", l.Key)
+		}
+		ok[i] = h == l.Owner
+	}
+	return ok, nil
 }
 
 // CountDaily implements policy.Limiter: a batch of one (CountDailyBatch),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -94,9 +95,24 @@ func (s *Store) rulesQuery(f store.RuleFilter) (string, []any, int, error) {
 	if err != nil {
 		return "", nil, 0, err
 	}
-	return s.q(`SELECT ` + ruleColumns + ` FROM {s}.rules
-WHERE name > $1 AND ($2 = '' OR source = $2) AND ($3 = '' OR event = $3) AND (NOT $4 OR NOT disabled)
-ORDER BY name LIMIT $5`), []any{after, f.Source, f.Event, f.Enabled, limit + 1}, limit, nil
+	// Only the filters given are written (at most eight shapes): an
+	// "($2 = '' OR source = $2)" kept the generic plan dearer than a
+	// custom one, so PostgreSQL planned the rule engine's read of every
+	// event anew — 61 µs of planning per event (issue 39 item 3).
+	args := []any{after, limit + 1}
+	where := `name > $1`
+	if f.Source != "" {
+		args = append(args, f.Source)
+		where += fmt.Sprintf(` AND source = $%d`, len(args))
+	}
+	if f.Event != "" {
+		args = append(args, f.Event)
+		where += fmt.Sprintf(` AND event = $%d`, len(args))
+	}
+	if f.Enabled {
+		where += ` AND NOT disabled`
+	}
+	return s.q(`SELECT ` + ruleColumns + ` FROM {s}.rules WHERE ` + where + ` ORDER BY name LIMIT $2`), args, limit, nil
 }
 
 // rulesPage reads the rows of a rulesQuery as a page.

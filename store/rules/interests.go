@@ -17,6 +17,21 @@ const InterestUpsertSQL = `ON CONFLICT (subject, user_id, kind) DO UPDATE SET
 	last_at = CASE WHEN excluded.last_at > interests.last_at THEN excluded.last_at ELSE interests.last_at END,
 	data = CASE WHEN excluded.last_at >= interests.last_at THEN excluded.data ELSE interests.data END`
 
+// UsersKey is the placeholder after an interest's user_id compared with
+// users.id: the interest's column sorts in byte order (ByteOrder) and the
+// users' key in the database's collation, and PostgreSQL uses an index
+// only for a comparison in the index's own collation — without
+// UsersKeyPostgres the audience query read every user for each page
+// (a hash join over a sequential scan: 0.8 ms a page with 15,000 users,
+// issue 39 item 3). SQLite has one collation there and drops it.
+const UsersKey = "{userskey}"
+
+// The users-key collations of the two stores (UsersKey).
+const (
+	UsersKeyPostgres = ` COLLATE "default"`
+	UsersKeySQLite   = ``
+)
+
 // InterestedUsersSQL is one page of an audience: the registered users
 // after q.After with an interest in q.Subject of one of q.Kinds at or
 // after q.Since, in user id order, each with the data of their latest
@@ -52,6 +67,6 @@ func InterestedUsersSQL(q heraldtype.InterestQuery, mark Marker) string {
 		` ORDER BY j.last_at DESC LIMIT 1)
 FROM {s}.interests i
 WHERE i.subject = ` + subject + ` AND i.user_id > ` + after + outerCond + `
-	AND EXISTS (SELECT 1 FROM {s}.users u WHERE u.id = i.user_id)
+	AND EXISTS (SELECT 1 FROM {s}.users u WHERE u.id = i.user_id` + UsersKey + `)
 GROUP BY i.subject, i.user_id ORDER BY i.user_id LIMIT ` + mark(q.Limit)
 }

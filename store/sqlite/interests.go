@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -86,7 +87,7 @@ func (s *Store) InterestedUsers(ctx context.Context, q heraldtype.InterestQuery)
 		return nil, err
 	}
 	var args []any
-	query := rules.Unqualified(rules.InterestedUsersSQL(q, mark(&args)))
+	query := strings.ReplaceAll(rules.Unqualified(rules.InterestedUsersSQL(q, mark(&args))), rules.UsersKey, rules.UsersKeySQLite)
 	rows, err := s.read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, formatError(err, "interests")

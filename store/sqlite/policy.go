@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -156,32 +157,59 @@ func decodePreferences(userID, tz string, prefs sql.NullString) (heraldtype.Pref
 	return store.DecodePreferences(userID, tz, stored)
 }
 
-// AcquireDedupe implements policy.Limiter: one upsert that takes the lock
-// over only when it has expired, and returns whoever holds it after.
-// SQLite runs one writer at a time, so the statement is atomic.
+// AcquireDedupe implements policy.Limiter: a batch of one
+// (AcquireDedupeBatch).
 func (s *Store) AcquireDedupe(ctx context.Context, key, owner string, window time.Duration, now time.Time) (bool, error) {
 	if err := store.CheckAcquireDedupe(window); err != nil {
 		return false, err
 	}
-	var holder string
+	ok, err := s.AcquireDedupeBatch(ctx, []heraldtype.DedupeLock{{Key: key, Owner: owner, Window: window}}, now)
+	if err != nil {
+		return false, err
+	}
+	return ok[0], nil
+}
+
+// AcquireDedupeBatch implements policy.DedupeBatchLimiter in one write
+// transaction: per item in order, one upsert that takes the lock over
+// only when it has expired and returns whoever holds it after. SQLite
+// runs one writer at a time, so the batch is atomic.
+func (s *Store) AcquireDedupeBatch(ctx context.Context, items []heraldtype.DedupeLock, now time.Time) ([]bool, error) {
+	if err := heraldtype.CheckDedupeLocks(items); err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, nil
+	}
+	ok := make([]bool, len(items))
 	err := s.inTx(ctx, func(tx *writeTx) error {
-		rows, err := s.query(ctx, tx, `INSERT INTO policy_dedupe (key, owner, expires_at) VALUES (?1, ?2, ?3)
+		for i, l := range items {
+			rows, err := s.query(ctx, tx, `INSERT INTO policy_dedupe (key, owner, expires_at) VALUES (?1, ?2, ?3)
 ON CONFLICT (key) DO UPDATE SET
 	owner = CASE WHEN policy_dedupe.expires_at <= ?4 THEN excluded.owner ELSE policy_dedupe.owner END,
 	expires_at = CASE WHEN policy_dedupe.expires_at <= ?4 THEN excluded.expires_at ELSE policy_dedupe.expires_at END
-RETURNING owner`, key, owner, micros(now.Add(window)), micros(now))
-		if err != nil {
-			return formatError(err, "dedupe lock")
-		}
-		defer rows.Close()
-		if rows.Next() {
-			if err := rows.Scan(&holder); err != nil {
+RETURNING owner`, l.Key, l.Owner, micros(now.Add(l.Window)), micros(now))
+			if err != nil {
 				return formatError(err, "dedupe lock")
 			}
+			var holder string
+			if rows.Next() {
+				err = rows.Scan(&holder)
+			}
+			if cerr := rows.Close(); err == nil {
+				err = cerr
+			}
+			if err = cmp.Or(err, rows.Err()); err != nil {
+				return formatError(err, "dedupe lock")
+			}
+			ok[i] = holder == l.Owner
 		}
-		return formatError(rows.Err(), "dedupe lock")
+		return nil
 	})
-	return holder == owner && err == nil, err
+	if err != nil {
+		return nil, err
+	}
+	return ok, nil
 }
 
 // CountDaily implements policy.Limiter in one IMMEDIATE transaction, which

@@ -116,7 +116,7 @@ func testReceipts(t *testing.T, newStore NewStore) {
 		func(r *store.Receipt) { r.NotificationID = "" },
 		func(r *store.Receipt) { r.Event = "" },
 		func(r *store.Receipt) { r.At = time.Time{} },
-		func(r *store.Receipt) { r.Action = string(make([]byte, heraldtype.MaxReceiptActionLen+1)) },
+		func(r *store.Receipt) { r.Action = string(make([]byte, heraldtype.MaxReceiptLinkLen+1)) },
 	} {
 		r := ok
 		bad(&r)

@@ -53,6 +53,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("LateReports", func(t *testing.T) { testLateReports(t, newStore) })
 	t.Run("ProviderReports", func(t *testing.T) { testProviderReports(t, newStore) })
 	t.Run("Receipts", func(t *testing.T) { testReceipts(t, newStore) })
+	t.Run("Engagement", func(t *testing.T) { testEngagement(t, newStore) })
 	t.Run("InboxReceipts", func(t *testing.T) { testInboxReceipts(t, newStore) })
 	t.Run("InboxSeenClicked", func(t *testing.T) { testInboxSeenClicked(t, newStore) })
 	t.Run("ListDeliveries", func(t *testing.T) { testListDeliveries(t, newStore) })

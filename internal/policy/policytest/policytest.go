@@ -32,6 +32,8 @@ func Run(t *testing.T, h Harness) {
 	t.Run("DedupeFirstWriterWins", func(t *testing.T) { testDedupe(t, h) })
 	t.Run("DedupeExpires", func(t *testing.T) { testDedupeExpiry(t, h) })
 	t.Run("DedupeConcurrent", func(t *testing.T) { testDedupeConcurrent(t, h) })
+	t.Run("DedupeBatch", func(t *testing.T) { testDedupeBatch(t, h) })
+	t.Run("DedupeBatchConcurrent", func(t *testing.T) { testDedupeBatchConcurrent(t, h) })
 	t.Run("DailyCap", func(t *testing.T) { testDaily(t, h) })
 	t.Run("DailyCapConcurrent", func(t *testing.T) { testDailyConcurrent(t, h) })
 	t.Run("DailyCapBatch", func(t *testing.T) { testDailyBatch(t, h) })

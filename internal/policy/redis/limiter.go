@@ -133,43 +133,74 @@ func (l *Limiter) dailyKey(userID, day string) string {
 // per item, pipelined in item order, so a later item sees what an earlier
 // one counted and the batch costs one round trip. Each script is atomic,
 // as CountDaily's; a cluster runs the items of one key on its node in
-// order. If Redis has lost the script (a restart, SCRIPT FLUSH), every
-// item is sent again with its source: an item already counted is then
-// found counted, so nothing is counted twice.
+// order.
 func (l *Limiter) CountDailyBatch(ctx context.Context, items []heraldtype.DailyCount) ([]bool, error) {
 	if err := heraldtype.CheckDailyCounts(items); err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
 	}
-	if len(items) == 0 {
-		return nil, nil
-	}
-	cmds, err := l.countPipeline(ctx, items, countScript.EvalSha)
-	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
-		cmds, err = l.countPipeline(ctx, items, countScript.Eval)
-	}
+	ok, err := l.pipelined(ctx, countScript, len(items), func(i int) ([]string, []any) {
+		c := items[i]
+		return []string{l.dailyKey(c.UserID, c.Day)}, []any{c.Owner, c.Limit, c.ExpireAt.UnixMilli()}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("redis: count daily cap: %w", err)
-	}
-	ok := make([]bool, len(items))
-	for i, c := range cmds {
-		n, err := c.Int()
-		if err != nil {
-			return nil, fmt.Errorf("redis: count daily cap: %w", err)
-		}
-		ok[i] = n == 1
 	}
 	return ok, nil
 }
 
-// countPipeline sends the count script for every item in one pipeline,
-// run by eval (the script's EvalSha or Eval), and returns its commands.
-func (l *Limiter) countPipeline(ctx context.Context, items []heraldtype.DailyCount,
-	eval func(context.Context, goredis.Scripter, []string, ...any) *goredis.Cmd) ([]*goredis.Cmd, error) {
-	pipe := l.rdb.Pipeline()
-	cmds := make([]*goredis.Cmd, len(items))
-	for i, c := range items {
-		cmds[i] = eval(ctx, pipe, []string{l.dailyKey(c.UserID, c.Day)}, c.Owner, c.Limit, c.ExpireAt.UnixMilli())
+// AcquireDedupeBatch implements policy.DedupeBatchLimiter: the acquire
+// script once per item, pipelined in item order (one round trip), so of
+// two items of one key the first takes it and the second is answered by
+// who holds it. now is not used, as in AcquireDedupe.
+func (l *Limiter) AcquireDedupeBatch(ctx context.Context, items []heraldtype.DedupeLock, _ time.Time) ([]bool, error) {
+	for _, d := range items {
+		if d.Window < time.Millisecond {
+			return nil, fmt.Errorf("redis: dedupe window %s is shorter than a millisecond", d.Window)
+		}
 	}
-	_, err := pipe.Exec(ctx)
-	return cmds, err
+	ok, err := l.pipelined(ctx, acquireScript, len(items), func(i int) ([]string, []any) {
+		return []string{l.prefix + "dedupe:" + items[i].Key}, []any{items[i].Owner, items[i].Window.Milliseconds()}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redis: acquire dedupe locks: %w", err)
+	}
+	return ok, nil
+}
+
+// pipelined runs script for items 0…n-1 (their keys and arguments from
+// item) in one pipeline, in order, and answers whether each returned 1.
+// If Redis has lost the script (a restart, SCRIPT FLUSH), every item is
+// sent again with its source: both scripts answer an item they already
+// applied the same way again (a counted owner is found counted, a lock's
+// owner holds it), so nothing is applied twice.
+func (l *Limiter) pipelined(ctx context.Context, script *goredis.Script, n int, item func(i int) ([]string, []any)) ([]bool, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	run := func(eval func(context.Context, goredis.Scripter, []string, ...any) *goredis.Cmd) ([]*goredis.Cmd, error) {
+		pipe := l.rdb.Pipeline()
+		cmds := make([]*goredis.Cmd, n)
+		for i := range n {
+			keys, args := item(i)
+			cmds[i] = eval(ctx, pipe, keys, args...)
+		}
+		_, err := pipe.Exec(ctx)
+		return cmds, err
+	}
+	cmds, err := run(script.EvalSha)
+	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
+		cmds, err = run(script.Eval)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ok := make([]bool, n)
+	for i, c := range cmds {
+		v, err := c.Int()
+		if err != nil {
+			return nil, err
+		}
+		ok[i] = v == 1
+	}
+	return ok, nil
 }
