@@ -1,6 +1,7 @@
 package herald
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -66,7 +67,8 @@ func (c *Client) newWebhooks(cfg Config) error {
 	d, err := webhook.New(webhook.Config{Store: cfg.Store, Client: c.webhookOut, Owner: cfg.Owner,
 		Timeout: w.Timeout, RetryBase: w.RetryBase, RetryMaxDelay: w.RetryMaxDelay, RetryFor: w.RetryFor,
 		DisableAfter: w.DisableAfter, BatchSize: w.BatchSize, PollInterval: w.PollInterval,
-		Now: cfg.Now, Logger: c.Logger(ComponentWebhooks), Observe: c.observeWebhook})
+		StoreTimeout: cmp.Or(cfg.Worker.StoreTimeout, cfg.Worker.LeaseDuration),
+		Now:          cfg.Now, Logger: c.Logger(ComponentWebhooks), Observe: c.observeWebhook})
 	if err != nil {
 		return fmt.Errorf("herald: Webhooks: %w", err)
 	}

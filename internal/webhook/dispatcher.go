@@ -51,6 +51,9 @@ const (
 	DefaultDisableAfter = 5 * 24 * time.Hour
 	DefaultBatchSize    = 100
 	DefaultPollInterval = time.Second
+	// DefaultStoreTimeout bounds a store call: the worker's default too
+	// (its lease duration).
+	DefaultStoreTimeout = 30 * time.Second
 )
 
 // Config configures a Dispatcher. Zero durations and sizes take the
@@ -81,6 +84,10 @@ type Config struct {
 	// PollInterval is how often an idle dispatcher looks for due
 	// messages.
 	PollInterval time.Duration
+	// StoreTimeout bounds each store call (a claim, an outcome), so a
+	// connection cut mid-call cannot hold the loop — or the Stop that
+	// waits for it — until TCP gives up. Default DefaultStoreTimeout.
+	StoreTimeout time.Duration
 	Now          func() time.Time
 	Logger       *slog.Logger
 	// Jitter returns a random fraction in [0, 1); rand.Float64 if nil.
@@ -132,6 +139,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		{"RetryFor", &cfg.RetryFor, DefaultRetryFor},
 		{"DisableAfter", &cfg.DisableAfter, DefaultDisableAfter},
 		{"PollInterval", &cfg.PollInterval, DefaultPollInterval},
+		{"StoreTimeout", &cfg.StoreTimeout, DefaultStoreTimeout},
 	} {
 		if *d.v == 0 {
 			*d.v = d.def
@@ -212,7 +220,7 @@ func (d *Dispatcher) run(ctx context.Context, done chan struct{}) {
 		case <-t.C:
 		case <-d.wake:
 		}
-		n, err := d.RunOnce(context.WithoutCancel(ctx))
+		n, err := d.RunOnce(ctx)
 		if err != nil {
 			d.cfg.Logger.Error("webhook: a claim failed", "err", err)
 		}
@@ -225,21 +233,30 @@ func (d *Dispatcher) run(ctx context.Context, done chan struct{}) {
 }
 
 // RunOnce claims one batch of due messages, sends them side by side and
-// records their outcomes; it returns how many it claimed.
+// records their outcomes; it returns how many it claimed. ctx ending
+// (Stop) cancels the claim; once messages are claimed their sends and
+// outcomes run to the end, each bounded (Timeout, StoreTimeout), so a
+// claimed message is not left leased for nothing.
 func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	now := d.cfg.Now()
-	jobs, err := d.cfg.Store.ClaimWebhookMessages(ctx, store.WebhookClaim{Owner: d.cfg.Owner, Now: now,
+	cctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
+	jobs, err := d.cfg.Store.ClaimWebhookMessages(cctx, store.WebhookClaim{Owner: d.cfg.Owner, Now: now,
 		LeaseUntil: now.Add(d.lease()), Limit: d.cfg.BatchSize})
+	cancel()
 	if err != nil {
 		return 0, err
 	}
+	ctx = context.WithoutCancel(ctx)
 	var wg sync.WaitGroup
 	for _, j := range jobs {
 		wg.Go(func() {
 			start := time.Now()
 			f := d.send(ctx, j)
 			d.observe(j.Type, f, time.Since(start))
-			if _, disabled, err := d.cfg.Store.FinishWebhookMessage(ctx, f); err != nil {
+			fctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
+			_, disabled, err := d.cfg.Store.FinishWebhookMessage(fctx, f)
+			cancel()
+			if err != nil {
 				d.cfg.Logger.Error("webhook: recording an outcome failed", "endpoint", j.EndpointID, "event", j.EventID, "err", err)
 			} else if disabled {
 				d.cfg.Logger.Warn("webhook: endpoint disabled", "endpoint", j.EndpointID, "reason", f.Disable+f.FailingReason)

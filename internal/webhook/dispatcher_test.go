@@ -408,3 +408,45 @@ func TestDispatcherSignsWithBothSecretsDuringRotation(t *testing.T) {
 		t.Fatalf("the new secret's receiver got %+v", got)
 	}
 }
+
+// hangingStore's claim blocks until its context ends, as a call on a
+// connection cut mid-call does.
+type hangingStore struct{ calls chan struct{} }
+
+func (s hangingStore) ClaimWebhookMessages(ctx context.Context, _ store.WebhookClaim) ([]store.WebhookJob, error) {
+	s.calls <- struct{}{}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (hangingStore) FinishWebhookMessage(context.Context, store.WebhookFinish) (bool, bool, error) {
+	return false, false, nil
+}
+
+// A claim hung on a dead connection neither outlives Stop (it is
+// cancelled) nor holds the loop past StoreTimeout: the partition e2e
+// test found an instance whose stop waited 25 s on the dispatcher's claim.
+func TestDispatcherStopCancelsAHungClaim(t *testing.T) {
+	t.Parallel()
+	st := hangingStore{calls: make(chan struct{}, 8)}
+	d, err := webhook.New(webhook.Config{Store: st, Client: outbound.New(outbound.Config{Allow: loopback}), Owner: "test",
+		PollInterval: time.Millisecond, StoreTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Start(t.Context())
+	// The store timeout ends each hung claim: the loop claims again.
+	for range 2 {
+		select {
+		case <-st.calls:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the loop did not claim again after a hung claim's store timeout")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := d.Stop(ctx); err != nil {
+		t.Fatalf("Stop = %v after %v, want nil at once", err, time.Since(start))
+	}
+}
