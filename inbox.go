@@ -54,7 +54,19 @@ func (c *Client) MarkInboxRead(ctx context.Context, userID string, ids []int64) 
 	if err := validInboxIDs(userID, ids); err != nil {
 		return 0, err
 	}
-	return c.store.MarkInboxRead(ctx, userID, ids, c.now().UTC())
+	n, err := c.store.MarkInboxRead(ctx, userID, ids, c.now().UTC())
+	c.inboxChanged(userID, n > 0, err)
+	return n, err
+}
+
+// inboxChanged wakes the user's streams on this instance after a mark
+// that changed their read-state committed, so they send their new counts
+// (the state event; issue 35 item 1). Other instances learn it from the
+// store (PostgreSQL's NOTIFY after the commit).
+func (c *Client) inboxChanged(userID string, changed bool, err error) {
+	if err == nil && changed {
+		c.hub.Publish(userID)
+	}
 }
 
 // validInboxIDs checks the arguments of a mark-read or mark-seen batch.
@@ -79,7 +91,9 @@ func (c *Client) MarkInboxSeen(ctx context.Context, userID string, ids []int64) 
 	if err := validInboxIDs(userID, ids); err != nil {
 		return 0, err
 	}
-	return c.store.MarkInboxSeen(ctx, userID, ids, c.now().UTC())
+	n, err := c.store.MarkInboxSeen(ctx, userID, ids, c.now().UTC())
+	c.inboxChanged(userID, n > 0, err)
+	return n, err
 }
 
 // ClickInboxItem records that the user clicked one of their inbox items;
@@ -101,7 +115,9 @@ func (c *Client) ClickInboxItem(ctx context.Context, userID string, id int64, ac
 	if err := validIdentifierText("action", action, heraldtype.MaxReceiptActionLen); err != nil {
 		return err
 	}
-	return c.store.ClickInboxItem(ctx, userID, id, action, c.now().UTC())
+	err := c.store.ClickInboxItem(ctx, userID, id, action, c.now().UTC())
+	c.inboxChanged(userID, true, err)
+	return err
 }
 
 // MarkAllInboxRead marks every unread item of the user read.
@@ -109,7 +125,9 @@ func (c *Client) MarkAllInboxRead(ctx context.Context, userID string) (int, erro
 	if err := validID("user_id", userID); err != nil {
 		return 0, err
 	}
-	return c.store.MarkAllInboxRead(ctx, userID, c.now().UTC())
+	n, err := c.store.MarkAllInboxRead(ctx, userID, c.now().UTC())
+	c.inboxChanged(userID, n > 0, err)
+	return n, err
 }
 
 // ArchiveInboxItem removes an item from the user's live inbox.
@@ -120,7 +138,31 @@ func (c *Client) ArchiveInboxItem(ctx context.Context, userID string, id int64) 
 	if id <= 0 {
 		return heraldtype.FieldErrorf("item_id", "must be a positive item id")
 	}
-	return c.store.ArchiveInboxItem(ctx, userID, id, c.now().UTC())
+	err := c.store.ArchiveInboxItem(ctx, userID, id, c.now().UTC())
+	c.inboxChanged(userID, true, err)
+	return err
+}
+
+// InboxState is a user's unread and unseen counts, as the inbox stream's
+// state event carries them (heraldtype.InboxState).
+type InboxState = heraldtype.InboxState
+
+// InboxStreamOptions are what StreamInboxWith streams and to whom.
+type InboxStreamOptions struct {
+	// LastID resumes after the item with this id (a resumed stream's
+	// Last-Event-ID); 0 streams every item; < 0 only items written after
+	// the call.
+	LastID int64
+	// Item receives each item, in id order. Required.
+	Item func(heraldtype.InboxItem) error
+	// State, when set, receives the user's counts once the stream has
+	// sent what it resumed with, then each time they changed: after any
+	// mark of the user's read-state (seen, read, read-all, click,
+	// archive) on any instance, and after new items.
+	State func(InboxState) error
+	// Heartbeat is called when nothing was sent for the heartbeat
+	// interval, so proxies keep the connection open. Required.
+	Heartbeat func() error
 }
 
 // StreamInbox streams the user's new inbox items to send, in id order,
@@ -131,13 +173,25 @@ func (c *Client) ArchiveInboxItem(ctx context.Context, userID string, id int64) 
 // sent for the heartbeat interval, so proxies keep the connection open.
 //
 // lastID < 0 starts with nothing old: only items written after the call.
+// StreamInboxWith also streams the user's counts.
 func (c *Client) StreamInbox(ctx context.Context, userID string, lastID int64, send func(heraldtype.InboxItem) error, heartbeat func() error) error {
+	return c.StreamInboxWith(ctx, userID, InboxStreamOptions{LastID: lastID, Item: send, Heartbeat: heartbeat})
+}
+
+// StreamInboxWith is StreamInbox with the user's counts (o.State; issue
+// 35 item 1): a second tab or device learns that an item was read
+// elsewhere without polling. The counts are read again on every signal
+// for the user and after new items, and sent only when they differ from
+// the last ones sent; a signal lost between instances (the poll covers
+// items only) shows at the next one or the next stream.
+func (c *Client) StreamInboxWith(ctx context.Context, userID string, o InboxStreamOptions) error {
 	if err := validID("user_id", userID); err != nil {
 		return err
 	}
 	if _, err := c.store.GetUser(ctx, userID); err != nil {
 		return err
 	}
+	lastID := o.LastID
 	if lastID < 0 {
 		// Start after the newest existing item. Read before subscribing:
 		// an item written between the two is then after lastID and read
@@ -160,7 +214,28 @@ func (c *Client) StreamInbox(ctx context.Context, userID string, lastID int64, s
 	// instance: an EnqueueTx committed on SQLite, or a lost NOTIFY.
 	poll := time.NewTicker(c.cfg.InboxPollInterval)
 	defer poll.Stop()
+	// wantState: the counts may have changed since they were last read
+	// (at first: they were never sent). sent: what was sent last.
+	wantState, first := o.State != nil, true
+	var sent InboxState
 	for {
+		// The counts are read before the items and sent after them: an
+		// item a state counts was committed before the items were read,
+		// so the stream has sent it by then. Items sent may be newer than
+		// the counts; they are read again at once.
+		var st InboxState
+		readState := wantState
+		if readState {
+			wantState = false
+			var err error
+			if st, err = c.store.InboxState(ctx, userID); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+		}
+		sentItems := false
 		for {
 			items, err := c.store.InboxSince(ctx, userID, lastID, 100)
 			if err != nil {
@@ -173,25 +248,38 @@ func (c *Client) StreamInbox(ctx context.Context, userID string, lastID int64, s
 				return err
 			}
 			for _, it := range items {
-				if err := send(it); err != nil {
+				if err := o.Item(it); err != nil {
 					return err
 				}
 				lastID = it.ID
 			}
 			if len(items) > 0 {
 				beat.Reset(c.cfg.InboxHeartbeat)
+				sentItems = true
 			}
 			if len(items) < 100 {
 				break
 			}
 		}
+		if readState && (first || st != sent) {
+			if err := o.State(st); err != nil {
+				return err
+			}
+			first, sent = false, st
+			beat.Reset(c.cfg.InboxHeartbeat)
+		}
+		if sentItems && o.State != nil {
+			wantState = true
+			continue
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-sub.C:
+			wantState = o.State != nil
 		case <-poll.C:
 		case <-beat.C:
-			if err := heartbeat(); err != nil {
+			if err := o.Heartbeat(); err != nil {
 				return err
 			}
 		}

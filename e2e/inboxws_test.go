@@ -61,24 +61,34 @@ func TestInboxWebSocketAcrossInstances(t *testing.T) {
 			t.Fatalf("trigger on %s: %d", in.api, resp.StatusCode)
 		}
 	}
-	// next reads the next item; 15 s covers even the poll's fallback.
+	// next reads the next item, skipping the counts (state events) as a
+	// client does; 15 s covers even the poll's fallback.
 	next := func(conn *websocket.Conn) (int64, string) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(c.ctx, 15*time.Second)
 		defer cancel()
-		_, data, err := conn.Read(ctx)
-		if err != nil {
-			t.Fatalf("read: %v\nA:\n%s\nB:\n%s", err, a.tail(), b.tail())
+		for {
+			_, data, err := conn.Read(ctx)
+			if err != nil {
+				t.Fatalf("read: %v\nA:\n%s\nB:\n%s", err, a.tail(), b.tail())
+			}
+			var m struct {
+				Event string
+				ID    int64
+				Data  json.RawMessage
+			}
+			if err := json.Unmarshal(data, &m); err != nil {
+				t.Fatalf("message %s: %v", data, err)
+			}
+			if m.Event == "state" {
+				continue
+			}
+			var it heraldtype.InboxItem
+			if err := json.Unmarshal(m.Data, &it); err != nil || m.Event != "inbox" || m.ID != it.ID {
+				t.Fatalf("message %s: %v", data, err)
+			}
+			return m.ID, it.Title
 		}
-		var m struct {
-			Event string
-			ID    int64
-			Data  heraldtype.InboxItem
-		}
-		if err := json.Unmarshal(data, &m); err != nil || m.Event != "inbox" || m.ID != m.Data.ID {
-			t.Fatalf("message %s: %v", data, err)
-		}
-		return m.ID, m.Data.Title
 	}
 
 	onB := ws(b, "")

@@ -75,4 +75,8 @@
 //		}
 //		show(ev.Item)
 //	}
+//
+// With StreamOptions.States it also yields the user's unread and unseen
+// counts (ev.State set) whenever an item is read, seen, clicked or
+// archived on any device, so a badge stays right without polling.
 package heraldclient

@@ -18,12 +18,16 @@ import (
 	"github.com/heraldhq/herald/heraldtype"
 )
 
-// InboxEvent is one item the inbox stream delivered.
+// InboxEvent is one item the inbox stream delivered or, with
+// StreamOptions.States, the user's counts.
 type InboxEvent struct {
 	// ID is the event's id, the item's: what a later stream resumes after
-	// (StreamOptions.LastEventID).
+	// (StreamOptions.LastEventID). Empty for a state event.
 	ID   string
 	Item heraldtype.InboxItem
+	// State is set, and ID and Item empty, for a state event: the user's
+	// unread and unseen counts (only with StreamOptions.States).
+	State *heraldtype.InboxState
 }
 
 // StreamOptions tune InboxStream.
@@ -37,6 +41,12 @@ type StreamOptions struct {
 	// failure left open), and reconnects. Default 90 s, well above the
 	// server's heartbeat interval; negative: never.
 	IdleTimeout time.Duration
+	// States yields the user's counts too, as events with State set: once
+	// a (re)connection has delivered the items it resumed with, then
+	// whenever they change (an item read, seen, clicked or archived on
+	// any device, or a new item). Without it the stream yields items only,
+	// as it always did.
+	States bool
 }
 
 // DefaultStreamIdleTimeout is StreamOptions.IdleTimeout's default.
@@ -74,7 +84,8 @@ const defaultReconnect = time.Second
 
 // InboxStream follows the user's in-app inbox over Server-Sent Events
 // (GET /v1/users/{id}/inbox/stream) and yields each new item as it is
-// written. When the connection drops, or the server ends the stream to
+// written (and, with StreamOptions.States, the user's counts whenever they
+// change; other events, later versions' too, are skipped). When the connection drops, or the server ends the stream to
 // shut down or at its lifetime, it reconnects with Last-Event-ID set to
 // the last item's id, so no item is lost or repeated; it waits the
 // server's retry interval first, doubling it (with jitter, up to
@@ -103,7 +114,7 @@ func (c *Client) InboxStream(ctx context.Context, userID string, opts StreamOpti
 			}
 		}
 		s := &inboxStream{c: c, path: pathf("/v1/users/%s/inbox/stream", userID), lastID: last, reconnect: defaultReconnect,
-			idle: opts.IdleTimeout}
+			idle: opts.IdleTimeout, states: opts.States}
 		if s.idle == 0 {
 			s.idle = DefaultStreamIdleTimeout
 		}
@@ -141,6 +152,8 @@ type inboxStream struct {
 	reconnect time.Duration
 	// idle is StreamOptions.IdleTimeout (negative: none).
 	idle time.Duration
+	// states is StreamOptions.States.
+	states bool
 }
 
 // backoff is the wait before the n-th reconnection in a row.
@@ -231,6 +244,17 @@ func (s *inboxStream) run(ctx context.Context, yield func(InboxEvent, error) boo
 			}
 			s.lastID = ev.id
 			if !yield(InboxEvent{ID: ev.id, Item: it}, nil) {
+				return true, errStopped
+			}
+		case "state":
+			if !s.states {
+				continue // skipped, as before there were state events
+			}
+			var st heraldtype.InboxState
+			if err := json.Unmarshal([]byte(ev.data), &st); err != nil {
+				return true, fmt.Errorf("heraldclient: a state event's data: %w", err)
+			}
+			if !yield(InboxEvent{State: &st}, nil) {
 				return true, errStopped
 			}
 		case "close":

@@ -429,6 +429,21 @@ type InboxItem struct {
 	ArchivedAt *time.Time `json:"archived_at,omitempty"`
 }
 
+// InboxState is a user's inbox counts as the real-time stream sends them
+// (its "state" event; issue 35 item 1): Unread is the unarchived items
+// not read (ListInbox's unread count); Unseen is the unarchived items not
+// seen among the user's newest InboxUnseenWindow items, so at most that.
+type InboxState struct {
+	Unread int `json:"unread"`
+	Unseen int `json:"unseen"`
+}
+
+// InboxUnseenWindow bounds InboxState.Unseen: it counts among the user's
+// newest items only (archived ones included in the window), so reading
+// the counts never scans an unbounded inbox. Items not yet seen are the
+// newest ones in practice; an app shows "999+" at the bound.
+const InboxUnseenWindow = 1000
+
 // Suppression records that an address must not be contacted on a channel
 // any more (Twilio 21610 STOP; an e-mail mailbox that does not exist),
 // until it opts in again.

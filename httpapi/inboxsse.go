@@ -13,7 +13,8 @@ import (
 
 // streamInbox: GET /v1/users/{id}/inbox/stream is a Server-Sent Events
 // stream of the user's new inbox items (S3.6): each item is an event
-// "inbox" whose id is the item id and whose data is the item's JSON. A
+// "inbox" whose id is the item id and whose data is the item's JSON; the
+// user's counts are an event "state" without an id (issue 35 item 1). A
 // reconnecting client sends Last-Event-ID (EventSource does this by
 // itself) and receives everything it missed; ?after=<id> (or
 // ?last_event_id=) does the same for a first connection. Without either,
@@ -76,6 +77,17 @@ func (f *sseFraming) item(it heraldtype.InboxItem) error {
 	}
 	f.buf.WriteByte('\n')
 	return f.write(f.buf.Bytes())
+}
+
+// state writes the counts as an event "state" with no id line: an
+// EventSource's lastEventId, and so its Last-Event-ID, stays the last
+// item's.
+func (f *sseFraming) state(st heraldtype.InboxState) error {
+	data, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return f.write(fmt.Appendf(nil, "event: state\ndata: %s\n\n", data))
 }
 
 func (f *sseFraming) heartbeat() error { return f.write([]byte(": heartbeat\n\n")) }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -14,7 +15,8 @@ import (
 // (GET /v1/users/{id}/inbox/ws, inboxws.go). Everything but the bytes on
 // the wire is decided here, once: where it resumes, that the user exists,
 // the per-user and per-key caps, when it ends (lifetime, token expiry, key
-// revocation; streams.go) and the items themselves (Client.StreamInbox).
+// revocation; streams.go) and the items and counts themselves
+// (Client.StreamInboxWith).
 
 // inboxFraming writes one inbox stream on one transport. Its methods are
 // called from the stream's goroutine only, never concurrently.
@@ -32,6 +34,9 @@ type inboxFraming interface {
 	// item sends one inbox item; heartbeat keeps an idle stream open (and,
 	// over WebSocket, proves the client is still there).
 	item(heraldtype.InboxItem) error
+	// state sends the user's counts (issue 35 item 1): an event without
+	// an id, so a resume point stays the last item.
+	state(heraldtype.InboxState) error
 	heartbeat() error
 	// finish ends the stream after the items stopped: end says why when
 	// the server ended it (lifetime, credentials), err is what stopped
@@ -115,7 +120,7 @@ func (s *Server) runInboxStream(r *http.Request, f inboxFraming) error {
 		return nil // the client went away, or the upgrade was refused and answered
 	}
 	watched := s.streams.watch(sctx, cancel, p)
-	err = s.client.StreamInbox(sctx, userID, last, f.item, f.heartbeat)
+	err = s.client.StreamInboxWith(sctx, userID, herald.InboxStreamOptions{LastID: last, Item: f.item, State: f.state, Heartbeat: f.heartbeat})
 	stopped := sctx.Err() != nil // the watch ended the stream, or the client left
 	cancel(nil)
 	<-watched

@@ -42,7 +42,8 @@ var wsCloseCodes = map[string]websocket.StatusCode{
 // streamInboxWS: GET /v1/users/{id}/inbox/ws is the inbox stream over a
 // WebSocket (S3.6): the same stream as the SSE one (inboxstream.go), with
 // each event a JSON text message {"event":"inbox","id":<item id>,"data":
-// <item>} and, when the server ends the stream, a last message
+// <item>}, the user's counts {"event":"state","data":{"unread","unseen"}}
+// (issue 35 item 1) and, when the server ends the stream, a last message
 // {"event":"close","data":{"reason","message"}} before a close frame with
 // the code above and the reason. It resumes after ?last_event_id=<id> (or
 // the Last-Event-ID header, or ?after=). Pings keep it open and find a
@@ -158,6 +159,12 @@ func (f *wsFraming) send(m wsMessage) error {
 
 func (f *wsFraming) item(it heraldtype.InboxItem) error {
 	return f.send(wsMessage{Event: "inbox", ID: it.ID, Data: it})
+}
+
+// state sends the counts as {"event":"state","data":{"unread","unseen"}},
+// without an id.
+func (f *wsFraming) state(st heraldtype.InboxState) error {
+	return f.send(wsMessage{Event: "state", Data: st})
 }
 
 // heartbeat pings and waits for the pong: unlike an SSE comment, which a

@@ -56,6 +56,10 @@ type Channels interface {
 	// InboxSince returns up to limit unarchived items of the user with id >
 	// afterID, oldest first: what a real-time stream missed.
 	InboxSince(ctx context.Context, userID string, afterID int64, limit int) ([]heraldtype.InboxItem, error)
+	// InboxState returns the user's unread and unseen counts
+	// (rules.InboxStateSQL): what the real-time stream's state event
+	// carries. An unknown user has none of either.
+	InboxState(ctx context.Context, userID string) (heraldtype.InboxState, error)
 	// MarkInboxRead marks the user's items among ids read (read_at = now if
 	// unset) and returns how many changed; other users' ids are ignored.
 	// Each item it marks also gets its read receipt on its delivery's

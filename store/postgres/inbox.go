@@ -116,6 +116,13 @@ func (s *Store) InboxSince(ctx context.Context, userID string, afterID int64, li
 WHERE user_id = $1 AND id > $2 AND archived_at IS NULL ORDER BY id LIMIT $3`), userID, afterID, limit))
 }
 
+// InboxState implements store.Channels.
+func (s *Store) InboxState(ctx context.Context, userID string) (heraldtype.InboxState, error) {
+	var st heraldtype.InboxState
+	err := s.pool.QueryRow(ctx, s.q(rules.InboxStateSQL(rules.Schema+"inbox_items", "$1")), userID).Scan(&st.Unread, &st.Unseen)
+	return st, formatError(err, "inbox state")
+}
+
 // MarkInboxRead implements store.Channels: the items and their read
 // receipts in one transaction.
 func (s *Store) MarkInboxRead(ctx context.Context, userID string, ids []int64, now time.Time) (int, error) {
@@ -145,7 +152,18 @@ WHERE user_id = $2 AND `+col+` IS NULL AND id = ANY ($3::bigint[])`), now, userI
 		n = int(tag.RowsAffected())
 		return s.inboxReceipts(ctx, tx, event, userID, ids)
 	})
+	if err == nil && n > 0 {
+		s.wakeInbox(userID)
+	}
 	return n, err
+}
+
+// wakeInbox tells the user's inbox streams on every instance, after the
+// commit of a change of their read-state, to read their counts again
+// (the state event, issue 35 item 1): the NOTIFY of new items, whose
+// payload is only the user.
+func (s *Store) wakeInbox(userID string) {
+	s.waker.post(wake{inboxUsers: []string{userID}})
 }
 
 // inboxReceipts records the receipt of event (seen, read, archived) of
@@ -176,13 +194,16 @@ RETURNING id`), now, userID)
 		}
 		return s.inboxReceipts(ctx, tx, heraldtype.ReceiptRead, userID, ids)
 	})
+	if err == nil && n > 0 {
+		s.wakeInbox(userID)
+	}
 	return n, err
 }
 
 // ArchiveInboxItem implements store.Channels. Archiving an archived item
 // keeps its first archived_at and succeeds.
 func (s *Store) ArchiveInboxItem(ctx context.Context, userID string, id int64, now time.Time) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, s.q(`UPDATE {s}.inbox_items SET archived_at = coalesce(archived_at, $1)
 WHERE id = $2 AND user_id = $3`), now, id, userID)
 		if err := affectedOne(tag.RowsAffected(), err, "inbox item "+strconv.FormatInt(id, 10)+" of user "+quote(userID)); err != nil {
@@ -190,13 +211,17 @@ WHERE id = $2 AND user_id = $3`), now, id, userID)
 		}
 		return s.inboxReceipts(ctx, tx, heraldtype.ReceiptArchived, userID, []int64{id})
 	})
+	if err == nil {
+		s.wakeInbox(userID)
+	}
+	return err
 }
 
 // ClickInboxItem implements store.Channels. The UPDATE's row lock
 // serializes racing clicks of one item; the receipts' unique index holds
 // each event once.
 func (s *Store) ClickInboxItem(ctx context.Context, userID string, id int64, action string, now time.Time) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, s.q(`UPDATE {s}.inbox_items SET clicked_at = coalesce(clicked_at, $1),
 	seen_at = coalesce(seen_at, $1), read_at = coalesce(read_at, $1)
 WHERE id = $2 AND user_id = $3`), now, id, userID)
@@ -213,4 +238,8 @@ WHERE id = $2 AND user_id = $3`), now, id, userID)
 			`i.user_id = $2 AND i.id = $3`)), action, userID, id)
 		return formatError(err, "receipts")
 	})
+	if err == nil {
+		s.wakeInbox(userID)
+	}
+	return err
 }

@@ -231,3 +231,67 @@ func TestInboxEventsWhenDue(t *testing.T) {
 		t.Fatal("no event when the item was written")
 	}
 }
+
+// TestInboxEventsOfMarks: a change of a user's read-state on one instance
+// — seen, read, read-all, click, archive — names the user on another
+// instance's InboxEvents after its commit, so that instance's streams
+// send their new counts (issue 35 item 1); a mark that changed nothing
+// (or failed) names nobody.
+func TestInboxEventsOfMarks(t *testing.T) {
+	t.Parallel()
+	dsn, schema := pgtest.NewSchema(t)
+	a, b := openStore(t, dsn, schema), openStore(t, dsn, schema)
+	if err := a.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	seed(t, b)
+	res, err := b.Enqueue(t.Context(), inApp([]string{"n1", "n2", "n3"}, "u1", "u1", "u1"))
+	if err != nil || len(res.Inbox) != 3 {
+		t.Fatalf("enqueue: %+v %v", res.Inbox, err)
+	}
+	ids := []int64{res.Inbox[0].ID, res.Inbox[1].ID, res.Inbox[2].ID}
+	events := a.InboxEvents(t.Context())
+	// drain takes what is there until the channel is quiet for a while.
+	drain := func(quiet time.Duration) []string {
+		var got []string
+		for {
+			select {
+			case u := <-events:
+				got = append(got, u)
+			case <-time.After(quiet):
+				return got
+			}
+		}
+	}
+	drain(time.Second) // the listener's "" and the enqueue's u1
+	expect := func(what string, mark func() error) {
+		t.Helper()
+		if err := mark(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		select {
+		case u := <-events:
+			if u != "u1" {
+				t.Fatalf("%s: event %q, want u1", what, u)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no event on the other instance within 10 s", what)
+		}
+	}
+	// Failure paths first: a mark of nothing, another user's item, an
+	// unknown item.
+	if n, err := b.MarkInboxSeen(t.Context(), "u2", ids, now); err != nil || n != 0 {
+		t.Fatalf("another user's seen: %d %v", n, err)
+	}
+	if err := b.ArchiveInboxItem(t.Context(), "u1", 1<<40, now); heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
+		t.Fatalf("archive of an unknown item: %v", err)
+	}
+	if got := drain(500 * time.Millisecond); len(got) != 0 {
+		t.Fatalf("marks that changed nothing named %q", got)
+	}
+	expect("seen", func() error { _, err := b.MarkInboxSeen(t.Context(), "u1", ids[:1], now); return err })
+	expect("read", func() error { _, err := b.MarkInboxRead(t.Context(), "u1", ids[:1], now); return err })
+	expect("click", func() error { return b.ClickInboxItem(t.Context(), "u1", ids[1], "", now) })
+	expect("archive", func() error { return b.ArchiveInboxItem(t.Context(), "u1", ids[2], now) })
+	expect("read-all", func() error { _, err := b.MarkAllInboxRead(t.Context(), "u1", now); return err })
+}

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -142,4 +143,19 @@ func refusalReasonSQL(code, typ string) string {
 	}
 	b.WriteString(` ELSE '' END`)
 	return b.String()
+}
+
+// InboxStateSQL reads a user's heraldtype.InboxState, (unread, unseen),
+// in one statement (issue 35 item 1). unread is the table expression the
+// unread count reads (SQLite names its partial index there: "inbox_items
+// INDEXED BY inbox_items_unread"), user the user id's parameter. Unread
+// is ListInbox's count, through the partial index of unread items;
+// unseen walks only the user's newest heraldtype.InboxUnseenWindow items
+// (the (user_id, id) index), as no index covers seen_at and one would
+// cost every inbox write.
+func InboxStateSQL(unread, user string) string {
+	return `SELECT (SELECT count(*) FROM ` + unread + ` WHERE user_id = ` + user + ` AND read_at IS NULL AND archived_at IS NULL),
+	(SELECT count(*) FROM (SELECT seen_at, archived_at FROM ` + Schema + `inbox_items WHERE user_id = ` + user +
+		` ORDER BY id DESC LIMIT ` + strconv.Itoa(heraldtype.InboxUnseenWindow) + `) w
+	WHERE seen_at IS NULL AND archived_at IS NULL)`
 }

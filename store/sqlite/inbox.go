@@ -125,6 +125,14 @@ WHERE user_id = ? AND id > ? AND archived_at IS NULL ORDER BY id LIMIT ?`, userI
 	return scanInboxRows(rows)
 }
 
+// InboxState implements store.Channels.
+func (s *Store) InboxState(ctx context.Context, userID string) (heraldtype.InboxState, error) {
+	var st heraldtype.InboxState
+	err := s.read.QueryRowContext(ctx, rules.Unqualified(rules.InboxStateSQL("inbox_items INDEXED BY inbox_items_unread", "?1")), userID).
+		Scan(&st.Unread, &st.Unseen)
+	return st, formatError(err, "inbox state")
+}
+
 // MarkInboxRead implements store.Channels.
 func (s *Store) MarkInboxRead(ctx context.Context, userID string, ids []int64, now time.Time) (int, error) {
 	return s.markInbox(ctx, heraldtype.ReceiptRead, userID, ids, now)

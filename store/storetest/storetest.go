@@ -56,6 +56,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Engagement", func(t *testing.T) { testEngagement(t, newStore) })
 	t.Run("InboxReceipts", func(t *testing.T) { testInboxReceipts(t, newStore) })
 	t.Run("InboxSeenClicked", func(t *testing.T) { testInboxSeenClicked(t, newStore) })
+	t.Run("InboxState", func(t *testing.T) { testInboxState(t, newStore) })
 	t.Run("ListDeliveries", func(t *testing.T) { testListDeliveries(t, newStore) })
 	t.Run("Overview", func(t *testing.T) { testOverview(t, newStore) })
 	t.Run("CountReplayable", func(t *testing.T) { testCountReplayable(t, newStore) })
