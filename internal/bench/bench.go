@@ -94,6 +94,12 @@ type Config struct {
 	// server dials its database connections and prepares its statements,
 	// its first seconds are slower than its steady state.
 	Warmup time.Duration
+	// Webhooks registers one outbound webhook endpoint subscribed to
+	// every event type, served by an in-process receiver emulator that
+	// verifies each signature: the run then ends when every delivery's
+	// delivery.finished message was received too, and the resources
+	// include the webhooks' cost (issue 35 item 5). In-process only.
+	Webhooks bool
 
 	Faults Faults
 	// EmulatorAddr is where the FCM emulator listens; 127.0.0.1:0 when
@@ -162,6 +168,8 @@ func (c *Config) defaults() error {
 		return errors.New("warmup must not be negative")
 	case c.Backlog && c.Server != "":
 		return errors.New("--backlog needs the in-process server (it stops the workers while the queue fills)")
+	case c.Webhooks && c.Server != "":
+		return errors.New("--webhooks needs the in-process server (it registers its own receiver's endpoint)")
 	case c.Server != "" && c.EmulatorAddr == "":
 		return errors.New("a remote server needs --emulator-addr: the address, reachable from the server, where this process runs the FCM emulator the server sends to")
 	case c.Server != "" && c.Database != "":
@@ -208,10 +216,15 @@ type Result struct {
 	NotificationsPerSec float64 `json:"notifications_per_second"`
 	// SendSeconds runs from the first trigger (in a backlog run: from the
 	// moment the workers start) to the last accepted push.
-	SendSeconds      float64   `json:"send_seconds"`
-	DeliveriesPerSec float64   `json:"deliveries_per_second"`
-	Latency          Latency   `json:"latency"`
-	Resources        Resources `json:"server_resources"`
+	SendSeconds      float64 `json:"send_seconds"`
+	DeliveriesPerSec float64 `json:"deliveries_per_second"`
+	// Webhooks counts the messages the webhook receiver accepted
+	// (Config.Webhooks), WebhookSeconds the time from the first send to
+	// the last of them.
+	Webhooks       uint64    `json:"webhooks,omitempty"`
+	WebhookSeconds float64   `json:"webhook_seconds,omitempty"`
+	Latency        Latency   `json:"latency"`
+	Resources      Resources `json:"server_resources"`
 	// FillResources is the server's use while a backlog filled (backlog
 	// runs only); Resources then covers the drain.
 	FillResources *Resources `json:"fill_resources,omitempty"`

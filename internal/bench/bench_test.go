@@ -72,6 +72,26 @@ func TestRunBacklog(t *testing.T) {
 	}
 }
 
+// TestRunWebhooks: with Webhooks, every delivery's delivery.finished
+// reaches the in-process receiver, signed as it verifies, before the run
+// ends (issue 35 item 5's measurement), in a backlog run too.
+func TestRunWebhooks(t *testing.T) {
+	for _, backlog := range []bool{false, true} {
+		res, err := Run(t.Context(), Config{Users: 20, Notifications: 200, Recipients: 10, Backlog: backlog, Webhooks: true,
+			Worker: workerForTests(), DrainTimeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Sent != 200 || res.Webhooks < 200 || res.WebhookSeconds <= 0 {
+			t.Fatalf("backlog %v: sent %d, webhooks %d in %v s; want 200 and at least 200", backlog, res.Sent, res.Webhooks, res.WebhookSeconds)
+		}
+		var table bytes.Buffer
+		if err := res.WriteTable(&table); err != nil || !strings.Contains(table.String(), "webhooks received") {
+			t.Fatalf("table: %v\n%s", err, table.String())
+		}
+	}
+}
+
 // TestRunWarmup: the pushes of triggers sent during the warm-up are
 // delivered and counted, but left out of the latency figures.
 func TestRunWarmup(t *testing.T) {
@@ -96,6 +116,7 @@ func TestConfigErrors(t *testing.T) {
 		"recipients above users":  {Users: 5, Recipients: 6, Notifications: 6},
 		"not a multiple":          {Users: 10, Recipients: 3, Notifications: 10},
 		"backlog remote":          {Server: "http://x", EmulatorAddr: "127.0.0.1:1", Backlog: true},
+		"webhooks remote":         {Server: "http://x", EmulatorAddr: "127.0.0.1:1", Webhooks: true},
 		"remote without emulator": {Server: "http://x"},
 		"remote with database":    {Server: "http://x", EmulatorAddr: "127.0.0.1:1", Database: "x.db"},
 		"bad fault rate":          {Faults: Faults{Unavailable: 1.5}},

@@ -41,6 +41,10 @@ func (r *Result) WriteTable(w io.Writer) error {
 		row("trigger errors", "%d", r.TriggerErrors)
 	}
 	row("deliveries sent", "%d in %.2f s = %.0f/s", r.Sent, r.SendSeconds, r.DeliveriesPerSec)
+	if r.Webhooks > 0 {
+		row("webhooks received", "%d, the last %.2f s after the first send = %.0f/s", r.Webhooks, r.WebhookSeconds,
+			float64(r.Webhooks)/r.WebhookSeconds)
+	}
 	warmup := ""
 	if r.Latency.WarmupSeconds > 0 {
 		warmup = fmt.Sprintf(", after a %gs warm-up", r.Latency.WarmupSeconds)

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	fcmemu "github.com/heraldhq/herald/emulator/fcm"
+	webhookemu "github.com/heraldhq/herald/emulator/webhook"
 	"github.com/heraldhq/herald/provider/fcm"
 )
 
@@ -104,6 +105,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	p.set("deliver", func() (int64, int64) { return int64(sk.accepted.Load()), int64(expected) })
 	drainErr := waitDrained(ctx, api, sk, func() uint64 { return emulatorRequests(em) }, expected, settleLook, cfg.DrainTimeout)
+	if srv != nil && srv.hooks != nil && drainErr == nil {
+		p.set("webhooks", func() (int64, int64) { return int64(srv.hooks.Stats().Accepted), int64(sk.accepted.Load()) })
+		drainErr = waitWebhooks(ctx, srv.hooks, sk.accepted.Load(), cfg.DrainTimeout)
+		res.Webhooks = srv.hooks.Stats().Accepted
+		res.WebhookSeconds = time.Since(sendStart).Seconds()
+	}
 	p.stop()
 
 	if res.Resources, err = m.stop(); err != nil {
@@ -249,4 +256,21 @@ func waitDrained(ctx context.Context, api *apiClient, sk *sink, sends func() uin
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// waitWebhooks waits until the receiver has accepted at least want
+// messages (a delivery.finished per delivery sent), or timeout.
+func waitWebhooks(ctx context.Context, hooks *webhookemu.Emulator, want uint64, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for hooks.Stats().Accepted < want {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the webhook receiver accepted %d of %d messages within %v", hooks.Stats().Accepted, want, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
 }

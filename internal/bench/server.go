@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,10 @@ import (
 
 	"github.com/heraldhq/herald"
 	fcmemu "github.com/heraldhq/herald/emulator/fcm"
+	webhookemu "github.com/heraldhq/herald/emulator/webhook"
+	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/httpapi"
+	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/provider/fcm"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/postgres"
@@ -37,6 +41,8 @@ type inProcess struct {
 	hc      herald.Config
 	srv     *http.Server
 	cleanup []func()
+	// hooks is the webhook receiver emulator (Config.Webhooks), or nil.
+	hooks *webhookemu.Emulator
 }
 
 // startInProcess opens the store and serves the API. With paused, the
@@ -67,6 +73,11 @@ func startInProcess(ctx context.Context, cfg *Config, em *fcmemu.Emulator, pause
 		// Pruning scans the tables; a benchmark measures the queue.
 		MaintenanceInterval: -1,
 		Logger:              cfg.Logger,
+	}
+	if cfg.Webhooks {
+		if err := s.startWebhooks(ctx); err != nil {
+			return nil, fmt.Errorf("webhooks: %w", err)
+		}
 	}
 	// Unpaused, one Client serves the API and runs the workers, so an
 	// enqueue wakes them at once, as in `herald serve`. Paused, the API
@@ -171,4 +182,29 @@ func dropSchema(dsn, schema string) {
 	}
 	defer conn.Close(ctx)
 	conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`) //nolint:errcheck // best effort at exit
+}
+
+// startWebhooks starts the webhook receiver emulator on loopback and
+// registers one endpoint subscribed to every event type pointed at it,
+// signing with a fresh secret the emulator verifies; the Clients may
+// reach loopback (callout.allow), as serve --dev's may.
+func (s *inProcess) startWebhooks(ctx context.Context) error {
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		return err
+	}
+	em, err := webhookemu.New(webhookemu.Config{Secrets: []string{secret}})
+	if err != nil {
+		return err
+	}
+	if _, err := em.Start("127.0.0.1:0"); err != nil {
+		return err
+	}
+	s.hooks = em
+	s.cleanup = append(s.cleanup, func() { em.Close() })
+	s.hc.Callout.Allow = append(s.hc.Callout.Allow, netip.MustParsePrefix("127.0.0.0/8"))
+	now := time.Now().UTC()
+	return s.store.CreateWebhookEndpoint(ctx, store.WebhookEndpoint{WebhookEndpoint: heraldtype.WebhookEndpoint{ID: "wh_bench",
+		URL: em.URL() + "/hooks/bench", Description: "herald bench's receiver", Events: []string{}, Enabled: true,
+		CreatedAt: now, UpdatedAt: now}, Secret: secret})
 }
