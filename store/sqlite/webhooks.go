@@ -269,13 +269,17 @@ func (s *Store) FinishWebhookMessage(ctx context.Context, f store.WebhookFinish)
 		}
 		// ?6 is the disable condition (410 Gone, or failing since
 		// ?5 = f.DisableFailingSince or earlier); a NULL ?5 never disables.
+		// The endpoint is written only when the outcome changes it (a
+		// success clearing failing_since, the first failure setting it, a
+		// disabling one), as PostgreSQL's webhookEndpointChanges.
 		const off = `(?1 <> 'sent' AND (?3 <> '' OR coalesce(coalesce(failing_since, ?2) <= ?4, 0)))`
 		err = tx.QueryRowContext(ctx, `UPDATE webhook_endpoints SET
 	failing_since = CASE WHEN ?1 = 'sent' THEN NULL ELSE coalesce(failing_since, ?2) END,
 	disabled_reason = CASE WHEN enabled AND `+off+` THEN CASE WHEN ?3 <> '' THEN ?3 ELSE ?5 END ELSE disabled_reason END,
 	enabled = enabled AND NOT `+off+`,
 	updated_at = ?2
-WHERE id = ?6 RETURNING `+off, string(f.State), micros(f.At), f.Disable, nullMicros(f.DisableFailingSince),
+WHERE id = ?6 AND ((?1 = 'sent' AND failing_since IS NOT NULL) OR (?1 <> 'sent' AND failing_since IS NULL) OR (enabled AND `+off+`))
+RETURNING `+off, string(f.State), micros(f.At), f.Disable, nullMicros(f.DisableFailingSince),
 			f.FailingReason, endpoint).Scan(&disabled)
 		if err != nil && err != sql.ErrNoRows {
 			return formatError(err, "webhook endpoint")

@@ -409,6 +409,18 @@ func testWebhookFinish(t *testing.T, f *fixture) {
 	if err != nil || !e.Enabled || e.DisabledReason != "" || e.FailingSince != nil {
 		t.Fatalf("re-enabled: %+v, %v", e.WebhookEndpoint, err)
 	}
+	// A success of an endpoint that is not failing leaves its row alone
+	// (no write, updated_at kept): the usual outcome must not queue every
+	// send on the endpoint's lock (issue 35 item 5).
+	f.webhookEvents("k6", "e6")
+	j6 := f.claimWebhooks("w", at(6*time.Minute+10*time.Second), 100)
+	if len(j6) != 1 {
+		t.Fatalf("claimed %v, want e6", eventIDs(j6))
+	}
+	f.finishWebhook(j6[0], "w", store.WebhookFinish{State: heraldtype.WebhookSent, Status: 204, At: at(6*time.Minute + 20*time.Second)})
+	if e := ep(); !e.UpdatedAt.Equal(at(6*time.Minute)) || e.FailingSince != nil || !e.Enabled {
+		t.Fatalf("a success of a healthy endpoint wrote it: %+v", e.WebhookEndpoint)
+	}
 	// 410 Gone disables at once.
 	f.webhookEvents("k5", "e5")
 	j := f.claimWebhooks("w", at(7*time.Minute), 100)
