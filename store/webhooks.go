@@ -141,6 +141,13 @@ type WebhookEndpoints interface {
 	// f.Owner for f.Attempt. It reports whether it applied, and whether it
 	// disabled the endpoint.
 	FinishWebhookMessage(ctx context.Context, f WebhookFinish) (applied, disabled bool, err error)
+	// FinishWebhooksSent applies many sent outcomes (each State sent) in
+	// one transaction, as FinishWebhookMessage would one by one: each
+	// message still leased by its Owner for its Attempt is sent, and an
+	// endpoint of one of them that was failing is failing no more. It
+	// returns how many applied. The dispatcher's usual outcome, batched
+	// (issue 35 item 5).
+	FinishWebhooksSent(ctx context.Context, fs []WebhookFinish) (int, error)
 	// ListWebhookMessages returns a page of an endpoint's messages, newest
 	// first; ENOTFOUND if the endpoint does not exist.
 	ListWebhookMessages(ctx context.Context, f WebhookMessageFilter) ([]heraldtype.WebhookMessage, error)
@@ -189,6 +196,23 @@ func CheckWebhookFinish(f WebhookFinish) error {
 	}
 	if f.Owner == "" {
 		return heraldtype.FieldErrorf("owner", "must not be empty")
+	}
+	return nil
+}
+
+// CheckWebhooksSent validates the outcomes of FinishWebhooksSent: every one
+// sent, with an owner, at most MaxWebhookClaim of them.
+func CheckWebhooksSent(fs []WebhookFinish) error {
+	if len(fs) > MaxWebhookClaim {
+		return heraldtype.FieldErrorf("outcomes", "at most %d at once, not %d", MaxWebhookClaim, len(fs))
+	}
+	for _, f := range fs {
+		if f.State != heraldtype.WebhookSent {
+			return heraldtype.FieldErrorf("state", "must be sent, not %q", f.State)
+		}
+		if err := CheckWebhookFinish(f); err != nil {
+			return err
+		}
 	}
 	return nil
 }

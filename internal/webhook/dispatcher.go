@@ -24,6 +24,7 @@ import (
 type Store interface {
 	ClaimWebhookMessages(ctx context.Context, p store.WebhookClaim) ([]store.WebhookJob, error)
 	FinishWebhookMessage(ctx context.Context, f store.WebhookFinish) (applied, disabled bool, err error)
+	FinishWebhooksSent(ctx context.Context, fs []store.WebhookFinish) (int, error)
 }
 
 // Doer sends a request: *outbound.Client, whose guard admits public
@@ -247,12 +248,24 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	ctx = context.WithoutCancel(ctx)
+	// The usual outcome, sent, is recorded for the whole batch in one
+	// store call after its sends (issue 35 item 5: one transaction per
+	// message cost more than the send); a failure, which may change its
+	// endpoint, is recorded at once on its own.
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	sent := make([]store.WebhookFinish, 0, len(jobs))
 	for _, j := range jobs {
 		wg.Go(func() {
 			start := time.Now()
 			f := d.send(ctx, j)
 			d.observe(j.Type, f, time.Since(start))
+			if f.State == heraldtype.WebhookSent {
+				mu.Lock()
+				sent = append(sent, f)
+				mu.Unlock()
+				return
+			}
 			fctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
 			_, disabled, err := d.cfg.Store.FinishWebhookMessage(fctx, f)
 			cancel()
@@ -264,6 +277,15 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 		})
 	}
 	wg.Wait()
+	if len(sent) > 0 {
+		fctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
+		_, err := d.cfg.Store.FinishWebhooksSent(fctx, sent)
+		cancel()
+		if err != nil {
+			// Each is sent again once its lease ends: at least once.
+			d.cfg.Logger.Error("webhook: recording the sent messages failed", "messages", len(sent), "err", err)
+		}
+	}
 	return len(jobs), nil
 }
 

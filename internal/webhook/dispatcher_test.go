@@ -423,6 +423,10 @@ func (hangingStore) FinishWebhookMessage(context.Context, store.WebhookFinish) (
 	return false, false, nil
 }
 
+func (hangingStore) FinishWebhooksSent(context.Context, []store.WebhookFinish) (int, error) {
+	return 0, nil
+}
+
 // A claim hung on a dead connection neither outlives Stop (it is
 // cancelled) nor holds the loop past StoreTimeout: the partition e2e
 // test found an instance whose stop waited 25 s on the dispatcher's claim.

@@ -301,3 +301,39 @@ func (s *Store) PruneWebhookMessages(ctx context.Context, cutoff time.Time) (int
 	tag, err := s.pool.Exec(ctx, s.q(`DELETE FROM {s}.webhook_messages WHERE state IN ('sent', 'dead') AND finished_at < $1`), cutoff)
 	return int(tag.RowsAffected()), formatError(err, "webhook messages")
 }
+
+// FinishWebhooksSent implements store.WebhookEndpoints in one statement:
+// the guarded UPDATE of the messages over unnest(…), and the endpoints of
+// those it applied that were failing cleared — a healthy endpoint is not
+// written (webhookEndpointChanges).
+func (s *Store) FinishWebhooksSent(ctx context.Context, fs []store.WebhookFinish) (int, error) {
+	if err := store.CheckWebhooksSent(fs); err != nil {
+		return 0, err
+	}
+	if len(fs) == 0 {
+		return 0, nil
+	}
+	seqs, attempts, statuses := make([]int64, len(fs)), make([]int32, len(fs)), make([]int32, len(fs))
+	owners, ats := make([]string, len(fs)), make([]time.Time, len(fs))
+	for i, f := range fs {
+		seqs[i], owners[i], attempts[i], statuses[i], ats[i] = f.Seq, f.Owner, int32(f.Attempt), int32(f.Status), f.At
+	}
+	var applied int
+	err := s.pool.QueryRow(ctx, s.q(`WITH f AS (
+	SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::int[], $5::timestamptz[]) AS f (seq, owner, attempt, status, at)
+), m AS (
+	UPDATE {s}.webhook_messages w SET state = 'sent', lease_owner = '', lease_until = NULL, last_status = f.status,
+		last_error = '', finished_at = f.at
+	FROM f WHERE w.seq = f.seq AND w.state = 'leased' AND w.lease_owner = f.owner AND w.attempt = f.attempt
+	RETURNING w.endpoint_id, f.at
+), e AS (
+	UPDATE {s}.webhook_endpoints w SET failing_since = NULL, updated_at = x.at
+	FROM (SELECT endpoint_id, max(at) AS at FROM m GROUP BY endpoint_id) x
+	WHERE w.id = x.endpoint_id AND w.failing_since IS NOT NULL
+)
+SELECT count(*) FROM m`), seqs, owners, attempts, statuses, ats).Scan(&applied)
+	if err != nil {
+		return 0, formatError(err, "webhook messages")
+	}
+	return applied, nil
+}

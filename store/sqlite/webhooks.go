@@ -363,3 +363,39 @@ func (s *Store) PruneWebhookMessages(ctx context.Context, cutoff time.Time) (int
 	})
 	return n, err
 }
+
+// FinishWebhooksSent implements store.WebhookEndpoints in one write
+// transaction: each message still leased by its owner for its attempt is
+// sent, and the failing endpoints among theirs are failing no more.
+func (s *Store) FinishWebhooksSent(ctx context.Context, fs []store.WebhookFinish) (int, error) {
+	if err := store.CheckWebhooksSent(fs); err != nil {
+		return 0, err
+	}
+	if len(fs) == 0 {
+		return 0, nil
+	}
+	applied := 0
+	err := s.inTx(ctx, func(tx *writeTx) error {
+		applied = 0
+		for _, f := range fs {
+			var endpoint string
+			err := tx.QueryRowContext(ctx, `UPDATE webhook_messages SET state = 'sent', lease_owner = '', lease_until = NULL,
+	last_status = ?4, last_error = '', finished_at = ?5
+WHERE seq = ?1 AND state = 'leased' AND lease_owner = ?2 AND attempt = ?3 RETURNING endpoint_id`,
+				f.Seq, f.Owner, f.Attempt, f.Status, micros(f.At)).Scan(&endpoint)
+			if err == sql.ErrNoRows {
+				continue
+			}
+			if err != nil {
+				return formatError(err, "webhook message")
+			}
+			applied++
+			if _, err := s.exec(ctx, tx, `UPDATE webhook_endpoints SET failing_since = NULL, updated_at = ?2
+WHERE id = ?1 AND failing_since IS NOT NULL`, endpoint, micros(f.At)); err != nil {
+				return formatError(err, "webhook endpoint")
+			}
+		}
+		return nil
+	})
+	return applied, err
+}

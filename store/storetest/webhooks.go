@@ -22,6 +22,7 @@ func testWebhooks(t *testing.T, newStore NewStore) {
 	t.Run("ClaimOrder", func(t *testing.T) { t.Parallel(); testWebhookClaimOrder(t, newFixture(t, newStore)) })
 	t.Run("ClaimConcurrent", func(t *testing.T) { t.Parallel(); testWebhookClaimConcurrent(t, newFixture(t, newStore)) })
 	t.Run("Finish", func(t *testing.T) { t.Parallel(); testWebhookFinish(t, newFixture(t, newStore)) })
+	t.Run("FinishSent", func(t *testing.T) { t.Parallel(); testWebhooksSent(t, newFixture(t, newStore)) })
 	t.Run("DeadAndReplay", func(t *testing.T) { t.Parallel(); testWebhookReplay(t, newFixture(t, newStore)) })
 	t.Run("BadArguments", func(t *testing.T) { t.Parallel(); testWebhookArguments(t, newFixture(t, newStore)) })
 	t.Run("Prune", func(t *testing.T) { t.Parallel(); testWebhookPrune(t, newFixture(t, newStore)) })
@@ -536,5 +537,69 @@ func testWebhookPrune(t *testing.T, f *fixture) {
 	}
 	if want := []string{"pending", "leased", "sent-new"}; !slices.Equal(left, want) {
 		t.Fatalf("left %v, want %v", left, want)
+	}
+}
+
+// testWebhooksSent: FinishWebhooksSent applies a batch of sent outcomes as
+// FinishWebhookMessage would one by one — only those still leased by
+// their owner for their attempt, clearing a failing endpoint, leaving a
+// healthy one unwritten — and refuses anything but sent outcomes (issue 35
+// item 5).
+func testWebhooksSent(t *testing.T, f *fixture) {
+	f.webhookEndpoint("sick")
+	f.webhookEndpoint("well", heraldtype.WebhookDeliveryFinished) // gets no test.event
+	f.webhookEvents("k1", "e1")
+	f.webhookEvents("k2", "e2")
+	f.webhookEvents("k3", "e3")
+	f.webhookEvents("k4", "e4")
+	jobs := f.claimWebhooks("w", base(), 100)
+	if len(jobs) != 4 {
+		t.Fatalf("claimed %d, want 4", len(jobs))
+	}
+	// The endpoint fails once: failing since then.
+	f.finishWebhook(jobs[0], "w", store.WebhookFinish{State: heraldtype.WebhookPending, RunAt: at(time.Hour), Status: 500,
+		At: at(time.Minute), DisableFailingSince: at(-time.Hour), FailingReason: "failing"})
+	fin := func(j store.WebhookJob, owner string, attempt int) store.WebhookFinish {
+		return store.WebhookFinish{Seq: j.Seq, Owner: owner, Attempt: attempt, State: heraldtype.WebhookSent, Status: 204,
+			At: at(2 * time.Minute)}
+	}
+	// jobs[3] under another owner and jobs[0] (already retried) do not
+	// apply; jobs[1] and jobs[2] do.
+	n, err := f.s.FinishWebhooksSent(f.ctx, []store.WebhookFinish{fin(jobs[1], "w", jobs[1].Attempt),
+		fin(jobs[2], "w", jobs[2].Attempt), fin(jobs[3], "other", jobs[3].Attempt), fin(jobs[0], "w", jobs[0].Attempt)})
+	if err != nil || n != 2 {
+		t.Fatalf("FinishWebhooksSent = %d, %v; want 2", n, err)
+	}
+	if sent := f.webhookMessages("sick", heraldtype.WebhookSent); len(sent) != 2 || sent[0].LastStatus != 204 || sent[0].FinishedAt == nil {
+		t.Fatalf("sent = %+v", sent)
+	}
+	if pending := f.webhookMessages("sick", heraldtype.WebhookPending); len(pending) != 1 || pending[0].EventID != "e1" {
+		t.Fatalf("pending = %+v", pending)
+	}
+	e, err := f.s.GetWebhookEndpoint(f.ctx, "sick")
+	if err != nil || e.FailingSince != nil || !e.UpdatedAt.Equal(at(2*time.Minute)) {
+		t.Fatalf("the failing endpoint after successes: %+v, %v", e.WebhookEndpoint, err)
+	}
+	// A healthy endpoint is not written.
+	f.webhookEvents("k5", "e5")
+	// (e4's lease, which the other owner held, has ended: it is claimed
+	// again beside e5.)
+	j := f.claimWebhooks("w", at(3*time.Minute), 100)
+	if len(j) != 2 {
+		t.Fatalf("claimed %v, want e4 and e5", eventIDs(j))
+	}
+	if n, err := f.s.FinishWebhooksSent(f.ctx, []store.WebhookFinish{fin(j[0], "w", j[0].Attempt), fin(j[1], "w", j[1].Attempt)}); err != nil || n != 2 {
+		t.Fatalf("FinishWebhooksSent = %d, %v", n, err)
+	}
+	if e, err := f.s.GetWebhookEndpoint(f.ctx, "sick"); err != nil || !e.UpdatedAt.Equal(at(2*time.Minute)) {
+		t.Fatalf("a healthy endpoint was written: %+v, %v", e.WebhookEndpoint, err)
+	}
+	if n, err := f.s.FinishWebhooksSent(f.ctx, nil); err != nil || n != 0 {
+		t.Fatalf("an empty batch = %d, %v", n, err)
+	}
+	bad := fin(j[0], "w", j[0].Attempt)
+	bad.State = heraldtype.WebhookDead
+	if _, err := f.s.FinishWebhooksSent(f.ctx, []store.WebhookFinish{bad}); heraldtype.ErrorCode(err) != heraldtype.EINVALID {
+		t.Fatalf("a dead outcome in the sent batch = %v, want invalid_argument", err)
 	}
 }
