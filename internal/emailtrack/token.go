@@ -10,9 +10,6 @@ package emailtrack
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/url"
@@ -21,6 +18,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/signedtoken"
 )
 
 // MinSecretBytes is the shortest signing secret accepted: 256 bits, the
@@ -90,18 +88,13 @@ func NewSigner(secret []byte) (*Signer, error) {
 	return &Signer{secret: bytes.Clone(secret)}, nil
 }
 
-// enc is unpadded URL-safe base64, strict.
-var enc = base64.RawURLEncoding.Strict()
-
-// Token returns the token for c: "t1.<payload>.<mac>", URL-safe base64,
+// Token returns the token for c: "t1.<payload>.<mac>" (signedtoken.Seal),
 // where the payload is the kind, the message id, the expiry in Unix
 // seconds and the URL separated by NUL bytes (none of them holds one: a
-// URL Trackable accepts has no control character) and the MAC is
-// HMAC-SHA256 over the version and the encoded payload.
+// URL Trackable accepts has no control character).
 func (s *Signer) Token(c Claims) string {
 	payload := string(c.Kind) + "\x00" + c.MessageID + "\x00" + strconv.FormatInt(c.Expires.Unix(), 10) + "\x00" + c.URL
-	p := enc.EncodeToString([]byte(payload))
-	return version + "." + p + "." + enc.EncodeToString(s.mac(p))
+	return signedtoken.Seal(s.secret, version, payload)
 }
 
 // Parse checks a token of kind want at time now and returns its claims:
@@ -111,26 +104,14 @@ func (s *Signer) Token(c Claims) string {
 // absolute http(s) one (Trackable) — so a redirect can only ever go where
 // Herald signed it to.
 func (s *Signer) Parse(token string, want Kind, now time.Time) (Claims, error) {
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 || parts[0] != version {
-		return Claims{}, ErrMalformed
-	}
-	p, m := parts[1], parts[2]
-	if p == "" || len(p) > maxPayload || !checkAlphabet(p) || !checkAlphabet(m) {
-		return Claims{}, ErrMalformed
-	}
-	mac, err := enc.DecodeString(m)
-	if err != nil || len(mac) != sha256.Size {
-		return Claims{}, ErrMalformed
-	}
-	if !hmac.Equal(mac, s.mac(p)) {
+	_, payload, err := signedtoken.Open(s.secret, token, maxPayload, version)
+	switch {
+	case errors.Is(err, signedtoken.ErrForged):
 		return Claims{}, ErrForged
-	}
-	payload, err := enc.DecodeString(p)
-	if err != nil {
+	case err != nil:
 		return Claims{}, ErrMalformed
 	}
-	f := strings.SplitN(string(payload), "\x00", 4)
+	f := strings.SplitN(payload, "\x00", 4)
 	if len(f) != 4 || Kind(f[0]) != want || f[1] == "" || len(f[1]) > MaxMessageIDBytes {
 		return Claims{}, ErrMalformed
 	}
@@ -170,22 +151,4 @@ func Trackable(link string) bool {
 	}
 	scheme := strings.ToLower(u.Scheme)
 	return (scheme == "http" || scheme == "https") && strings.HasPrefix(strings.ToLower(link), scheme+"://")
-}
-
-// checkAlphabet reports whether s holds only base64url characters: Go's
-// decoder skips CR and LF anywhere, so they are refused here.
-func checkAlphabet(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-func (s *Signer) mac(payload string) []byte {
-	h := hmac.New(sha256.New, s.secret)
-	h.Write([]byte(version + "." + payload))
-	return h.Sum(nil)
 }

@@ -6,9 +6,6 @@ package unsubscribe
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
@@ -16,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/signedtoken"
 )
 
 // MinSecretBytes is the shortest signing secret accepted: 256 bits, the
@@ -69,16 +67,11 @@ func NewSigner(secret []byte) (*Signer, error) {
 	return &Signer{secret: bytes.Clone(secret)}, nil
 }
 
-// enc is unpadded URL-safe base64, strict: a token that is not exactly
-// what Token would write is refused (checkAlphabet refuses the line
-// breaks the decoder would otherwise skip).
-var enc = base64.RawURLEncoding.Strict()
-
-// Token returns the token for c: "u2.<payload>.<mac>", URL-safe base64,
+// Token returns the token for c: "u2.<payload>.<mac>" (signedtoken.Seal),
 // where the payload is the user id, the type, the channel, the delivery
 // id (0: none) and the issue time in Unix milliseconds separated by NUL
-// bytes (the ids may hold none) and the MAC is HMAC-SHA256 over the
-// version and the payload. A zero IssuedAt is written as the Unix epoch.
+// bytes (the ids may hold none).
+// A zero IssuedAt is written as the Unix epoch.
 func (s *Signer) Token(c Claims) string {
 	var ms int64
 	if !c.IssuedAt.IsZero() {
@@ -86,8 +79,7 @@ func (s *Signer) Token(c Claims) string {
 	}
 	payload := c.UserID + "\x00" + c.Type + "\x00" + string(c.Channel) + "\x00" +
 		strconv.FormatInt(max(c.DeliveryID, 0), 10) + "\x00" + strconv.FormatInt(ms, 10)
-	p := enc.EncodeToString([]byte(payload))
-	return version + "." + p + "." + enc.EncodeToString(s.mac(version, p))
+	return signedtoken.Seal(s.secret, version, payload)
 }
 
 // Parse checks a token and returns its claims: ErrMalformed or ErrForged
@@ -97,29 +89,17 @@ func (s *Signer) Token(c Claims) string {
 // numbers written as Token writes them — anything else is malformed, so
 // one link has one spelling.
 func (s *Signer) Parse(token string) (Claims, error) {
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 || (parts[0] != version && parts[0] != versionV1) {
-		return Claims{}, ErrMalformed
-	}
-	v, p, m := parts[0], parts[1], parts[2]
-	if p == "" || len(p) > maxPayload || !checkAlphabet(p) || !checkAlphabet(m) {
-		return Claims{}, ErrMalformed
-	}
-	mac, err := enc.DecodeString(m)
-	if err != nil || len(mac) != sha256.Size {
-		return Claims{}, ErrMalformed
-	}
-	if !hmac.Equal(mac, s.mac(v, p)) {
+	v, payload, err := signedtoken.Open(s.secret, token, maxPayload, version, versionV1)
+	switch {
+	case errors.Is(err, signedtoken.ErrForged):
 		return Claims{}, ErrForged
-	}
-	payload, err := enc.DecodeString(p)
-	if err != nil {
+	case err != nil:
 		return Claims{}, ErrMalformed
 	}
 	if v == versionV1 {
-		return parseV1(string(payload))
+		return parseV1(payload)
 	}
-	f := strings.Split(string(payload), "\x00")
+	f := strings.Split(payload, "\x00")
 	if len(f) != 5 || f[0] == "" || f[1] == "" || f[2] == "" {
 		return Claims{}, ErrMalformed
 	}
@@ -161,22 +141,4 @@ func canonical(s string) (int64, bool) {
 		return 0, false
 	}
 	return n, true
-}
-
-// checkAlphabet reports whether s holds only base64url characters: Go's
-// decoder skips CR and LF anywhere, so they are refused here.
-func checkAlphabet(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-func (s *Signer) mac(version, payload string) []byte {
-	h := hmac.New(sha256.New, s.secret)
-	h.Write([]byte(version + "." + payload))
-	return h.Sum(nil)
 }
