@@ -16,18 +16,8 @@ import (
 // database, an in-app item enqueued on one reaches the stream held by the
 // other (issue 5, S3.6), through the store's NOTIFY, not the poll.
 func TestInboxStreamAcrossInstances(t *testing.T) {
-	dsn, schema := pgtest.NewSchema(t)
 	ctx := t.Context()
-	instance := func() *herald.Client {
-		c := clusterClient(t, dsn, schema, herald.Config{Providers: map[string]herald.Provider{"fcm": stubProvider{}},
-			InboxPollInterval: time.Hour, Logger: slog.New(slog.DiscardHandler)})
-		if err := c.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Stop(context.Background()) })
-		return c
-	}
-	a, b := instance(), instance()
+	a, b := twoInboxInstances(t)
 	if _, err := a.PutUser(ctx, "u1", herald.UserInput{}); err != nil {
 		t.Fatal(err)
 	}
@@ -88,18 +78,8 @@ func clusterClient(t *testing.T, dsn, schema string, cfg herald.Config) *herald.
 // the store's NOTIFY after the commit (issue 35 item 1); the poll is an
 // hour and carries only items anyway.
 func TestInboxStateAcrossInstances(t *testing.T) {
-	dsn, schema := pgtest.NewSchema(t)
 	ctx := t.Context()
-	instance := func() *herald.Client {
-		c := clusterClient(t, dsn, schema, herald.Config{Providers: map[string]herald.Provider{"fcm": stubProvider{}},
-			InboxPollInterval: time.Hour, Logger: slog.New(slog.DiscardHandler)})
-		if err := c.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Stop(context.Background()) })
-		return c
-	}
-	a, b := instance(), instance()
+	a, b := twoInboxInstances(t)
 	if _, err := a.PutUser(ctx, "u1", herald.UserInput{}); err != nil {
 		t.Fatal(err)
 	}
@@ -147,4 +127,22 @@ func TestInboxStateAcrossInstances(t *testing.T) {
 	if st := next("read-all on A"); st != (herald.InboxState{}) {
 		t.Fatalf("after read-all on A: %+v", st)
 	}
+}
+
+// twoInboxInstances starts two Clients on one fresh PostgreSQL schema,
+// polling their inbox streams only hourly, so what reaches a stream on one
+// came through the store's NOTIFY from the other.
+func twoInboxInstances(t *testing.T) (a, b *herald.Client) {
+	t.Helper()
+	dsn, schema := pgtest.NewSchema(t)
+	instance := func() *herald.Client {
+		c := clusterClient(t, dsn, schema, herald.Config{Providers: map[string]herald.Provider{"fcm": stubProvider{}},
+			InboxPollInterval: time.Hour, Logger: slog.New(slog.DiscardHandler)})
+		if err := c.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Stop(context.Background()) })
+		return c
+	}
+	return instance(), instance()
 }
