@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/netip"
 	"path/filepath"
@@ -452,5 +453,49 @@ func TestDispatcherStopCancelsAHungClaim(t *testing.T) {
 	start := time.Now()
 	if err := d.Stop(ctx); err != nil {
 		t.Fatalf("Stop = %v after %v, want nil at once", err, time.Since(start))
+	}
+}
+
+// failingSent is a store whose batched sent outcome fails, as a lost
+// connection would.
+type failingSent struct{ store.Store }
+
+func (failingSent) FinishWebhooksSent(context.Context, []store.WebhookFinish) (int, error) {
+	return 0, errors.New("connection reset")
+}
+
+// A batch of sent outcomes that fails to record leaves its messages
+// leased: at the lease's end they are claimed and sent again with the
+// same ids — at least once, never lost (issue 35 item 4).
+func TestDispatcherResendsWhenTheSentBatchIsNotRecorded(t *testing.T) {
+	h := newHarness(t, func(c *webhook.Config) { c.Store = failingSent{c.Store.(store.Store)} })
+	h.endpoint("crm")
+	h.event("evt_1", "n1")
+	h.event("evt_2", "n2")
+	if n := h.run(); n != 2 {
+		t.Fatalf("claimed %d, want 2", n)
+	}
+	if ms := h.messages("crm"); ms[0].State != heraldtype.WebhookLeased || ms[1].State != heraldtype.WebhookLeased {
+		t.Fatalf("after the failed record: %+v", ms)
+	}
+	if h.run() != 0 {
+		t.Fatal("a leased message was claimed again before its lease ended")
+	}
+	d, err := webhook.New(webhook.Config{Store: h.store, Client: outbound.New(outbound.Config{Allow: loopback}), Owner: "test",
+		Now: h.clock.Now, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Add(time.Hour)
+	if n, err := d.RunOnce(h.ctx); err != nil || n != 2 {
+		t.Fatalf("after the lease: claimed %d, %v; want 2", n, err)
+	}
+	for _, m := range h.messages("crm") {
+		if m.State != heraldtype.WebhookSent {
+			t.Fatalf("after the resend: %+v", m)
+		}
+	}
+	if got := h.received(); len(got) != 4 {
+		t.Fatalf("received %v, want each of evt_1 and evt_2 twice", got)
 	}
 }
