@@ -31,23 +31,22 @@ var funcs = template.FuncMap{
 		}
 		return v
 	},
-	"engagementGroupColumns": func(e heraldtype.Engagement) int {
-		n := len(e.GroupBy)
-		if e.Interval != "" {
-			n++
-		}
-		return n
-	},
-	"engagementColumns": func(e heraldtype.Engagement) int {
-		n := len(e.GroupBy) + 10
-		if e.Interval != "" {
-			n++
-		}
-		return n
-	},
+	"engagementGroupColumns": engagementGroupColumns,
+	// The group columns and the ten counts' and rates'.
+	"engagementColumns": func(e heraldtype.Engagement) int { return engagementGroupColumns(e) + 10 },
 	"eventKinds": func() []string {
 		return []string{herald.RecordNotifications, herald.RecordEvents, herald.RecordInterests, herald.RecordRenderFailed}
 	},
+}
+
+// engagementGroupColumns is how many columns of the engagement table name
+// a row's group: its interval's start, then each dimension.
+func engagementGroupColumns(e heraldtype.Engagement) int {
+	n := len(e.GroupBy)
+	if e.Interval != "" {
+		n++
+	}
+	return n
 }
 
 // rate writes a rate as a percentage with one decimal, "–" when there is
