@@ -216,15 +216,39 @@ func eval[T any](p *Page, expr string) (T, error) {
 
 // WaitFor waits until the JavaScript expression is truthy, polling every
 // 100 ms for at most within, and fails the test naming what it waited for.
+//
+// A document that is replaced while the poll runs (a redirect, a form's
+// submit, a reload) takes the poll's JavaScript context with it; the wait
+// then goes on in the new document instead of failing the test.
 func (p *Page) WaitFor(t testing.TB, what, expr string, within time.Duration) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(p.ctx, within+time.Second)
-	defer cancel()
-	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr,
-		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(within)))
-	if err != nil {
-		t.Fatalf("waiting %v for %s (%s): %v", within, what, short(expr), err)
+	deadline := time.Now().Add(within)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			left = time.Millisecond
+		}
+		ctx, cancel := context.WithTimeout(p.ctx, left+time.Second)
+		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr,
+			chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(left)))
+		cancel()
+		if err == nil {
+			return
+		}
+		if !contextReplaced(err) || time.Now().After(deadline) {
+			t.Fatalf("waiting %v for %s (%s): %v", within, what, short(expr), err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// contextReplaced reports whether err says the JavaScript context an
+// evaluation ran in went away with its document (Chromium's wording).
+func contextReplaced(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Cannot find context with specified id") ||
+		strings.Contains(msg, "Execution context was destroyed") ||
+		strings.Contains(msg, "Inspected target navigated or closed")
 }
 
 // URL is the page's current address.

@@ -1,11 +1,13 @@
 package browsertest
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +65,18 @@ func pages(t *testing.T) string {
 		"/throws":     strings.Replace(goodPage, `</main>`, `<script>null.boom();</script></main>`, 1),
 	}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/hop/") {
+			// A chain of documents each replacing itself with the next
+			// while the test polls, the last one carrying #arrived.
+			n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/hop/"))
+			next := `<p id="arrived">arrived</p>`
+			if n > 0 {
+				next = fmt.Sprintf(`<script>setTimeout(() => location.replace("/hop/%d"), 30);</script>`, n-1)
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(w, `<!doctype html><html lang="en"><head><title>hop %d</title></head><body>%s</body></html>`, n, next)
+			return
+		}
 		body, ok := broken[r.URL.Path]
 		if !ok {
 			body = goodPage
@@ -179,5 +193,19 @@ func TestPageExceptionsAreKept(t *testing.T) {
 			t.Fatal("the page's exception was not seen")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A wait that spans documents replacing each other (a redirect, a form's
+// submit) goes on in the new document: the old one's JavaScript context
+// going away is not the test's failure.
+func TestWaitForSpansNavigations(t *testing.T) {
+	t.Setenv("HERALD_TEST_ARTIFACTS", t.TempDir())
+	b := Start(t)
+	base := pages(t)
+	p := b.NewPage(t)
+	for range 3 {
+		p.Navigate(t, base+"/hop/20")
+		p.WaitFor(t, "the last of 20 documents", `document.querySelector("#arrived")`, 10*time.Second)
 	}
 }
