@@ -59,7 +59,10 @@ func (c *Client) newWebhooks(cfg Config) error {
 	if c.cfg.Webhooks.RotationOverlap < 0 {
 		return fmt.Errorf("herald: Webhooks.RotationOverlap %v must be positive", c.cfg.Webhooks.RotationOverlap)
 	}
-	c.webhookOut = outbound.New(outbound.Config{Allow: cfg.Callout.Allow, Logger: c.Logger(ComponentWebhooks)})
+	// A claim's batch is sent at once, most often to one receiver: the
+	// pool keeps that many connections to it.
+	c.webhookOut = outbound.New(outbound.Config{Allow: cfg.Callout.Allow, Logger: c.Logger(ComponentWebhooks),
+		MaxIdleConnsPerHost: cmp.Or(cfg.Webhooks.BatchSize, webhook.DefaultBatchSize)})
 	if cfg.DisableWorkers || cfg.Webhooks.Disabled {
 		return nil
 	}

@@ -214,3 +214,43 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// Calls made at once to one host reuse the pool's connections: rounds of
+// as many concurrent calls as the pool holds open no new connection after
+// the first round (Go's own pool keeps 2 per host, and every call past
+// them dialed and closed one of its own).
+func TestConcurrentCallsReuseConnections(t *testing.T) {
+	const perRound, rounds = 24, 10
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		time.Sleep(5 * time.Millisecond) // the calls overlap
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	c := New(Config{Allow: loopback, MaxIdleConnsPerHost: perRound})
+	for range rounds {
+		var wg sync.WaitGroup
+		for range perRound {
+			wg.Go(func() {
+				resp, err := post(t, c, srv.URL)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			})
+		}
+		wg.Wait()
+	}
+	if n := conns.Load(); n > perRound {
+		t.Errorf("%d rounds of %d calls at once opened %d connections, want at most %d", rounds, perRound, n, perRound)
+	}
+}
