@@ -158,7 +158,9 @@ type WebhookEndpoints interface {
 	ReplayWebhookMessages(ctx context.Context, endpointID string, seqs []int64, now time.Time) (int, error)
 	// PruneWebhookMessages deletes the sent and dead messages that
 	// finished before cutoff (the elected leader's retention) and returns
-	// how many it deleted; pending and leased ones are never deleted.
+	// how many it deleted; pending and leased ones are never deleted,
+	// except those whose endpoint is gone (a store may write one while the
+	// endpoint's delete commits).
 	PruneWebhookMessages(ctx context.Context, cutoff time.Time) (int, error)
 }
 

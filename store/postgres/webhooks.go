@@ -85,10 +85,17 @@ WHERE id = $1 RETURNING `+webhookEndpointColumns), id, u.URL, u.Description, eve
 }
 
 // DeleteWebhookEndpoint implements store.WebhookEndpoints: its messages
-// go with it (ON DELETE CASCADE).
+// go with it in the same statement (no foreign key: migration 0037 says
+// why, and PruneWebhookMessages deletes the rare orphan).
 func (s *Store) DeleteWebhookEndpoint(ctx context.Context, id string) error {
-	tag, err := s.pool.Exec(ctx, s.q(`DELETE FROM {s}.webhook_endpoints WHERE id = $1`), id)
-	return affectedOne(tag.RowsAffected(), err, "webhook endpoint "+quote(id))
+	var n int
+	err := s.pool.QueryRow(ctx, s.q(`WITH e AS (
+	DELETE FROM {s}.webhook_endpoints WHERE id = $1 RETURNING id
+), m AS (
+	DELETE FROM {s}.webhook_messages WHERE endpoint_id = $1 AND EXISTS (SELECT 1 FROM e)
+)
+SELECT count(*) FROM e`), id).Scan(&n)
+	return affectedOne(int64(n), err, "webhook endpoint "+quote(id))
 }
 
 // RotateWebhookSecret implements store.WebhookEndpoints.
@@ -296,11 +303,29 @@ WHERE endpoint_id = $1 AND state = 'dead' AND (cardinality($2::bigint[]) = 0 OR 
 }
 
 // PruneWebhookMessages implements store.WebhookEndpoints through the
-// partial index of finished messages.
+// partial index of finished messages, and deletes the orphans: messages
+// of an endpoint deleted while the statement that wrote them ran
+// (DeleteWebhookEndpoint), whatever their age — an endpoint commits before
+// any message joins it, so one missing now is gone for good —, at most
+// orphanBatch of them each time, found along the claim's index of
+// unfinished messages, where they would otherwise stay.
 func (s *Store) PruneWebhookMessages(ctx context.Context, cutoff time.Time) (int, error) {
-	tag, err := s.pool.Exec(ctx, s.q(`DELETE FROM {s}.webhook_messages WHERE state IN ('sent', 'dead') AND finished_at < $1`), cutoff)
-	return int(tag.RowsAffected()), formatError(err, "webhook messages")
+	var n int
+	err := s.pool.QueryRow(ctx, s.q(`WITH f AS (
+	DELETE FROM {s}.webhook_messages WHERE state IN ('sent', 'dead') AND finished_at < $1 RETURNING 1
+), o AS (
+	DELETE FROM {s}.webhook_messages WHERE seq IN (
+		SELECT m.seq FROM {s}.webhook_messages m WHERE m.state IN ('pending', 'leased')
+			AND NOT EXISTS (SELECT 1 FROM {s}.webhook_endpoints e WHERE e.id = m.endpoint_id)
+		ORDER BY m.run_at, m.seq LIMIT $2)
+	RETURNING 1
+)
+SELECT (SELECT count(*) FROM f) + (SELECT count(*) FROM o)`), cutoff, orphanBatch).Scan(&n)
+	return n, formatError(err, "webhook messages")
 }
+
+// orphanBatch bounds the orphans one PruneWebhookMessages deletes.
+const orphanBatch = 1000
 
 // FinishWebhooksSent implements store.WebhookEndpoints in one statement:
 // the guarded UPDATE of the messages over unnest(…), and the endpoints of

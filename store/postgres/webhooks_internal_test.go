@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -17,6 +18,47 @@ import (
 // before the commit: neither the move nor the message is left. The same
 // batch committed writes both.
 func TestDeliveryFinishedCommitsWithTheOutcome(t *testing.T) {
+	s, o := sentOutcomeWithEndpoint(t)
+	ctx := t.Context()
+	count := func() (messages int, state string) {
+		t.Helper()
+		if err := s.pool.QueryRow(ctx, s.q(`SELECT (SELECT count(*) FROM {s}.webhook_messages), (SELECT state FROM {s}.deliveries)`)).
+			Scan(&messages, &state); err != nil {
+			t.Fatal(err)
+		}
+		return messages, state
+	}
+
+	// The crash: the batch up to its COMMIT, then a ROLLBACK.
+	b, _, _ := s.completeBatch([]store.Outcome{o})
+	crashed := &pgx.Batch{}
+	for _, q := range b.QueuedQueries {
+		if q.SQL == "COMMIT" {
+			q = &pgx.QueuedQuery{SQL: "ROLLBACK"}
+		}
+		crashed.Queue(q.SQL, q.Arguments...)
+	}
+	if err := s.pool.SendBatch(ctx, crashed).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n, state := count(); n != 0 || state != "leased" {
+		t.Fatalf("after a rollback: %d messages, delivery %s; want none, leased", n, state)
+	}
+
+	// Committed: the move and its message together.
+	if applied, err := s.Complete(ctx, []store.Outcome{o}); err != nil || applied != 1 {
+		t.Fatalf("Complete = %d, %v", applied, err)
+	}
+	if n, state := count(); n != 1 || state != "sent" {
+		t.Fatalf("after the commit: %d messages, delivery %s; want 1, sent", n, state)
+	}
+}
+
+// sentOutcomeWithEndpoint is a store with the webhook endpoint "wh"
+// subscribed to every type and one leased push delivery, and the outcome
+// that sends it (checked, not applied).
+func sentOutcomeWithEndpoint(t *testing.T) (*Store, store.Outcome) {
+	t.Helper()
 	dsn, schema := pgtest.NewSchema(t)
 	ctx := t.Context()
 	s, err := Open(ctx, dsn, Options{Schema: schema, MaxConns: 2})
@@ -53,36 +95,55 @@ func TestDeliveryFinishedCommitsWithTheOutcome(t *testing.T) {
 	if err := store.CheckOutcome(&o); err != nil {
 		t.Fatal(err)
 	}
-	count := func() (messages int, state string) {
-		t.Helper()
-		if err := s.pool.QueryRow(ctx, s.q(`SELECT (SELECT count(*) FROM {s}.webhook_messages), (SELECT state FROM {s}.deliveries)`)).
-			Scan(&messages, &state); err != nil {
-			t.Fatal(err)
-		}
-		return messages, state
-	}
+	return s, o
+}
 
-	// The crash: the batch up to its COMMIT, then a ROLLBACK.
-	b, _, _ := s.completeBatch([]store.Outcome{o})
-	crashed := &pgx.Batch{}
-	for _, q := range b.QueuedQueries {
-		if q.SQL == "COMMIT" {
-			q = &pgx.QueuedQuery{SQL: "ROLLBACK"}
-		}
-		crashed.Queue(q.SQL, q.Arguments...)
-	}
-	if err := s.pool.SendBatch(ctx, crashed).Close(); err != nil {
+// Issue 35 item 5: an endpoint deleted while an outcome statement that has
+// already joined it runs. With the foreign key the statement's check
+// waited for the delete's lock and then failed (23503), taking the batch
+// of outcomes with it — deliveries sent but not recorded, sent again after
+// their lease. Now the outcome commits, its message is an orphan the claim
+// never takes, and the pruner deletes it.
+func TestEndpointDeletedDuringAnOutcome(t *testing.T) {
+	s, o := sentOutcomeWithEndpoint(t)
+	ctx := t.Context()
+	del, err := s.pool.Begin(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if n, state := count(); n != 0 || state != "leased" {
-		t.Fatalf("after a rollback: %d messages, delivery %s; want none, leased", n, state)
+	defer del.Rollback(ctx) //nolint:errcheck // committed below
+	if _, err := del.Exec(ctx, s.q(`DELETE FROM {s}.webhook_endpoints WHERE id = 'wh'`)); err != nil {
+		t.Fatal(err)
 	}
-
-	// Committed: the move and its message together.
-	if applied, err := s.Complete(ctx, []store.Outcome{o}); err != nil || applied != 1 {
-		t.Fatalf("Complete = %d, %v", applied, err)
+	done := make(chan error, 1)
+	go func() {
+		applied, err := s.Complete(ctx, []store.Outcome{o})
+		if err == nil && applied != 1 {
+			err = fmt.Errorf("applied %d outcomes, want 1", applied)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done: // no lock on the endpoint to wait for
+		if err != nil {
+			t.Fatalf("Complete during the delete: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Complete waited for the endpoint's delete")
 	}
-	if n, state := count(); n != 1 || state != "sent" {
-		t.Fatalf("after the commit: %d messages, delivery %s; want 1, sent", n, state)
+	if err := del.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var orphans int
+	if err := s.pool.QueryRow(ctx, s.q(`SELECT count(*) FROM {s}.webhook_messages`)).Scan(&orphans); err != nil || orphans != 1 {
+		t.Fatalf("messages after the delete = %d, %v; want the 1 orphan", orphans, err)
+	}
+	now := o.At
+	jobs, err := s.ClaimWebhookMessages(ctx, store.WebhookClaim{Owner: "d", Now: now.Add(time.Hour), LeaseUntil: now.Add(2 * time.Hour), Limit: 10})
+	if err != nil || len(jobs) != 0 {
+		t.Fatalf("ClaimWebhookMessages = %v, %v; want no orphan", jobs, err)
+	}
+	if n, err := s.PruneWebhookMessages(ctx, now.Add(-time.Hour)); err != nil || n != 1 {
+		t.Fatalf("PruneWebhookMessages = %d, %v; want the orphan", n, err)
 	}
 }

@@ -158,6 +158,10 @@ func testWebhookEndpoints(t *testing.T, f *fixture) {
 	if jobs := f.claimWebhooks("w", at(time.Hour), 10); len(jobs) != 0 {
 		t.Fatalf("a deleted endpoint's message was claimed: %v", eventIDs(jobs))
 	}
+	// Its messages went with it: none is left for the pruner as an orphan.
+	if n, err := f.s.PruneWebhookMessages(f.ctx, at(-time.Hour)); err != nil || n != 0 {
+		t.Fatalf("PruneWebhookMessages after the delete = %d, %v; want 0 (the messages deleted with the endpoint)", n, err)
+	}
 }
 
 func testWebhookRotation(t *testing.T, f *fixture) {

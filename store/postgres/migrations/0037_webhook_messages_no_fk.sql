@@ -1,0 +1,12 @@
+-- A webhook message no longer references its endpoint by a foreign key
+-- (issue 35 item 5). The key's check took a FOR KEY SHARE lock on the
+-- endpoint's row for every message an outcome statement wrote — a
+-- MultiXact once two outcome batches wrote at once — and an endpoint
+-- deleted while an outcome statement that had already joined it was
+-- running made that statement fail (23503), and with it the batch of
+-- outcomes it carried, whose deliveries would then be sent again after
+-- their lease. DeleteWebhookEndpoint now deletes the messages in the
+-- endpoint's own statement; a message written by a statement that joined
+-- the endpoint before its delete committed is an orphan the claim never
+-- takes (it joins the enabled endpoints) and the retention pruner deletes.
+ALTER TABLE webhook_messages DROP CONSTRAINT webhook_messages_endpoint_id_fkey;
