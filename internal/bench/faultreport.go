@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store/postgres"
@@ -45,6 +46,19 @@ type FaultReport struct {
 	SentNeverReceived    int    `json:"sent_never_received"`
 	EarlyRetries         uint64 `json:"early_retries"`
 
+	// The outbound webhooks' figures, with FaultRunConfig.WebhookDown:
+	// the messages written, the distinct ones received, and those
+	// received again (at least once: a kill between a send and its
+	// record). The last four must be zero.
+	WebhookDown         time.Duration `json:"webhook_down,omitempty"`
+	WebhookMessages     int           `json:"webhook_messages,omitempty"`
+	WebhookReceived     int           `json:"webhook_received,omitempty"`
+	WebhookRedeliveries int           `json:"webhook_redeliveries,omitempty"`
+	WebhookLost         int           `json:"webhook_lost,omitempty"`
+	WebhookOutOfOrder   int           `json:"webhook_out_of_order,omitempty"`
+	WebhookDead         int           `json:"webhook_dead,omitempty"`
+	WebhookUnsigned     int           `json:"webhook_unsigned,omitempty"`
+
 	Rejected map[string]uint64 `json:"emulator_errors"`
 	Problems []string          `json:"problems,omitempty"`
 }
@@ -61,11 +75,7 @@ func (r *FaultReport) check(ctx context.Context, st *postgres.Store, pop *popula
 			deadDevice[pop.users[u]+"-d0"] = true
 		}
 	}
-	problem := func(format string, args ...any) {
-		if len(r.Problems) < 20 {
-			r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
-		}
-	}
+	problem := r.problem
 	f := heraldtype.DeliveryFilter{Limit: 1000}
 	for {
 		page, next, err := st.ListDeliveries(ctx, f)
@@ -86,6 +96,13 @@ func (r *FaultReport) check(ctx context.Context, st *postgres.Store, pop *popula
 		problem("%d deliveries recorded, want %d", r.Deliveries, want)
 	}
 	return nil
+}
+
+// problem keeps the first 20 problems' descriptions.
+func (r *FaultReport) problem(format string, args ...any) {
+	if len(r.Problems) < 20 {
+		r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+	}
 }
 
 func (r *FaultReport) classify(d *heraldtype.Delivery, n uint32, deadDevice map[string]bool, maxAttempts int, problem func(string, ...any)) {
@@ -140,7 +157,8 @@ func (r *FaultReport) verdict() error {
 	if r.EarlyRetries > 0 {
 		r.Problems = append(r.Problems, count(int(r.EarlyRetries), "send", "sends")+" came before the Retry-After the emulator asked for")
 	}
-	if r.Lost+r.WrongDead+r.WrongSkipped+r.DuplicatesAtMostOnce+r.SentNeverReceived > 0 || r.EarlyRetries > 0 {
+	if r.Lost+r.WrongDead+r.WrongSkipped+r.DuplicatesAtMostOnce+r.SentNeverReceived > 0 || r.EarlyRetries > 0 ||
+		r.WebhookLost+r.WebhookOutOfOrder+r.WebhookDead+r.WebhookUnsigned > 0 {
 		return fmt.Errorf("fault run failed: %s", strings.Join(r.Problems, "; "))
 	}
 	return nil
@@ -166,6 +184,16 @@ func (r *FaultReport) Write(w io.Writer) error {
 	row("at_most_once sent twice (must be 0)", r.DuplicatesAtMostOnce)
 	row("sent but never received (must be 0)", r.SentNeverReceived)
 	row("sends before Retry-After (must be 0)", r.EarlyRetries)
+	if r.WebhookDown > 0 {
+		row("webhook receiver down from the start for", r.WebhookDown)
+		row("webhook messages written", r.WebhookMessages)
+		row("  received (distinct, signed)", r.WebhookReceived)
+		row("  received again (crash after send)", r.WebhookRedeliveries)
+		row("webhook messages lost (must be 0)", r.WebhookLost)
+		row("webhook messages out of order per notification (must be 0)", r.WebhookOutOfOrder)
+		row("webhook messages dead (must be 0)", r.WebhookDead)
+		row("webhook messages unsigned (must be 0)", r.WebhookUnsigned)
+	}
 	codes := make([]string, 0, len(r.Rejected))
 	for c, n := range r.Rejected {
 		codes = append(codes, fmt.Sprintf("%s %d", c, n))

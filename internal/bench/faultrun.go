@@ -51,6 +51,12 @@ type FaultRunConfig struct {
 	// MaxAttempts per delivery (default 10, so 20 % UNAVAILABLE rarely
 	// exhausts them: 0.2^10).
 	MaxAttempts int
+	// WebhookDown, if positive, adds an endpoint subscribed to every
+	// webhook event type at a receiver that is down this long from the
+	// run's start, and one more SIGKILL once half of its messages have
+	// arrived after its return: every message must arrive, signed, in
+	// order per notification (issue 35 item 5).
+	WebhookDown time.Duration
 	// Timeout bounds the whole run (default 30 minutes).
 	Timeout time.Duration
 	// Out receives progress lines.
@@ -121,6 +127,14 @@ func FaultRun(ctx context.Context, cfg FaultRunConfig) (*FaultReport, error) {
 		return nil, err
 	}
 	env := faultEnv(cfg, schema, string(creds), em.URL())
+	var hooks *faultWebhooks
+	if cfg.WebhookDown > 0 {
+		if hooks, err = startFaultWebhooks(ctx, st, schema, cfg.WebhookDown); err != nil {
+			return nil, err
+		}
+		defer hooks.em.Close()
+		env = append(env, hooks.env()...)
+	}
 	proc, err := startProcess(ctx, cfg.HeraldBin, env)
 	if err != nil {
 		return nil, err
@@ -128,7 +142,7 @@ func FaultRun(ctx context.Context, cfg FaultRunConfig) (*FaultReport, error) {
 	defer func() { proc.stop(30 * time.Second) }()
 	logf("schema %s, emulator %s, herald pid %d; %d notifications", schema, em.URL(), proc.cmd.Process.Pid, cfg.Notifications)
 
-	rep := &FaultReport{Notifications: cfg.Notifications}
+	rep := &FaultReport{Notifications: cfg.Notifications, WebhookDown: cfg.WebhookDown}
 	var enqueued atomic.Int64
 	var lastEnqErr atomic.Value // the last failed enqueue attempt's error, retried
 	enqErr := make(chan error, 1)
@@ -212,6 +226,19 @@ func FaultRun(ctx context.Context, cfg FaultRunConfig) (*FaultReport, error) {
 	}
 	if err := rep.check(ctx, st, pop, sk.sends(), cfg.MaxAttempts); err != nil {
 		return rep, err
+	}
+	if hooks != nil {
+		kill := func() (err error) {
+			proc.kill()
+			proc, err = startProcess(ctx, cfg.HeraldBin, env)
+			return err
+		}
+		if err := hooks.drain(ctx, st, rep, kill, logf); err != nil {
+			return rep, stalled(err)
+		}
+		if err := hooks.check(ctx, st, rep, rep.problem); err != nil {
+			return rep, err
+		}
 	}
 	rep.EarlyRetries = em.Stats().EarlyRetries
 	rep.Rejected = em.Stats().Rejected

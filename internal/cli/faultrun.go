@@ -28,6 +28,12 @@ At the end every delivery must be sent, dead with the right code (UNREGISTERED, 
 temporary code after its last attempt), skipped because its token was invalidated, or
 (at_most_once only) unknown because a kill landed mid-send: none lost, no at_most_once
 delivery sent twice, and no send earlier than a Retry-After the emulator asked for.
+
+With --webhook-down, a webhook endpoint subscribed to every event type points at a receiver
+that refuses every connection for that long from the start; once it is back, Herald is
+killed once more while the events arrive. Every event written must then have arrived,
+signed, in order per notification, and none may be dead.
+
 The command prints the counts and exits 1 if any check fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -71,6 +77,7 @@ The command prints the counts and exits 1 if any check fails.`,
 	f.BoolVar(&restartPG, "restart-postgres", true, "restart PostgreSQL once mid-run (disturbs everything else using it)")
 	f.StringVar(&restartCmd, "postgres-restart-cmd", "", "command that restarts PostgreSQL (default: pg_ctlcluster --skip-systemctl-redirect <version> main restart)")
 	f.IntVar(&cfg.MaxAttempts, "max-attempts", 10, "attempts per delivery")
+	f.DurationVar(&cfg.WebhookDown, "webhook-down", 0, "also send every event as a webhook to a receiver that is down this long from the start (e.g. 10m), with one more SIGKILL while they arrive; 0: no webhooks")
 	f.DurationVar(&cfg.Timeout, "timeout", 30*time.Minute, "give up after this long")
 	return cmd
 }
