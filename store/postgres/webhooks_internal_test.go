@@ -11,11 +11,13 @@ import (
 	"github.com/heraldhq/herald/store/postgres/pgtest"
 )
 
-// Issue 35 item 4: a delivery.finished message is written by the outcome's
-// own statement, so it commits with the outcome or not at all. The batch
-// Complete sends is run with its COMMIT replaced by a ROLLBACK — a crash
-// before the commit: neither the move nor the message is left. The same
-// batch committed writes both.
+// Issue 35 item 4: the messages of an outcome — its delivery.finished,
+// the dead_letter.created of a delivery that died, the
+// notification.status_changed of the notification it made final — are
+// written by the outcome's own statement, so they commit with the outcome
+// or not at all. The batch Complete sends is run with its COMMIT replaced
+// by a ROLLBACK — a crash before the commit: neither the move nor a
+// message is left. The same batch committed writes all of them.
 func TestDeliveryFinishedCommitsWithTheOutcome(t *testing.T) {
 	dsn, schema := pgtest.NewSchema(t)
 	ctx := t.Context()
@@ -49,17 +51,18 @@ func TestDeliveryFinishedCommitsWithTheOutcome(t *testing.T) {
 	if err != nil || len(jobs) != 1 {
 		t.Fatalf("Claim = %v, %v", jobs, err)
 	}
-	o := store.Outcome{DeliveryID: jobs[0].Delivery.ID, Owner: "w", Attempt: jobs[0].Delivery.Attempt, At: now}.To(store.Sent{})
+	o := store.Outcome{DeliveryID: jobs[0].Delivery.ID, Owner: "w", Attempt: jobs[0].Delivery.Attempt, At: now}.To(store.Dead{Failure: store.Failure{ErrorCode: "UNREGISTERED", Error: "gone"}})
 	if err := store.CheckOutcome(&o); err != nil {
 		t.Fatal(err)
 	}
-	count := func() (messages int, state string) {
+	count := func() (messages, types int, state string) {
 		t.Helper()
-		if err := s.pool.QueryRow(ctx, s.q(`SELECT (SELECT count(*) FROM {s}.webhook_messages), (SELECT state FROM {s}.deliveries)`)).
-			Scan(&messages, &state); err != nil {
+		if err := s.pool.QueryRow(ctx, s.q(`SELECT (SELECT count(*) FROM {s}.webhook_messages),
+	(SELECT count(DISTINCT type) FROM {s}.webhook_messages), (SELECT state FROM {s}.deliveries)`)).
+			Scan(&messages, &types, &state); err != nil {
 			t.Fatal(err)
 		}
-		return messages, state
+		return messages, types, state
 	}
 
 	// The crash: the batch up to its COMMIT, then a ROLLBACK.
@@ -74,7 +77,7 @@ func TestDeliveryFinishedCommitsWithTheOutcome(t *testing.T) {
 	if err := s.pool.SendBatch(ctx, crashed).Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n, state := count(); n != 0 || state != "leased" {
+	if n, _, state := count(); n != 0 || state != "leased" {
 		t.Fatalf("after a rollback: %d messages, delivery %s; want none, leased", n, state)
 	}
 
@@ -82,7 +85,7 @@ func TestDeliveryFinishedCommitsWithTheOutcome(t *testing.T) {
 	if applied, err := s.Complete(ctx, []store.Outcome{o}); err != nil || applied != 1 {
 		t.Fatalf("Complete = %d, %v", applied, err)
 	}
-	if n, state := count(); n != 1 || state != "sent" {
-		t.Fatalf("after the commit: %d messages, delivery %s; want 1, sent", n, state)
+	if n, types, state := count(); n != 3 || types != 3 || state != "dead" {
+		t.Fatalf("after the commit: %d messages of %d types, delivery %s; want 3 of 3, dead", n, types, state)
 	}
 }
