@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -87,5 +88,95 @@ func TestDeliveryFinishedCommitsWithTheOutcome(t *testing.T) {
 	}
 	if n, types, state := count(); n != 3 || types != 3 || state != "dead" {
 		t.Fatalf("after the commit: %d messages of %d types, delivery %s; want 3 of 3, dead", n, types, state)
+	}
+}
+
+// Issue 35 item 4: without an enabled endpoint the webhook part of an
+// outcome batch costs one probe of webhook_endpoints per statement (the
+// notification lock's and the outcome statement's) and reads nothing
+// else — no notification, no sibling delivery, no status computed: the
+// one-time filters hold the rest of the plans unexecuted.
+func TestOutcomeEventsWithoutEndpointOnlyProbe(t *testing.T) {
+	s := migratedStore(t)
+	ctx := t.Context()
+	now := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+	if _, err := s.UpsertUser(ctx, heraldtype.User{ID: "u1", Timezone: "UTC"}, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"d1", "d2"} {
+		if _, err := s.UpsertDevice(ctx, heraldtype.Device{ID: d, UserID: "u1", Platform: heraldtype.PlatformAndroid, Token: "t" + d,
+			PushOptIn: true}, now, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := s.Enqueue(ctx, store.EnqueueParams{Notifications: []heraldtype.Notification{{ID: "n1", UserID: "u1", Type: "t",
+		Title: "x", Channels: []heraldtype.Channel{heraldtype.ChannelPush}, Priority: heraldtype.PriorityNormal,
+		PayloadMode: heraldtype.PayloadAlert, Guarantee: heraldtype.AtLeastOnce, CreatedAt: now}}, MaxAttempts: 3,
+		PushProviders: map[heraldtype.Platform]string{heraldtype.PlatformAndroid: "fcm"}, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := s.Claim(ctx, store.ClaimParams{Owner: "w", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10})
+	if err != nil || len(jobs) != 2 {
+		t.Fatalf("Claim = %v, %v", jobs, err)
+	}
+	var os []store.Outcome
+	for _, j := range jobs {
+		o := store.Outcome{DeliveryID: j.Delivery.ID, Owner: "w", Attempt: j.Delivery.Attempt, At: now}.To(store.Sent{})
+		if err := store.CheckOutcome(&o); err != nil {
+			t.Fatal(err)
+		}
+		os = append(os, o)
+	}
+	b, apply, _ := s.completeBatch(os)
+	explained := &pgx.Batch{}
+	var lock int
+	for i, q := range b.QueuedQueries {
+		switch {
+		case q.SQL == "COMMIT":
+			q = &pgx.QueuedQuery{SQL: "ROLLBACK"}
+		case i == apply || strings.Contains(q.SQL, "FOR NO KEY UPDATE"):
+			if i != apply {
+				lock = i
+			}
+			q = &pgx.QueuedQuery{SQL: "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) " + q.SQL, Arguments: q.Arguments}
+		}
+		explained.Queue(q.SQL, q.Arguments...)
+	}
+	if lock == 0 {
+		t.Fatal("the batch finishes deliveries but locks no notification")
+	}
+	br := s.pool.SendBatch(ctx, explained)
+	plans := map[int]string{}
+	for i := range explained.QueuedQueries {
+		rows, err := br.Query()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == apply || i == lock {
+			plans[i] = planText(t)(rows, nil)
+		}
+		rows.Close()
+	}
+	if err := br.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, plan := range plans {
+		probes := 0
+		for line := range strings.Lines(plan) {
+			if strings.Contains(line, "never executed") {
+				continue
+			}
+			switch {
+			case strings.Contains(line, "on webhook_endpoints"):
+				probes++
+			case strings.Contains(line, "on notifications"), strings.Contains(line, "on cur"),
+				strings.Contains(line, "deliveries_notification_id"), i == lock && strings.Contains(line, "on deliveries"):
+				t.Errorf("without an endpoint the statement reads %s\n%s", strings.TrimSpace(line), plan)
+			}
+		}
+		if probes != 1 {
+			t.Errorf("%d probes of webhook_endpoints, want 1:\n%s", probes, plan)
+		}
 	}
 }
