@@ -7,18 +7,27 @@ import (
 
 // The event types an outbound webhook endpoint can subscribe to (issue 35
 // item 4). Only the ones in WebhookEventTypes are emitted so far; the
-// others of the design (notification.status_changed, receipt.recorded,
-// device.invalidated, rule_run.finished, dead_letter.created) join the
-// list when they are written with the change they report.
+// others of the design (receipt.recorded, device.invalidated,
+// rule_run.finished) join the list when they are written with the change
+// they report.
 const (
-	// WebhookDeliveryFinished: a delivery reached sent, dead, unknown or
-	// skipped.
+	// WebhookDeliveryFinished: a delivery reached sent, dead, unknown,
+	// skipped, opted_out or rate_limited.
 	WebhookDeliveryFinished = "delivery.finished"
+	// WebhookNotificationStatusChanged: a notification's status
+	// (HistoryStatus) became final — its last delivery still to be
+	// decided finished. The data is the notification's status as GET
+	// /v1/notifications/{id} reports it then: status, reason,
+	// channel_status.
+	WebhookNotificationStatusChanged = "notification.status_changed"
+	// WebhookDeadLetterCreated: a delivery died (dead or unknown), so it
+	// waits on the dead letter list for an operator's replay.
+	WebhookDeadLetterCreated = "dead_letter.created"
 )
 
 // WebhookEventTypes lists the event types Herald emits, the ones an
 // endpoint may name in its events.
-var WebhookEventTypes = []string{WebhookDeliveryFinished}
+var WebhookEventTypes = []string{WebhookDeliveryFinished, WebhookNotificationStatusChanged, WebhookDeadLetterCreated}
 
 // WebhookEndpoint is a receiver of Herald's signed webhooks, as the API
 // shows it: never its secrets.

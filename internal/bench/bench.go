@@ -97,7 +97,8 @@ type Config struct {
 	// Webhooks registers one outbound webhook endpoint subscribed to
 	// every event type, served by an in-process receiver emulator that
 	// verifies each signature: the run then ends when every delivery's
-	// delivery.finished message was received too, and the resources
+	// delivery.finished message and every notification's
+	// notification.status_changed were received too, and the resources
 	// include the webhooks' cost (issue 35 item 5). In-process only.
 	Webhooks bool
 

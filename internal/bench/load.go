@@ -66,6 +66,21 @@ func (p *population) expectedSends(triggers, r int) uint64 {
 	return n
 }
 
+// expectedFinals is how many notifications become final by a delivery's
+// outcome — those to a user with a live token — each of which sends one
+// notification.status_changed webhook.
+func (p *population) expectedFinals(triggers, r int) uint64 {
+	var n uint64
+	for k := range triggers {
+		for i := range r {
+			if p.live[(k*r+i)%len(p.users)] > 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // register creates every user and device through the API.
 func (p *population) register(ctx context.Context, api *apiClient, conc int, done *atomic.Int64) error {
 	var next atomic.Int64

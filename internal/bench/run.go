@@ -106,8 +106,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	p.set("deliver", func() (int64, int64) { return int64(sk.accepted.Load()), int64(expected) })
 	drainErr := waitDrained(ctx, api, sk, func() uint64 { return emulatorRequests(em) }, expected, settleLook, cfg.DrainTimeout)
 	if srv != nil && srv.hooks != nil && drainErr == nil {
-		p.set("webhooks", func() (int64, int64) { return int64(srv.hooks.Stats().Accepted), int64(sk.accepted.Load()) })
-		drainErr = waitWebhooks(ctx, srv.hooks, sk.accepted.Load(), cfg.DrainTimeout)
+		// A delivery.finished per push sent and a
+		// notification.status_changed per notification made final.
+		want := sk.accepted.Load() + pop.expectedFinals(triggers, cfg.Recipients)
+		p.set("webhooks", func() (int64, int64) { return int64(srv.hooks.Stats().Accepted), int64(want) })
+		drainErr = waitWebhooks(ctx, srv.hooks, want, cfg.DrainTimeout)
 		res.Webhooks = srv.hooks.Stats().Accepted
 		res.WebhookSeconds = time.Since(sendStart).Seconds()
 	}
@@ -259,7 +262,7 @@ func waitDrained(ctx context.Context, api *apiClient, sk *sink, sends func() uin
 }
 
 // waitWebhooks waits until the receiver has accepted at least want
-// messages (a delivery.finished per delivery sent), or timeout.
+// messages, or timeout.
 func waitWebhooks(ctx context.Context, hooks *webhookemu.Emulator, want uint64, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for hooks.Stats().Accepted < want {

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/rules"
 )
@@ -60,14 +61,51 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 	}
 }
 
-// deliveryFinished is the delivery.finished messages' INSERT (issue 35
-// item 4) over the deliveries an UPDATE … RETURNING in the CTE u just
-// moved, at the time expression at: written by the statement that makes
-// the move, so the messages commit with it or not at all. With no
-// endpoint its join probes the empty webhook_endpoints table and writes
-// nothing.
-func deliveryFinished(at string) string {
-	return rules.DeliveryFinishedSQL("json_build_object", "u x", at)
+// webhookDialect is PostgreSQL's side of the webhook statements.
+var webhookDialect = rules.WebhookDialect{JSONObject: "json_build_object", JSONObjectAgg: "json_object_agg",
+	Channels: "unnest(n.channels) AS ch (channel)", Channel: "ch.channel", ByteOrder: rules.ByteOrderPostgres}
+
+// outcomeEvents is the CTEs cur and w of an outcome statement (issue 35
+// item 4) whose CTE u is an UPDATE … RETURNING of the deliveries it moves,
+// with the columns rules.OutcomeEvents.Moved names: w inserts the webhook
+// messages of the moves (rules.OutcomeEventsSQL), in the statement that
+// makes them, so they commit with it or not at all. The statement's
+// snapshot does not see its own UPDATE, so cur, the deliveries of the
+// notifications that finished one, is u's rows and the other deliveries
+// of those notifications as the snapshot has them: taken after
+// lockFinishing, that snapshot holds every concurrent outcome of those
+// notifications that committed before. With no endpoint w probes the
+// empty webhook_endpoints table once and reads nothing else; cur is read
+// only when an endpoint takes status events.
+var outcomeEvents = `cur AS (
+	SELECT u.id, u.notification_id, u.channel, u.state, u.last_code AS last_error_code, u.replay_count FROM u
+	UNION ALL
+	SELECT d.id, d.notification_id, d.channel, d.state, d.last_error_code, d.replay_count FROM {s}.deliveries d
+	WHERE d.notification_id IN (SELECT u.notification_id FROM u WHERE u.state IN (` + rules.FinalStatesSQL() + `))
+		AND NOT EXISTS (SELECT 1 FROM u WHERE u.id = d.id)
+), w AS (
+	` + rules.OutcomeEventsSQL(webhookDialect, rules.OutcomeEvents{Moved: "u x", Current: "cur"}) + `
+)`
+
+// lockFinishing locks, in id order, the notifications of the deliveries
+// whose condition on d is given, when an endpoint takes
+// notification.status_changed (a one-time filter: without one it locks
+// nothing and costs one probe of the tiny endpoints table). It runs first
+// in the transaction of an outcome statement that may finish them (issue
+// 35 item 4). Without it two outcomes finishing a notification's last
+// two deliveries at once on two connections would each see the other's
+// delivery still leased in their snapshot, and neither would report the
+// notification final; with it the second waits for the first to commit,
+// and its outcome statement, which takes its snapshot afterwards (READ
+// COMMITTED), sees the first's move. FOR NO KEY UPDATE does not conflict
+// with the KEY SHARE lock an enqueue's deliveries take on their
+// notification; the id order keeps two outcome batches from deadlocking.
+func lockFinishing(deliveries string) string {
+	return `SELECT n.id FROM {s}.notifications n
+WHERE n.id IN (SELECT d.notification_id FROM {s}.deliveries d WHERE ` + deliveries + `)
+	AND EXISTS (SELECT 1 FROM {s}.webhook_endpoints e WHERE ` +
+		rules.WebhookSubscribed("e", "'"+heraldtype.WebhookNotificationStatusChanged+"'") + `)
+ORDER BY n.id FOR NO KEY UPDATE OF n`
 }
 
 // retryable reports whether PostgreSQL aborted the transaction for a
@@ -107,6 +145,15 @@ func (s *Store) completeBatch(all []store.Outcome) (b *pgx.Batch, apply, inbox i
 	b = &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(indexPlans)
+	var finishing []int64 // the deliveries the batch may finish
+	for i := range all {
+		if all[i].Row().State.Final() {
+			finishing = append(finishing, all[i].DeliveryID)
+		}
+	}
+	if len(finishing) > 0 {
+		b.Queue(s.q(lockFinishing(`d.id = ANY ($1::bigint[])`)), finishing)
+	}
 	os, inboxOs := splitInbox(all)
 	s.queueDeviceChanges(b, os)
 	s.queueSuppressions(b, os)
@@ -171,15 +218,14 @@ func (s *Store) completeBatch(all []store.Outcome) (b *pgx.Batch, apply, inbox i
 		last_replay_result = CASE WHEN o.run_at IS NULL AND d.replay_count > 0 THEN o.state
 			ELSE d.last_replay_result END
 	FROM o WHERE d.id = o.id AND `+leasedBy+`
-	RETURNING o.*, d.notification_id, d.user_id, d.type AS ntype, d.channel, d.replay_count, d.last_error_code AS last_code
+	RETURNING o.*, d.notification_id, d.user_id, d.type AS ntype, d.channel, d.replay_count, d.last_error_code AS last_code,
+		d.last_error AS last_err
 ), a AS (
 	INSERT INTO {s}.delivery_attempts (delivery_id, attempt, at, outcome, error_code, error, retry_after,
 		provider_message_id, latency)
 	SELECT u.id, u.attempt, u.at, u.outcome, u.code, u.error, u.retry_after, u.pmid, u.latency
 	FROM u WHERE NOT u.release OR u.policy ORDER BY u.ord
-), w AS (
-	`+deliveryFinished("x.at")+` ORDER BY x.ord, e.id
-)
+), `+outcomeEvents+`
 SELECT count(*) FROM u`), ids, owners, attempts, states, runAt, at, release, setError, codes, errs, pmids,
 		retryAfter, latency, reasons, policy)
 	if notify {
@@ -234,10 +280,9 @@ func (s *Store) queueInbox(b *pgx.Batch, os []store.Outcome) {
 		last_replay_result = CASE WHEN d.replay_count > 0 THEN 'sent' ELSE d.last_replay_result END
 	FROM o WHERE d.id = o.id AND `+leasedBy+`
 	RETURNING d.id, d.notification_id, d.attempt, d.provider_message_id, o.at, o.ord,
-		d.user_id, d.type AS ntype, d.channel, d.state, d.replay_count, d.last_error_code AS last_code
-), w AS (
-	`+deliveryFinished("x.at")+` ORDER BY x.ord, e.id
-), i AS (
+		d.user_id, d.type AS ntype, d.channel, d.state, d.replay_count, d.last_error_code AS last_code,
+		d.last_error AS last_err
+), `+outcomeEvents+`, i AS (
 	INSERT INTO {s}.inbox_items (id, `+rules.InboxItemColumns+`) OVERRIDING SYSTEM VALUE
 	SELECT CAST(u.provider_message_id AS bigint), `+rules.InboxItemSQL("u.at")+`
 	FROM u JOIN {s}.notifications x ON x.id = u.notification_id ORDER BY u.ord

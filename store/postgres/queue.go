@@ -227,41 +227,44 @@ WHERE state = 'leased' AND lease_owner = $2 AND id = ANY ($3::bigint[]) RETURNIN
 // leaseExpired is the error text of a reaped lease.
 const leaseExpired = `'lease expired before an outcome was recorded'`
 
-// ReapExpiredLeases implements store.Store (S1.3) with one statement: the
-// UPDATE moves at_least_once deliveries back to pending (attempt kept, so
-// max_attempts still bounds them) and at_most_once ones to unknown, and
-// the attempt rows are inserted from what it returns. Row locks order it
-// against a Complete of the same delivery: whichever comes second finds
-// the row no longer leased and leaves it.
+// ReapExpiredLeases implements store.Store (S1.3) with one statement
+// (after lockFinishing's, for the status events): the UPDATE moves
+// at_least_once deliveries back to pending (attempt kept, so max_attempts
+// still bounds them) and at_most_once ones to unknown, and the attempt
+// rows and the webhook messages are inserted from what it returns. Row
+// locks order it against a Complete of the same delivery: whichever comes
+// second finds the row no longer leased and leaves it.
 func (s *Store) ReapExpiredLeases(ctx context.Context, now time.Time) (store.ReapResult, error) {
 	var res store.ReapResult
-	err := s.indexedQuery(ctx, "leases", `WITH u AS (
+	// The notifications whose deliveries may become unknown are locked
+	// first (lockFinishing), for their status events.
+	lock := indexed{sql: lockFinishing(`d.state = 'leased' AND d.lease_until < $1 AND d.guarantee = 'at_most_once'`),
+		args: []any{now}, read: func(pgx.Rows) error { return nil }}
+	err := s.indexedQueries(ctx, "leases", lock, indexed{args: []any{now}, sql: `WITH u AS (
 	UPDATE {s}.deliveries SET
 		state = CASE guarantee WHEN 'at_most_once' THEN 'unknown' ELSE 'pending' END,
 		run_at = CASE guarantee WHEN 'at_most_once' THEN run_at ELSE $1 END,
 		finished_at = CASE guarantee WHEN 'at_most_once' THEN $1 END,
 		last_replay_result = CASE WHEN guarantee = 'at_most_once' AND replay_count > 0 THEN 'unknown'
 			ELSE last_replay_result END,
-		lease_owner = '', lease_until = NULL, last_error_code = 'lease_expired', last_error = `+leaseExpired+`,
+		lease_owner = '', lease_until = NULL, last_error_code = 'lease_expired', last_error = ` + leaseExpired + `,
 		updated_at = $1
 	WHERE state = 'leased' AND lease_until < $1
 	RETURNING id, attempt, guarantee, notification_id, user_id, type AS ntype, channel, state, replay_count,
-		last_error_code AS last_code, $1::timestamptz AS at
-), w AS (
-	`+deliveryFinished("x.at")+` ORDER BY x.id, e.id
-), a AS (
+		last_error_code AS last_code, last_error AS last_err, $1::timestamptz AS at, id AS ord
+), ` + outcomeEvents + `, a AS (
 	INSERT INTO {s}.delivery_attempts (delivery_id, attempt, at, outcome, error_code, error)
 	SELECT id, attempt, $1, CASE guarantee WHEN 'at_most_once' THEN 'unknown' ELSE 'lease_expired' END,
-		'lease_expired', `+leaseExpired+`
+		'lease_expired', ` + leaseExpired + `
 	FROM u ORDER BY id
 )
 SELECT count(*) FILTER (WHERE guarantee <> 'at_most_once'), count(*) FILTER (WHERE guarantee = 'at_most_once')
-FROM u`, func(rows pgx.Rows) error {
+FROM u`, read: func(rows pgx.Rows) error {
 		if !rows.Next() {
 			return rows.Err()
 		}
 		return rows.Scan(&res.Requeued, &res.Unknown)
-	}, now)
+	}})
 	if err != nil {
 		return store.ReapResult{}, err
 	}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,21 +13,24 @@ import (
 	"github.com/heraldhq/herald/store/postgres/pgtest"
 )
 
-// Issue 35 item 4: a delivery.finished message is written by the outcome's
-// own statement, so it commits with the outcome or not at all. The batch
-// Complete sends is run with its COMMIT replaced by a ROLLBACK — a crash
-// before the commit: neither the move nor the message is left. The same
-// batch committed writes both.
+// Issue 35 item 4: the messages of an outcome — its delivery.finished,
+// the dead_letter.created of a delivery that died, the
+// notification.status_changed of the notification it made final — are
+// written by the outcome's own statement, so they commit with the outcome
+// or not at all. The batch Complete sends is run with its COMMIT replaced
+// by a ROLLBACK — a crash before the commit: neither the move nor a
+// message is left. The same batch committed writes all of them.
 func TestDeliveryFinishedCommitsWithTheOutcome(t *testing.T) {
-	s, o := sentOutcomeWithEndpoint(t)
+	s, o := deadOutcomeWithEndpoint(t)
 	ctx := t.Context()
-	count := func() (messages int, state string) {
+	count := func() (messages, types int, state string) {
 		t.Helper()
-		if err := s.pool.QueryRow(ctx, s.q(`SELECT (SELECT count(*) FROM {s}.webhook_messages), (SELECT state FROM {s}.deliveries)`)).
-			Scan(&messages, &state); err != nil {
+		if err := s.pool.QueryRow(ctx, s.q(`SELECT (SELECT count(*) FROM {s}.webhook_messages),
+	(SELECT count(DISTINCT type) FROM {s}.webhook_messages), (SELECT state FROM {s}.deliveries)`)).
+			Scan(&messages, &types, &state); err != nil {
 			t.Fatal(err)
 		}
-		return messages, state
+		return messages, types, state
 	}
 
 	// The crash: the batch up to its COMMIT, then a ROLLBACK.
@@ -41,7 +45,7 @@ func TestDeliveryFinishedCommitsWithTheOutcome(t *testing.T) {
 	if err := s.pool.SendBatch(ctx, crashed).Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n, state := count(); n != 0 || state != "leased" {
+	if n, _, state := count(); n != 0 || state != "leased" {
 		t.Fatalf("after a rollback: %d messages, delivery %s; want none, leased", n, state)
 	}
 
@@ -49,15 +53,16 @@ func TestDeliveryFinishedCommitsWithTheOutcome(t *testing.T) {
 	if applied, err := s.Complete(ctx, []store.Outcome{o}); err != nil || applied != 1 {
 		t.Fatalf("Complete = %d, %v", applied, err)
 	}
-	if n, state := count(); n != 1 || state != "sent" {
-		t.Fatalf("after the commit: %d messages, delivery %s; want 1, sent", n, state)
+	if n, types, state := count(); n != 3 || types != 3 || state != "dead" {
+		t.Fatalf("after the commit: %d messages of %d types, delivery %s; want 3 of 3, dead", n, types, state)
 	}
 }
 
-// sentOutcomeWithEndpoint is a store with the webhook endpoint "wh"
+// deadOutcomeWithEndpoint is a store with the webhook endpoint "wh"
 // subscribed to every type and one leased push delivery, and the outcome
-// that sends it (checked, not applied).
-func sentOutcomeWithEndpoint(t *testing.T) (*Store, store.Outcome) {
+// that makes it dead (checked, not applied): it writes a message of each
+// of the outcome's three types.
+func deadOutcomeWithEndpoint(t *testing.T) (*Store, store.Outcome) {
 	t.Helper()
 	dsn, schema := pgtest.NewSchema(t)
 	ctx := t.Context()
@@ -91,7 +96,7 @@ func sentOutcomeWithEndpoint(t *testing.T) (*Store, store.Outcome) {
 	if err != nil || len(jobs) != 1 {
 		t.Fatalf("Claim = %v, %v", jobs, err)
 	}
-	o := store.Outcome{DeliveryID: jobs[0].Delivery.ID, Owner: "w", Attempt: jobs[0].Delivery.Attempt, At: now}.To(store.Sent{})
+	o := store.Outcome{DeliveryID: jobs[0].Delivery.ID, Owner: "w", Attempt: jobs[0].Delivery.Attempt, At: now}.To(store.Dead{Failure: store.Failure{ErrorCode: "UNREGISTERED", Error: "gone"}})
 	if err := store.CheckOutcome(&o); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +110,7 @@ func sentOutcomeWithEndpoint(t *testing.T) (*Store, store.Outcome) {
 // their lease. Now the outcome commits, its message is an orphan the claim
 // never takes, and the pruner deletes it.
 func TestEndpointDeletedDuringAnOutcome(t *testing.T) {
-	s, o := sentOutcomeWithEndpoint(t)
+	s, o := deadOutcomeWithEndpoint(t)
 	ctx := t.Context()
 	del, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -135,15 +140,105 @@ func TestEndpointDeletedDuringAnOutcome(t *testing.T) {
 		t.Fatal(err)
 	}
 	var orphans int
-	if err := s.pool.QueryRow(ctx, s.q(`SELECT count(*) FROM {s}.webhook_messages`)).Scan(&orphans); err != nil || orphans != 1 {
-		t.Fatalf("messages after the delete = %d, %v; want the 1 orphan", orphans, err)
+	if err := s.pool.QueryRow(ctx, s.q(`SELECT count(*) FROM {s}.webhook_messages`)).Scan(&orphans); err != nil || orphans != 3 {
+		t.Fatalf("messages after the delete = %d, %v; want the outcome's 3 orphans", orphans, err)
 	}
 	now := o.At
 	jobs, err := s.ClaimWebhookMessages(ctx, store.WebhookClaim{Owner: "d", Now: now.Add(time.Hour), LeaseUntil: now.Add(2 * time.Hour), Limit: 10})
 	if err != nil || len(jobs) != 0 {
 		t.Fatalf("ClaimWebhookMessages = %v, %v; want no orphan", jobs, err)
 	}
-	if n, err := s.PruneWebhookMessages(ctx, now.Add(-time.Hour)); err != nil || n != 1 {
-		t.Fatalf("PruneWebhookMessages = %d, %v; want the orphan", n, err)
+	if n, err := s.PruneWebhookMessages(ctx, now.Add(-time.Hour)); err != nil || n != 3 {
+		t.Fatalf("PruneWebhookMessages = %d, %v; want the 3 orphans", n, err)
+	}
+}
+
+// Issue 35 item 4: without an enabled endpoint the webhook part of an
+// outcome batch costs one probe of webhook_endpoints per statement (the
+// notification lock's and the outcome statement's) and reads nothing
+// else — no notification, no sibling delivery, no status computed: the
+// one-time filters hold the rest of the plans unexecuted.
+func TestOutcomeEventsWithoutEndpointOnlyProbe(t *testing.T) {
+	s := migratedStore(t)
+	ctx := t.Context()
+	now := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+	if _, err := s.UpsertUser(ctx, heraldtype.User{ID: "u1", Timezone: "UTC"}, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"d1", "d2"} {
+		if _, err := s.UpsertDevice(ctx, heraldtype.Device{ID: d, UserID: "u1", Platform: heraldtype.PlatformAndroid, Token: "t" + d,
+			PushOptIn: true}, now, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := s.Enqueue(ctx, store.EnqueueParams{Notifications: []heraldtype.Notification{{ID: "n1", UserID: "u1", Type: "t",
+		Title: "x", Channels: []heraldtype.Channel{heraldtype.ChannelPush}, Priority: heraldtype.PriorityNormal,
+		PayloadMode: heraldtype.PayloadAlert, Guarantee: heraldtype.AtLeastOnce, CreatedAt: now}}, MaxAttempts: 3,
+		PushProviders: map[heraldtype.Platform]string{heraldtype.PlatformAndroid: "fcm"}, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := s.Claim(ctx, store.ClaimParams{Owner: "w", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10})
+	if err != nil || len(jobs) != 2 {
+		t.Fatalf("Claim = %v, %v", jobs, err)
+	}
+	var os []store.Outcome
+	for _, j := range jobs {
+		o := store.Outcome{DeliveryID: j.Delivery.ID, Owner: "w", Attempt: j.Delivery.Attempt, At: now}.To(store.Sent{})
+		if err := store.CheckOutcome(&o); err != nil {
+			t.Fatal(err)
+		}
+		os = append(os, o)
+	}
+	b, apply, _ := s.completeBatch(os)
+	explained := &pgx.Batch{}
+	var lock int
+	for i, q := range b.QueuedQueries {
+		switch {
+		case q.SQL == "COMMIT":
+			q = &pgx.QueuedQuery{SQL: "ROLLBACK"}
+		case i == apply || strings.Contains(q.SQL, "FOR NO KEY UPDATE"):
+			if i != apply {
+				lock = i
+			}
+			q = &pgx.QueuedQuery{SQL: "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) " + q.SQL, Arguments: q.Arguments}
+		}
+		explained.Queue(q.SQL, q.Arguments...)
+	}
+	if lock == 0 {
+		t.Fatal("the batch finishes deliveries but locks no notification")
+	}
+	br := s.pool.SendBatch(ctx, explained)
+	plans := map[int]string{}
+	for i := range explained.QueuedQueries {
+		rows, err := br.Query()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == apply || i == lock {
+			plans[i] = planText(t)(rows, nil)
+		}
+		rows.Close()
+	}
+	if err := br.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, plan := range plans {
+		probes := 0
+		for line := range strings.Lines(plan) {
+			if strings.Contains(line, "never executed") {
+				continue
+			}
+			switch {
+			case strings.Contains(line, "on webhook_endpoints"):
+				probes++
+			case strings.Contains(line, "on notifications"), strings.Contains(line, "on cur"),
+				strings.Contains(line, "deliveries_notification_id"), i == lock && strings.Contains(line, "on deliveries"):
+				t.Errorf("without an endpoint the statement reads %s\n%s", strings.TrimSpace(line), plan)
+			}
+		}
+		if probes != 1 {
+			t.Errorf("%d probes of webhook_endpoints, want 1:\n%s", probes, plan)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/rules"
 )
 
@@ -213,6 +214,30 @@ func TestArchitectureTableIsStatusRules(t *testing.T) {
 		}
 		if r.Reason == "" && r.ReasonOf == nil && row[3] != "—" {
 			t.Errorf("row %d: reason %s, StatusRules has none", i+1, row[3])
+		}
+	}
+}
+
+// A notification.status_changed event (issue 35 item 4) is written when a
+// notification has no live delivery any more (rules.OutcomeEventsSQL's
+// condition on the tally): that holds exactly when the status rule
+// answers a final status, neither PENDING nor DEFERRED, over every mix of
+// two deliveries' states and codes.
+func TestStatusFinalWithoutLive(t *testing.T) {
+	t.Parallel()
+	for _, s1 := range store.DeliveryStates {
+		for _, s2 := range store.DeliveryStates {
+			for _, code := range []string{"", heraldtype.CodeQuietHours, "UNREGISTERED"} {
+				var tally rules.Tally
+				tally.Add(s1, code, 1)
+				tally.Add(s2, "", 1)
+				st, _ := tally.Status()
+				live := !s1.Final() || !s2.Final()
+				waiting := st == heraldtype.HistoryPending || st == heraldtype.HistoryDeferred
+				if live != waiting {
+					t.Errorf("%s (%q) + %s: status %s, live %v", s1, code, s2, st, live)
+				}
+			}
 		}
 	}
 }

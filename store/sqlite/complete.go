@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/rules"
@@ -42,7 +44,7 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 	err := s.inTx(ctx, func(tx *writeTx) error {
 		applied = 0
 		var attempts []attemptRow
-		var finished []*store.Outcome
+		var finished []finish
 		for i := range outcomes {
 			o := &outcomes[i]
 			r := o.Row()
@@ -56,7 +58,7 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 					attempts = append(attempts, attemptRow{o, r})
 				}
 				if r.State.Final() {
-					finished = append(finished, o)
+					finished = append(finished, finish{o.DeliveryID, micros(o.At)})
 				}
 			}
 		}
@@ -81,27 +83,95 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 	return applied, nil
 }
 
-// finishedDelivery is the delivery columns rules.DeliveryFinishedSQL
-// reads, of the delivery ?1.
-const finishedDelivery = `(SELECT id, notification_id, user_id, type AS ntype, channel, state, attempt,
-	last_error_code AS last_code, replay_count FROM deliveries WHERE id = ?1) x`
+// webhookDialect is SQLite's side of the webhook statements.
+var webhookDialect = rules.WebhookDialect{JSONObject: "json_object", JSONObjectAgg: "json_group_object", Nested: "json",
+	Channels: "json_each(n.channels) AS ch", Channel: "ch.value", ByteOrder: rules.ByteOrderSQLite}
 
-// deliveriesFinished writes the delivery.finished messages (issue 35 item
-// 4) of the deliveries the applied outcomes os moved to a final state, in
-// the transaction of the moves, so they commit together or not at all.
+// outcomeEventsSQL is rules.OutcomeEventsSQL over k deliveries of one
+// notification, each given by three parameters: its id, the time of its
+// move (micros) and the order of the move. outcomeEventsOne is the
+// statement of the usual case, one delivery, built once.
+func outcomeEventsSQL(k int) string {
+	rows := make([]string, k)
+	for i := range rows {
+		rows[i] = fmt.Sprintf("(?%d, ?%d, ?%d)", 3*i+1, 3*i+2, 3*i+3)
+	}
+	return rules.Unqualified(rules.OutcomeEventsSQL(webhookDialect, rules.OutcomeEvents{
+		Moved: `(SELECT d.id, d.notification_id, d.user_id, d.type AS ntype, d.channel, d.state, d.attempt,
+	d.last_error_code AS last_code, d.last_error AS last_err, d.replay_count, o.column2 AS at, o.column3 AS ord
+	FROM (VALUES ` + strings.Join(rows, ", ") + `) o JOIN deliveries d ON d.id = o.column1) x`,
+		Current: "deliveries"}))
+}
+
+var outcomeEventsOne = outcomeEventsSQL(1)
+
+// finish is a delivery moved to a final state at the time at (micros).
+type finish struct {
+	id, at int64
+}
+
+// deliveriesFinished writes the webhook messages (issue 35 item 4) of the
+// deliveries fs that the transaction moved to a final state —
+// delivery.finished, dead_letter.created, and notification.status_changed
+// for a notification they made final (rules.OutcomeEventsSQL) — in the
+// transaction of the moves, after them, so they commit together or not at
+// all and the status is read from the deliveries as the moves left them.
 // One probe of the tiny webhook_endpoints table first: without an enabled
-// endpoint there is nothing to write, and the outcomes cost no more.
-func (s *Store) deliveriesFinished(ctx context.Context, tx *writeTx, os []*store.Outcome) error {
-	if len(os) == 0 {
+// endpoint there is nothing to write, and the moves cost no more. Then
+// one statement per notification, which sees all of its deliveries the
+// transaction finished, so it reports the notification once.
+func (s *Store) deliveriesFinished(ctx context.Context, tx *writeTx, fs []finish) error {
+	if len(fs) == 0 {
 		return nil
 	}
 	var some bool
 	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled)`).Scan(&some); err != nil || !some {
 		return formatError(err, "webhook endpoints")
 	}
-	for _, o := range os {
-		if _, err := s.exec(ctx, tx, rules.Unqualified(rules.DeliveryFinishedSQL("json_object", finishedDelivery, "?2"))+` ORDER BY e.id`,
-			o.DeliveryID, micros(o.At)); err != nil {
+	notificationOf := make(map[int64]string, len(fs))
+	err := inLists(fs, func(args []any) error {
+		ids := make([]any, len(args))
+		for i, a := range args {
+			ids[i] = a.(finish).id
+		}
+		rows, err := s.query(ctx, tx, `SELECT id, notification_id FROM deliveries WHERE id IN (`+marks(len(ids))+`)`, ids...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var n string
+			if err := rows.Scan(&id, &n); err != nil {
+				return err
+			}
+			notificationOf[id] = n
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return formatError(err, "deliveries")
+	}
+	var order []string
+	byNotification := map[string][]finish{}
+	for _, f := range fs {
+		n := notificationOf[f.id]
+		if byNotification[n] == nil {
+			order = append(order, n)
+		}
+		byNotification[n] = append(byNotification[n], f)
+	}
+	for _, n := range order {
+		moved := byNotification[n]
+		args := make([]any, 0, 3*len(moved))
+		for i, f := range moved {
+			args = append(args, f.id, f.at, i)
+		}
+		q := outcomeEventsOne
+		if len(moved) > 1 {
+			q = outcomeEventsSQL(len(moved))
+		}
+		if _, err := s.exec(ctx, tx, q, args...); err != nil {
 			return formatError(err, "webhook messages")
 		}
 	}

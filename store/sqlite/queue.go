@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"slices"
@@ -8,7 +9,6 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/rules"
 )
 
 // maxClaim bounds one claim batch, so one transaction never holds the
@@ -203,7 +203,7 @@ WHERE state = 'leased' AND lease_owner = ? AND id IN (`+marks(len(args))+`) RETU
 // written first, while the leases still say which rows expired; the two
 // updates then move at_least_once deliveries back to pending (attempt
 // kept, so max_attempts still bounds them) and at_most_once ones to
-// unknown.
+// unknown, whose webhook messages follow in the transaction.
 func (s *Store) ReapExpiredLeases(ctx context.Context, now time.Time) (store.ReapResult, error) {
 	var res store.ReapResult
 	at := micros(now)
@@ -224,20 +224,31 @@ WHERE `+expired+` AND guarantee <> 'at_most_once'`, at, at, at)
 		if res.Requeued, err = affected(r, err, "deliveries"); err != nil {
 			return err
 		}
-		// The delivery.finished messages of the deliveries about to
-		// become unknown (issue 35 item 4), in the same transaction.
-		_, err = s.exec(ctx, tx, rules.Unqualified(rules.DeliveryFinishedSQL("json_object", `(SELECT id, notification_id,
-	user_id, type AS ntype, channel, 'unknown' AS state, attempt, 'lease_expired' AS last_code, replay_count
-	FROM `+leased+` WHERE `+expired+` AND guarantee = 'at_most_once') x`, "?1"))+` ORDER BY x.id, e.id`, at, at)
-		if err != nil {
-			return formatError(err, "webhook messages")
-		}
-		r, err = s.exec(ctx, tx, `UPDATE `+leased+` SET state = 'unknown', lease_owner = '', lease_until = NULL,
+		rows, err := s.query(ctx, tx, `UPDATE `+leased+` SET state = 'unknown', lease_owner = '', lease_until = NULL,
 	last_error_code = 'lease_expired', last_error = `+reason+`, finished_at = ?, updated_at = ?,
 	last_replay_result = CASE WHEN replay_count > 0 THEN 'unknown' ELSE last_replay_result END
-WHERE `+expired+` AND guarantee = 'at_most_once'`, at, at, at)
-		res.Unknown, err = affected(r, err, "deliveries")
-		return err
+WHERE `+expired+` AND guarantee = 'at_most_once' RETURNING id`, at, at, at)
+		if err != nil {
+			return formatError(err, "deliveries")
+		}
+		var unknown []finish
+		for rows.Next() {
+			f := finish{at: at}
+			if err := rows.Scan(&f.id); err != nil {
+				rows.Close()
+				return formatError(err, "deliveries")
+			}
+			unknown = append(unknown, f)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return formatError(err, "deliveries")
+		}
+		res.Unknown = len(unknown)
+		// Their webhook messages (issue 35 item 4), in the same
+		// transaction.
+		slices.SortFunc(unknown, func(a, b finish) int { return cmp.Compare(a.id, b.id) })
+		return s.deliveriesFinished(ctx, tx, unknown)
 	})
 	if err != nil {
 		return store.ReapResult{}, err

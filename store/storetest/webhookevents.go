@@ -87,7 +87,7 @@ func testWebhookDeliveryFinished(t *testing.T, newStore NewStore) {
 		// The retried delivery dies: its event follows, same ordering key.
 		again := f.claim("w", at(time.Minute), 10)
 		f.complete(1, outcome(again[0], store.Dead{Failure: store.Failure{ErrorCode: "bad", Error: "refused"}}, at(61*time.Second)))
-		ms := f.webhookMessages("all", "")
+		ms := f.webhookMessages("finished", "")
 		if len(ms) != 2 || ms[0].OrderingKey != n.ID || !strings.Contains(string(ms[0].Data), `"dead"`) ||
 			!strings.Contains(string(ms[0].Data), `"bad"`) || ms[0].EventID != fmt.Sprintf("evt_d%dr0", retried.Delivery.ID) {
 			t.Fatalf("after the death: %+v", ms)
@@ -106,7 +106,7 @@ func testWebhookDeliveryFinished(t *testing.T, newStore NewStore) {
 	t.Run("ReapedUnknown", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, newStore)
-		f.webhookEndpoint("all")
+		f.webhookEndpoint("all", heraldtype.WebhookDeliveryFinished)
 		f.user("u1")
 		f.device("u1", "a1", heraldtype.PlatformAndroid)
 		n := f.notification("u1")
@@ -126,7 +126,7 @@ func testWebhookDeliveryFinished(t *testing.T, newStore NewStore) {
 	t.Run("InboxSent", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, newStore)
-		f.webhookEndpoint("all")
+		f.webhookEndpoint("all", heraldtype.WebhookDeliveryFinished)
 		f.user("u1")
 		n := f.on("u1", heraldtype.ChannelInApp)
 		n.SendAt = at(time.Minute)
