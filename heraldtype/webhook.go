@@ -16,9 +16,30 @@ const (
 	WebhookDeliveryFinished = "delivery.finished"
 )
 
+// The event types written with the change they report beside a
+// delivery's (store/rules/webhookevents.go).
+const (
+	// WebhookReceiptRecorded: a receipt was recorded — the app's
+	// delivered, opened, dismissed or clicked, an e-mail's open or click,
+	// or an inbox item seen, read, clicked or archived; once per delivery
+	// and event.
+	WebhookReceiptRecorded = "receipt.recorded"
+	// WebhookDeviceInvalidated: a provider answered that a device's
+	// token is dead (unregistered, invalid), and Herald invalidated the
+	// device.
+	WebhookDeviceInvalidated = "device.invalidated"
+	// WebhookRuleRunFinished: an event rule's run ended, done or failed.
+	WebhookRuleRunFinished = "rule_run.finished"
+	// WebhookDeadLetterCreated: a record the Kafka intake gave up on was
+	// kept as a dead event.
+	WebhookDeadLetterCreated = "dead_letter.created"
+)
+
 // WebhookEventTypes lists the event types Herald emits, the ones an
 // endpoint may name in its events.
-var WebhookEventTypes = []string{WebhookDeliveryFinished}
+var WebhookEventTypes = []string{WebhookDeliveryFinished,
+	WebhookReceiptRecorded, WebhookDeviceInvalidated, WebhookRuleRunFinished, WebhookDeadLetterCreated,
+}
 
 // WebhookEndpoint is a receiver of Herald's signed webhooks, as the API
 // shows it: never its secrets.
