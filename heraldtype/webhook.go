@@ -25,8 +25,8 @@ const (
 	// and event.
 	WebhookReceiptRecorded = "receipt.recorded"
 	// WebhookDeviceInvalidated: a provider answered that a device's
-	// token is dead (unregistered, invalid), and Herald invalidated the
-	// device.
+	// token is dead (unregistered, invalid), or another device registered
+	// its token, and Herald invalidated the device.
 	WebhookDeviceInvalidated = "device.invalidated"
 	// WebhookRuleRunFinished: an event rule's run ended, done or failed.
 	WebhookRuleRunFinished = "rule_run.finished"

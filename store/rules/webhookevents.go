@@ -32,18 +32,25 @@ type WebhookDialect struct {
 	// Time renders the time expression col as RFC 3339 text in UTC with
 	// six fractional digits, the same text on both stores.
 	Time func(col string) string
+	// Hex renders the text expression col's UTF-8 bytes in lower-case
+	// hexadecimal.
+	Hex func(col string) string
 }
 
 // The dialects of the two stores: PostgreSQL's times are timestamptz,
 // SQLite's microseconds since the epoch.
 var (
-	WebhookPostgres = WebhookDialect{JSONObject: "json_build_object", Time: func(col string) string {
-		return `to_char(` + col + ` AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
-	}}
-	WebhookSQLite = WebhookDialect{JSONObject: "json_object", Time: func(col string) string {
-		return `strftime('%Y-%m-%dT%H:%M:%S', ` + col + ` / 1000000, 'unixepoch') || '.' || substr('00000' || (` + col +
-			` % 1000000), -6) || 'Z'`
-	}}
+	WebhookPostgres = WebhookDialect{JSONObject: "json_build_object",
+		Time: func(col string) string {
+			return `to_char(` + col + ` AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+		},
+		Hex: func(col string) string { return `encode(convert_to(` + col + `, 'UTF8'), 'hex')` }}
+	WebhookSQLite = WebhookDialect{JSONObject: "json_object",
+		Time: func(col string) string {
+			return `strftime('%Y-%m-%dT%H:%M:%S', ` + col + ` / 1000000, 'unixepoch') || '.' || substr('00000' || (` + col +
+				` % 1000000), -6) || 'Z'`
+		},
+		Hex: func(col string) string { return `lower(hex(` + col + `))` }}
 )
 
 // webhookEventSQL is the INSERT of the messages of eventType, one per row
@@ -88,9 +95,25 @@ func ReceiptRecordedSQL(d WebhookDialect, from string) string {
 // UPDATE changed. The event id is that delivery's: it dies once per
 // replay, so the answer is applied once. The ordering key is the device.
 func DeviceInvalidatedSQL(d WebhookDialect, from string) string {
-	return webhookEventSQL(heraldtype.WebhookDeviceInvalidated, `'evt_i' || x.delivery_id || 'r' || x.replay_count`, `x.device_id`,
+	return deviceInvalidatedSQL(d, from, `'evt_i' || x.delivery_id || 'r' || x.replay_count`, "x.delivery_id")
+}
+
+// DeviceTokenMovedSQL is the INSERT of the device.invalidated messages of
+// the devices in from — a FROM item aliased x with the columns device_id,
+// user_id, platform, reason and at — whose token another device's
+// registration just took (reason token_moved; no delivery). micros is the
+// SQL placeholder of the registration's time in unix microseconds, as
+// text: the event id is the device's id (in hexadecimal: a device id is
+// the caller's, and webhook-id is a header) and that time, and a
+// registration run again finds the token gone and invalidates nothing.
+func DeviceTokenMovedSQL(d WebhookDialect, from, micros string) string {
+	return deviceInvalidatedSQL(d, from, `'evt_v' || `+d.Hex("x.device_id")+` || 't' || CAST(`+micros+` AS text)`, "NULL")
+}
+
+func deviceInvalidatedSQL(d WebhookDialect, from, eventID, deliveryID string) string {
+	return webhookEventSQL(heraldtype.WebhookDeviceInvalidated, eventID, `x.device_id`,
 		d.JSONObject+`('device_id', x.device_id, 'user_id', x.user_id, 'platform', x.platform, 'channel', '`+
-			string(heraldtype.ChannelPush)+`', 'reason', x.reason, 'delivery_id', x.delivery_id)`,
+			string(heraldtype.ChannelPush)+`', 'reason', x.reason, 'delivery_id', `+deliveryID+`)`,
 		"x.at", from, "")
 }
 

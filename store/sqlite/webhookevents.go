@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"strconv"
+	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store/rules"
@@ -24,6 +26,47 @@ var (
 	deadEventCreatedSQL = rules.Unqualified(rules.DeadEventCreatedSQL(rules.WebhookSQLite,
 		`(SELECT `+rules.DeadEventColumns+` FROM dead_events WHERE fingerprint = ?1) x`)) + ` ORDER BY e.id`
 )
+
+// moveToken takes d's token from every other device that holds it, and
+// writes the device.invalidated messages of those it invalidates — the
+// ones that were not INVALID already, read first (the single writer keeps
+// them so) when an endpoint is enabled.
+func (s *Store) moveToken(ctx context.Context, tx *writeTx, d heraldtype.Device, now time.Time) error {
+	hooks, err := webhooksEnabled(ctx, tx)
+	if err != nil {
+		return err
+	}
+	var active []any
+	if hooks {
+		rows, err := s.query(ctx, tx, `SELECT id FROM devices WHERE token = ? AND id <> ? AND status <> 'INVALID'`, d.Token, d.ID)
+		if err != nil {
+			return formatError(err, "device token")
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return formatError(err, "device token")
+			}
+			active = append(active, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return formatError(err, "device token")
+		}
+	}
+	_, err = s.exec(ctx, tx, `UPDATE devices SET token = '', status = 'INVALID', invalidated_at = ?,
+	invalid_reason = 'token_moved', updated_at = ?
+WHERE token = ? AND id <> ?`, micros(now), micros(now), d.Token, d.ID)
+	if err != nil || len(active) == 0 {
+		return formatError(err, "device token")
+	}
+	_, err = s.exec(ctx, tx, rules.Unqualified(rules.DeviceTokenMovedSQL(rules.WebhookSQLite,
+		`(SELECT id AS device_id, user_id, platform, invalid_reason AS reason, invalidated_at AS at FROM devices
+	WHERE id IN (`+marks(len(active))+`)) x`, "?"))+` ORDER BY x.device_id, e.id`, // the time's ? comes first
+		append([]any{strconv.FormatInt(now.UnixMicro(), 10)}, active...)...)
+	return formatError(err, "webhook messages")
+}
 
 // receiptMessages writes the receipt.recorded messages of the receipts of
 // event just written on the deliveries ids.

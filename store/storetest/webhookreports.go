@@ -276,6 +276,30 @@ func testDeviceInvalidated(t *testing.T, newStore NewStore) {
 	if dev := f.getDevice("i1"); dev.Status == heraldtype.DeviceInvalid {
 		t.Fatalf("i1 was invalidated: %+v", dev)
 	}
+
+	// A token another device registers: the device that held it is
+	// invalidated (token_moved) and reported once; a device that was
+	// INVALID already (a1, early) loses its token unreported.
+	f.user("u2")
+	f.device("u1", "m1", heraldtype.PlatformAndroid)
+	moved := heraldtype.Device{ID: "m2", UserID: "u2", Platform: heraldtype.PlatformAndroid, Token: "tok-m1", PushOptIn: true}
+	f.upsertDevice(moved, at(4*time.Minute))
+	f.upsertDevice(moved, at(5*time.Minute))
+	for _, tok := range []string{"tok-a1", "tok-early"} {
+		f.upsertDevice(heraldtype.Device{ID: "x-" + tok, UserID: "u2", Platform: heraldtype.PlatformAndroid, Token: tok,
+			PushOptIn: true}, at(6*time.Minute))
+	}
+	if dev := f.getDevice("a1"); dev.Token != "" || dev.InvalidReason != "token_moved" {
+		t.Fatalf("a1 kept its token: %+v", dev)
+	}
+	movedID := fmt.Sprintf("evt_v%xt%d", "m1", at(4*time.Minute).UnixMicro())
+	ms = f.wantReports(heraldtype.WebhookDeviceInvalidated, fmt.Sprintf("evt_i%dr0", a1.Delivery.ID), movedID)
+	if ms[1].OrderingKey != "m1" {
+		t.Fatalf("ordering key %q, want the device", ms[1].OrderingKey)
+	}
+	wantTime(t, "OccurredAt", ms[1].OccurredAt, at(4*time.Minute))
+	wantData(t, ms[1], map[string]any{"device_id": "m1", "user_id": "u1", "platform": "android", "channel": "push",
+		"reason": "token_moved", "delivery_id": nil})
 }
 
 func testRuleRunFinished(t *testing.T, newStore NewStore) {
