@@ -6,10 +6,7 @@ import (
 )
 
 // The event types an outbound webhook endpoint can subscribe to (issue 35
-// item 4). Only the ones in WebhookEventTypes are emitted so far; the
-// others of the design (receipt.recorded, device.invalidated,
-// rule_run.finished) join the list when they are written with the change
-// they report.
+// item 4), each written with the change it reports.
 const (
 	// WebhookDeliveryFinished: a delivery reached sent, dead, unknown,
 	// skipped, opted_out or rate_limited.
@@ -20,14 +17,28 @@ const (
 	// /v1/notifications/{id} reports it then: status, reason,
 	// channel_status.
 	WebhookNotificationStatusChanged = "notification.status_changed"
-	// WebhookDeadLetterCreated: a delivery died (dead or unknown), so it
-	// waits on the dead letter list for an operator's replay.
+	// WebhookDeadLetterCreated: something landed on a dead letter list
+	// for an operator's replay: a delivery that died (dead or unknown),
+	// or a record the Kafka intake gave up on, kept as a dead event; the
+	// data's kind says which.
 	WebhookDeadLetterCreated = "dead_letter.created"
+	// WebhookReceiptRecorded: a receipt was recorded — the app's
+	// delivered, opened, dismissed or clicked, an e-mail's open or click,
+	// or an inbox item seen, read, clicked or archived; once per delivery
+	// and event.
+	WebhookReceiptRecorded = "receipt.recorded"
+	// WebhookDeviceInvalidated: a provider answered that a device's
+	// token is dead (unregistered, invalid), or another device registered
+	// its token, and Herald invalidated the device.
+	WebhookDeviceInvalidated = "device.invalidated"
+	// WebhookRuleRunFinished: an event rule's run ended, done or failed.
+	WebhookRuleRunFinished = "rule_run.finished"
 )
 
 // WebhookEventTypes lists the event types Herald emits, the ones an
 // endpoint may name in its events.
-var WebhookEventTypes = []string{WebhookDeliveryFinished, WebhookNotificationStatusChanged, WebhookDeadLetterCreated}
+var WebhookEventTypes = []string{WebhookDeliveryFinished, WebhookNotificationStatusChanged, WebhookDeadLetterCreated,
+	WebhookReceiptRecorded, WebhookDeviceInvalidated, WebhookRuleRunFinished}
 
 // WebhookEndpoint is a receiver of Herald's signed webhooks, as the API
 // shows it: never its secrets.

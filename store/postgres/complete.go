@@ -62,8 +62,7 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 }
 
 // webhookDialect is PostgreSQL's side of the webhook statements.
-var webhookDialect = rules.WebhookDialect{JSONObject: "json_build_object", JSONObjectAgg: "json_object_agg",
-	Channels: "unnest(n.channels) AS ch (channel)", Channel: "ch.channel", ByteOrder: rules.ByteOrderPostgres}
+var webhookDialect = rules.WebhookPostgres
 
 // outcomeEvents is the CTEs cur and w of an outcome statement (issue 35
 // item 4) whose CTE u is an UPDATE … RETURNING of the deliveries it moves,
@@ -301,7 +300,7 @@ SELECT count(*), coalesce(array_agg(DISTINCT user_id), '{}') FROM i`), ids, owne
 func (s *Store) queueDeviceChanges(b *pgx.Batch, os []store.Outcome) {
 	// The device of the delivery, if the outcome's guard holds; o is the
 	// outcome's (id, owner, attempt).
-	const device = `SELECT d.device_id, d.updated_at FROM {s}.deliveries d,
+	const device = `SELECT d.device_id, d.updated_at, d.id AS delivery_id, d.replay_count FROM {s}.deliveries d,
 	(SELECT $1::bigint AS id, $2::text AS owner, $3::int AS attempt) o WHERE d.id = o.id AND ` + leasedBy
 	var sent struct {
 		ids, attempts []int64
@@ -323,10 +322,17 @@ WHERE v.fail_count <> 0 AND v.id = d.device_id AND d.id = o.id AND `+leasedBy),
 		case r.InvalidReason != "":
 			flushSent()
 			// updated_at of a leased delivery is its claim time: only Claim
-			// sets it while it is leased.
-			b.Queue(s.q(`UPDATE {s}.devices v SET status = 'INVALID', invalidated_at = $4, invalid_reason = $5,
-	fail_count = fail_count + 1, updated_at = $4
-FROM (`+device+`) c WHERE v.id = c.device_id AND v.updated_at <= c.updated_at`),
+			// sets it while it is leased. The device.invalidated messages
+			// (issue 35 item 4) are written by the same statement, for the
+			// device it changed.
+			b.Queue(s.q(`WITH x AS (
+	UPDATE {s}.devices v SET status = 'INVALID', invalidated_at = $4, invalid_reason = $5,
+		fail_count = fail_count + 1, updated_at = $4
+	FROM (`+device+`) c WHERE v.id = c.device_id AND v.updated_at <= c.updated_at
+	RETURNING v.id AS device_id, v.user_id, v.platform, v.invalid_reason AS reason, c.delivery_id, c.replay_count,
+		v.invalidated_at AS at
+)
+`+rules.DeviceInvalidatedSQL(rules.WebhookPostgres, "x")+` ORDER BY e.id`),
 				o.DeliveryID, o.Owner, o.Attempt, o.At, r.InvalidReason)
 		case r.ResetFailCount:
 			sent.ids = append(sent.ids, o.DeliveryID)

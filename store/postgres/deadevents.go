@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // Dead events: store.DeadEvents (issue 20 item 5).
@@ -52,12 +53,18 @@ func (s *Store) PutDeadEvent(ctx context.Context, d heraldtype.DeadEvent, now ti
 	if !d.RecordTimestamp.IsZero() {
 		recordTS = &d.RecordTimestamp
 	}
+	// A record kept for the first time writes its dead_letter.created
+	// messages (issue 35 item 4) in the same statement; one kept before
+	// writes neither.
 	var id int64
 	err := s.pool.QueryRow(ctx, s.q(`WITH ins AS (
 	INSERT INTO {s}.dead_events (topic, partition, "offset", kind, key, value, record_timestamp, fingerprint, payload, error,
 		attempts, created_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12)
-	ON CONFLICT (fingerprint) DO NOTHING RETURNING id)
+	ON CONFLICT (fingerprint) DO NOTHING RETURNING `+rules.DeadEventColumns+`
+), w AS (
+	`+rules.DeadEventCreatedSQL(rules.WebhookPostgres, "ins x")+` ORDER BY e.id
+)
 SELECT id FROM ins UNION ALL
 SELECT id FROM {s}.dead_events WHERE fingerprint = $8 LIMIT 1`),
 		d.Topic, d.Partition, d.Offset, d.Kind, d.Key, store.DeadEventValue(d), recordTS, store.DeadEventFingerprint(d), payload,

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/rules"
 )
@@ -56,6 +58,13 @@ func (e *runTakenError) Error() string {
 // fold it into an error of its own.
 func guarded(st step, found error) step {
 	st.sql = `WITH w AS (` + st.sql + ` RETURNING 1) SELECT 1 / count(*) FROM w`
+	return failsWhenNone(st, found)
+}
+
+// failsWhenNone reads the answer of a guarded statement st, whose
+// division by the count of rows written fails it when it writes none;
+// found is the guard's error then.
+func failsWhenNone(st step, found error) step {
 	st.read = func(rows txRows) error {
 		for rows.Next() {
 		}
@@ -321,13 +330,35 @@ ON CONFLICT (rule, run_id) DO NOTHING`),
 		b, ok := r.Inline[run.Rule]
 		if !ok || run.LastError != "" {
 			// A run for the runner: one that exists already is the
-			// same run, and stays as it is.
+			// same run, and stays as it is. A failed one is finished:
+			// its rule_run.finished messages go with its insert.
+			if st.Finished {
+				insert = s.runFinishedOnInsert(insert, run, "SELECT count(*) FROM x")
+			}
 			steps = append(steps, insert)
 			continue
 		}
-		// A run written done with its batch must be this one.
-		steps = append(steps, guarded(insert, &runTakenError{rule: run.Rule}))
+		// A run written done with its batch must be this one; it is
+		// finished, and reported with its insert.
+		insert = s.runFinishedOnInsert(insert, run, "SELECT 1 / count(*) FROM x")
+		steps = append(steps, failsWhenNone(insert, &runTakenError{rule: run.Rule}))
 		inline = append(inline, inlineWrite{rule: run.Rule, p: b.Enqueue})
 	}
 	return steps, inline, nil
+}
+
+// runFinishedOnInsert makes the insert of a run that is finished as it is
+// written (done with its inline batch, or failed) write its
+// rule_run.finished messages too (issue 35 item 4), in the same
+// statement, which then answers with answer over the rows inserted, x: a
+// run that exists already is not inserted and reports nothing. A run is
+// inserted at version 1.
+func (s *Store) runFinishedOnInsert(insert step, run heraldtype.RuleRun, answer string) step {
+	eventID := len(insert.args) + 1
+	insert.sql = s.q(`WITH x AS (` + insert.sql + ` RETURNING ` + rules.RuleRunColumns + `), w AS (
+	` + rules.RuleRunFinishedSQL(rules.WebhookPostgres, "x", "$"+strconv.Itoa(eventID)) + ` ORDER BY e.id
+)
+` + answer)
+	insert.args = append(insert.args, rules.RuleRunEventID(run.Rule, run.ID, 1))
+	return insert
 }

@@ -171,6 +171,10 @@ func (s *Store) ruleRuns(ctx context.Context, query string, args ...any) ([]hera
 	return rs, formatError(rows.Err(), "rule runs")
 }
 
+// ruleRunFinishedSQL writes the rule_run.finished messages of the run $2,
+// $3 that a write of the transaction just finished, with the event id $1.
+var ruleRunFinishedSQL = rules.RuleRunFinishedSQL(rules.WebhookPostgres, rules.RuleRunFinishedFrom("$2", "$3"), "$1") + ` ORDER BY e.id`
+
 // AdvanceRuleRun implements store.Events: the guarded run update first
 // (it takes the run's row lock), then the enqueue through the code path
 // of Enqueue, in one transaction.
@@ -201,6 +205,13 @@ func (s *Store) AdvanceRuleRun(ctx context.Context, b store.RuleBatch) (store.Ru
 		if b.Enqueue != nil {
 			if out.Result, woken, err = s.enqueue(ctx, pgxQuerier{tx}, *b.Enqueue); err != nil {
 				return err
+			}
+		}
+		if b.Finish != "" {
+			// The run's end, reported in its transaction (issue 35 item 4).
+			if _, err := tx.Exec(ctx, s.q(ruleRunFinishedSQL), rules.RuleRunEventID(b.Rule, b.RunID, b.Version+1),
+				b.Rule, b.RunID); err != nil {
+				return formatError(err, "webhook messages")
 			}
 		}
 		out.Run, err = scanRuleRun(tx.QueryRow(ctx, s.q(`SELECT `+ruleRunColumns+` FROM {s}.rule_runs

@@ -170,9 +170,17 @@ func (s *Store) wakeInbox(userID string) {
 // the user's items among ids that have it (rules.InboxReceiptSQL), in
 // the transaction that marked them, which it sees.
 func (s *Store) inboxReceipts(ctx context.Context, tx pgx.Tx, event heraldtype.ReceiptEvent, userID string, ids []int64) error {
-	_, err := tx.Exec(ctx, s.q(rules.InboxReceiptSQL(event, "''",
-		`i.user_id = $1 AND `+rules.InboxEventColumn(event, "i")+` IS NOT NULL AND i.id = ANY ($2::bigint[])`)), userID, ids)
+	_, err := tx.Exec(ctx, s.q(withReceiptMessages(rules.InboxReceiptSQL(event, "''",
+		`i.user_id = $1 AND `+rules.InboxEventColumn(event, "i")+` IS NOT NULL AND i.id = ANY ($2::bigint[])`))), userID, ids)
 	return formatError(err, "receipts")
+}
+
+// withReceiptMessages is the receipt INSERT insert with the
+// receipt.recorded messages of the rows it writes (issue 35 item 4), in
+// one statement: a receipt recorded before writes no row and no message.
+func withReceiptMessages(insert string) string {
+	return `WITH r AS (` + insert + ` ` + rules.ReceiptReturning + `)
+` + rules.ReceiptRecordedSQL(rules.WebhookPostgres, "r") + ` ORDER BY r.delivery_id, e.id`
 }
 
 // MarkAllInboxRead implements store.Channels. Archived items are marked
@@ -234,8 +242,8 @@ WHERE id = $2 AND user_id = $3`), now, id, userID)
 				return err
 			}
 		}
-		_, err = tx.Exec(ctx, s.q(rules.InboxReceiptSQL(heraldtype.ReceiptClicked, "$1",
-			`i.user_id = $2 AND i.id = $3`)), action, userID, id)
+		_, err = tx.Exec(ctx, s.q(withReceiptMessages(rules.InboxReceiptSQL(heraldtype.ReceiptClicked, "$1",
+			`i.user_id = $2 AND i.id = $3`))), action, userID, id)
 		return formatError(err, "receipts")
 	})
 	if err == nil {

@@ -10,13 +10,17 @@ import (
 	"github.com/heraldhq/herald/store/rules"
 )
 
-// receiptSQL records one receipt (rules.ReceiptSQL) and answers whether it
-// wrote the row and whether the delivery exists: a data-modifying CTE and
+// receiptSQL records one receipt (rules.ReceiptSQL) with its
+// receipt.recorded messages (issue 35 item 4: written by the statement
+// that writes the receipt, and only when it does) and answers whether it
+// wrote the row and whether the delivery exists: data-modifying CTEs and
 // a count the same snapshot reads, so a batch is one round trip.
-var receiptSQL = `WITH ins AS (` +
+var receiptSQL = `WITH r AS (` +
 	rules.ReceiptSQL("$1", "$2", "$3::text", "$4::timestamptz", "$5::text", "$6::text") + `
-RETURNING 1)
-SELECT (SELECT count(*) FROM ins), (` + rules.ReceiptExistsSQL("$1", "$2", "$3::text") + `)`
+` + rules.ReceiptReturning + `), w AS (
+` + rules.ReceiptRecordedSQL(rules.WebhookPostgres, "r") + ` ORDER BY e.id
+)
+SELECT (SELECT count(*) FROM r), (` + rules.ReceiptExistsSQL("$1", "$2", "$3::text") + `)`
 
 // RecordReceipts implements store.Store: every receipt of the batch, in
 // store.ReceiptOrder, in one transaction and one round trip. A receipt

@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 const userColumns = `id, timezone, locale, email, phone, created_at, updated_at`
@@ -72,6 +73,17 @@ func (s *Store) UpsertOwnDevice(ctx context.Context, d heraldtype.Device, now ti
 	return s.upsertDevice(ctx, d, now, maxPerUser, true, takeoverBefore)
 }
 
+// tokenMovedSQL takes the token $2 from every device but $3 at $1, and
+// writes the device.invalidated messages of those it invalidates; $4 is
+// $1 in unix microseconds.
+var tokenMovedSQL = `WITH x AS (
+	UPDATE {s}.devices SET token = '', status = 'INVALID', invalidated_at = $1, invalid_reason = 'token_moved', updated_at = $1
+	WHERE token = $2 AND token <> '' AND id <> $3
+	RETURNING id AS device_id, user_id, platform, invalid_reason AS reason, invalidated_at AS at
+)
+` + rules.DeviceTokenMovedSQL(rules.WebhookPostgres, `x JOIN {s}.devices was ON was.id = x.device_id AND was.status <> '`+
+	string(heraldtype.DeviceInvalid)+`'`, "$4") + ` ORDER BY x.device_id, e.id`
+
 // upsertDevice is UpsertDevice, or UpsertOwnDevice when own is set.
 func (s *Store) upsertDevice(ctx context.Context, d heraldtype.Device, now time.Time, maxPerUser int, own bool, takeoverBefore time.Time) (heraldtype.Device, error) {
 	if d.ID == "" {
@@ -103,9 +115,12 @@ func (s *Store) upsertDevice(ctx context.Context, d heraldtype.Device, now time.
 			// partial index devices_token; without it the plan PostgreSQL
 			// settles on after five runs scanned every device (a
 			// registration cost O(devices), docs/PERFORMANCE.md session 9).
-			_, err := tx.Exec(ctx, s.q(`UPDATE {s}.devices SET token = '', status = 'INVALID', invalidated_at = $1,
-	invalid_reason = 'token_moved', updated_at = $1
-WHERE token = $2 AND token <> '' AND id <> $3`), now, d.Token, d.ID)
+			//
+			// A device this invalidates (one that was not INVALID
+			// already) is reported by the same statement
+			// (device.invalidated, issue 35 item 4): its join to devices
+			// reads the statement's snapshot, from before the UPDATE.
+			_, err := tx.Exec(ctx, s.q(tokenMovedSQL), now, d.Token, d.ID, strconv.FormatInt(now.UnixMicro(), 10))
 			if err != nil {
 				return formatError(err, "device token")
 			}

@@ -54,7 +54,9 @@ func stateList(states ...heraldtype.DeliveryState) string {
 	return b.String()
 }
 
-// WebhookDialect is what OutcomeEventsSQL needs of a store's SQL dialect.
+// WebhookDialect is what the webhook statements (OutcomeEventsSQL and the
+// builders of webhookevents.go) need of a store's SQL dialect; the two
+// stores' are WebhookPostgres and WebhookSQLite.
 type WebhookDialect struct {
 	// JSONObject builds a JSON object of key, value pairs:
 	// json_build_object (PostgreSQL), json_object (SQLite).
@@ -74,6 +76,12 @@ type WebhookDialect struct {
 	Channels, Channel string
 	// ByteOrder is the store's ByteOrderPostgres or ByteOrderSQLite.
 	ByteOrder string
+	// Time renders the time expression col as RFC 3339 text in UTC with
+	// six fractional digits, the same text on both stores.
+	Time func(col string) string
+	// Hex renders the text expression col's UTF-8 bytes in lower-case
+	// hexadecimal.
+	Hex func(col string) string
 }
 
 // OutcomeEvents names the FROM items OutcomeEventsSQL reads.
@@ -140,7 +148,7 @@ FROM (SELECT 'evt_d' || x.id || 'r' || x.replay_count AS event_id, '` + heraldty
 	FROM ` + x + ` WHERE x.state IN (` + finalStates + `)
 	UNION ALL
 	SELECT 'evt_dl' || x.id || 'r' || x.replay_count, '` + heraldtype.WebhookDeadLetterCreated + `', x.notification_id,
-		` + object(delivery+`, 'error', x.last_err`) + `, x.at, x.ord, 1
+		` + object(`'list', 'deliveries', `+delivery+`, 'error', x.last_err`) + `, x.at, x.ord, 1
 	FROM ` + x + ` WHERE x.state IN (` + deadStates + `)
 	UNION ALL
 	SELECT 'evt_n' || s.id || 'r' || s.replays, '` + heraldtype.WebhookNotificationStatusChanged + `', s.id,

@@ -84,8 +84,7 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 }
 
 // webhookDialect is SQLite's side of the webhook statements.
-var webhookDialect = rules.WebhookDialect{JSONObject: "json_object", JSONObjectAgg: "json_group_object", Nested: "json",
-	Channels: "json_each(n.channels) AS ch", Channel: "ch.value", ByteOrder: rules.ByteOrderSQLite}
+var webhookDialect = rules.WebhookSQLite
 
 // outcomeEventsSQL is rules.OutcomeEventsSQL over k deliveries of one
 // notification, each given by three parameters: its id, the time of its
@@ -259,9 +258,15 @@ func (s *Store) deviceChange(ctx context.Context, tx *writeTx, o *store.Outcome,
 	var err error
 	switch {
 	case r.InvalidReason != "":
-		_, err = s.exec(ctx, tx, `UPDATE devices SET status = 'INVALID', invalidated_at = ?4, invalid_reason = ?5,
+		var n int
+		n, err = s.execN(ctx, tx, "device", `UPDATE devices SET status = 'INVALID', invalidated_at = ?4, invalid_reason = ?5,
 	fail_count = fail_count + 1, updated_at = ?4
 WHERE `+device+notChangedSinceClaim, append(guard, micros(o.At), r.InvalidReason)...)
+		if err == nil && n == 1 {
+			// The device it changed is reported in this transaction
+			// (device.invalidated, issue 35 item 4).
+			_, err = s.exec(ctx, tx, deviceInvalidatedSQL, o.DeliveryID)
+		}
 	case r.ResetFailCount:
 		_, err = s.exec(ctx, tx, `UPDATE devices SET fail_count = 0 WHERE fail_count <> 0 AND `+device, guard...)
 	}

@@ -48,12 +48,21 @@ func (s *Store) PutDeadEvent(ctx context.Context, d heraldtype.DeadEvent, now ti
 		payload := sql.NullString{String: string(d.Payload), Valid: len(d.Payload) > 0}
 		recordTS := sql.NullInt64{Int64: micros(d.RecordTimestamp), Valid: !d.RecordTimestamp.IsZero()}
 		fp := store.DeadEventFingerprint(d)
-		if _, err := s.exec(ctx, tx, `INSERT INTO dead_events (topic, partition, "offset", kind, key, value, record_timestamp,
+		n, err := s.execN(ctx, tx, "dead event", `INSERT INTO dead_events (topic, partition, "offset", kind, key, value, record_timestamp,
 	fingerprint, payload, error, attempts, created_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (fingerprint) DO NOTHING`,
 			d.Topic, d.Partition, d.Offset, d.Kind, d.Key, store.DeadEventValue(d), recordTS, fp, payload, d.Error, d.Attempts,
-			micros(now)); err != nil {
+			micros(now))
+		if err != nil {
 			return err
+		}
+		if n == 1 {
+			// Kept for the first time: its dead_letter.created messages
+			// (issue 35 item 4) go with it; a record kept before writes
+			// neither.
+			if _, err := s.exec(ctx, tx, deadEventCreatedSQL, fp); err != nil {
+				return formatError(err, "webhook messages")
+			}
 		}
 		return tx.QueryRowContext(ctx, `SELECT id FROM dead_events WHERE fingerprint = ?`, fp).Scan(&id)
 	})

@@ -145,6 +145,13 @@ ON CONFLICT (rule, run_id) DO NOTHING`, run.Rule, run.ID, run.Source, run.EventI
 			if err != nil {
 				return err
 			}
+			if n == 1 && st.Finished {
+				// Written finished (done inline, or failed): reported with
+				// its insert (issue 35 item 4), at version 1.
+				if err := s.ruleRunFinished(ctx, tx, run.Rule, run.ID, 1); err != nil {
+					return err
+				}
+			}
 			// An inline batch is enqueued only with the run it finishes:
 			// a run kept from an earlier delivery (its event pruned) has
 			// sent already.
@@ -227,6 +234,11 @@ func (s *Store) AdvanceRuleRun(ctx context.Context, b store.RuleBatch) (store.Ru
 		out.Applied = true
 		if b.Enqueue != nil {
 			if out.Result, err = s.enqueue(ctx, tx, *b.Enqueue); err != nil {
+				return err
+			}
+		}
+		if b.Finish != "" {
+			if err := s.ruleRunFinished(ctx, tx, b.Rule, b.RunID, b.Version+1); err != nil {
 				return err
 			}
 		}

@@ -171,10 +171,34 @@ WHERE user_id = ? AND `+col+` IS NULL AND id IN (`+marks(len(args))+`)`, append(
 // the user's items among ids that have it (rules.InboxReceiptSQL), in the
 // transaction that marked them.
 func (s *Store) inboxReceipts(ctx context.Context, tx *writeTx, event heraldtype.ReceiptEvent, userID string, ids []any) error {
-	_, err := s.exec(ctx, tx, rules.Unqualified(rules.InboxReceiptSQL(event, "''",
-		`i.user_id = ? AND `+rules.InboxEventColumn(event, "i")+` IS NOT NULL AND i.id IN (`+marks(len(ids))+`)`)),
+	return s.writeInboxReceipts(ctx, tx, event, rules.InboxReceiptSQL(event, "''",
+		`i.user_id = ? AND `+rules.InboxEventColumn(event, "i")+` IS NOT NULL AND i.id IN (`+marks(len(ids))+`)`),
 		append([]any{userID}, ids...)...)
-	return formatError(err, "receipts")
+}
+
+// writeInboxReceipts runs the receipts' INSERT insert
+// (rules.InboxReceiptSQL) and writes the receipt.recorded messages (issue
+// 35 item 4) of the receipts it wrote: a receipt recorded before writes
+// no row and no message.
+func (s *Store) writeInboxReceipts(ctx context.Context, tx *writeTx, event heraldtype.ReceiptEvent, insert string, args ...any) error {
+	rows, err := s.query(ctx, tx, rules.Unqualified(insert)+` RETURNING delivery_id`, args...)
+	if err != nil {
+		return formatError(err, "receipts")
+	}
+	var written []any
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return formatError(err, "receipts")
+		}
+		written = append(written, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return formatError(err, "receipts")
+	}
+	return s.receiptMessages(ctx, tx, event, written)
 }
 
 // MarkAllInboxRead implements store.Channels. Archived items are marked
@@ -238,8 +262,7 @@ WHERE id = ? AND user_id = ?`, at, at, at, id, userID)
 				return err
 			}
 		}
-		_, err = s.exec(ctx, tx, rules.Unqualified(rules.InboxReceiptSQL(heraldtype.ReceiptClicked, "?",
-			`i.user_id = ? AND i.id = ?`)), action, userID, id)
-		return formatError(err, "receipts")
+		return s.writeInboxReceipts(ctx, tx, heraldtype.ReceiptClicked, rules.InboxReceiptSQL(heraldtype.ReceiptClicked, "?",
+			`i.user_id = ? AND i.id = ?`), action, userID, id)
 	})
 }

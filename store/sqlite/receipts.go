@@ -26,6 +26,13 @@ func (s *Store) RecordReceipts(ctx context.Context, rs []store.Receipt) ([]heral
 		return out, nil
 	}
 	err := s.inTx(ctx, func(tx *writeTx) error {
+		// A receipt written gets its receipt.recorded messages (issue 35
+		// item 4) in this transaction; without an enabled endpoint one
+		// probe says there are none to write.
+		hooks, err := webhooksEnabled(ctx, tx)
+		if err != nil {
+			return err
+		}
 		for _, i := range store.ReceiptOrder(rs) {
 			r := rs[i]
 			n, err := s.execN(ctx, tx, "receipt", receiptSQL,
@@ -35,6 +42,11 @@ func (s *Store) RecordReceipts(ctx context.Context, rs []store.Receipt) ([]heral
 			}
 			if n == 1 {
 				out[i] = heraldtype.ReceiptRecorded
+				if hooks {
+					if err := s.receiptMessages(ctx, tx, r.Event, []any{r.DeliveryID}); err != nil {
+						return err
+					}
+				}
 				continue
 			}
 			var found int

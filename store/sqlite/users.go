@@ -94,11 +94,8 @@ func (s *Store) upsertDevice(ctx context.Context, d heraldtype.Device, now time.
 			}
 		}
 		if d.Token != "" {
-			_, err := s.exec(ctx, tx, `UPDATE devices SET token = '', status = 'INVALID', invalidated_at = ?,
-	invalid_reason = 'token_moved', updated_at = ?
-WHERE token = ? AND id <> ?`, micros(now), micros(now), d.Token, d.ID)
-			if err != nil {
-				return formatError(err, "device token")
+			if err := s.moveToken(ctx, tx, d, now); err != nil {
+				return err
 			}
 		}
 		st, err := s.stmt(ctx, tx, `INSERT INTO devices (`+deviceColumns+`)

@@ -210,7 +210,7 @@ func testWebhookOutcomeEvents(t *testing.T, newStore NewStore) {
 		if err := json.Unmarshal(letters[0].Data, &data); err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]any{"delivery_id": float64(id), "notification_id": n.ID, "user_id": "u1",
+		want := map[string]any{"list": "deliveries", "delivery_id": float64(id), "notification_id": n.ID, "user_id": "u1",
 			"notification_type": n.Type, "channel": "push", "state": "dead", "attempt": float64(1),
 			"error_code": "UNREGISTERED", "error": "token gone"}
 		if !maps.Equal(data, want) {
