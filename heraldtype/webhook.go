@@ -14,6 +14,10 @@ const (
 	// WebhookDeliveryFinished: a delivery reached sent, dead, unknown or
 	// skipped.
 	WebhookDeliveryFinished = "delivery.finished"
+	// WebhookTest is the event a test of an endpoint sends it (POST
+	// /v1/webhooks/{id}/test): not one an endpoint subscribes to, never
+	// queued, never retried.
+	WebhookTest = "webhook.test"
 )
 
 // WebhookEventTypes lists the event types Herald emits, the ones an
@@ -143,4 +147,22 @@ type WebhookMessagePage struct {
 // WebhookReplayResult counts the dead messages a replay sent again.
 type WebhookReplayResult struct {
 	Replayed int `json:"replayed"`
+}
+
+// WebhookTestResult is what an endpoint answered a test event, sent at
+// once and only once (POST /v1/webhooks/{id}/test).
+type WebhookTestResult struct {
+	// EventID is the test event's webhook-id.
+	EventID string `json:"event_id"`
+	// Type is WebhookTest.
+	Type string `json:"type"`
+	// OK says the endpoint answered 2xx.
+	OK bool `json:"ok"`
+	// Status is the endpoint's HTTP status; 0 (absent) without an answer.
+	Status int `json:"status,omitempty"`
+	// DurationMS is how long the send took, in milliseconds.
+	DurationMS int64 `json:"duration_ms"`
+	// Error says what went wrong when not OK, as a message's last_error
+	// would: "answered 503", "refused: …", "failed: no answer; …".
+	Error string `json:"error,omitempty"`
 }
