@@ -1,11 +1,14 @@
 package herald
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/webhook"
@@ -234,4 +237,40 @@ func (c *Client) ReplayWebhookMessages(ctx context.Context, id string, seqs []in
 		c.notifyWebhooks()
 	}
 	return heraldtype.WebhookReplayResult{Replayed: n}, nil
+}
+
+// TestWebhook sends the endpoint a webhook.test event now, signed like
+// every message and through the same guard, and returns what it
+// answered. It is a probe: it is not queued, not retried, not filtered by
+// the endpoint's events, it is sent to a disabled endpoint too, and its
+// outcome changes nothing (the endpoint's failing_since and enabled stay
+// as they are). The send is bounded by Webhooks.Timeout.
+func (c *Client) TestWebhook(ctx context.Context, id string) (heraldtype.WebhookTestResult, error) {
+	sctx, cancel := context.WithTimeout(ctx, cmp.Or(c.cfg.Worker.StoreTimeout, c.cfg.Worker.LeaseDuration, webhook.DefaultStoreTimeout))
+	e, err := c.store.GetWebhookEndpoint(sctx, id)
+	cancel()
+	if err != nil {
+		return heraldtype.WebhookTestResult{}, err
+	}
+	now := c.now().UTC()
+	t := webhook.Target{URL: e.URL, Secrets: []string{e.Secret}}
+	if e.PreviousSecret != "" && e.PreviousSecretUntil != nil && e.PreviousSecretUntil.After(now) {
+		t.Secrets = append(t.Secrets, e.PreviousSecret)
+	}
+	data, err := json.Marshal(struct {
+		EndpointID string `json:"endpoint_id"`
+	}{e.ID})
+	if err != nil {
+		return heraldtype.WebhookTestResult{}, err
+	}
+	m := heraldtype.WebhookMessage{EndpointID: e.ID, EventID: "evt_test_" + newID(now), Type: heraldtype.WebhookTest,
+		OrderingKey: e.ID, Data: data, OccurredAt: now}
+	start := time.Now()
+	a := webhook.Send(ctx, c.webhookOut, t, m, c.now, cmp.Or(c.cfg.Webhooks.Timeout, webhook.DefaultTimeout))
+	res := heraldtype.WebhookTestResult{EventID: m.EventID, Type: m.Type, OK: a.Err == nil, Status: a.Status,
+		DurationMS: time.Since(start).Milliseconds()}
+	if a.Err != nil {
+		res.Error = a.Err.Error()
+	}
+	return res, nil
 }

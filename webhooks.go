@@ -36,9 +36,13 @@ type WebhookConfig struct {
 	// RotationOverlap is how long a rotated secret keeps signing beside
 	// the new one, so receivers can switch. Default 24 h.
 	RotationOverlap time.Duration
-	// BatchSize is how many messages one claim takes and sends at once.
+	// BatchSize is how many messages this instance sends at once.
 	// Default 100.
 	BatchSize int
+	// MaxInFlightPerEndpoint is how many messages this instance sends to
+	// one endpoint at once: a slow endpoint never gets more, and the
+	// others are not held behind it. Default 50.
+	MaxInFlightPerEndpoint int
 	// PollInterval is how often an idle dispatcher looks for due
 	// messages. Default 1 s.
 	PollInterval time.Duration
@@ -69,9 +73,11 @@ func (c *Client) newWebhooks(cfg Config) error {
 	w := cfg.Webhooks
 	d, err := webhook.New(webhook.Config{Store: cfg.Store, Client: c.webhookOut, Owner: cfg.Owner,
 		Timeout: w.Timeout, RetryBase: w.RetryBase, RetryMaxDelay: w.RetryMaxDelay, RetryFor: w.RetryFor,
-		DisableAfter: w.DisableAfter, BatchSize: w.BatchSize, PollInterval: w.PollInterval,
+		DisableAfter: w.DisableAfter, BatchSize: w.BatchSize, MaxInFlightPerEndpoint: w.MaxInFlightPerEndpoint,
+		PollInterval: w.PollInterval,
 		StoreTimeout: cmp.Or(cfg.Worker.StoreTimeout, cfg.Worker.LeaseDuration),
-		Now:          cfg.Now, Logger: c.Logger(ComponentWebhooks), Observe: c.observeWebhook})
+		Now:          cfg.Now, Logger: c.Logger(ComponentWebhooks), Observe: c.observeWebhook,
+		Pending: func(n int) { c.metrics.WebhookPending.Set(float64(n)) }})
 	if err != nil {
 		return fmt.Errorf("herald: Webhooks: %w", err)
 	}

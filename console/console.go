@@ -156,6 +156,7 @@ var nav = []navItem{
 	{"/console/reminders", "Reminders"},
 	{"/console/campaigns", "Campaigns"},
 	{"/console/engagement", "Engagement"},
+	{"/console/webhooks", "Webhooks"},
 }
 
 // ServeHTTP sets the security headers every console answer carries and

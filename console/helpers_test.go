@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -21,6 +22,7 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/console"
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/store/sqlite"
 )
 
@@ -38,7 +40,7 @@ func newFakeSessions() *fakeSessions { return &fakeSessions{sessions: map[string
 
 // consoleScopes is what the read-only console scope grants: every read.
 var consoleScopes = []auth.Scope{auth.ScopeDeliveriesRead, auth.ScopeEventsRead, auth.ScopeNotificationsRead,
-	auth.ScopeUsersRead, auth.ScopeRulesRead, auth.ScopeRemindersRead, auth.ScopeCampaignsRead}
+	auth.ScopeUsersRead, auth.ScopeRulesRead, auth.ScopeRemindersRead, auth.ScopeCampaignsRead, auth.ScopeWebhooksRead}
 
 func (f *fakeSessions) Create(_ context.Context, key string) (console.Session, string, error) {
 	var scopes []auth.Scope
@@ -112,6 +114,7 @@ func (p *failingProvider) heal() { p.mu.Lock(); p.healed = true; p.mu.Unlock() }
 type env struct {
 	t        *testing.T
 	client   *herald.Client
+	store    store.Store
 	provider *failingProvider
 	sessions *fakeSessions
 	srv      *httptest.Server
@@ -124,6 +127,9 @@ type envOptions struct {
 	secure  bool // console.Config.SecureCookies
 	// historyScan is the Client's Limits.HistoryScan (0: the default).
 	historyScan int
+	// calloutAllow is the Client's callout.allow (outbound webhooks may
+	// reach these networks).
+	calloutAllow []netip.Prefix
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -141,7 +147,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	c, err := herald.NewClient(herald.Config{Store: s, Providers: map[string]herald.Provider{"fcm": p},
 		DisableWorkers: !o.workers, MaintenanceInterval: -1, Logger: logger, Limits: herald.Limits{HistoryScan: o.historyScan},
-		Worker: herald.WorkerConfig{PollInterval: 20 * time.Millisecond, ReapInterval: time.Second, RollupInterval: 20 * time.Millisecond}})
+		Callout: herald.CalloutConfig{Allow: o.calloutAllow},
+		Worker:  herald.WorkerConfig{PollInterval: 20 * time.Millisecond, ReapInterval: time.Second, RollupInterval: 20 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +175,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	t.Cleanup(srv.Close)
 	jar, _ := cookiejar.New(nil)
 	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	return &env{t: t, client: c, provider: p, sessions: fs, srv: srv, http: hc}
+	return &env{t: t, client: c, store: s, provider: p, sessions: fs, srv: srv, http: hc}
 }
 
 // page is an answer.

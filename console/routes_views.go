@@ -15,7 +15,8 @@ func (c *Console) viewRoutes() {
 	c.catalogRoutes()
 }
 
-// catalogRoutes registers the types, rules, reminders and campaigns.
+// catalogRoutes registers the types, rules, reminders, campaigns and
+// webhook endpoints.
 func (c *Console) catalogRoutes() {
 	c.view("GET /console/types", auth.ScopeNotificationsRead, c.types)
 	c.view("GET /console/types/{type}", auth.ScopeNotificationsRead, c.notificationType)
@@ -23,6 +24,7 @@ func (c *Console) catalogRoutes() {
 	c.ruleRoutes()
 	c.reminderRoutes()
 	c.campaignRoutes()
+	c.webhookRoutes()
 }
 
 // ruleRoutes registers the rules' pages and actions. The dry run changes

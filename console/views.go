@@ -189,7 +189,9 @@ var viewFuncs = template.FuncMap{
 		}
 		return when(*t)
 	},
-	"join": joinList,
+	"join":          joinList,
+	"webhookEvents": webhookEvents,
+	"webhookState":  webhookState,
 }
 
 func init() {

@@ -20,12 +20,17 @@ var viewActions = []string{
 	"/console/reminders/cancel",
 	"/console/campaigns/weekly",
 	"/console/campaigns/weekly/run",
+	"/console/webhooks/wh_x/test",
+	"/console/webhooks/wh_x/enabled",
+	"/console/webhooks/wh_x/rotate",
+	"/console/webhooks/wh_x/replay",
 }
 
 // actionMarks are what a session that may change things sees and a
 // read-only one must not.
 var actionMarks = []string{`id="preferences-save"`, `id="type-save"`, `id="rule-save"`, `id="run-campaign"`, `id="campaign-save"`,
-	`id="cancel-reminders"`, `class="cancel-reminder"`, `id="reminder-save"`, `id="new-rule"`, `id="new-campaign"`}
+	`id="cancel-reminders"`, `class="cancel-reminder"`, `id="reminder-save"`, `id="new-rule"`, `id="new-campaign"`,
+	`id="test-endpoint"`, `id="toggle-endpoint"`, `id="rotate-secret"`, `id="replay-all"`, `class="replay"`}
 
 // TestViewsReadOnlySession: a console-scope (read-only) session reads
 // every view, sees no action, and is refused every action with 403
@@ -45,7 +50,7 @@ func TestViewsReadOnlySession(t *testing.T) {
 	for _, path := range []string{"/console/notifications", "/console/notifications/" + id, "/console/why?user=u-1&type=digest",
 		"/console/users", "/console/users/u-1", "/console/types", "/console/types/digest", "/console/rules", "/console/rules/price-drop",
 		"/console/reminders?user=u-1", "/console/reminders/cart-1", "/console/campaigns", "/console/campaigns/weekly",
-		"/console/engagement"} {
+		"/console/engagement", "/console/webhooks"} {
 		p := e.get(path).expect(t, 200)
 		wellFormed(t, p.body)
 		p.lacks(t, actionMarks...)

@@ -19,7 +19,8 @@ import (
 // consoleServer is a production `herald serve` (not --dev: the console
 // asks for a key) on a SQLite file, pushing to an FCM emulator in the test
 // process, with an admin key and, when the build knows the scope, a
-// read-only console key.
+// read-only console key. extraEnv adds to (or overrides) its
+// environment.
 type consoleServer struct {
 	in         *instance
 	em         *fcmemu.Emulator
@@ -30,7 +31,7 @@ type consoleServer struct {
 	noConsoleKey string
 }
 
-func startConsoleServer(t *testing.T) *consoleServer {
+func startConsoleServer(t *testing.T, extraEnv ...string) *consoleServer {
 	t.Helper()
 	em := fcmemu.New(fcmemu.Config{Seed: 7})
 	if _, err := em.Start("127.0.0.1:0"); err != nil {
@@ -49,6 +50,7 @@ func startConsoleServer(t *testing.T) *consoleServer {
 		// so the chart shows the replayed delivery sent.
 		"HERALD_WORKER__ROLLUP_INTERVAL=1s",
 	}
+	env = append(env, extraEnv...)
 	s := &consoleServer{em: em}
 	var err error
 	if s.adminKey, err = createKey(t, env, "console-admin", "admin"); err != nil {

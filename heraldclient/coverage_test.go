@@ -76,6 +76,7 @@ var operations = map[string]string{
 	"POST /v1/webhooks/{id}/rotate":               "RotateWebhookSecret",
 	"GET /v1/webhooks/{id}/messages":              "ListWebhookMessages",
 	"POST /v1/webhooks/{id}/replay":               "ReplayWebhookMessages",
+	"POST /v1/webhooks/{id}/test":                 "TestWebhook",
 	"GET /v1/suppressions":                        "ListSuppressions",
 	"DELETE /v1/suppressions/{channel}/{address}": "DeleteSuppression",
 	"GET /healthz":                                "Health",

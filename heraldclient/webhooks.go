@@ -92,3 +92,13 @@ func (c *Client) ReplayWebhookMessages(ctx context.Context, id string, seqs []in
 	_, err := c.do(ctx, call{method: http.MethodPost, path: pathf("/v1/webhooks/%s/replay", id), body: body, out: &out, safe: true})
 	return out, err
 }
+
+// TestWebhook sends an endpoint a webhook.test event now and returns what
+// it answered (POST /v1/webhooks/{id}/test): a failure of the endpoint is
+// in the result (OK false, Status, Error), not an error. It is retried
+// like a read: a repeat only sends another test event.
+func (c *Client) TestWebhook(ctx context.Context, id string) (heraldtype.WebhookTestResult, error) {
+	var out heraldtype.WebhookTestResult
+	_, err := c.do(ctx, call{method: http.MethodPost, path: pathf("/v1/webhooks/%s/test", id), out: &out, safe: true})
+	return out, err
+}

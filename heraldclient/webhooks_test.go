@@ -50,6 +50,11 @@ func TestWebhooks(t *testing.T) {
 	if r, err := c.ReplayWebhookMessages(ctx, ep.ID, nil); err != nil || r.Replayed != 0 {
 		t.Fatalf("ReplayWebhookMessages: %+v, %v", r, err)
 	}
+	// The test probe of an endpoint that does not exist (httpapi's
+	// TestWebhookTestRoute sends real ones).
+	if _, err := c.TestWebhook(ctx, "wh_nope"); !heraldclient.IsCode(err, heraldclient.CodeNotFound) {
+		t.Fatalf("TestWebhook of no endpoint: %v", err)
+	}
 	if err := c.DeleteWebhook(ctx, ep.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ const (
 	// WebhookDeadLetterCreated: something landed on a dead letter list
 	// for an operator's replay: a delivery that died (dead or unknown),
 	// or a record the Kafka intake gave up on, kept as a dead event; the
-	// data's kind says which.
+	// data's list says which.
 	WebhookDeadLetterCreated = "dead_letter.created"
 	// WebhookReceiptRecorded: a receipt was recorded — the app's
 	// delivered, opened, dismissed or clicked, an e-mail's open or click,
@@ -33,6 +33,10 @@ const (
 	WebhookDeviceInvalidated = "device.invalidated"
 	// WebhookRuleRunFinished: an event rule's run ended, done or failed.
 	WebhookRuleRunFinished = "rule_run.finished"
+	// WebhookTest is the event a test of an endpoint sends it (POST
+	// /v1/webhooks/{id}/test): not one an endpoint subscribes to, never
+	// queued, never retried.
+	WebhookTest = "webhook.test"
 )
 
 // WebhookEventTypes lists the event types Herald emits, the ones an
@@ -163,4 +167,22 @@ type WebhookMessagePage struct {
 // WebhookReplayResult counts the dead messages a replay sent again.
 type WebhookReplayResult struct {
 	Replayed int `json:"replayed"`
+}
+
+// WebhookTestResult is what an endpoint answered a test event, sent at
+// once and only once (POST /v1/webhooks/{id}/test).
+type WebhookTestResult struct {
+	// EventID is the test event's webhook-id.
+	EventID string `json:"event_id"`
+	// Type is WebhookTest.
+	Type string `json:"type"`
+	// OK says the endpoint answered 2xx.
+	OK bool `json:"ok"`
+	// Status is the endpoint's HTTP status; 0 (absent) without an answer.
+	Status int `json:"status,omitempty"`
+	// DurationMS is how long the send took, in milliseconds.
+	DurationMS int64 `json:"duration_ms"`
+	// Error says what went wrong when not OK, as a message's last_error
+	// would: "answered 503", "refused: …", "failed: no answer; …".
+	Error string `json:"error,omitempty"`
 }

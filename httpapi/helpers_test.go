@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -119,6 +120,9 @@ type envOptions struct {
 	readyChecks []httpapi.ReadyCheck
 	// console is the Server's Config.Console.
 	console http.Handler
+	// calloutAllow is the Client's callout.allow: the internal networks
+	// callouts and outbound webhooks may reach.
+	calloutAllow []netip.Prefix
 }
 
 // newEnv builds a Server over a real Client on a temp-file SQLite store.
@@ -158,6 +162,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		Now:                 o.now,
 		Unsubscribe:         o.unsubscribe,
 		EmailTracking:       o.emailTracking,
+		Callout:             herald.CalloutConfig{Allow: o.calloutAllow},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -343,6 +343,7 @@ func (s *Server) routes(metrics, console http.Handler) {
 	s.handle("POST /v1/webhooks/{id}/rotate", needScope(auth.ScopeWebhooksWrite), s.rotateWebhookSecret)
 	s.handle("GET /v1/webhooks/{id}/messages", needScope(auth.ScopeWebhooksRead), s.listWebhookMessages)
 	s.handle("POST /v1/webhooks/{id}/replay", needScope(auth.ScopeWebhooksWrite), s.replayWebhookMessages)
+	s.handleUnbounded("POST /v1/webhooks/{id}/test", needScope(auth.ScopeWebhooksWrite), s.testWebhook)
 	s.handle("GET /v1/suppressions", needScope(auth.ScopeSuppressionsRead), s.listSuppressions)
 	s.handle("DELETE /v1/suppressions/{channel}/{address}", needScope(auth.ScopeSuppressionsWrite), s.deleteSuppression)
 	s.handleUnbounded("GET /healthz", openAccess(), s.healthz)

@@ -121,3 +121,16 @@ func (s *Server) replayWebhookMessages(w http.ResponseWriter, r *http.Request) e
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
+
+// testWebhook: POST /v1/webhooks/{id}/test → what the endpoint answered a
+// webhook.test event sent now (200 whatever it answered; 404 for no such
+// endpoint). The route is not bounded by the store timeout: the send is
+// bounded by webhooks.timeout, and the Client bounds its store read.
+func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
+	res, err := s.client.TestWebhook(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}

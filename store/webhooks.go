@@ -53,6 +53,14 @@ type WebhookClaim struct {
 	Now        time.Time
 	LeaseUntil time.Time
 	Limit      int
+	// PerEndpoint, if positive, takes at most this many messages of one
+	// endpoint: the dispatcher's cap on requests in flight per endpoint
+	// (webhooks.max_in_flight_per_endpoint).
+	PerEndpoint int
+	// Skip leaves the messages of these endpoints out: the ones the
+	// dispatcher is still sending to, so a slow endpoint never has more
+	// than PerEndpoint sends in flight and does not hold the others.
+	Skip []string
 }
 
 // WebhookJob is a claimed message with what sending it needs.
@@ -133,8 +141,10 @@ type WebhookEndpoints interface {
 	// endpoints (pending with run_at <= p.Now, or leased with an ended
 	// lease), oldest run_at first, each only when no message of its
 	// endpoint and ordering key with a smaller seq is pending or leased:
-	// a notification's events go out in order, one at a time. Two
-	// concurrent claims never return the same message. attempt+1.
+	// a notification's events go out in order, one at a time. With
+	// p.PerEndpoint it takes at most that many of one endpoint, and none
+	// of the endpoints p.Skip names. Two concurrent claims never return
+	// the same message. attempt+1.
 	ClaimWebhookMessages(ctx context.Context, p WebhookClaim) ([]WebhookJob, error)
 	// FinishWebhookMessage applies a send's outcome to the message and its
 	// endpoint in one transaction, if the message is still leased by
@@ -156,6 +166,10 @@ type WebhookEndpoints interface {
 	// ids: pending, attempt 0, run_at and first_at = now. It returns how
 	// many it moved; ENOTFOUND if the endpoint does not exist.
 	ReplayWebhookMessages(ctx context.Context, endpointID string, seqs []int64, now time.Time) (int, error)
+	// CountWebhookMessagesPending counts the messages waiting to be sent
+	// or being sent (pending or leased), of every endpoint, stopping at
+	// max: it reads the due index only (the pending gauge).
+	CountWebhookMessagesPending(ctx context.Context, max int) (int, error)
 	// PruneWebhookMessages deletes the sent and dead messages that
 	// finished before cutoff (the elected leader's retention) and returns
 	// how many it deleted; pending and leased ones are never deleted,
@@ -181,6 +195,12 @@ func CheckWebhookClaim(p WebhookClaim) error {
 	}
 	if p.Limit < 1 || p.Limit > MaxWebhookClaim {
 		return heraldtype.FieldErrorf("limit", "must be between 1 and %d", MaxWebhookClaim)
+	}
+	if p.PerEndpoint < 0 {
+		return heraldtype.FieldErrorf("per_endpoint", "must not be negative")
+	}
+	if len(p.Skip) > MaxWebhookClaim {
+		return heraldtype.FieldErrorf("skip", "names %d endpoints; the limit is %d", len(p.Skip), MaxWebhookClaim)
 	}
 	return nil
 }

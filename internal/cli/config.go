@@ -171,8 +171,9 @@ type Config struct {
 // and largest ceiling), retry_for (how long a message is retried before it
 // is dead), disable_after (an endpoint failing this long is disabled; 0:
 // never), rotation_overlap (a rotated secret keeps signing this long),
-// batch_size, poll_interval, and enabled (run the dispatcher on this
-// instance).
+// batch_size (sends in flight per instance), max_in_flight_per_endpoint
+// (sends to one endpoint in flight per instance), poll_interval, and
+// enabled (run the dispatcher on this instance).
 type WebhooksConfig struct {
 	Timeout         time.Duration `koanf:"timeout"`
 	RetryBase       time.Duration `koanf:"retry_base"`
@@ -181,8 +182,11 @@ type WebhooksConfig struct {
 	DisableAfter    time.Duration `koanf:"disable_after"`
 	RotationOverlap time.Duration `koanf:"rotation_overlap"`
 	BatchSize       int           `koanf:"batch_size"`
-	PollInterval    time.Duration `koanf:"poll_interval"`
-	Enabled         bool          `koanf:"enabled"`
+	// MaxInFlightPerEndpoint caps the sends to one endpoint in flight on
+	// one instance.
+	MaxInFlightPerEndpoint int           `koanf:"max_in_flight_per_endpoint"`
+	PollInterval           time.Duration `koanf:"poll_interval"`
+	Enabled                bool          `koanf:"enabled"`
 }
 
 // ConsoleConfig is `console:` in the configuration: how long an operator
@@ -480,7 +484,8 @@ func defaultConfig() Config {
 		Webhooks: WebhooksConfig{Timeout: webhook.DefaultTimeout, RetryBase: webhook.DefaultRetryBase,
 			RetryMaxDelay: webhook.DefaultRetryMaxDelay, RetryFor: webhook.DefaultRetryFor,
 			DisableAfter: webhook.DefaultDisableAfter, RotationOverlap: herald.DefaultRotationOverlap,
-			BatchSize: webhook.DefaultBatchSize, PollInterval: webhook.DefaultPollInterval, Enabled: true},
+			BatchSize: webhook.DefaultBatchSize, MaxInFlightPerEndpoint: webhook.DefaultMaxInFlightPerEndpoint,
+			PollInterval: webhook.DefaultPollInterval, Enabled: true},
 	}
 }
 
@@ -570,7 +575,7 @@ func (r RulesConfig) inline() (int, error) {
 
 // check refuses the webhooks: settings that cannot work: every duration
 // but disable_after (0: never) must be positive, retry_max_delay at least
-// retry_base, and batch_size 1 to 1000.
+// retry_base, and batch_size and max_in_flight_per_endpoint 1 to 1000.
 func (w WebhooksConfig) check() error {
 	for _, d := range []struct {
 		key string
@@ -589,6 +594,9 @@ func (w WebhooksConfig) check() error {
 	}
 	if w.BatchSize < 1 || w.BatchSize > store.MaxWebhookClaim {
 		return fmt.Errorf("config: webhooks.batch_size: %d must be from 1 to %d", w.BatchSize, store.MaxWebhookClaim)
+	}
+	if w.MaxInFlightPerEndpoint < 1 || w.MaxInFlightPerEndpoint > store.MaxWebhookClaim {
+		return fmt.Errorf("config: webhooks.max_in_flight_per_endpoint: %d must be from 1 to %d", w.MaxInFlightPerEndpoint, store.MaxWebhookClaim)
 	}
 	return nil
 }
@@ -657,7 +665,8 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		Webhooks: herald.WebhookConfig{Timeout: c.Webhooks.Timeout, RetryBase: c.Webhooks.RetryBase,
 			RetryMaxDelay: c.Webhooks.RetryMaxDelay, RetryFor: c.Webhooks.RetryFor, DisableAfter: off(c.Webhooks.DisableAfter),
 			RotationOverlap: c.Webhooks.RotationOverlap, BatchSize: c.Webhooks.BatchSize,
-			PollInterval: c.Webhooks.PollInterval, Disabled: !c.Webhooks.Enabled},
+			MaxInFlightPerEndpoint: c.Webhooks.MaxInFlightPerEndpoint,
+			PollInterval:           c.Webhooks.PollInterval, Disabled: !c.Webhooks.Enabled},
 	}
 	if len(c.Types) > 0 {
 		hc.Types = make(map[string]herald.TypeConfig, len(c.Types))

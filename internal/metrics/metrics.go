@@ -111,6 +111,10 @@ type Metrics struct {
 	// times them, by outcome.
 	WebhookMessages *prometheus.CounterVec   // labels: type, outcome
 	WebhookSend     *prometheus.HistogramVec // labels: outcome
+	// WebhookPending is how many webhook messages wait to be sent or are
+	// being sent, of every endpoint, counted up to
+	// webhook.PendingCountCap.
+	WebhookPending prometheus.Gauge
 
 	types, providers, codes, rules labelSet
 }
@@ -211,6 +215,9 @@ func New(reg prometheus.Registerer) *Metrics {
 		Name: "herald_webhook_send_duration_seconds", Help: "Time of one outbound webhook attempt, by outcome.",
 		Buckets: prometheus.ExponentialBuckets(0.005, 2, 13),
 	}, []string{"outcome"})
+	m.WebhookPending = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "herald_webhook_messages_pending", Help: "Outbound webhook messages waiting to be sent or being sent (pending or leased), of every endpoint; the count stops at 100000.",
+	})
 	// Herald's own outcome and reason values: always declared.
 	m.codes.add("none", "allowed", "deferred", "opted_out", "rate_limited", "policy_error")
 	batch := m.newBatchDurations()
@@ -220,7 +227,7 @@ func New(reg prometheus.Registerer) *Metrics {
 			m.Requeued, m.InvalidatedTokens, m.Throttled, m.QueueDepth, m.SendLatency, m.EndToEndLatency,
 			m.PolicyDecisions, m.Reminders, m.RemindersStopped, m.ReminderLag,
 			m.Events, m.RuleDecisions, m.TemplateOverBudget, m.RuleRecipients, m.RuleAudience, m.RuleRuns, m.Receipts,
-			m.WebhookMessages, m.WebhookSend, m.Campaigns, m.CampaignRecipients, m.CampaignFetchErrors)
+			m.WebhookMessages, m.WebhookSend, m.WebhookPending, m.Campaigns, m.CampaignRecipients, m.CampaignFetchErrors)
 	}
 	return m
 }

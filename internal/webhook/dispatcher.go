@@ -1,12 +1,10 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -16,7 +14,6 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/internal/outbound"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -25,6 +22,7 @@ type Store interface {
 	ClaimWebhookMessages(ctx context.Context, p store.WebhookClaim) ([]store.WebhookJob, error)
 	FinishWebhookMessage(ctx context.Context, f store.WebhookFinish) (applied, disabled bool, err error)
 	FinishWebhooksSent(ctx context.Context, fs []store.WebhookFinish) (int, error)
+	CountWebhookMessagesPending(ctx context.Context, max int) (int, error)
 }
 
 // Doer sends a request: *outbound.Client, whose guard admits public
@@ -51,11 +49,28 @@ const (
 	// success before it is disabled (Svix's figure: five days).
 	DefaultDisableAfter = 5 * 24 * time.Hour
 	DefaultBatchSize    = 100
-	DefaultPollInterval = time.Second
+	// DefaultMaxInFlightPerEndpoint caps one endpoint's sends in flight
+	// on one instance: half a batch, so a receiver is never hit by a
+	// whole batch at once and one endpoint never takes the whole batch.
+	DefaultMaxInFlightPerEndpoint = 50
+	DefaultPollInterval           = time.Second
 	// DefaultStoreTimeout bounds a store call: the worker's default too
 	// (its lease duration).
 	DefaultStoreTimeout = 30 * time.Second
+	// DefaultPendingInterval is how often the pending count is read for
+	// Config.Pending.
+	DefaultPendingInterval = 15 * time.Second
 )
+
+// PendingCountCap is where the pending count stops: reading it costs at
+// most this many entries of the due index, however deep the backlog.
+const PendingCountCap = 100_000
+
+// pendingIdle is how many times as long as the last count the pending
+// loop waits, at least, before counting again: a deep backlog, slow to
+// count, is counted less often, so the gauge never costs the database
+// more than a small share of one connection.
+const pendingIdle = 20
 
 // Config configures a Dispatcher. Zero durations and sizes take the
 // defaults above.
@@ -79,9 +94,16 @@ type Config struct {
 	// DisableAfter disables an endpoint that has failed continuously
 	// this long (webhooks.disable_after); negative: never.
 	DisableAfter time.Duration
-	// BatchSize is how many messages one claim takes, and so how many
-	// sends are in flight at most.
+	// BatchSize is how many sends this instance has in flight at most:
+	// a claim takes what is left of it (webhooks.batch_size).
 	BatchSize int
+	// MaxInFlightPerEndpoint is how many sends to one endpoint this
+	// instance has in flight at most (webhooks.max_in_flight_per_endpoint):
+	// a claim takes no more of one endpoint, and none of an endpoint
+	// still being sent to, so a slow endpoint is never sent more than
+	// this at once and never holds the others. Default
+	// DefaultMaxInFlightPerEndpoint.
+	MaxInFlightPerEndpoint int
 	// PollInterval is how often an idle dispatcher looks for due
 	// messages.
 	PollInterval time.Duration
@@ -96,6 +118,13 @@ type Config struct {
 	// Observe, if set, is told of each attempt's outcome (one of the
 	// Outcome… constants) and how long the send took, for metrics.
 	Observe func(eventType, outcome string, took time.Duration)
+	// Pending, if set, is told every PendingInterval how many messages
+	// wait to be sent or are being sent (pending or leased, of every
+	// endpoint, counted up to PendingCountCap), for the pending gauge.
+	Pending func(n int)
+	// PendingInterval is how often Pending is told. Default
+	// DefaultPendingInterval.
+	PendingInterval time.Duration
 }
 
 // The outcomes Observe is told of.
@@ -119,6 +148,14 @@ type Dispatcher struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	// flightMu guards busy (this instance's sends in flight per endpoint)
+	// and inFlight (all of them); sending counts the groups of sends the
+	// loop started, which Stop waits for.
+	flightMu sync.Mutex
+	busy     map[string]int
+	inFlight int
+	sending  sync.WaitGroup
 }
 
 // New checks cfg and returns a Dispatcher; Start runs it.
@@ -141,6 +178,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		{"DisableAfter", &cfg.DisableAfter, DefaultDisableAfter},
 		{"PollInterval", &cfg.PollInterval, DefaultPollInterval},
 		{"StoreTimeout", &cfg.StoreTimeout, DefaultStoreTimeout},
+		{"PendingInterval", &cfg.PendingInterval, DefaultPendingInterval},
 	} {
 		if *d.v == 0 {
 			*d.v = d.def
@@ -158,6 +196,12 @@ func New(cfg Config) (*Dispatcher, error) {
 	if cfg.BatchSize < 1 || cfg.BatchSize > store.MaxWebhookClaim {
 		return nil, fmt.Errorf("webhook: BatchSize %d must be between 1 and %d", cfg.BatchSize, store.MaxWebhookClaim)
 	}
+	if cfg.MaxInFlightPerEndpoint == 0 {
+		cfg.MaxInFlightPerEndpoint = DefaultMaxInFlightPerEndpoint
+	}
+	if cfg.MaxInFlightPerEndpoint < 1 || cfg.MaxInFlightPerEndpoint > store.MaxWebhookClaim {
+		return nil, fmt.Errorf("webhook: MaxInFlightPerEndpoint %d must be between 1 and %d", cfg.MaxInFlightPerEndpoint, store.MaxWebhookClaim)
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -167,7 +211,7 @@ func New(cfg Config) (*Dispatcher, error) {
 	if cfg.Jitter == nil {
 		cfg.Jitter = rand.Float64
 	}
-	return &Dispatcher{cfg: cfg, wake: make(chan struct{}, 1)}, nil
+	return &Dispatcher{cfg: cfg, wake: make(chan struct{}, 1), busy: map[string]int{}}, nil
 }
 
 // Start runs the dispatcher in the background until Stop.
@@ -212,6 +256,13 @@ func (d *Dispatcher) Notify() {
 
 func (d *Dispatcher) run(ctx context.Context, done chan struct{}) {
 	defer close(done)
+	// The sends in flight end (each bounded) before Stop returns.
+	defer d.sending.Wait()
+	if d.cfg.Pending != nil {
+		counted := make(chan struct{})
+		go d.pendingLoop(ctx, counted)
+		defer func() { <-counted }()
+	}
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -221,15 +272,48 @@ func (d *Dispatcher) run(ctx context.Context, done chan struct{}) {
 		case <-t.C:
 		case <-d.wake:
 		}
-		n, err := d.RunOnce(ctx)
+		n, limit, _, err := d.claimAndSend(ctx)
 		if err != nil {
 			d.cfg.Logger.Error("webhook: a claim failed", "err", err)
 		}
 		wait := d.cfg.PollInterval
-		if n == d.cfg.BatchSize && err == nil {
-			wait = 0 // a full batch: more are probably due
+		if n > 0 && n == limit && err == nil {
+			wait = 0 // a full claim: more are probably due
+		}
+		// A group of sends that ends wakes the loop (Notify), so an
+		// endpoint freed or room in the batch is claimed for at once.
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
 		}
 		t.Reset(wait)
+	}
+}
+
+// pendingLoop tells Config.Pending the pending count now and then every
+// PendingInterval, or pendingIdle times as long as the last count took.
+func (d *Dispatcher) pendingLoop(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	for {
+		start := time.Now()
+		cctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
+		n, err := d.cfg.Store.CountWebhookMessagesPending(cctx, PendingCountCap)
+		cancel()
+		switch {
+		case err == nil:
+			d.cfg.Pending(n)
+		case ctx.Err() == nil:
+			d.cfg.Logger.Warn("webhook: counting the pending messages failed", "err", err)
+		}
+		t := time.NewTimer(max(d.cfg.PendingInterval, pendingIdle*time.Since(start)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
 	}
 }
 
@@ -239,19 +323,77 @@ func (d *Dispatcher) run(ctx context.Context, done chan struct{}) {
 // outcomes run to the end, each bounded (Timeout, StoreTimeout), so a
 // claimed message is not left leased for nothing.
 func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
+	n, _, wg, err := d.claimAndSend(ctx)
+	wg.Wait()
+	return n, err
+}
+
+// claimAndSend claims what this instance may send now — at most what is
+// left of BatchSize, at most MaxInFlightPerEndpoint of one endpoint, none
+// of an endpoint it is still sending to — and starts the sends, one
+// group per endpoint; wg ends when they have. It returns how many it
+// claimed and the claim's limit.
+func (d *Dispatcher) claimAndSend(ctx context.Context) (n, limit int, wg *sync.WaitGroup, err error) {
+	wg = &sync.WaitGroup{}
+	d.flightMu.Lock()
+	limit = d.cfg.BatchSize - d.inFlight
+	skip := make([]string, 0, len(d.busy))
+	for e := range d.busy {
+		skip = append(skip, e)
+	}
+	d.flightMu.Unlock()
+	if limit <= 0 {
+		return 0, limit, wg, nil
+	}
 	now := d.cfg.Now()
 	cctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
 	jobs, err := d.cfg.Store.ClaimWebhookMessages(cctx, store.WebhookClaim{Owner: d.cfg.Owner, Now: now,
-		LeaseUntil: now.Add(d.lease()), Limit: d.cfg.BatchSize})
+		LeaseUntil: now.Add(d.lease()), Limit: limit, PerEndpoint: d.cfg.MaxInFlightPerEndpoint, Skip: skip})
 	cancel()
 	if err != nil {
-		return 0, err
+		return 0, limit, wg, err
 	}
+	var order []string
+	groups := map[string][]store.WebhookJob{}
+	for _, j := range jobs {
+		if _, ok := groups[j.EndpointID]; !ok {
+			order = append(order, j.EndpointID)
+		}
+		groups[j.EndpointID] = append(groups[j.EndpointID], j)
+	}
+	d.flightMu.Lock()
+	for e, js := range groups {
+		d.busy[e] += len(js)
+		d.inFlight += len(js)
+	}
+	d.flightMu.Unlock()
 	ctx = context.WithoutCancel(ctx)
-	// The usual outcome, sent, is recorded for the whole batch in one
-	// store call after its sends (issue 35 item 5: one transaction per
-	// message cost more than the send); a failure, which may change its
-	// endpoint, is recorded at once on its own.
+	for _, e := range order {
+		d.sending.Add(1)
+		wg.Go(func() {
+			defer d.sending.Done()
+			d.sendGroup(ctx, e, groups[e])
+		})
+	}
+	return len(jobs), limit, wg, nil
+}
+
+// sendGroup sends one endpoint's claimed messages side by side and
+// records their outcomes, then frees the endpoint for the next claim.
+// The usual outcome, sent, is recorded for the group in one store call
+// after its sends (issue 35 item 5: one transaction per message cost
+// more than the send); a failure, which may change its endpoint, is
+// recorded at once on its own.
+func (d *Dispatcher) sendGroup(ctx context.Context, endpoint string, jobs []store.WebhookJob) {
+	defer func() {
+		d.flightMu.Lock()
+		d.inFlight -= len(jobs)
+		if d.busy[endpoint] -= len(jobs); d.busy[endpoint] <= 0 {
+			delete(d.busy, endpoint)
+		}
+		d.flightMu.Unlock()
+		d.Notify()
+	}()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	sent := make([]store.WebhookFinish, 0, len(jobs))
@@ -286,7 +428,6 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 			d.cfg.Logger.Error("webhook: recording the sent messages failed", "messages", len(sent), "err", err)
 		}
 	}
-	return len(jobs), nil
 }
 
 // observe tells Config.Observe what became of an attempt.
@@ -369,51 +510,11 @@ func (d *Dispatcher) backoff(attempt int) time.Duration {
 	return time.Duration(d.cfg.Jitter() * float64(ceiling))
 }
 
-// post sends j and returns the answer's status (0 without one), the
-// Retry-After it asked for, and nil for a 2xx.
+// post sends j once and returns the answer's status (0 without one),
+// the Retry-After it asked for, and nil for a 2xx.
 func (d *Dispatcher) post(ctx context.Context, j store.WebhookJob) (int, time.Duration, error) {
-	body, err := Body(j.WebhookMessage)
-	if err != nil {
-		return 0, 0, fmt.Errorf("the message's data is not JSON: %w", err)
-	}
-	secrets := make([]Secret, 0, len(j.Secrets))
-	for _, s := range j.Secrets {
-		k, err := ParseSecret(s)
-		if err != nil {
-			return 0, 0, fmt.Errorf("the endpoint's secret: %w", err)
-		}
-		secrets = append(secrets, k)
-	}
-	h, err := Headers(j.EventID, d.cfg.Now(), body, secrets...)
-	if err != nil {
-		return 0, 0, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, j.URL, bytes.NewReader(body))
-	if err != nil {
-		return 0, 0, fmt.Errorf("the endpoint's URL: %w", err)
-	}
-	req.Header = h
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "Herald-Webhooks/1")
-	resp, err := d.cfg.Client.Do(req)
-	if err != nil {
-		var oe *outbound.Error
-		if errors.As(err, &oe) {
-			return 0, 0, errors.New(oe.Code + ": " + oe.Reason)
-		}
-		return 0, 0, errors.New("no answer")
-	}
-	// The answer's body is not read beyond a little, so a receiver cannot
-	// hold a send open by streaming one.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-	resp.Body.Close()
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return resp.StatusCode, 0, nil
-	}
-	return resp.StatusCode, retryAfter(resp.Header.Get("Retry-After"), d.cfg.Now()),
-		fmt.Errorf("answered %d", resp.StatusCode)
+	a := Send(ctx, d.cfg.Client, Target{URL: j.URL, Secrets: j.Secrets}, j.WebhookMessage, d.cfg.Now, d.cfg.Timeout)
+	return a.Status, a.RetryAfter, a.Err
 }
 
 // retryAfter reads a Retry-After header: seconds, or an HTTP date.

@@ -428,6 +428,8 @@ func (hangingStore) FinishWebhooksSent(context.Context, []store.WebhookFinish) (
 	return 0, nil
 }
 
+func (hangingStore) CountWebhookMessagesPending(context.Context, int) (int, error) { return 0, nil }
+
 // A claim hung on a dead connection neither outlives Stop (it is
 // cancelled) nor holds the loop past StoreTimeout: the partition e2e
 // test found an instance whose stop waited 25 s on the dispatcher's claim.

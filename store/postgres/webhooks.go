@@ -161,19 +161,30 @@ func (s *Store) ClaimWebhookMessages(ctx context.Context, p store.WebhookClaim) 
 	if err := store.CheckWebhookClaim(p); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, s.q(`WITH c AS (
-	SELECT m.seq FROM {s}.webhook_messages m JOIN {s}.webhook_endpoints e ON e.id = m.endpoint_id AND e.enabled
-	WHERE m.state IN ('pending', 'leased') AND m.run_at <= $1
+	// The candidates are locked (SKIP LOCKED, so instances claim side by
+	// side) before the cap per endpoint is counted over them: PostgreSQL
+	// allows no window function beside FOR UPDATE. A candidate the cap
+	// leaves out stays locked only until this statement ends.
+	skip := p.Skip
+	if skip == nil {
+		skip = []string{}
+	}
+	rows, err := s.pool.Query(ctx, s.q(`WITH d AS (
+	SELECT m.seq, m.endpoint_id, m.run_at FROM {s}.webhook_messages m JOIN {s}.webhook_endpoints e ON e.id = m.endpoint_id AND e.enabled
+	WHERE m.state IN ('pending', 'leased') AND m.run_at <= $1 AND NOT (m.endpoint_id = ANY ($5::text[]))
 		AND NOT EXISTS (SELECT 1 FROM {s}.webhook_messages p WHERE p.endpoint_id = m.endpoint_id
 			AND p.ordering_key = m.ordering_key AND p.seq < m.seq AND p.state IN ('pending', 'leased'))
 	ORDER BY m.run_at, m.seq LIMIT $4
 	FOR UPDATE OF m SKIP LOCKED
+), c AS (
+	SELECT seq FROM (SELECT seq, row_number() OVER (PARTITION BY endpoint_id ORDER BY run_at, seq) AS n FROM d) r
+	WHERE $6 = 0 OR n <= $6
 )
 UPDATE {s}.webhook_messages m SET state = 'leased', lease_owner = $2, lease_until = $3, run_at = $3,
 	attempt = m.attempt + 1
 FROM c, {s}.webhook_endpoints e WHERE m.seq = c.seq AND e.id = m.endpoint_id
 RETURNING `+webhookMessageColumns+`, e.url, e.secret, CASE WHEN e.previous_until > $1 THEN e.previous_secret ELSE '' END,
-	e.failing_since`), p.Now, p.Owner, p.LeaseUntil, p.Limit)
+	e.failing_since`), p.Now, p.Owner, p.LeaseUntil, p.Limit, skip, p.PerEndpoint)
 	if err != nil {
 		return nil, formatError(err, "webhook messages")
 	}
@@ -361,4 +372,20 @@ SELECT count(*) FROM m`), seqs, owners, attempts, statuses, ats).Scan(&applied)
 		return 0, formatError(err, "webhook messages")
 	}
 	return applied, nil
+}
+
+// CountWebhookMessagesPending implements store.WebhookEndpoints: a count
+// stopped at max over the due index (webhook_messages_due), whose rows
+// are exactly the pending and leased messages.
+func (s *Store) CountWebhookMessagesPending(ctx context.Context, max int) (int, error) {
+	if max < 1 {
+		return 0, heraldtype.FieldErrorf("max", "must be positive")
+	}
+	var n int
+	err := s.pool.QueryRow(ctx, s.q(`SELECT count(*) FROM (SELECT 1 FROM {s}.webhook_messages
+WHERE state IN ('pending', 'leased') ORDER BY run_at, seq LIMIT $1) c`), max).Scan(&n)
+	if err != nil {
+		return 0, formatError(err, "webhook messages")
+	}
+	return n, nil
 }

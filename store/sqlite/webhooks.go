@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -196,23 +197,35 @@ func (s *Store) ClaimWebhookMessages(ctx context.Context, p store.WebhookClaim) 
 WHERE state IN ('pending', 'leased') AND run_at <= ?)`, micros(p.Now)).Scan(&due); err != nil || !due {
 		return nil, formatError(err, "webhook messages")
 	}
+	// The endpoints to leave out, as a JSON array json_each reads.
+	skipList := p.Skip
+	if skipList == nil {
+		skipList = []string{}
+	}
+	skip, err := json.Marshal(skipList)
+	if err != nil {
+		return nil, err
+	}
 	var jobs []store.WebhookJob
-	err := s.inTx(ctx, func(tx *writeTx) error {
+	err = s.inTx(ctx, func(tx *writeTx) error {
 		jobs = nil
 		rows, err := s.query(ctx, tx, `UPDATE webhook_messages SET state = 'leased', lease_owner = ?2, lease_until = ?3,
 	run_at = ?3, attempt = attempt + 1
-WHERE seq IN (
-	SELECT m.seq FROM webhook_messages m JOIN webhook_endpoints e ON e.id = m.endpoint_id AND e.enabled
-	WHERE m.state IN ('pending', 'leased') AND m.run_at <= ?1
-		AND NOT EXISTS (SELECT 1 FROM webhook_messages p WHERE p.endpoint_id = m.endpoint_id
-			AND p.ordering_key = m.ordering_key AND p.seq < m.seq AND p.state IN ('pending', 'leased'))
-	ORDER BY m.run_at, m.seq LIMIT ?4)
+WHERE seq IN (SELECT seq FROM (
+	SELECT seq, row_number() OVER (PARTITION BY endpoint_id ORDER BY run_at, seq) AS n FROM (
+		SELECT m.seq, m.endpoint_id, m.run_at FROM webhook_messages m JOIN webhook_endpoints e ON e.id = m.endpoint_id AND e.enabled
+		WHERE m.state IN ('pending', 'leased') AND m.run_at <= ?1
+			AND m.endpoint_id NOT IN (SELECT value FROM json_each(?5))
+			AND NOT EXISTS (SELECT 1 FROM webhook_messages p WHERE p.endpoint_id = m.endpoint_id
+				AND p.ordering_key = m.ordering_key AND p.seq < m.seq AND p.state IN ('pending', 'leased'))
+		ORDER BY m.run_at, m.seq LIMIT ?4))
+	WHERE ?6 = 0 OR n <= ?6)
 RETURNING `+webhookMessageColumns+`,
 	(SELECT url FROM webhook_endpoints e WHERE e.id = endpoint_id),
 	(SELECT secret FROM webhook_endpoints e WHERE e.id = endpoint_id),
 	(SELECT CASE WHEN previous_until > ?1 THEN previous_secret ELSE '' END FROM webhook_endpoints e WHERE e.id = endpoint_id),
 	(SELECT failing_since FROM webhook_endpoints e WHERE e.id = endpoint_id)`,
-			micros(p.Now), p.Owner, micros(p.LeaseUntil), p.Limit)
+			micros(p.Now), p.Owner, micros(p.LeaseUntil), p.Limit, string(skip), p.PerEndpoint)
 		if err != nil {
 			return formatError(err, "webhook messages")
 		}
@@ -398,4 +411,19 @@ WHERE id = ?1 AND failing_since IS NOT NULL`, endpoint, micros(f.At)); err != ni
 		return nil
 	})
 	return applied, err
+}
+
+// CountWebhookMessagesPending implements store.WebhookEndpoints: a count
+// stopped at max over the due index, on the read pool.
+func (s *Store) CountWebhookMessagesPending(ctx context.Context, max int) (int, error) {
+	if max < 1 {
+		return 0, heraldtype.FieldErrorf("max", "must be positive")
+	}
+	var n int
+	err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM webhook_messages
+WHERE state IN ('pending', 'leased') ORDER BY run_at, seq LIMIT ?)`, max).Scan(&n)
+	if err != nil {
+		return 0, formatError(err, "webhook messages")
+	}
+	return n, nil
 }

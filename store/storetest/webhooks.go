@@ -20,6 +20,7 @@ func testWebhooks(t *testing.T, newStore NewStore) {
 	t.Run("Rotation", func(t *testing.T) { t.Parallel(); testWebhookRotation(t, newFixture(t, newStore)) })
 	t.Run("Subscriptions", func(t *testing.T) { t.Parallel(); testWebhookSubscriptions(t, newFixture(t, newStore)) })
 	t.Run("ClaimOrder", func(t *testing.T) { t.Parallel(); testWebhookClaimOrder(t, newFixture(t, newStore)) })
+	t.Run("ClaimPerEndpoint", func(t *testing.T) { t.Parallel(); testWebhookClaimPerEndpoint(t, newFixture(t, newStore)) })
 	t.Run("ClaimConcurrent", func(t *testing.T) { t.Parallel(); testWebhookClaimConcurrent(t, newFixture(t, newStore)) })
 	t.Run("Finish", func(t *testing.T) { t.Parallel(); testWebhookFinish(t, newFixture(t, newStore)) })
 	t.Run("FinishSent", func(t *testing.T) { t.Parallel(); testWebhooksSent(t, newFixture(t, newStore)) })
@@ -321,6 +322,51 @@ func testWebhookClaimOrder(t *testing.T, f *fixture) {
 	}
 }
 
+// testWebhookClaimPerEndpoint: a claim takes at most PerEndpoint messages
+// of one endpoint, oldest first, and none of the endpoints Skip names —
+// the dispatcher's cap on sends in flight per endpoint (issue 35 item 4).
+func testWebhookClaimPerEndpoint(t *testing.T, f *fixture) {
+	f.webhookEndpoint("wh")
+	f.webhookEndpoint("other")
+	for i := 1; i <= 5; i++ {
+		f.webhookEvents(fmt.Sprintf("k%d", i), fmt.Sprintf("e%d", i))
+	}
+	claim := func(owner string, per int, skip ...string) []string {
+		t.Helper()
+		jobs, err := f.s.ClaimWebhookMessages(f.ctx, store.WebhookClaim{Owner: owner, Now: base(), LeaseUntil: at(time.Minute),
+			Limit: 100, PerEndpoint: per, Skip: skip})
+		if err != nil {
+			t.Fatalf("ClaimWebhookMessages: %v", err)
+		}
+		var out []string
+		for _, j := range jobs {
+			out = append(out, j.EndpointID+":"+j.EventID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := claim("w1", 2), []string{"other:e1", "other:e2", "wh:e1", "wh:e2"}; !slices.Equal(got, want) {
+		t.Fatalf("two per endpoint: %v, want %v", got, want)
+	}
+	if got, want := claim("w2", 2, "wh"), []string{"other:e3", "other:e4"}; !slices.Equal(got, want) {
+		t.Fatalf("skipping wh: %v, want %v", got, want)
+	}
+	if got := claim("w3", 2, "wh", "other"); len(got) != 0 {
+		t.Fatalf("skipping both: %v, want none", got)
+	}
+	// The pending gauge's count: pending and leased alike, stopped at max.
+	for _, c := range []struct{ max, want int }{{100, 10}, {4, 4}} {
+		if n, err := f.s.CountWebhookMessagesPending(f.ctx, c.max); err != nil || n != c.want {
+			t.Fatalf("CountWebhookMessagesPending(%d) = %d, %v; want %d", c.max, n, err, c.want)
+		}
+	}
+	_, err := f.s.CountWebhookMessagesPending(f.ctx, 0)
+	wantCode(t, err, heraldtype.EINVALID)
+	if got, want := claim("w4", 0), []string{"other:e5", "wh:e3", "wh:e4", "wh:e5"}; !slices.Equal(got, want) {
+		t.Fatalf("no cap: %v, want %v", got, want)
+	}
+}
+
 // testWebhookClaimConcurrent claims from several goroutines at once: no
 // message is handed out twice.
 func testWebhookClaimConcurrent(t *testing.T, f *fixture) {
@@ -499,6 +545,8 @@ func testWebhookArguments(t *testing.T, f *fixture) {
 	_, err = f.s.ClaimWebhookMessages(f.ctx, store.WebhookClaim{Owner: "w", Now: base(), LeaseUntil: base(), Limit: 1})
 	wantCode(t, err, heraldtype.EINVALID)
 	_, err = f.s.ClaimWebhookMessages(f.ctx, store.WebhookClaim{Owner: "w", Now: base(), LeaseUntil: at(time.Minute), Limit: 0})
+	wantCode(t, err, heraldtype.EINVALID)
+	_, err = f.s.ClaimWebhookMessages(f.ctx, store.WebhookClaim{Owner: "w", Now: base(), LeaseUntil: at(time.Minute), Limit: 1, PerEndpoint: -1})
 	wantCode(t, err, heraldtype.EINVALID)
 	_, _, err = f.s.FinishWebhookMessage(f.ctx, store.WebhookFinish{Seq: 1, Owner: "w", State: heraldtype.WebhookLeased})
 	wantCode(t, err, heraldtype.EINVALID)
