@@ -15,22 +15,24 @@ import (
 
 // Issue 35 item 4: the messages of an outcome — its delivery.finished,
 // the dead_letter.created of a delivery that died, the
-// notification.status_changed of the notification it made final — are
-// written by the outcome's own statement, so they commit with the outcome
-// or not at all. The batch Complete sends is run with its COMMIT replaced
-// by a ROLLBACK — a crash before the commit: neither the move nor a
-// message is left. The same batch committed writes all of them.
+// notification.status_changed of the notification it made final, the
+// device.invalidated of the device whose token it found dead — are
+// written by the outcome's own statements, so they commit with the
+// outcome or not at all. The batch Complete sends is run with its COMMIT
+// replaced by a ROLLBACK — a crash before the commit: neither the move,
+// the device's invalidation nor a message is left. The same batch
+// committed writes all of them.
 func TestDeliveryFinishedCommitsWithTheOutcome(t *testing.T) {
 	s, o := deadOutcomeWithEndpoint(t)
 	ctx := t.Context()
-	count := func() (messages, types int, state string) {
+	count := func() (messages, types int, state, device string) {
 		t.Helper()
 		if err := s.pool.QueryRow(ctx, s.q(`SELECT (SELECT count(*) FROM {s}.webhook_messages),
-	(SELECT count(DISTINCT type) FROM {s}.webhook_messages), (SELECT state FROM {s}.deliveries)`)).
-			Scan(&messages, &types, &state); err != nil {
+	(SELECT count(DISTINCT type) FROM {s}.webhook_messages), (SELECT state FROM {s}.deliveries),
+	(SELECT status FROM {s}.devices WHERE id = 'd1')`)).Scan(&messages, &types, &state, &device); err != nil {
 			t.Fatal(err)
 		}
-		return messages, types, state
+		return messages, types, state, device
 	}
 
 	// The crash: the batch up to its COMMIT, then a ROLLBACK.
@@ -45,23 +47,23 @@ func TestDeliveryFinishedCommitsWithTheOutcome(t *testing.T) {
 	if err := s.pool.SendBatch(ctx, crashed).Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n, _, state := count(); n != 0 || state != "leased" {
-		t.Fatalf("after a rollback: %d messages, delivery %s; want none, leased", n, state)
+	if n, _, state, device := count(); n != 0 || state != "leased" || device != string(heraldtype.DeviceActive) {
+		t.Fatalf("after a rollback: %d messages, delivery %s, device %s; want none, leased, ACTIVE", n, state, device)
 	}
 
-	// Committed: the move and its message together.
+	// Committed: the move, the invalidation and the messages together.
 	if applied, err := s.Complete(ctx, []store.Outcome{o}); err != nil || applied != 1 {
 		t.Fatalf("Complete = %d, %v", applied, err)
 	}
-	if n, types, state := count(); n != 3 || types != 3 || state != "dead" {
-		t.Fatalf("after the commit: %d messages of %d types, delivery %s; want 3 of 3, dead", n, types, state)
+	if n, types, state, device := count(); n != 4 || types != 4 || state != "dead" || device != string(heraldtype.DeviceInvalid) {
+		t.Fatalf("after the commit: %d messages of %d types, delivery %s, device %s; want 4 of 4, dead, INVALID", n, types, state, device)
 	}
 }
 
 // deadOutcomeWithEndpoint is a store with the webhook endpoint "wh"
-// subscribed to every type and one leased push delivery, and the outcome
-// that makes it dead (checked, not applied): it writes a message of each
-// of the outcome's three types.
+// subscribed to every type and one leased push delivery to device d1, and
+// the outcome that makes it dead with a dead token (checked, not
+// applied): it writes a message of each of the outcome's four types.
 func deadOutcomeWithEndpoint(t *testing.T) (*Store, store.Outcome) {
 	t.Helper()
 	dsn, schema := pgtest.NewSchema(t)
@@ -96,7 +98,7 @@ func deadOutcomeWithEndpoint(t *testing.T) (*Store, store.Outcome) {
 	if err != nil || len(jobs) != 1 {
 		t.Fatalf("Claim = %v, %v", jobs, err)
 	}
-	o := store.Outcome{DeliveryID: jobs[0].Delivery.ID, Owner: "w", Attempt: jobs[0].Delivery.Attempt, At: now}.To(store.Dead{Failure: store.Failure{ErrorCode: "UNREGISTERED", Error: "gone"}})
+	o := store.Outcome{DeliveryID: jobs[0].Delivery.ID, Owner: "w", Attempt: jobs[0].Delivery.Attempt, At: now}.To(store.Dead{Failure: store.Failure{ErrorCode: "UNREGISTERED", Error: "gone"}, InvalidReason: "UNREGISTERED"})
 	if err := store.CheckOutcome(&o); err != nil {
 		t.Fatal(err)
 	}
@@ -140,16 +142,16 @@ func TestEndpointDeletedDuringAnOutcome(t *testing.T) {
 		t.Fatal(err)
 	}
 	var orphans int
-	if err := s.pool.QueryRow(ctx, s.q(`SELECT count(*) FROM {s}.webhook_messages`)).Scan(&orphans); err != nil || orphans != 3 {
-		t.Fatalf("messages after the delete = %d, %v; want the outcome's 3 orphans", orphans, err)
+	if err := s.pool.QueryRow(ctx, s.q(`SELECT count(*) FROM {s}.webhook_messages`)).Scan(&orphans); err != nil || orphans != 4 {
+		t.Fatalf("messages after the delete = %d, %v; want the outcome's 4 orphans", orphans, err)
 	}
 	now := o.At
 	jobs, err := s.ClaimWebhookMessages(ctx, store.WebhookClaim{Owner: "d", Now: now.Add(time.Hour), LeaseUntil: now.Add(2 * time.Hour), Limit: 10})
 	if err != nil || len(jobs) != 0 {
 		t.Fatalf("ClaimWebhookMessages = %v, %v; want no orphan", jobs, err)
 	}
-	if n, err := s.PruneWebhookMessages(ctx, now.Add(-time.Hour)); err != nil || n != 3 {
-		t.Fatalf("PruneWebhookMessages = %d, %v; want the 3 orphans", n, err)
+	if n, err := s.PruneWebhookMessages(ctx, now.Add(-time.Hour)); err != nil || n != 4 {
+		t.Fatalf("PruneWebhookMessages = %d, %v; want the 4 orphans", n, err)
 	}
 }
 
