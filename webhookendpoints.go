@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -196,21 +197,35 @@ func (c *Client) ListWebhookMessages(ctx context.Context, id string, f heraldtyp
 		return heraldtype.WebhookMessagePage{}, heraldtype.FieldErrorf("limit", "must be a positive integer")
 	}
 	limit = min(limit, store.MaxWebhookMessagePage)
-	var before int64
+	var (
+		before     int64
+		beforeTxid uint64
+	)
 	if f.Cursor != "" {
-		v, err := strconv.ParseInt(f.Cursor, 10, 64)
-		if err != nil || v < 1 {
+		// "<seq>", or "<txid>.<seq>" where the store orders by transaction.
+		txid, seq, hasTxid := strings.Cut(f.Cursor, ".")
+		if !hasTxid {
+			txid, seq = "0", txid
+		}
+		t, terr := strconv.ParseUint(txid, 10, 64)
+		v, err := strconv.ParseInt(seq, 10, 64)
+		if terr != nil || err != nil || v < 1 {
 			return heraldtype.WebhookMessagePage{}, heraldtype.FieldErrorf("cursor", "is not a cursor of this list")
 		}
-		before = v
+		before, beforeTxid = v, t
 	}
-	ms, err := c.store.ListWebhookMessages(ctx, store.WebhookMessageFilter{EndpointID: id, State: f.State, Before: before, Limit: limit})
+	ms, err := c.store.ListWebhookMessages(ctx, store.WebhookMessageFilter{EndpointID: id, State: f.State, Before: before,
+		BeforeTxid: beforeTxid, Limit: limit})
 	if err != nil {
 		return heraldtype.WebhookMessagePage{}, err
 	}
 	page := heraldtype.WebhookMessagePage{Messages: ms}
 	if len(ms) == limit {
-		page.NextCursor = strconv.FormatInt(ms[len(ms)-1].Seq, 10)
+		last := ms[len(ms)-1]
+		page.NextCursor = strconv.FormatInt(last.Seq, 10)
+		if last.Txid > 0 {
+			page.NextCursor = strconv.FormatUint(last.Txid, 10) + "." + page.NextCursor
+		}
 	}
 	return page, nil
 }

@@ -121,6 +121,10 @@ type WebhookMessage struct {
 	LastStatus int        `json:"last_status,omitempty"`
 	LastError  string     `json:"last_error,omitempty"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	// Txid is the writing transaction's id on PostgreSQL (0 elsewhere):
+	// with Seq, the message's place in the log's order, which lists page
+	// by. Not shown.
+	Txid uint64 `json:"-"`
 }
 
 // WebhookEndpointInput registers an endpoint (POST /v1/webhooks).

@@ -104,10 +104,13 @@ type WebhookMessageFilter struct {
 	EndpointID string
 	// State, if set, keeps that state only.
 	State heraldtype.WebhookMessageState
-	// Before, if positive, keeps the messages with a smaller seq (the
-	// page's cursor).
-	Before int64
-	Limit  int
+	// Before, if positive, keeps the messages before the position
+	// (BeforeTxid, Before) in the log's order (the page's cursor: the
+	// last message of the page before). Messages are listed newest first
+	// in that order: by their writing transaction, then seq.
+	Before     int64
+	BeforeTxid uint64
+	Limit      int
 }
 
 // WebhookEndpoints stores the outbound webhook endpoints and their
@@ -115,6 +118,8 @@ type WebhookMessageFilter struct {
 // written by Complete (and ReapExpiredLeases) themselves, in the same
 // statement or transaction (docs/ARCHITECTURE.md, "Outbound webhooks").
 type WebhookEndpoints interface {
+	WebhookStreams
+
 	// CreateWebhookEndpoint records an endpoint; ECONFLICT if its id exists.
 	CreateWebhookEndpoint(ctx context.Context, e WebhookEndpoint) error
 	// GetWebhookEndpoint returns an endpoint with its secrets; ENOTFOUND if
@@ -174,7 +179,9 @@ type WebhookEndpoints interface {
 	// finished before cutoff (the elected leader's retention) and returns
 	// how many it deleted; pending and leased ones are never deleted,
 	// except those whose endpoint is gone (a store may write one while the
-	// endpoint's delete commits).
+	// endpoint's delete commits). It deletes the log's events that
+	// occurred before cutoff and that their endpoint's cursor has passed
+	// too, never one still to be sent.
 	PruneWebhookMessages(ctx context.Context, cutoff time.Time) (int, error)
 }
 

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -93,6 +94,8 @@ func (s *Store) DeleteWebhookEndpoint(ctx context.Context, id string) error {
 	DELETE FROM {s}.webhook_endpoints WHERE id = $1 RETURNING id
 ), m AS (
 	DELETE FROM {s}.webhook_messages WHERE endpoint_id = $1 AND EXISTS (SELECT 1 FROM e)
+), l AS (
+	DELETE FROM {s}.webhook_events WHERE endpoint_id = $1 AND EXISTS (SELECT 1 FROM e)
 )
 SELECT count(*) FROM e`), id).Scan(&n)
 	return affectedOne(int64(n), err, "webhook endpoint "+quote(id))
@@ -121,8 +124,8 @@ func (s *Store) AddWebhookEvents(ctx context.Context, events []store.WebhookEven
 	for i, e := range events {
 		ids[i], types[i], keys[i], data[i], endpoints[i], at[i] = e.EventID, e.Type, e.OrderingKey, string(e.Data), e.EndpointID, e.At
 	}
-	tag, err := s.pool.Exec(ctx, s.q(`INSERT INTO {s}.webhook_messages (`+rules.WebhookMessageColumns+`)
-SELECT w.id, v.event_id, v.type, v.ordering_key, v.payload, 'pending', v.at, v.at, v.at
+	tag, err := s.pool.Exec(ctx, s.q(`INSERT INTO {s}.webhook_events (`+rules.WebhookEventColumns+`)
+SELECT w.id, v.event_id, v.type, v.ordering_key, v.payload, v.at
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])
 	WITH ORDINALITY AS v (event_id, type, ordering_key, payload, endpoint_id, at, ord)
 JOIN {s}.webhook_endpoints w ON CASE WHEN v.endpoint_id <> '' THEN w.id = v.endpoint_id
@@ -274,13 +277,35 @@ func (s *Store) ListWebhookMessages(ctx context.Context, f store.WebhookMessageF
 		if err := tx.QueryRow(ctx, s.q(`SELECT 1 FROM {s}.webhook_endpoints WHERE id = $1`), f.EndpointID).Scan(&one); err != nil {
 			return formatError(err, "webhook endpoint "+quote(f.EndpointID))
 		}
-		rows, err := tx.Query(ctx, s.q(`SELECT `+webhookMessageColumns+` FROM {s}.webhook_messages m
-WHERE m.endpoint_id = $1 AND ($2 = '' OR m.state = $2) AND ($3 <= 0 OR m.seq < $3)
-ORDER BY m.seq DESC LIMIT $4`), f.EndpointID, string(f.State), f.Before, f.Limit)
+		// The retry table's messages and the log's events not copied
+		// there — sent when the cursor has passed them, pending before —
+		// merged in log order, newest first.
+		rows, err := tx.Query(ctx, s.q(`SELECT * FROM (
+	(SELECT `+webhookMessageColumns+`, m.txid::text AS txid FROM {s}.webhook_messages m
+	WHERE m.endpoint_id = $1 AND ($2 = '' OR m.state = $2) AND ($3 <= 0 OR (m.txid, m.seq) < ($5::text::xid8, $3))
+	ORDER BY m.txid DESC, m.seq DESC LIMIT $4)
+	UNION ALL
+	(SELECT e.seq, e.endpoint_id, e.event_id, e.type, e.ordering_key, e.payload, l.state,
+		CASE WHEN l.state = 'sent' THEN 1 ELSE 0 END, e.occurred_at, e.occurred_at, e.occurred_at, 0, '', NULL::timestamptz, e.txid::text
+	FROM {s}.webhook_events e JOIN {s}.webhook_endpoints w ON w.id = e.endpoint_id,
+		LATERAL (SELECT CASE WHEN (e.txid, e.seq) <= (w.cursor_txid, w.cursor_seq) THEN 'sent' ELSE 'pending' END AS state) l
+	WHERE e.endpoint_id = $1 AND ($3 <= 0 OR (e.endpoint_id, e.txid, e.seq) < ($1, $5::text::xid8, $3))
+		AND ($2 = '' OR l.state = $2)
+		AND NOT EXISTS (SELECT 1 FROM {s}.webhook_messages c WHERE c.seq = e.seq)
+	ORDER BY e.txid DESC, e.seq DESC LIMIT $4)
+) x ORDER BY txid::xid8 DESC, seq DESC LIMIT $4`), f.EndpointID, string(f.State), f.Before, f.Limit,
+			strconv.FormatUint(f.BeforeTxid, 10))
 		if err != nil {
 			return err
 		}
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (heraldtype.WebhookMessage, error) { return scanWebhookMessage(r) })
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (heraldtype.WebhookMessage, error) {
+			var txid string
+			m, err := scanWebhookMessage(r, &txid)
+			if err == nil {
+				m.Txid, err = strconv.ParseUint(txid, 10, 64)
+			}
+			return m, err
+		})
 		return err
 	})
 	if err != nil {
@@ -314,7 +339,10 @@ WHERE endpoint_id = $1 AND state = 'dead' AND (cardinality($2::bigint[]) = 0 OR 
 }
 
 // PruneWebhookMessages implements store.WebhookEndpoints through the
-// partial index of finished messages, and deletes the orphans: messages
+// partial index of finished messages, deletes the log's events the
+// endpoint's cursor has passed that occurred before cutoff (a range of
+// webhook_events_stream per endpoint) and those of an endpoint that is
+// gone, and deletes the orphan messages: messages
 // of an endpoint deleted while the statement that wrote them ran
 // (DeleteWebhookEndpoint), whatever their age — an endpoint commits before
 // any message joins it, so one missing now is gone for good —, at most
@@ -330,8 +358,26 @@ func (s *Store) PruneWebhookMessages(ctx context.Context, cutoff time.Time) (int
 			AND NOT EXISTS (SELECT 1 FROM {s}.webhook_endpoints e WHERE e.id = m.endpoint_id)
 		ORDER BY m.run_at, m.seq LIMIT $2)
 	RETURNING 1
+), l AS (
+	DELETE FROM {s}.webhook_events e USING {s}.webhook_endpoints w
+	WHERE e.endpoint_id = w.id AND (e.endpoint_id, e.txid, e.seq) <= (w.id, w.cursor_txid, w.cursor_seq) AND e.occurred_at < $1
+	RETURNING 1
+), ids AS (
+	-- The log's endpoints, one index probe each (a loose index scan).
+	WITH RECURSIVE r AS (
+		(SELECT endpoint_id FROM {s}.webhook_events ORDER BY endpoint_id LIMIT 1)
+		UNION ALL
+		SELECT (SELECT e.endpoint_id FROM {s}.webhook_events e WHERE e.endpoint_id > r.endpoint_id ORDER BY e.endpoint_id LIMIT 1)
+		FROM r WHERE r.endpoint_id IS NOT NULL
+	)
+	SELECT endpoint_id FROM r WHERE endpoint_id IS NOT NULL
+), lo AS (
+	DELETE FROM {s}.webhook_events e WHERE e.endpoint_id IN (SELECT i.endpoint_id FROM ids i
+		WHERE NOT EXISTS (SELECT 1 FROM {s}.webhook_endpoints w WHERE w.id = i.endpoint_id))
+	RETURNING 1
 )
-SELECT (SELECT count(*) FROM f) + (SELECT count(*) FROM o)`), cutoff, orphanBatch).Scan(&n)
+SELECT (SELECT count(*) FROM f) + (SELECT count(*) FROM o) + (SELECT count(*) FROM l) + (SELECT count(*) FROM lo)`),
+		cutoff, orphanBatch).Scan(&n)
 	return n, formatError(err, "webhook messages")
 }
 
@@ -382,8 +428,14 @@ func (s *Store) CountWebhookMessagesPending(ctx context.Context, max int) (int, 
 		return 0, heraldtype.FieldErrorf("max", "must be positive")
 	}
 	var n int
-	err := s.pool.QueryRow(ctx, s.q(`SELECT count(*) FROM (SELECT 1 FROM {s}.webhook_messages
-WHERE state IN ('pending', 'leased') ORDER BY run_at, seq LIMIT $1) c`), max).Scan(&n)
+	err := s.pool.QueryRow(ctx, s.q(`SELECT count(*) FROM (
+	(SELECT 1 FROM {s}.webhook_messages WHERE state IN ('pending', 'leased') ORDER BY run_at, seq LIMIT $1)
+	UNION ALL
+	(SELECT 1 FROM {s}.webhook_endpoints w JOIN LATERAL (SELECT 1 FROM {s}.webhook_events e
+		WHERE e.endpoint_id = w.id AND (e.endpoint_id, e.txid, e.seq) > (w.id, w.cursor_txid, w.cursor_seq) LIMIT $1) e ON true
+	LIMIT $1)
+) c`), max).Scan(&n)
+	n = min(n, max)
 	if err != nil {
 		return 0, formatError(err, "webhook messages")
 	}

@@ -27,8 +27,8 @@ func TestDeliveryFinishedCommitsWithTheOutcome(t *testing.T) {
 	ctx := t.Context()
 	count := func() (messages, types int, state, device string) {
 		t.Helper()
-		if err := s.pool.QueryRow(ctx, s.q(`SELECT (SELECT count(*) FROM {s}.webhook_messages),
-	(SELECT count(DISTINCT type) FROM {s}.webhook_messages), (SELECT state FROM {s}.deliveries),
+		if err := s.pool.QueryRow(ctx, s.q(`SELECT (SELECT count(*) FROM {s}.webhook_events),
+	(SELECT count(DISTINCT type) FROM {s}.webhook_events), (SELECT state FROM {s}.deliveries),
 	(SELECT status FROM {s}.devices WHERE id = 'd1')`)).Scan(&messages, &types, &state, &device); err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func TestEndpointDeletedDuringAnOutcome(t *testing.T) {
 		t.Fatal(err)
 	}
 	var orphans int
-	if err := s.pool.QueryRow(ctx, s.q(`SELECT count(*) FROM {s}.webhook_messages`)).Scan(&orphans); err != nil || orphans != 4 {
+	if err := s.pool.QueryRow(ctx, s.q(`SELECT count(*) FROM {s}.webhook_events`)).Scan(&orphans); err != nil || orphans != 4 {
 		t.Fatalf("messages after the delete = %d, %v; want the outcome's 4 orphans", orphans, err)
 	}
 	now := o.At

@@ -47,9 +47,8 @@ var (
 // id, the ordering key, the data (a JSON object) and the event's time; and
 // is an SQL condition on the rows (" AND …", or "").
 func webhookEventSQL(eventType, eventID, orderingKey, data, at, from, and string) string {
-	return `INSERT INTO ` + Schema + `webhook_messages (` + WebhookMessageColumns + `)
-SELECT e.id, CAST(` + eventID + ` AS text), '` + eventType + `', ` + orderingKey + `, CAST(` + data + ` AS text),
-	'pending', ` + at + `, ` + at + `, ` + at + `
+	return `INSERT INTO ` + Schema + `webhook_events (` + WebhookEventColumns + `)
+SELECT e.id, CAST(` + eventID + ` AS text), '` + eventType + `', ` + orderingKey + `, CAST(` + data + ` AS text), ` + at + `
 FROM ` + from + ` JOIN ` + Schema + `webhook_endpoints e ON ` + WebhookSubscribed("e", "'"+eventType+"'") + `
 WHERE EXISTS (SELECT 1 FROM ` + Schema + `webhook_endpoints WHERE enabled)` + and
 }

@@ -17,9 +17,11 @@ import (
 // that statement's own snapshot: no cache, and with no endpoint the cost
 // is one probe of a tiny table.
 
-// WebhookMessageColumns are the columns a new message sets; the
-// statements below give their values in this order.
-const WebhookMessageColumns = `endpoint_id, event_id, type, ordering_key, payload, state, run_at, occurred_at, first_at`
+// WebhookEventColumns are the columns a new event of the log
+// (webhook_events) sets; the statements below give their values in this
+// order. The log is insert-only: an endpoint's stream reads it past its
+// cursor (docs/ARCHITECTURE.md, "The event log").
+const WebhookEventColumns = `endpoint_id, event_id, type, ordering_key, payload, occurred_at`
 
 // WebhookSubscribed is the condition that endpoint alias e receives
 // events of the type the SQL expression eventType gives: it is enabled,
@@ -141,8 +143,8 @@ func OutcomeEventsSQL(d WebhookDialect, ev OutcomeEvents) string {
 	object := func(pairs string) string { return `CAST(` + d.JSONObject + `(` + pairs + `) AS text)` }
 	delivery := `'delivery_id', x.id, 'notification_id', x.notification_id, 'user_id', x.user_id,
 		'notification_type', x.ntype, 'channel', x.channel, 'state', x.state, 'attempt', x.attempt, 'error_code', x.last_code`
-	q := `INSERT INTO ` + Schema + `webhook_messages (` + WebhookMessageColumns + `)
-SELECT e.id, m.event_id, m.type, m.ordering_key, m.payload, 'pending', m.at, m.at, m.at
+	q := `INSERT INTO ` + Schema + `webhook_events (` + WebhookEventColumns + `)
+SELECT e.id, m.event_id, m.type, m.ordering_key, m.payload, m.at
 FROM (SELECT 'evt_d' || x.id || 'r' || x.replay_count AS event_id, '` + heraldtype.WebhookDeliveryFinished + `' AS type,
 		x.notification_id AS ordering_key, ` + object(delivery) + ` AS payload, x.at AS at, x.ord AS ord, 0 AS part
 	FROM ` + x + ` WHERE x.state IN (` + finalStates + `)

@@ -116,7 +116,12 @@ WHERE id = ?1 RETURNING `+webhookEndpointColumns, id, url, desc, events, enabled
 func (s *Store) DeleteWebhookEndpoint(ctx context.Context, id string) error {
 	return s.inTx(ctx, func(tx *writeTx) error {
 		res, err := s.exec(ctx, tx, `DELETE FROM webhook_endpoints WHERE id = ?`, id)
-		return affectedOne(res, err, "webhook endpoint "+quote(id))
+		if err := affectedOne(res, err, "webhook endpoint "+quote(id)); err != nil {
+			return err
+		}
+		// Its messages go by the foreign key; its events here.
+		_, err = s.exec(ctx, tx, `DELETE FROM webhook_events WHERE endpoint_id = ?`, id)
+		return formatError(err, "webhook events")
 	})
 }
 
@@ -144,11 +149,11 @@ func (s *Store) AddWebhookEvents(ctx context.Context, events []store.WebhookEven
 		n = 0
 		for _, e := range events {
 			at := micros(e.At)
-			res, err := s.exec(ctx, tx, `INSERT INTO webhook_messages (`+rules.WebhookMessageColumns+`)
-SELECT w.id, ?1, ?2, ?3, ?4, 'pending', ?5, ?5, ?5 FROM webhook_endpoints w
+			res, err := s.exec(ctx, tx, `INSERT INTO webhook_events (`+rules.WebhookEventColumns+`)
+SELECT w.id, ?1, ?2, ?3, ?4, ?5 FROM webhook_endpoints w
 WHERE CASE WHEN ?6 <> '' THEN w.id = ?6 ELSE `+rules.WebhookSubscribed("w", "?2")+` END
 ORDER BY w.id`, e.EventID, e.Type, e.OrderingKey, string(e.Data), at, e.EndpointID)
-			k, err := affected(res, err, "webhook messages")
+			k, err := affected(res, err, "webhook events")
 			if err != nil {
 				return err
 			}
@@ -320,9 +325,22 @@ func (s *Store) ListWebhookMessages(ctx context.Context, f store.WebhookMessageF
 	if err := tx.QueryRowContext(ctx, `SELECT 1 FROM webhook_endpoints WHERE id = ?`, f.EndpointID).Scan(&one); err != nil {
 		return nil, formatError(err, "webhook endpoint "+quote(f.EndpointID))
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+webhookMessageColumns+` FROM webhook_messages
-WHERE endpoint_id = ?1 AND (?2 = '' OR state = ?2) AND (?3 <= 0 OR seq < ?3)
-ORDER BY seq DESC LIMIT ?4`, f.EndpointID, string(f.State), f.Before, f.Limit)
+	// The retry table's messages and the log's events not copied there —
+	// sent when the cursor has passed them, pending before — in seq order
+	// (the single writer's commit order), newest first.
+	rows, err := tx.QueryContext(ctx, `SELECT * FROM (
+	SELECT * FROM (SELECT `+webhookMessageColumns+` FROM webhook_messages
+		WHERE endpoint_id = ?1 AND (?2 = '' OR state = ?2) AND (?3 <= 0 OR seq < ?3) ORDER BY seq DESC LIMIT ?4)
+	UNION ALL
+	SELECT * FROM (SELECT e.seq, e.endpoint_id, e.event_id, e.type, e.ordering_key, e.payload,
+			CASE WHEN e.seq <= w.cursor_seq THEN 'sent' ELSE 'pending' END AS state,
+			CASE WHEN e.seq <= w.cursor_seq THEN 1 ELSE 0 END, e.occurred_at, e.occurred_at, e.occurred_at, 0, '', NULL
+		FROM webhook_events e JOIN webhook_endpoints w ON w.id = e.endpoint_id
+		WHERE e.endpoint_id = ?1 AND (?3 <= 0 OR e.seq < ?3)
+			AND (?2 = '' OR ?2 = CASE WHEN e.seq <= w.cursor_seq THEN 'sent' ELSE 'pending' END)
+			AND NOT EXISTS (SELECT 1 FROM webhook_messages c WHERE c.seq = e.seq)
+		ORDER BY e.seq DESC LIMIT ?4)
+) ORDER BY seq DESC LIMIT ?4`, f.EndpointID, string(f.State), f.Before, f.Limit)
 	if err != nil {
 		return nil, formatError(err, "webhook messages")
 	}
@@ -372,6 +390,14 @@ func (s *Store) PruneWebhookMessages(ctx context.Context, cutoff time.Time) (int
 	err := s.inTx(ctx, func(tx *writeTx) error {
 		res, err := s.exec(ctx, tx, `DELETE FROM webhook_messages WHERE state IN ('sent', 'dead') AND finished_at < ?`, micros(cutoff))
 		n, err = affected(res, err, "webhook messages")
+		if err != nil {
+			return err
+		}
+		// The log's events the endpoint's cursor has passed.
+		res, err = s.exec(ctx, tx, `DELETE FROM webhook_events AS e WHERE e.occurred_at < ?
+	AND e.seq <= (SELECT w.cursor_seq FROM webhook_endpoints w WHERE w.id = e.endpoint_id)`, micros(cutoff))
+		k, err := affected(res, err, "webhook events")
+		n += k
 		return err
 	})
 	return n, err
@@ -420,8 +446,10 @@ func (s *Store) CountWebhookMessagesPending(ctx context.Context, max int) (int, 
 		return 0, heraldtype.FieldErrorf("max", "must be positive")
 	}
 	var n int
-	err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM webhook_messages
-WHERE state IN ('pending', 'leased') ORDER BY run_at, seq LIMIT ?)`, max).Scan(&n)
+	err := s.read.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM (SELECT 1 FROM webhook_messages
+WHERE state IN ('pending', 'leased') ORDER BY run_at, seq LIMIT ?1)) + (SELECT count(*) FROM (SELECT 1
+FROM webhook_endpoints w JOIN webhook_events e ON e.endpoint_id = w.id AND e.seq > w.cursor_seq LIMIT ?1))`, max).Scan(&n)
+	n = min(n, max)
 	if err != nil {
 		return 0, formatError(err, "webhook messages")
 	}
