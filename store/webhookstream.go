@@ -65,9 +65,6 @@ type WebhookStream struct {
 	// Secrets sign the messages, as WebhookJob's.
 	Secrets      []string
 	FailingSince *time.Time
-	// Attempt counts the batches in a row that failed whole before this
-	// one (the stream's backoff).
-	Attempt int
 	// Events in log order, at most the claim's Limit.
 	Events []WebhookLogEvent
 	// Held names the ordering keys of Events that have an unfinished
@@ -95,17 +92,13 @@ type WebhookStreamAdvance struct {
 	EndpointID string
 	Owner      string
 	At         time.Time
-	// Through, when not zero, moves the cursor there: the batch's last
-	// event. Zero keeps the cursor (a batch that failed whole).
+	// Through moves the cursor there: the batch's last event.
 	Through WebhookPosition
 	// Moves are the events copied into the retry table, in log order.
 	Moves []WebhookMove
 	// Sent says a send of the batch succeeded: the endpoint is failing no
-	// more and the stream's attempt count restarts.
+	// more.
 	Sent bool
-	// RetryAt, when set (a batch that failed whole), holds the stream
-	// until then and counts the attempt; the cursor stays.
-	RetryAt time.Time
 	// Failed says a send failed: the endpoint is failing since At unless
 	// it already was. Disable, DisableFailingSince and FailingReason
 	// disable it as WebhookFinish's do.
@@ -118,8 +111,8 @@ type WebhookStreamAdvance struct {
 // WebhookStreams is the log's side of WebhookEndpoints.
 type WebhookStreams interface {
 	// ClaimWebhookStream leases the stream of one enabled endpoint, not in
-	// p.Skip, whose stream no live lease holds and no backoff holds, that
-	// has events past its cursor, and returns up to p.Limit of them in
+	// p.Skip, whose stream no live lease holds, that has events past its
+	// cursor, and returns up to p.Limit of them in
 	// log order with its Held keys; nil when there is none. On PostgreSQL
 	// only events whose transaction is older than every running one are
 	// read, so none can later appear behind the cursor.
@@ -159,8 +152,8 @@ func CheckWebhookStreamAdvance(a WebhookStreamAdvance) error {
 			return heraldtype.FieldErrorf("state", "a moved message is pending or dead, not %q", m.State)
 		}
 	}
-	if a.Through.IsZero() && a.RetryAt.IsZero() {
-		return heraldtype.FieldErrorf("through", "an advance moves the cursor or holds the stream")
+	if a.Through.IsZero() {
+		return heraldtype.FieldErrorf("through", "an advance moves the cursor")
 	}
 	return nil
 }

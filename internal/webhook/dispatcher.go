@@ -23,6 +23,7 @@ type Store interface {
 	FinishWebhookMessage(ctx context.Context, f store.WebhookFinish) (applied, disabled bool, err error)
 	FinishWebhooksSent(ctx context.Context, fs []store.WebhookFinish) (int, error)
 	CountWebhookMessagesPending(ctx context.Context, max int) (int, error)
+	Stream
 }
 
 // Doer sends a request: *outbound.Client, whose guard admits public
@@ -330,9 +331,10 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 
 // claimAndSend claims what this instance may send now — at most what is
 // left of BatchSize, at most MaxInFlightPerEndpoint of one endpoint, none
-// of an endpoint it is still sending to — and starts the sends, one
-// group per endpoint; wg ends when they have. It returns how many it
-// claimed and the claim's limit.
+// of an endpoint it is still sending to — first the retry table's due
+// messages, then the log's streams (stream.go), and starts the sends,
+// one group per endpoint; wg ends when they have. It returns how many it
+// claimed and the retry claim's limit.
 func (d *Dispatcher) claimAndSend(ctx context.Context) (n, limit int, wg *sync.WaitGroup, err error) {
 	wg = &sync.WaitGroup{}
 	d.flightMu.Lock()
@@ -367,15 +369,17 @@ func (d *Dispatcher) claimAndSend(ctx context.Context) (n, limit int, wg *sync.W
 		d.inFlight += len(js)
 	}
 	d.flightMu.Unlock()
-	ctx = context.WithoutCancel(ctx)
+	sctx := context.WithoutCancel(ctx)
 	for _, e := range order {
 		d.sending.Add(1)
 		wg.Go(func() {
 			defer d.sending.Done()
-			d.sendGroup(ctx, e, groups[e])
+			d.sendGroup(sctx, e, groups[e])
 		})
 	}
-	return len(jobs), limit, wg, nil
+	// Then the log's streams, with the room left.
+	streamed, err := d.claimStreams(ctx, wg)
+	return len(jobs) + streamed, limit, wg, err
 }
 
 // sendGroup sends one endpoint's claimed messages side by side and

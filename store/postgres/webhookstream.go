@@ -33,18 +33,16 @@ func (s *Store) ClaimWebhookStream(ctx context.Context, p store.WebhookStreamCla
 		skip = []string{}
 	}
 	var (
-		st             store.WebhookStream
-		secret, prev   string
-		cursorTxid     string
-		cursorSeq      int64
-		failing        *time.Time
-		streamAttempts int
+		st           store.WebhookStream
+		secret, prev string
+		cursorTxid   string
+		cursorSeq    int64
+		failing      *time.Time
 	)
 	err := s.pool.QueryRow(ctx, s.q(`WITH c AS (
 	SELECT w.id FROM {s}.webhook_endpoints w
 	WHERE w.enabled AND w.id <> ALL ($4::text[])
 		AND (w.stream_owner = '' OR w.stream_until <= $1)
-		AND (w.stream_run_at IS NULL OR w.stream_run_at <= $1)
 		AND EXISTS (SELECT 1 FROM {s}.webhook_events e WHERE e.endpoint_id = w.id
 			AND (e.endpoint_id, e.txid, e.seq) > (w.id, w.cursor_txid, w.cursor_seq) AND `+visible+`)
 	ORDER BY w.stream_until NULLS FIRST, w.id LIMIT 1
@@ -53,16 +51,15 @@ func (s *Store) ClaimWebhookStream(ctx context.Context, p store.WebhookStreamCla
 UPDATE {s}.webhook_endpoints w SET stream_owner = $2, stream_until = $3
 FROM c WHERE w.id = c.id
 RETURNING w.id, w.url, w.secret, CASE WHEN w.previous_until > $1 THEN w.previous_secret ELSE '' END,
-	w.failing_since, w.stream_attempt, w.cursor_txid::text, w.cursor_seq`),
-		p.Now, p.Owner, p.LeaseUntil, skip).Scan(&st.EndpointID, &st.URL, &secret, &prev, &failing, &streamAttempts,
-		&cursorTxid, &cursorSeq)
+	w.failing_since, w.cursor_txid::text, w.cursor_seq`),
+		p.Now, p.Owner, p.LeaseUntil, skip).Scan(&st.EndpointID, &st.URL, &secret, &prev, &failing, &cursorTxid, &cursorSeq)
 	if err == pgx.ErrNoRows {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, formatError(err, "webhook stream")
 	}
-	st.FailingSince, st.Attempt = utcPtr(failing), streamAttempts
+	st.FailingSince = utcPtr(failing)
 	st.Secrets = []string{secret}
 	if prev != "" {
 		st.Secrets = append(st.Secrets, prev)
@@ -135,40 +132,32 @@ func (s *Store) AdvanceWebhookStream(ctx context.Context, a store.WebhookStreamA
 			runAts[i], finished[i] = a.At, &a.At
 		}
 	}
-	var through *string
-	if !a.Through.IsZero() {
-		t := strconv.FormatUint(a.Through.Txid, 10)
-		through = &t
-	}
 	var applied, disabled int
 	err := s.pool.QueryRow(ctx, s.q(`WITH w AS (
 	UPDATE {s}.webhook_endpoints w SET
 		stream_owner = '', stream_until = $3,
-		cursor_txid = coalesce($4::text::xid8, w.cursor_txid),
-		cursor_seq = CASE WHEN $4::text IS NULL THEN w.cursor_seq ELSE $5 END,
-		stream_run_at = $6,
-		stream_attempt = CASE WHEN $6::timestamptz IS NOT NULL THEN w.stream_attempt + 1 WHEN $7 THEN 0 ELSE w.stream_attempt END,
-		failing_since = CASE WHEN $7 THEN NULL WHEN $8 THEN coalesce(w.failing_since, $3) ELSE w.failing_since END,
+		cursor_txid = $4::text::xid8, cursor_seq = $5,
+		failing_since = CASE WHEN $6 THEN NULL WHEN $7 THEN coalesce(w.failing_since, $3) ELSE w.failing_since END,
 		enabled = w.enabled AND NOT (`+streamDisable+`),
 		disabled_reason = CASE WHEN w.enabled AND `+streamDisable+` THEN
-			CASE WHEN $9 <> '' THEN $9 ELSE $11 END ELSE w.disabled_reason END,
-		updated_at = CASE WHEN ($7 AND w.failing_since IS NOT NULL) OR ($8 AND NOT $7 AND w.failing_since IS NULL)
+			CASE WHEN $8 <> '' THEN $8 ELSE $10 END ELSE w.disabled_reason END,
+		updated_at = CASE WHEN ($6 AND w.failing_since IS NOT NULL) OR ($7 AND NOT $6 AND w.failing_since IS NULL)
 			OR (w.enabled AND `+streamDisable+`) THEN $3 ELSE w.updated_at END
 	WHERE w.id = $1 AND w.stream_owner = $2
-	RETURNING w.enabled AND `+streamDisable+` AS off
+	RETURNING `+streamDisable+` AS off
 ), m AS (
 	INSERT INTO {s}.webhook_messages (seq, txid, endpoint_id, event_id, type, ordering_key, payload, state, attempt,
 		run_at, occurred_at, first_at, last_status, last_error, finished_at) OVERRIDING SYSTEM VALUE
 	SELECT v.seq, v.txid::xid8, $1, v.event_id, v.type, v.ordering_key, v.payload, v.state, v.attempt,
 		v.run_at, v.occurred_at, v.first_at, v.status, v.error, v.finished
-	FROM unnest($12::bigint[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::int[],
-		$20::timestamptz[], $21::timestamptz[], $22::timestamptz[], $23::int[], $24::text[], $25::timestamptz[])
+	FROM unnest($11::bigint[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::int[],
+		$19::timestamptz[], $20::timestamptz[], $21::timestamptz[], $22::int[], $23::text[], $24::timestamptz[])
 		AS v (seq, txid, event_id, type, ordering_key, payload, state, attempt, run_at, occurred_at, first_at, status, error, finished)
 	WHERE EXISTS (SELECT 1 FROM w)
 	ON CONFLICT (seq) DO NOTHING
 )
 SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM w WHERE off)`),
-		a.EndpointID, a.Owner, a.At, through, a.Through.Seq, nullTime(a.RetryAt), a.Sent, a.Failed,
+		a.EndpointID, a.Owner, a.At, strconv.FormatUint(a.Through.Txid, 10), a.Through.Seq, a.Sent, a.Failed,
 		a.Disable, nullTime(a.DisableFailingSince), a.FailingReason,
 		seqs, txids, ids, types, keys, payloads, states, attempts, runAts, occurred, firsts, statuses, errs, finished).
 		Scan(&applied, &disabled)
@@ -179,10 +168,10 @@ SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM w WHERE off)`),
 }
 
 // streamDisable is AdvanceWebhookStream's condition for disabling the
-// endpoint w: a batch with a failure and no success that asks for it ($9,
-// 410 Gone), or one while the endpoint has been failing since $10 or
-// earlier (a NULL $10, no disable_after, never disables).
-const streamDisable = `coalesce($8 AND NOT $7 AND ($9 <> '' OR coalesce(w.failing_since, $3) <= $10), false)`
+// endpoint w: an answer that asks for it ($8, 410 Gone), or a batch with
+// a failure and no success while the endpoint has been failing since $9
+// or earlier (a NULL $9, no disable_after, never disables).
+const streamDisable = `coalesce($8 <> '' OR ($7 AND NOT $6 AND coalesce(w.failing_since, $3) <= $9), false)`
 
 // CountWebhookBacklog implements store.WebhookStreams along
 // webhook_events_stream.

@@ -31,7 +31,6 @@ func (s *Store) ClaimWebhookStream(ctx context.Context, p store.WebhookStreamCla
 	const candidates = `FROM webhook_endpoints w
 WHERE w.enabled AND w.id NOT IN (SELECT value FROM json_each(?2))
 	AND (w.stream_owner = '' OR w.stream_until <= ?1)
-	AND (w.stream_run_at IS NULL OR w.stream_run_at <= ?1)
 	AND EXISTS (SELECT 1 FROM webhook_events e WHERE e.endpoint_id = w.id AND e.seq > w.cursor_seq)`
 	var any bool
 	if err := s.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 `+candidates+`)`, micros(p.Now), string(skip)).Scan(&any); err != nil || !any {
@@ -41,24 +40,23 @@ WHERE w.enabled AND w.id NOT IN (SELECT value FROM json_each(?2))
 	err = s.inTx(ctx, func(tx *writeTx) error {
 		st = nil
 		var (
-			c              store.WebhookStream
-			secret, prev   string
-			failing        sql.NullInt64
-			cursor         int64
-			streamAttempts int
+			c            store.WebhookStream
+			secret, prev string
+			failing      sql.NullInt64
+			cursor       int64
 		)
 		err := tx.QueryRowContext(ctx, `UPDATE webhook_endpoints SET stream_owner = ?3, stream_until = ?4
 WHERE id = (SELECT w.id `+candidates+` ORDER BY w.stream_until NULLS FIRST, w.id LIMIT 1)
 RETURNING id, url, secret, CASE WHEN previous_until > ?1 THEN previous_secret ELSE '' END, failing_since,
-	stream_attempt, cursor_seq`, micros(p.Now), string(skip), p.Owner, micros(p.LeaseUntil)).
-			Scan(&c.EndpointID, &c.URL, &secret, &prev, &failing, &streamAttempts, &cursor)
+	cursor_seq`, micros(p.Now), string(skip), p.Owner, micros(p.LeaseUntil)).
+			Scan(&c.EndpointID, &c.URL, &secret, &prev, &failing, &cursor)
 		if err == sql.ErrNoRows {
 			return nil
 		}
 		if err != nil {
 			return formatError(err, "webhook stream")
 		}
-		c.FailingSince, c.Attempt, c.Secrets = fromNullMicros(failing), streamAttempts, []string{secret}
+		c.FailingSince, c.Secrets = fromNullMicros(failing), []string{secret}
 		if prev != "" {
 			c.Secrets = append(c.Secrets, prev)
 		}
@@ -127,19 +125,11 @@ func (s *Store) AdvanceWebhookStream(ctx context.Context, a store.WebhookStreamA
 	var applied, disabled bool
 	err := s.inTx(ctx, func(tx *writeTx) error {
 		applied, disabled = false, false
-		var through sql.NullInt64
-		if !a.Through.IsZero() {
-			through = sql.NullInt64{Int64: a.Through.Seq, Valid: true}
-		}
-		var retryAt sql.NullInt64
-		if !a.RetryAt.IsZero() {
-			retryAt = sql.NullInt64{Int64: micros(a.RetryAt), Valid: true}
-		}
 		var disableSince sql.NullInt64
 		if !a.DisableFailingSince.IsZero() {
 			disableSince = sql.NullInt64{Int64: micros(a.DisableFailingSince), Valid: true}
 		}
-		const off = `coalesce(?6 AND NOT ?5 AND (?7 <> '' OR coalesce(failing_since, ?3) <= ?8), 0)`
+		const off = `coalesce(?7 <> '' OR (?6 AND NOT ?5 AND coalesce(failing_since, ?3) <= ?8), 0)`
 		var was bool
 		err := tx.QueryRowContext(ctx, `SELECT enabled FROM webhook_endpoints WHERE id = ?1 AND stream_owner = ?2`,
 			a.EndpointID, a.Owner).Scan(&was)
@@ -152,17 +142,15 @@ func (s *Store) AdvanceWebhookStream(ctx context.Context, a store.WebhookStreamA
 		var now bool
 		err = tx.QueryRowContext(ctx, `UPDATE webhook_endpoints SET
 	stream_owner = '', stream_until = ?3,
-	cursor_seq = coalesce(?4, cursor_seq),
-	stream_run_at = ?9,
-	stream_attempt = CASE WHEN ?9 IS NOT NULL THEN stream_attempt + 1 WHEN ?5 THEN 0 ELSE stream_attempt END,
+	cursor_seq = ?4,
 	failing_since = CASE WHEN ?5 THEN NULL WHEN ?6 THEN coalesce(failing_since, ?3) ELSE failing_since END,
 	enabled = enabled AND NOT `+off+`,
-	disabled_reason = CASE WHEN enabled AND `+off+` THEN CASE WHEN ?7 <> '' THEN ?7 ELSE ?10 END ELSE disabled_reason END,
+	disabled_reason = CASE WHEN enabled AND `+off+` THEN CASE WHEN ?7 <> '' THEN ?7 ELSE ?9 END ELSE disabled_reason END,
 	updated_at = CASE WHEN (?5 AND failing_since IS NOT NULL) OR (?6 AND NOT ?5 AND failing_since IS NULL)
 		OR (enabled AND `+off+`) THEN ?3 ELSE updated_at END
 WHERE id = ?1 AND stream_owner = ?2
 RETURNING enabled`,
-			a.EndpointID, a.Owner, micros(a.At), through, a.Sent, a.Failed, a.Disable, disableSince, retryAt,
+			a.EndpointID, a.Owner, micros(a.At), a.Through.Seq, a.Sent, a.Failed, a.Disable, disableSince,
 			a.FailingReason).Scan(&now)
 		if err != nil {
 			return formatError(err, "webhook stream")

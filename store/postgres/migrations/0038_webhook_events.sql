@@ -31,13 +31,9 @@ SELECT setval(pg_get_serial_sequence('webhook_events', 'seq'),
 -- A message copied from an event keeps its txid, so both lists merge in
 -- one order; the messages written before the log have 0.
 ALTER TABLE webhook_messages ADD COLUMN txid xid8 NOT NULL DEFAULT '0';
--- The stream: the position read through, and its lease. stream_run_at
--- holds a stream whose whole batch failed until its backoff ends;
--- stream_attempt counts such batches in a row.
+-- The stream: the position read through, and its lease.
 ALTER TABLE webhook_endpoints
 	ADD COLUMN cursor_txid xid8 NOT NULL DEFAULT '0',
 	ADD COLUMN cursor_seq bigint NOT NULL DEFAULT 0,
 	ADD COLUMN stream_owner text NOT NULL DEFAULT '',
-	ADD COLUMN stream_until timestamptz,
-	ADD COLUMN stream_run_at timestamptz,
-	ADD COLUMN stream_attempt integer NOT NULL DEFAULT 0;
+	ADD COLUMN stream_until timestamptz;

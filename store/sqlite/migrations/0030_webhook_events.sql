@@ -18,5 +18,3 @@ INSERT INTO sqlite_sequence (name, seq) SELECT 'webhook_events', coalesce(max(se
 ALTER TABLE webhook_endpoints ADD COLUMN cursor_seq INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE webhook_endpoints ADD COLUMN stream_owner TEXT NOT NULL DEFAULT '';
 ALTER TABLE webhook_endpoints ADD COLUMN stream_until INTEGER;
-ALTER TABLE webhook_endpoints ADD COLUMN stream_run_at INTEGER;
-ALTER TABLE webhook_endpoints ADD COLUMN stream_attempt INTEGER NOT NULL DEFAULT 0;
