@@ -10,31 +10,16 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/storetest"
 )
 
 // deadWebhookMessage writes a message for the endpoint and makes it dead,
 // as retrying it for webhooks.retry_for would, and returns its seq.
 func deadWebhookMessage(t *testing.T, e *env, endpoint, eventID string) int64 {
 	t.Helper()
-	ctx := context.Background()
-	now := time.Now()
-	if _, err := e.store.AddWebhookEvents(ctx, []store.WebhookEvent{{EventID: eventID, Type: heraldtype.WebhookDeliveryFinished,
-		OrderingKey: eventID, Data: []byte(`{"state":"sent"}`), At: now, EndpointID: endpoint}}); err != nil {
-		t.Fatal(err)
-	}
-	jobs, err := e.store.ClaimWebhookMessages(ctx, store.WebhookClaim{Owner: "t", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10})
-	if err != nil || len(jobs) != 1 {
-		t.Fatalf("claim: %+v, %v", jobs, err)
-	}
-	if _, _, err := e.store.FinishWebhookMessage(ctx, store.WebhookFinish{Seq: jobs[0].Seq, Owner: "t", Attempt: 1, At: now,
-		State: heraldtype.WebhookDead, Status: 500, Error: "answered 500"}); err != nil {
-		t.Fatal(err)
-	}
-	return jobs[0].Seq
+	return storetest.DeadWebhookMessage(t, e.store, endpoint, eventID, 500, "answered 500")
 }
 
 // Issue 35 item 4: the webhooks views — the list, an endpoint's page with

@@ -8,7 +8,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/heraldtype"
-	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/storetest"
 )
 
 // Issue 35 item 4: /v1/webhooks — create (the secret shown once), list,
@@ -90,18 +90,7 @@ func TestWebhooksAPI(t *testing.T) {
 	if _, err := e.client.UpdateWebhook(t.Context(), created.ID, heraldtype.WebhookEndpointUpdate{Enabled: &on}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.AddWebhookEvents(t.Context(), []store.WebhookEvent{{EventID: "evt_1", Type: heraldtype.WebhookDeliveryFinished,
-		OrderingKey: "n1", Data: []byte(`{"state":"sent"}`), At: time.Now()}}); err != nil {
-		t.Fatal(err)
-	}
-	jobs, err := e.store.ClaimWebhookMessages(t.Context(), store.WebhookClaim{Owner: "w", Now: time.Now(), LeaseUntil: time.Now().Add(time.Minute), Limit: 10})
-	if err != nil || len(jobs) != 1 {
-		t.Fatalf("claim: %v, %v", jobs, err)
-	}
-	if _, _, err := e.store.FinishWebhookMessage(t.Context(), store.WebhookFinish{Seq: jobs[0].Seq, Owner: "w", Attempt: 1,
-		At: time.Now(), State: heraldtype.WebhookDead, Status: 500, Error: "answered 500"}); err != nil {
-		t.Fatal(err)
-	}
+	storetest.DeadWebhookMessage(t, e.store, created.ID, "evt_1", 500, "answered 500")
 	var page heraldtype.WebhookMessagePage
 	e.do("GET", "/v1/webhooks/"+created.ID+"/messages?state=dead", nil).expect(t, http.StatusOK, &page)
 	if len(page.Messages) != 1 || page.Messages[0].EventID != "evt_1" || page.Messages[0].LastStatus != 500 ||
