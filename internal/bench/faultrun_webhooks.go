@@ -77,8 +77,13 @@ type webhookCounts struct{ total, unfinished, dead int }
 
 func (w *faultWebhooks) counts(ctx context.Context, st *postgres.Store) (webhookCounts, error) {
 	var c webhookCounts
-	err := st.Pool().QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE state IN ('pending', 'leased')),
-	count(*) FILTER (WHERE state = 'dead') FROM `+w.schema+`.webhook_messages`).Scan(&c.total, &c.unfinished, &c.dead)
+	// Every event is in the log; those past the cursor are still to be
+	// sent, as are the retry table's pending and leased messages.
+	err := st.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM `+w.schema+`.webhook_events),
+	(SELECT count(*) FROM `+w.schema+`.webhook_events e JOIN `+w.schema+`.webhook_endpoints p ON p.id = e.endpoint_id
+		WHERE (e.txid, e.seq) > (p.cursor_txid, p.cursor_seq))
+	+ (SELECT count(*) FROM `+w.schema+`.webhook_messages WHERE state IN ('pending', 'leased')),
+	(SELECT count(*) FROM `+w.schema+`.webhook_messages WHERE state = 'dead')`).Scan(&c.total, &c.unfinished, &c.dead)
 	return c, err
 }
 
@@ -127,14 +132,15 @@ func (w *faultWebhooks) drain(ctx context.Context, st *postgres.Store, rep *Faul
 }
 
 // check compares what was written with what arrived: every delivery that
-// ended has its delivery.finished written, every message written arrived
-// signed at least once, and a notification's messages first arrived in
-// the order they were written.
+// ended has its delivery.finished in the log, every event of the log
+// arrived signed at least once (from the stream or, after a failure, the
+// retry table), and a notification's events first arrived in the log's
+// order.
 func (w *faultWebhooks) check(ctx context.Context, st *postgres.Store, rep *FaultReport, problem func(string, ...any)) error {
 	var notWritten int
 	if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM `+w.schema+`.deliveries d
 	WHERE d.state IN ('sent', 'dead', 'unknown', 'skipped', 'opted_out', 'rate_limited') AND d.id NOT IN (
-		SELECT (m.payload::jsonb ->> 'delivery_id')::bigint FROM `+w.schema+`.webhook_messages m WHERE m.type = $1)`,
+		SELECT (e.payload::jsonb ->> 'delivery_id')::bigint FROM `+w.schema+`.webhook_events e WHERE e.type = $1)`,
 		heraldtype.WebhookDeliveryFinished).Scan(&notWritten); err != nil {
 		return err
 	}
@@ -157,7 +163,8 @@ func (w *faultWebhooks) check(ctx context.Context, st *postgres.Store, rep *Faul
 			rep.WebhookRedeliveries++
 		}
 	}
-	rows, err := st.Pool().Query(ctx, `SELECT event_id, ordering_key, state FROM `+w.schema+`.webhook_messages ORDER BY seq`)
+	rows, err := st.Pool().Query(ctx, `SELECT e.event_id, e.ordering_key, coalesce(m.state, '')
+	FROM `+w.schema+`.webhook_events e LEFT JOIN `+w.schema+`.webhook_messages m ON m.seq = e.seq ORDER BY e.txid, e.seq`)
 	if err != nil {
 		return err
 	}

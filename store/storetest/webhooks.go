@@ -27,6 +27,9 @@ func testWebhooks(t *testing.T, newStore NewStore) {
 	t.Run("DeadAndReplay", func(t *testing.T) { t.Parallel(); testWebhookReplay(t, newFixture(t, newStore)) })
 	t.Run("BadArguments", func(t *testing.T) { t.Parallel(); testWebhookArguments(t, newFixture(t, newStore)) })
 	t.Run("Prune", func(t *testing.T) { t.Parallel(); testWebhookPrune(t, newFixture(t, newStore)) })
+	t.Run("Stream", func(t *testing.T) { t.Parallel(); testWebhookStream(t, newFixture(t, newStore)) })
+	t.Run("StreamLease", func(t *testing.T) { t.Parallel(); testWebhookStreamLease(t, newFixture(t, newStore)) })
+	t.Run("StreamHeld", func(t *testing.T) { t.Parallel(); testWebhookStreamHeld(t, newFixture(t, newStore)) })
 }
 
 const (
