@@ -38,6 +38,7 @@ var operations = map[string]string{
 	"GET /v1/types/{type}":                        "GetType",
 	"PUT /v1/types/{type}":                        "PutType",
 	"POST /v1/notifications":                      "Trigger",
+	"POST /v1/notifications/cancel":               "Cancel",
 	"GET /v1/notifications/{id}":                  "GetNotification",
 	"GET /v1/deliveries":                          "ListDeliveries",
 	"GET /v1/deliveries/{id}":                     "GetDelivery",

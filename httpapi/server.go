@@ -33,6 +33,7 @@
 //	PUT    /v1/types/{type}                       declare a notification type (admin)
 //	POST   /v1/notifications                      trigger notifications (Idempotency-Key)
 //	GET    /v1/notifications/{id}                 a notification's deliveries and attempts
+//	POST   /v1/notifications/cancel               cancel by id or cancellation key, synchronously
 //	GET    /v1/deliveries                         list deliveries, e.g. dead letters (S0.4)
 //	GET    /v1/deliveries/{id}                    one delivery with its attempts (its timeline)
 //	POST   /v1/deliveries/{id}/replay             replay one dead or unknown delivery (S4.6)
@@ -305,6 +306,7 @@ func (s *Server) routes(metrics, console http.Handler) {
 	s.handle("GET /v1/types/{type}", needScope(auth.ScopeNotificationsRead), s.getType)
 	s.handle("PUT /v1/types/{type}", needScope(auth.ScopeAdmin), s.putType)
 	s.handle("POST /v1/notifications", needScope(auth.ScopeNotificationsWrite), s.trigger)
+	s.handle("POST /v1/notifications/cancel", needScope(auth.ScopeNotificationsWrite), s.cancel)
 	s.handle("GET /v1/notifications/{id}", needScope(auth.ScopeNotificationsRead), s.getNotification)
 	s.handle("GET /v1/deliveries", needScope(auth.ScopeDeliveriesRead), s.listDeliveries)
 	s.handle("GET /v1/deliveries/{id}", needScope(auth.ScopeDeliveriesRead), s.getDelivery)
