@@ -63,6 +63,19 @@ type CancelledDelivery struct {
 	// Outcome is CancelCancelled, CancelSent, CancelNotSent or
 	// CancelInFlight.
 	Outcome string `json:"outcome"`
+	// now: this call cancelled it (not an earlier one).
+	now bool
+}
+
+// cancelledNow counts the deliveries this cancel moved to cancelled.
+func (r CancelResult) cancelledNow() int {
+	n := 0
+	for _, d := range r.Deliveries {
+		if d.now {
+			n++
+		}
+	}
+	return n
 }
 
 // cancelPollFirst and cancelPollMax bound how long Cancel waits before it
@@ -118,6 +131,7 @@ func (c *Client) Cancel(ctx context.Context, r CancelRequest) (CancelResult, err
 				order = append(order, d.ID)
 			}
 			cd.State = d.State
+			cd.now = cd.now || d.Cancelled
 			switch {
 			case d.State == heraldtype.StateCancelled:
 				cd.Outcome = CancelCancelled

@@ -183,3 +183,36 @@ func TestCancelWaitsForTheSendInFlight(t *testing.T) {
 		}
 	}
 }
+
+// TestEventCancelsByKey: an event carrying a cancellation key cancels its
+// user's notifications of that key before Track returns, and the
+// timeline names the event; an event without a user cancels every
+// user's; a bad key is refused naming the field (issue 36 item 4).
+func TestEventCancelsByKey(t *testing.T) {
+	p := newPipeline(t, nil)
+	p.device("u1", "d1", "tok-1")
+	p.device("u2", "d2", "tok-2")
+	later := p.clock.Now().Add(time.Hour)
+	n1 := p.enqueue(Request{UserID: "u1", CancellationKey: "order-7", SendAt: &later}).Notifications[0].ID
+	n2 := p.enqueue(Request{UserID: "u2", CancellationKey: "order-7", SendAt: &later}).Notifications[0].ID
+	out, err := p.client.Track(p.ctx, Event{Name: "order_shipped", UserID: "u1", CancellationKey: "order-7"})
+	if err != nil || out.CancelledDeliveries != 1 {
+		t.Fatalf("Track = %+v, %v; want one delivery cancelled", out, err)
+	}
+	st := p.status(n1)
+	at := st.Deliveries[0].Attempts
+	if st.Status != heraldtype.HistoryCancelled || !strings.Contains(at[len(at)-1].Error, "by event order_shipped") {
+		t.Fatalf("u1's notification: %s, timeline %+v", st.Status, at)
+	}
+	if st := p.status(n2); st.Status != heraldtype.HistoryPending {
+		t.Fatalf("u2's notification is %s; an event of u1 cancels only u1's", st.Status)
+	}
+	if out, err := p.client.Track(p.ctx, Event{Name: "sale_ended", CancellationKey: "order-7"}); err != nil || out.CancelledDeliveries != 1 {
+		t.Fatalf("Track without a user = %+v, %v; want u2's cancelled", out, err)
+	}
+	_, err = p.client.Track(p.ctx, Event{Name: "x", CancellationKey: "k\x01"})
+	var e *heraldtype.Error
+	if !errors.As(err, &e) || e.Field != "cancellation_key" {
+		t.Fatalf("Track with a control character in the key = %v", err)
+	}
+}

@@ -110,3 +110,29 @@ func TestCancelRouteBadInput(t *testing.T) {
 		t.Errorf("a notifications:read key cancelled: %d", r.status)
 	}
 }
+
+// TestEventCancelsByKeyRoute: POST /v1/events with a cancellation_key
+// cancels the user's notifications of the key before it answers.
+func TestEventCancelsByKeyRoute(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{})
+	e.seedUser("alice")
+	var a triggerAnswer
+	e.do("POST", "/v1/notifications", map[string]any{"user_id": "alice", "type": "cart", "title": "Your cart",
+		"cancellation_key": "order-8"}).expect(t, http.StatusAccepted, &a)
+	var out herald.TrackResult
+	e.do("POST", "/v1/events", map[string]any{"name": "order_shipped", "user_id": "alice", "cancellation_key": "order-8"}).
+		expect(t, http.StatusOK, &out)
+	if out.CancelledDeliveries != 1 {
+		t.Fatalf("event = %+v, want one delivery cancelled", out)
+	}
+	var st herald.NotificationStatus
+	e.do("GET", "/v1/notifications/"+a.ID, nil).expect(t, http.StatusOK, &st)
+	if st.Status != heraldtype.HistoryCancelled {
+		t.Fatalf("status %s", st.Status)
+	}
+	if r := e.do("POST", "/v1/events", map[string]any{"name": "x", "cancellation_key": strings.Repeat("k", 256)}); r.status != http.StatusBadRequest ||
+		r.errorBody(t).Field != "cancellation_key" {
+		t.Fatalf("long key: %d %s", r.status, r.body)
+	}
+}
