@@ -14,15 +14,17 @@ import (
 // cancelSelection is the condition on notification n that p selects, and
 // its arguments ($1, $2): by id, by key for one user (the index
 // notifications_cancellation_key_user), or by key for every user (the
-// index notifications_cancellation_key).
+// index notifications_cancellation_key). Both indexes are partial (WHERE
+// cancellation_key <> ”), and a generic plan cannot prove that of $2:
+// the condition says it, so either plan may use them.
 func cancelSelection(p store.CancelParams) (string, []any) {
 	switch {
 	case len(p.NotificationIDs) > 0:
 		return `n.id = ANY ($1::text[])`, []any{p.NotificationIDs}
 	case p.UserID != "":
-		return `n.user_id = $1 AND n.cancellation_key = $2`, []any{p.UserID, p.CancellationKey}
+		return `n.user_id = $1 AND n.cancellation_key = $2 AND n.cancellation_key <> ''`, []any{p.UserID, p.CancellationKey}
 	default:
-		return `n.cancellation_key = $1`, []any{p.CancellationKey}
+		return `n.cancellation_key = $1 AND n.cancellation_key <> ''`, []any{p.CancellationKey}
 	}
 }
 

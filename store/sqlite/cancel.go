@@ -92,7 +92,8 @@ WHERE notification_id IN (SELECT value FROM json_each(?)) ORDER BY notification_
 
 // cancelSelection is the ids of the notifications p selects, in id order:
 // by id (those that exist), by key for one user, or by key for every user
-// (each through its partial index of the notifications with a key).
+// (each through its partial index of the notifications with a key, which
+// SQLite uses only when the query repeats the index's condition).
 func (s *Store) cancelSelection(ctx context.Context, tx *writeTx, p store.CancelParams) ([]string, error) {
 	var q string
 	var args []any
@@ -104,10 +105,12 @@ func (s *Store) cancelSelection(ctx context.Context, tx *writeTx, p store.Cancel
 		}
 		q, args = `SELECT id FROM notifications WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`, []any{string(list)}
 	case p.UserID != "":
-		q, args = `SELECT id FROM notifications WHERE user_id = ? AND cancellation_key = ? ORDER BY id`,
+		q, args = `SELECT id FROM notifications WHERE user_id = ? AND cancellation_key = ? AND cancellation_key <> ''
+ORDER BY id`,
 			[]any{p.UserID, p.CancellationKey}
 	default:
-		q, args = `SELECT id FROM notifications WHERE cancellation_key = ? ORDER BY id`, []any{p.CancellationKey}
+		q, args = `SELECT id FROM notifications WHERE cancellation_key = ? AND cancellation_key <> '' ORDER BY id`,
+			[]any{p.CancellationKey}
 	}
 	rows, err := s.query(ctx, tx, q, args...)
 	if err != nil {
