@@ -98,8 +98,18 @@ WHERE ` + sel + ` ORDER BY n.id, d.id`, args: args, read: func(rows pgx.Rows) er
 		}
 		return rows.Err()
 	}}
-	if err := s.indexedQueries(ctx, "deliveries", lock, move, read); err != nil {
-		return store.CancelResult{}, err
+	// A deadlock aborts the whole transaction, which then changed
+	// nothing: run it again, as Complete does.
+	for try := 1; ; try++ {
+		clear(moved)
+		res = store.CancelResult{}
+		err := s.indexedQueries(ctx, "deliveries", lock, move, read)
+		if err == nil {
+			break
+		}
+		if try == completeRetries || !retryable(err) {
+			return store.CancelResult{}, err
+		}
 	}
 	for i := range res.Deliveries {
 		res.Deliveries[i].Cancelled = moved[res.Deliveries[i].ID]
