@@ -78,6 +78,17 @@ func (r CancelResult) cancelledNow() int {
 	return n
 }
 
+// CancelWait is how long Cancel waits at most for deliveries in flight
+// (Config.CancelWait; 0 when it does not wait): a transport bounding a
+// cancel's time adds it to its own bound.
+func (c *Client) CancelWait() time.Duration { return max(c.cfg.CancelWait, 0) }
+
+// cancelRoundReserve is the time Cancel keeps, before its context's
+// deadline, for its last round: it stops waiting that much earlier and
+// reports what is still in flight, rather than running out of time in the
+// middle of a round and answering nothing.
+const cancelRoundReserve = 500 * time.Millisecond
+
 // cancelPollFirst and cancelPollMax bound how long Cancel waits before it
 // reads again the deliveries in flight: a provider answers a send in
 // milliseconds to seconds, so the wait starts short and doubles up to a
@@ -102,7 +113,10 @@ func (c *Client) Cancel(ctx context.Context, r CancelRequest) (CancelResult, err
 	if err != nil {
 		return CancelResult{}, err
 	}
-	deadline := time.Now().Add(max(c.cfg.CancelWait, 0))
+	deadline := time.Now().Add(c.CancelWait())
+	if d, ok := ctx.Deadline(); ok && d.Add(-cancelRoundReserve).Before(deadline) {
+		deadline = d.Add(-cancelRoundReserve)
+	}
 	decided := map[int64]*CancelledDelivery{}
 	var order []int64
 	var out CancelResult

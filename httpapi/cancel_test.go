@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
 )
 
 // TestCancelRoute: POST /v1/notifications/cancel by key cancels the
@@ -134,5 +136,48 @@ func TestEventCancelsByKeyRoute(t *testing.T) {
 	if r := e.do("POST", "/v1/events", map[string]any{"name": "x", "cancellation_key": strings.Repeat("k", 256)}); r.status != http.StatusBadRequest ||
 		r.errorBody(t).Field != "cancellation_key" {
 		t.Fatalf("long key: %d %s", r.status, r.body)
+	}
+}
+
+// cancelRounds signals each CancelNotifications that returned.
+type cancelRounds struct {
+	store.Store
+	rounds chan store.CancelResult
+}
+
+func (s *cancelRounds) CancelNotifications(ctx context.Context, p store.CancelParams) (store.CancelResult, error) {
+	res, err := s.Store.CancelNotifications(ctx, p)
+	select {
+	case s.rounds <- res:
+	default:
+	}
+	return res, err
+}
+
+// TestCancelRouteWaitsPastTheStoreTimeout: the cancel's wait for a send in
+// flight is not store time: with a store timeout shorter than the send,
+// the answer still waits for it and reports it sent, rather than a 503.
+func TestCancelRouteWaitsPastTheStoreTimeout(t *testing.T) {
+	t.Parallel()
+	p := &fakeProvider{started: make(chan string, 1), hold: make(chan struct{})}
+	rounds := &cancelRounds{rounds: make(chan store.CancelResult, 1)}
+	e := newEnv(t, envOptions{workers: true, provider: p, storeTimeout: 300 * time.Millisecond,
+		wrapStore: func(s store.Store) store.Store { rounds.Store = s; return rounds }})
+	e.seedUser("alice")
+	var a triggerAnswer
+	e.do("POST", "/v1/notifications", map[string]any{"user_id": "alice", "type": "cart", "title": "Your cart"}).
+		expect(t, http.StatusAccepted, &a)
+	<-p.started // the worker is sending it
+	answer := make(chan response, 1)
+	go func() { answer <- e.do("POST", "/v1/notifications/cancel", map[string]any{"notification_id": a.ID}) }()
+	if first := <-rounds.rounds; len(first.Deliveries) != 1 || first.Deliveries[0].State != heraldtype.StateLeased {
+		t.Fatalf("first round = %+v, want the delivery in flight", first)
+	}
+	// The send takes longer than the store timeout.
+	time.AfterFunc(600*time.Millisecond, func() { close(p.hold) })
+	var res herald.CancelResult
+	(<-answer).expect(t, http.StatusOK, &res)
+	if res.Sent != 1 || res.Deliveries[0].Outcome != herald.CancelSent {
+		t.Fatalf("cancel = %+v, want the send in flight reported sent", res)
 	}
 }
