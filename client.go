@@ -9,6 +9,7 @@
 package herald
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -189,6 +190,12 @@ type Config struct {
 	// 18): the request body limit of the HTTP API bounds the bytes of one
 	// request, these bound what those bytes multiply into.
 	Limits Limits
+	// CancelWait bounds how long Cancel waits for deliveries in flight
+	// (claimed by a worker) to end, so that it can say which were sent.
+	// Default: Worker.LeaseDuration + Worker.ReapInterval (35 s), the
+	// longest a lease holds a delivery before the reaper ends it;
+	// negative: no wait (those still in flight are reported so).
+	CancelWait time.Duration
 	// Templates bounds every render of a rule's or a campaign's message
 	// templates (issue 31 item 1).
 	Templates TemplateConfig
@@ -438,6 +445,10 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	if cfg.IdempotencyRetention == 0 {
 		cfg.IdempotencyRetention = 24 * time.Hour
+	}
+	if cfg.CancelWait == 0 {
+		cfg.CancelWait = cmp.Or(cfg.Worker.LeaseDuration, dispatch.DefaultLeaseDuration) +
+			cmp.Or(cfg.Worker.ReapInterval, defaultReapInterval)
 	}
 	if cfg.DeviceMaxAge == 0 {
 		cfg.DeviceMaxAge = 270 * 24 * time.Hour

@@ -55,6 +55,11 @@ type Request struct {
 	// is not sent; it is recorded rate_limited with code duplicate (S1.2,
 	// S3.8). For example a product id for price-drop alerts.
 	DedupeKey string `json:"dedupe_key,omitempty"`
+	// CancellationKey names the notifications for a later cancel
+	// (Client.Cancel): every delivery of them not yet sent can be
+	// cancelled by the key, for one user or for all. For example an order
+	// id for a "your cart is waiting" nudge.
+	CancellationKey string `json:"cancellation_key,omitempty"`
 }
 
 // Result is what a trigger produced.
@@ -143,6 +148,9 @@ func (c *Client) prepare(ctx context.Context, r *Request) (store.EnqueueParams, 
 	if err := validDedupeKey(r.DedupeKey); err != nil {
 		return store.EnqueueParams{}, err
 	}
+	if err := validCancellationKey(r.CancellationKey); err != nil {
+		return store.EnqueueParams{}, err
+	}
 	guarantee, critical := heraldtype.AtLeastOnce, false
 	if validTypeName(r.Type) == nil {
 		t, err := c.types.Type(ctx, r.Type)
@@ -188,7 +196,7 @@ func (c *Client) prepare(ctx context.Context, r *Request) (store.EnqueueParams, 
 			ID: newID(now), UserID: u, Type: r.Type, Title: r.Title, Body: r.Body,
 			Data: r.Data, Channels: r.Channels, Priority: r.Priority, PayloadMode: mode,
 			Guarantee: guarantee, IdempotencyKey: r.IdempotencyKey, SendAt: sendAt, CreatedAt: now,
-			DedupeKey: r.DedupeKey, Critical: critical,
+			DedupeKey: r.DedupeKey, CancellationKey: r.CancellationKey, Critical: critical,
 		}
 	}
 	if err := c.validatePayload(&p.Notifications[0], r.Channels); err != nil {

@@ -40,6 +40,12 @@ type Event struct {
 	// is dropped. Zero: the event is not ordered (never stale). A product
 	// system's event timestamp (epoch milliseconds) serves.
 	Version int64 `json:"version,omitempty"`
+	// CancellationKey, when set, cancels the notifications triggered with
+	// it — UserID's when the event names a user, every user's otherwise —
+	// as Client.Cancel does, before Track returns (issue 36 item 4): the
+	// order shipped, so its pending "your cart is waiting" is not sent.
+	// A rule's dry run ignores it.
+	CancellationKey string `json:"cancellation_key,omitempty"`
 	// Topic is the Kafka topic the event was read from, set by kafkaapi;
 	// "" for POST /v1/events. A rule whose source names a topic applies
 	// to that topic's events only; a rule without one to the others.
@@ -90,6 +96,9 @@ type TrackResult struct {
 	EventID string `json:"event_id"`
 	// StoppedReminders counts the reminders the event stopped.
 	StoppedReminders int `json:"stopped_reminders"`
+	// CancelledDeliveries counts the deliveries the event's
+	// CancellationKey cancelled.
+	CancelledDeliveries int `json:"cancelled_deliveries,omitempty"`
 	// Replayed: the event had been applied before (a redelivery); what it
 	// did then is answered and nothing is done again.
 	Replayed bool `json:"replayed,omitempty"`
@@ -224,6 +233,13 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 		}
 		out.StoppedReminders = n
 	}
+	if e.CancellationKey != "" {
+		res, err := c.Cancel(ctx, CancelRequest{CancellationKey: e.CancellationKey, UserID: e.UserID, By: "event " + e.Name})
+		if err != nil {
+			return TrackResult{}, err
+		}
+		out.CancelledDeliveries = res.cancelledNow()
+	}
 	if len(rs) == 0 {
 		c.ruleGuesses.put(source, e.Name, nil)
 		c.metrics.Events.WithLabelValues("no_rule").Inc()
@@ -307,6 +323,9 @@ func (c *Client) checkEvent(e *Event) error {
 	}
 	if e.Version < 0 {
 		return heraldtype.FieldErrorf("version", "must not be negative")
+	}
+	if err := validCancellationKey(e.CancellationKey); err != nil {
+		return err
 	}
 	if e.Namespace != "" {
 		// No '/': a run's id joins source, namespace and id with it.

@@ -119,16 +119,29 @@ const MaxDedupeKeyLength = 255
 // validDedupeKey checks a trigger's dedupe key: printable UTF-8 (no
 // control characters, so it cannot collide with the policy's key
 // separator), at most MaxDedupeKeyLength bytes.
-func validDedupeKey(k string) error {
-	if len(k) > MaxDedupeKeyLength {
-		return heraldtype.FieldErrorf("dedupe_key", "must be at most %d bytes", MaxDedupeKeyLength)
+func validDedupeKey(k string) error { return validKey("dedupe_key", k, MaxDedupeKeyLength) }
+
+// MaxCancellationKeyLength bounds a trigger's cancellation_key.
+const MaxCancellationKeyLength = 255
+
+// validCancellationKey checks a cancellation key as a dedupe key is
+// checked: printable UTF-8, at most MaxCancellationKeyLength bytes.
+func validCancellationKey(k string) error {
+	return validKey("cancellation_key", k, MaxCancellationKeyLength)
+}
+
+// validKey checks a caller's key named field: printable UTF-8 of at most
+// max bytes.
+func validKey(field, k string, max int) error {
+	if len(k) > max {
+		return heraldtype.FieldErrorf(field, "must be at most %d bytes", max)
 	}
 	if !utf8.ValidString(k) {
-		return heraldtype.FieldErrorf("dedupe_key", "must be valid UTF-8")
+		return heraldtype.FieldErrorf(field, "must be valid UTF-8")
 	}
 	for _, r := range k {
 		if heraldtype.Unprintable(r) {
-			return heraldtype.FieldErrorf("dedupe_key", "must not contain control, format or bidi characters")
+			return heraldtype.FieldErrorf(field, "must not contain control, format or bidi characters")
 		}
 	}
 	return nil

@@ -61,7 +61,7 @@ func (c *Console) notifications(w http.ResponseWriter, r *http.Request, s Sessio
 
 // timelineItem is one record of a notification's timeline. Kind is the
 // contract's data-kind: trigger, event, rule_run, reminder, campaign_run,
-// enqueued, policy or attempt.
+// enqueued, policy, cancel, receipt or attempt.
 type timelineItem struct {
 	Kind string
 	At   time.Time
@@ -102,11 +102,13 @@ func (c *Console) notification(w http.ResponseWriter, r *http.Request, s Session
 	return nil
 }
 
-// policyOutcomes are the attempt rows that record a policy decision
-// rather than a provider call.
-var policyOutcomes = map[heraldtype.AttemptOutcome]bool{
-	heraldtype.OutcomeOptedOut: true, heraldtype.OutcomeRateLimited: true,
-	heraldtype.OutcomeDeferred: true, heraldtype.OutcomePolicyError: true,
+// decisionKinds are the attempt rows that record a decision rather than
+// a provider call, by the timeline's kind: the policy's, and a cancel's
+// (issue 36 item 5), whose error says who cancelled and how.
+var decisionKinds = map[heraldtype.AttemptOutcome]string{
+	heraldtype.OutcomeOptedOut: "policy", heraldtype.OutcomeRateLimited: "policy",
+	heraldtype.OutcomeDeferred: "policy", heraldtype.OutcomePolicyError: "policy",
+	heraldtype.OutcomeCancelled: "cancel",
 }
 
 // receiptWhat says each receipt event for the timeline.
@@ -129,8 +131,8 @@ func timeline(n herald.NotificationStatus) []timelineItem {
 		for j := range d.Attempts {
 			a := &d.Attempts[j]
 			it := timelineItem{Kind: "attempt", At: a.At, Delivery: d, Attempt: a, Code: a.ErrorCode, Detail: a.Error}
-			if policyOutcomes[a.Outcome] {
-				it.Kind, decided = "policy", true
+			if kind := decisionKinds[a.Outcome]; kind != "" {
+				it.Kind, decided = kind, true
 			}
 			it.What = string(a.Outcome)
 			out = append(out, it)

@@ -341,3 +341,35 @@ func TestNotificationPolicyDecision(t *testing.T) {
 	wellFormed(t, p.body)
 	p.has(t, `data-kind="policy"`, `<code class="policy-code">channel_opted_out</code>`).lacks(t, `class="provider-code"`)
 }
+
+// TestNotificationCancelled: a cancelled notification shows its status
+// CANCELLED, its cancellation key, and the cancel on the timeline as a
+// decision with its reason; the history filters by it (issue 36 item 5).
+func TestNotificationCancelled(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{dev: true})
+	ctx := context.Background()
+	if _, err := e.client.PutUser(ctx, "u-3", herald.UserInput{Timezone: "UTC"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.RegisterDevice(ctx, "u-3", herald.DeviceInput{DeviceID: "dev-3", Token: strings.Repeat("c", 40), Platform: heraldtype.PlatformAndroid}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.client.Enqueue(ctx, herald.Request{UserID: "u-3", Type: "cart", Title: "Your cart", CancellationKey: "order-9",
+		Channels: []heraldtype.Channel{heraldtype.ChannelPush}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Notifications[0].ID
+	if _, err := e.client.Cancel(ctx, herald.CancelRequest{CancellationKey: "order-9", By: "the shop"}); err != nil {
+		t.Fatal(err)
+	}
+	p := e.get("/console/notifications/"+id).expect(t, 200)
+	wellFormed(t, p.body)
+	p.has(t, `data-status="CANCELLED"`, `<dd id="cancellation-key">order-9</dd>`, `data-kind="cancel"`,
+		`<code class="policy-code">cancelled</code> cancelled by the shop with cancellation key &#34;order-9&#34;`).
+		lacks(t, `class="provider-code"`)
+	h := e.get("/console/notifications?status=CANCELLED").expect(t, 200)
+	wellFormed(t, h.body)
+	h.has(t, `data-notification-id="`+id+`"`, `<option value="CANCELLED" selected>`)
+}

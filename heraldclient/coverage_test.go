@@ -38,6 +38,7 @@ var operations = map[string]string{
 	"GET /v1/types/{type}":                        "GetType",
 	"PUT /v1/types/{type}":                        "PutType",
 	"POST /v1/notifications":                      "Trigger",
+	"POST /v1/notifications/cancel":               "Cancel",
 	"GET /v1/notifications/{id}":                  "GetNotification",
 	"GET /v1/deliveries":                          "ListDeliveries",
 	"GET /v1/deliveries/{id}":                     "GetDelivery",
@@ -105,7 +106,7 @@ func TestEveryRouteHasAMethod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile(`s\.handle(?:Unbounded)?\("([A-Z]+ [^"]+)"`)
+	re := regexp.MustCompile(`s\.handle(?:Unbounded|Waiting)?\("([A-Z]+ [^"]+)"`)
 	routes := re.FindAllStringSubmatch(string(src), -1)
 	if len(routes) < 50 {
 		t.Fatalf("found %d routes in httpapi/server.go; the pattern no longer matches its registrations", len(routes))

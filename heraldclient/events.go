@@ -32,6 +32,10 @@ type Event struct {
 	// Version orders the events of one subject: one whose version is not
 	// above the last seen for its subject is stale. Zero: not ordered.
 	Version int64 `json:"version,omitempty"`
+	// CancellationKey cancels the notifications triggered with it (of
+	// UserID, or of every user without one) before the answer, as Cancel
+	// does. A dry run ignores it.
+	CancellationKey string `json:"cancellation_key,omitempty"`
 }
 
 // TrackResult is what an event did.
@@ -40,6 +44,9 @@ type TrackResult struct {
 	EventID string `json:"event_id"`
 	// StoppedReminders counts the reminders the event stopped.
 	StoppedReminders int `json:"stopped_reminders"`
+	// CancelledDeliveries counts the deliveries its CancellationKey
+	// cancelled.
+	CancelledDeliveries int `json:"cancelled_deliveries,omitempty"`
 	// Replayed: the event had been applied before; this is what it did
 	// then, and nothing was done again.
 	Replayed bool `json:"replayed,omitempty"`

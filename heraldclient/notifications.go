@@ -36,6 +36,9 @@ type TriggerRequest struct {
 	// the same user within the type's window is not sent (it is recorded
 	// rate_limited, code duplicate).
 	DedupeKey string `json:"dedupe_key,omitempty"`
+	// CancellationKey names the notifications for a later Cancel by key
+	// (for this user or for every user), e.g. an order id.
+	CancellationKey string `json:"cancellation_key,omitempty"`
 }
 
 // TriggerResult is what a trigger produced.
@@ -67,7 +70,7 @@ type EnqueuedNotification struct {
 type NotificationStatus struct {
 	heraldtype.Notification
 	// Status sums up the deliveries: PENDING, DEFERRED, SENT,
-	// PARTIALLY_SENT, RATE_LIMITED, USER_OPTED_OUT or FAILED.
+	// PARTIALLY_SENT, CANCELLED, RATE_LIMITED, USER_OPTED_OUT or FAILED.
 	Status heraldtype.HistoryStatus `json:"status"`
 	// Reason is the error code that decided Status.
 	Reason string `json:"reason,omitempty"`
@@ -111,6 +114,56 @@ func (c *Client) Trigger(ctx context.Context, r TriggerRequest) (TriggerResult, 
 		out.Replayed = true
 	}
 	return out, nil
+}
+
+// CancelRequest selects what Cancel cancels: NotificationID, or every
+// notification triggered with CancellationKey — UserID's only when it is
+// set, every user's otherwise.
+type CancelRequest struct {
+	NotificationID  string `json:"notification_id,omitempty"`
+	CancellationKey string `json:"cancellation_key,omitempty"`
+	UserID          string `json:"user_id,omitempty"`
+}
+
+// What a cancel did with a delivery (CancelledDelivery.Outcome).
+const (
+	CancelCancelled = "cancelled" // never sent
+	CancelSent      = "sent"      // sent before the answer
+	CancelNotSent   = "not_sent"  // ended otherwise (dead, skipped, …)
+	CancelInFlight  = "in_flight" // still being sent when the server's cancel_wait ran out
+)
+
+// CancelResult is what a cancel found and decided: every delivery of the
+// selected notifications with its outcome, and the counts of each.
+type CancelResult struct {
+	NotificationIDs []string            `json:"notification_ids"`
+	Cancelled       int                 `json:"cancelled"`
+	Sent            int                 `json:"sent"`
+	NotSent         int                 `json:"not_sent"`
+	InFlight        int                 `json:"in_flight"`
+	Deliveries      []CancelledDelivery `json:"deliveries"`
+}
+
+// CancelledDelivery is one delivery of a CancelResult.
+type CancelledDelivery struct {
+	ID             int64                    `json:"id"`
+	NotificationID string                   `json:"notification_id"`
+	Channel        heraldtype.Channel       `json:"channel"`
+	State          heraldtype.DeliveryState `json:"state"`
+	// Outcome is CancelCancelled, CancelSent, CancelNotSent or
+	// CancelInFlight.
+	Outcome string `json:"outcome"`
+}
+
+// Cancel cancels notifications not yet sent (POST
+// /v1/notifications/cancel) and returns once each delivery of them was
+// either sent before the answer or will never be sent: the server waits
+// for a delivery being sent. Cancelling again changes nothing, so a
+// retried call is safe.
+func (c *Client) Cancel(ctx context.Context, r CancelRequest) (CancelResult, error) {
+	var out CancelResult
+	_, err := c.do(ctx, call{method: http.MethodPost, path: "/v1/notifications/cancel", body: r, out: &out, safe: true})
+	return out, err
 }
 
 // GetNotification reads a notification with its status, deliveries and

@@ -99,6 +99,9 @@ const (
 	// ExplainNotDetected: no rule detected the event asked about; each
 	// rule's reason names the rule and what its detector said.
 	ExplainNotDetected = "not_detected"
+	// ExplainCancelled: its notification was cancelled before it was
+	// sent (Error says by whom and by which key).
+	ExplainCancelled = "cancelled"
 	// ExplainNotDelivered: a final state the other codes do not name.
 	ExplainNotDelivered = "not_delivered"
 )

@@ -116,13 +116,18 @@ const (
 	// duplicate within the type's de-duplication window, or the user's
 	// daily cap (S3.8). Final; last_error_code says which.
 	StateRateLimited DeliveryState = "rate_limited"
+	// StateCancelled was never sent because the caller cancelled its
+	// notification (by id or by cancellation key) while it was pending:
+	// scheduled, deferred by quiet hours or released for a retry. Final;
+	// last_error_code is cancelled, last_error says by what.
+	StateCancelled DeliveryState = "cancelled"
 )
 
 // Final reports whether a delivery in state s is never changed again except
 // by an explicit replay.
 func (s DeliveryState) Final() bool {
 	switch s {
-	case StateSent, StateDead, StateUnknown, StateSkipped, StateOptedOut, StateRateLimited:
+	case StateSent, StateDead, StateUnknown, StateSkipped, StateOptedOut, StateRateLimited, StateCancelled:
 		return true
 	}
 	return false
@@ -132,7 +137,7 @@ func (s DeliveryState) Final() bool {
 func (s DeliveryState) Valid() bool {
 	switch s {
 	case StatePending, StateLeased, StateSent, StateDead, StateUnknown, StateSkipped,
-		StateOptedOut, StateRateLimited:
+		StateOptedOut, StateRateLimited, StateCancelled:
 		return true
 	}
 	return false
@@ -196,9 +201,13 @@ type Notification struct {
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
 	// DedupeKey, when set, de-duplicates the notification per user × type
 	// × key within the type's window (S1.2, S3.8).
-	DedupeKey string    `json:"dedupe_key,omitempty"`
-	SendAt    time.Time `json:"send_at,omitzero"`
-	CreatedAt time.Time `json:"created_at"`
+	DedupeKey string `json:"dedupe_key,omitempty"`
+	// CancellationKey, when set, names the notification for a later
+	// cancel: POST /v1/notifications/cancel with the key (for this user
+	// or for every user) cancels every delivery of it not yet sent.
+	CancellationKey string    `json:"cancellation_key,omitempty"`
+	SendAt          time.Time `json:"send_at,omitzero"`
+	CreatedAt       time.Time `json:"created_at"`
 	// Source names what produced the notification when it was not a plain
 	// trigger — a reminder's occurrence, a campaign's run, a rule's event —
 	// so the timeline shows where it came from (issue 19 item 8, S2.7;
@@ -336,6 +345,10 @@ const (
 	// per delivery (a unique index in both stores). It is read into
 	// Delivery.Receipts, never into Attempts.
 	OutcomeReceipt AttemptOutcome = "receipt"
+	// OutcomeCancelled ended a pending delivery whose notification was
+	// cancelled (state cancelled): a decision, not an attempt; its error
+	// code is CodeCancelled and its error says what cancelled it.
+	OutcomeCancelled AttemptOutcome = "cancelled"
 )
 
 // What a worker reports about a lease that expired before its outcome was

@@ -34,16 +34,20 @@ const (
 	// HistoryFailed: there is no delivery (reason no_deliveries), or every
 	// one ended dead, unknown or skipped (reason: the greatest error code).
 	HistoryFailed HistoryStatus = "FAILED"
+	// HistoryCancelled: every delivery is final, none was sent, and one
+	// was cancelled before it was sent (reason cancelled).
+	HistoryCancelled HistoryStatus = "CANCELLED"
 )
 
 // HistoryStatuses lists every status, in the order of the lifecycle.
 var HistoryStatuses = []HistoryStatus{HistoryPending, HistoryDeferred, HistorySent, HistoryPartiallySent,
-	HistoryRateLimited, HistoryOptedOut, HistoryFailed}
+	HistoryCancelled, HistoryRateLimited, HistoryOptedOut, HistoryFailed}
 
 // Valid reports whether s is a known status.
 func (s HistoryStatus) Valid() bool {
 	switch s {
-	case HistoryPending, HistoryDeferred, HistorySent, HistoryPartiallySent, HistoryRateLimited, HistoryOptedOut, HistoryFailed:
+	case HistoryPending, HistoryDeferred, HistorySent, HistoryPartiallySent, HistoryCancelled, HistoryRateLimited,
+		HistoryOptedOut, HistoryFailed:
 		return true
 	}
 	return false
@@ -57,6 +61,10 @@ const CodeQuietHours = "quiet_hours"
 // channels, that has no delivery at all (status FAILED): e.g. push to a
 // user without a usable device, or a channel without a provider.
 const CodeNoDeliveries = "no_deliveries"
+
+// CodeCancelled is the last_error_code of a cancelled delivery, and the
+// reason of a notification or channel whose status is CANCELLED.
+const CodeCancelled = "cancelled"
 
 // HistoryEntry is one notification of the history.
 type HistoryEntry struct {

@@ -40,11 +40,17 @@ type storeTimeoutKey struct{}
 // storeCtx bounds ctx by the store timeout, with errStoreDeadline as its
 // cause when it passes. Without a timeout it returns ctx as is.
 func (s *Server) storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return s.storeCtxPlus(ctx, 0)
+}
+
+// storeCtxPlus is storeCtx with wait more: the deadline of a handler that
+// may wait, besides its store work, for up to wait (handleWaiting).
+func (s *Server) storeCtxPlus(ctx context.Context, wait time.Duration) (context.Context, context.CancelFunc) {
 	if s.storeTimeout <= 0 {
 		return ctx, func() {}
 	}
 	ctx = context.WithValue(ctx, storeTimeoutKey{}, s.storeTimeout)
-	return context.WithTimeoutCause(ctx, s.storeTimeout, errStoreDeadline)
+	return context.WithTimeoutCause(ctx, s.storeTimeout+max(wait, 0), errStoreDeadline)
 }
 
 // readBody reads a request's whole body before its handler's store

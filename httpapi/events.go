@@ -19,6 +19,8 @@ type eventBody struct {
 	Data       map[string]json.RawMessage `json:"data"`
 	OccurredAt *time.Time                 `json:"occurred_at"`
 	Version    int64                      `json:"version"`
+	// CancellationKey cancels the notifications triggered with it.
+	CancellationKey string `json:"cancellation_key"`
 }
 
 // decodeEvent reads an event body.
@@ -32,7 +34,7 @@ func (s *Server) decodeEvent(w http.ResponseWriter, r *http.Request) (herald.Eve
 		return herald.Event{}, err
 	}
 	return herald.Event{ID: in.ID, Name: in.Name, UserID: in.UserID, Subject: in.Subject, Data: data,
-		OccurredAt: in.OccurredAt, Version: in.Version}, nil
+		OccurredAt: in.OccurredAt, Version: in.Version, CancellationKey: in.CancellationKey}, nil
 }
 
 // postEvent: POST /v1/events applies a business event (herald.Event,

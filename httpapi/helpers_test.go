@@ -33,9 +33,19 @@ type fakeProvider struct {
 	sent int
 	// maxBody > 0 refuses longer bodies at trigger time.
 	maxBody int
+	// started, when set, is told each send's key; hold, when set, holds
+	// each send until it is closed.
+	started chan string
+	hold    chan struct{}
 }
 
 func (p *fakeProvider) Send(_ context.Context, m *heraldtype.Message) (string, error) {
+	if p.started != nil {
+		p.started <- m.Key
+	}
+	if p.hold != nil {
+		<-p.hold
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.fail != nil {

@@ -113,3 +113,27 @@ func (s *Server) getNotification(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, n)
 	return nil
 }
+
+// cancel: POST /v1/notifications/cancel cancels the notifications the
+// body selects — {notification_id}, or {cancellation_key} with an
+// optional user_id — synchronously (issue 36 item 4): it answers 200
+// once every delivery of them is either cancelled (never sent) or was
+// sent before the answer, waiting for deliveries being sent, and lists
+// each with its outcome. The scope is triggering's, notifications:write:
+// a caller that may send a notification may take it back. The timeline
+// names the calling key.
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
+	var req herald.CancelRequest
+	if err := s.decodeJSON(w, r, &req, bodySpec{}); err != nil {
+		return err
+	}
+	if p := principalFrom(r.Context()); p != nil && p.keyID != "" {
+		req.By = "API key " + p.keyID
+	}
+	res, err := s.client.Cancel(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}

@@ -33,6 +33,7 @@
 //	PUT    /v1/types/{type}                       declare a notification type (admin)
 //	POST   /v1/notifications                      trigger notifications (Idempotency-Key)
 //	GET    /v1/notifications/{id}                 a notification's deliveries and attempts
+//	POST   /v1/notifications/cancel               cancel by id or cancellation key, synchronously
 //	GET    /v1/deliveries                         list deliveries, e.g. dead letters (S0.4)
 //	GET    /v1/deliveries/{id}                    one delivery with its attempts (its timeline)
 //	POST   /v1/deliveries/{id}/replay             replay one dead or unknown delivery (S4.6)
@@ -222,17 +223,24 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 // before the handler, and a route cannot be registered without one. Its
 // store work is bounded by Config.StoreTimeout (deadline.go).
 func (s *Server) handle(pattern string, a access, h handlerFunc) {
-	s.register(pattern, a, h, true)
+	s.register(pattern, a, h, true, 0)
+}
+
+// handleWaiting registers a bounded route whose handler may also wait,
+// up to wait, for work outside the store (a cancel waiting for the sends
+// in flight): its handler's deadline is Config.StoreTimeout + wait.
+func (s *Server) handleWaiting(pattern string, a access, h handlerFunc, wait time.Duration) {
+	s.register(pattern, a, h, true, wait)
 }
 
 // handleUnbounded registers a route whose store work is not bounded by
 // Config.StoreTimeout: the inbox stream, which lives for as long as its
 // user reads it, and the probes, which have bounds of their own.
 func (s *Server) handleUnbounded(pattern string, a access, h handlerFunc) {
-	s.register(pattern, a, h, false)
+	s.register(pattern, a, h, false, 0)
 }
 
-func (s *Server) register(pattern string, a access, h handlerFunc, bounded bool) {
+func (s *Server) register(pattern string, a access, h handlerFunc, bounded bool, wait time.Duration) {
 	if !a.valid() {
 		panic("httpapi: route " + pattern + " has no access rule")
 	}
@@ -264,7 +272,7 @@ func (s *Server) register(pattern string, a access, h handlerFunc, bounded bool)
 		p := g.Context().Value(principalKey{})
 		cancel()
 		s.readBody(w, r)
-		hctx, cancel := s.storeCtx(context.WithValue(base, principalKey{}, p))
+		hctx, cancel := s.storeCtxPlus(context.WithValue(base, principalKey{}, p), wait)
 		defer cancel()
 		r = r.WithContext(hctx)
 		if err := h(w, r); err != nil {
@@ -305,6 +313,7 @@ func (s *Server) routes(metrics, console http.Handler) {
 	s.handle("GET /v1/types/{type}", needScope(auth.ScopeNotificationsRead), s.getType)
 	s.handle("PUT /v1/types/{type}", needScope(auth.ScopeAdmin), s.putType)
 	s.handle("POST /v1/notifications", needScope(auth.ScopeNotificationsWrite), s.trigger)
+	s.handleWaiting("POST /v1/notifications/cancel", needScope(auth.ScopeNotificationsWrite), s.cancel, s.client.CancelWait())
 	s.handle("GET /v1/notifications/{id}", needScope(auth.ScopeNotificationsRead), s.getNotification)
 	s.handle("GET /v1/deliveries", needScope(auth.ScopeDeliveriesRead), s.listDeliveries)
 	s.handle("GET /v1/deliveries/{id}", needScope(auth.ScopeDeliveriesRead), s.getDelivery)

@@ -92,6 +92,9 @@ type eventJSON struct {
 	Data       map[string]json.RawMessage `json:"data"`
 	OccurredAt *time.Time                 `json:"occurred_at"`
 	Version    int64                      `json:"version"`
+	// CancellationKey cancels the notifications triggered with it, as
+	// POST /v1/events' does.
+	CancellationKey string `json:"cancellation_key"`
 }
 
 // decodeEvent turns the record of an events topic of ShapeEvent into a
@@ -101,7 +104,8 @@ func decodeEvent(r *kgo.Record) (herald.Event, error) {
 	if err := strictJSON(r.Value, &ej, "occurred_at"); err != nil {
 		return herald.Event{}, &decodeError{err}
 	}
-	e := herald.Event{ID: ej.ID, Name: ej.Name, UserID: ej.UserID, Subject: ej.Subject, OccurredAt: ej.OccurredAt, Version: ej.Version}
+	e := herald.Event{ID: ej.ID, Name: ej.Name, UserID: ej.UserID, Subject: ej.Subject, OccurredAt: ej.OccurredAt, Version: ej.Version,
+		CancellationKey: ej.CancellationKey}
 	data, err := herald.EventDataFromJSON(ej.Data)
 	if err != nil {
 		return herald.Event{}, &decodeError{err}

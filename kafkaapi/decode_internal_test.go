@@ -70,6 +70,7 @@ func TestJSONRecordErrors(t *testing.T) {
 		{"event: a bad time", event, `{"name":"x","occurred_at":"soon"}`, "occurred_at: must be an RFC 3339 time"},
 		{"event: an unknown field", event, `{"name":"x","nme":"y"}`, "nme: is not a known field"},
 		{"event: invalid UTF-8", event, "{\"name\":\"\xff\"}", "not valid UTF-8"},
+		{"event: a cancellation key a number", event, `{"name":"x","cancellation_key":7}`, "cancellation_key: must be a string, not number"},
 		{"request: timestamp as text", request, `{"notificationId":"n","timestamp":"x"}`, "timestamp: must be an integer, not string"},
 		{"request: channels a string", request, `{"channels":"PUSH"}`, "channels: must be an array, not string"},
 		{"request: a data value a number", request, `{"data":{"k":1}}`, "data: must be a string, not number"},
@@ -140,5 +141,14 @@ func TestAvroHugeArrayIsRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "an array is longer than Herald reads") {
 			t.Errorf("%d items: %v", n, err)
 		}
+	}
+}
+
+// An events topic's record may cancel by key, as POST /v1/events' body
+// may (issue 36 item 4).
+func TestEventCancellationKey(t *testing.T) {
+	e, err := decodeEvent(&kgo.Record{Topic: "t", Value: []byte(`{"name":"order_shipped","user_id":"u1","cancellation_key":"order-7"}`)})
+	if err != nil || e.CancellationKey != "order-7" || e.UserID != "u1" {
+		t.Fatalf("decodeEvent = %+v, %v", e, err)
 	}
 }

@@ -18,11 +18,12 @@ const (
 	ByComplete
 	ByReap
 	ByReplay
+	ByCancel
 	writers
 )
 
 var writerNames = [writers]string{"Store.Enqueue", "Store.Claim", "Store.ExtendLeases", "Store.Complete",
-	"Store.ReapExpiredLeases", "Store.ReplayDelivery"}
+	"Store.ReapExpiredLeases", "Store.ReplayDelivery", "Store.CancelNotifications"}
 
 func (w Writer) String() string {
 	if w < writers {
@@ -76,6 +77,10 @@ var Moves = []Move{
 	{From: heraldtype.StateLeased, To: heraldtype.StateUnknown, By: ByReap},
 	{From: heraldtype.StateDead, To: heraldtype.StatePending, By: ByReplay},
 	{From: heraldtype.StateUnknown, To: heraldtype.StatePending, By: ByReplay},
+	// A cancel (issue 36 item 4) ends every pending delivery of the
+	// notifications it selects; a leased one is in flight and is left to
+	// its worker's outcome.
+	{From: heraldtype.StatePending, To: heraldtype.StateCancelled, By: ByCancel},
 }
 
 // TransitionName is a Transition's type name ("Sent", "Retry", …), "" for
@@ -109,6 +114,8 @@ func stateIndex(s heraldtype.DeliveryState) int {
 		return 7
 	case heraldtype.StateRateLimited:
 		return 8
+	case heraldtype.StateCancelled:
+		return 9
 	}
 	return -1
 }
@@ -116,7 +123,7 @@ func stateIndex(s heraldtype.DeliveryState) int {
 // legal[w][from] is the set of states writer w moves a delivery in state
 // from to, one bit per stateIndex: Moves, indexed for Allowed, which
 // Complete asks once per outcome.
-var legal = func() (l [writers][9]uint16) {
+var legal = func() (l [writers][10]uint16) {
 	for _, m := range Moves {
 		l[m.By][stateIndex(m.From)] |= 1 << stateIndex(m.To)
 	}

@@ -39,6 +39,7 @@ var QueueDepthStates = []heraldtype.DeliveryState{
 var DeliveryStates = []heraldtype.DeliveryState{
 	heraldtype.StatePending, heraldtype.StateLeased, heraldtype.StateSent, heraldtype.StateDead,
 	heraldtype.StateUnknown, heraldtype.StateSkipped, heraldtype.StateOptedOut, heraldtype.StateRateLimited,
+	heraldtype.StateCancelled,
 }
 
 // Store is what Herald needs from a database.
@@ -253,6 +254,17 @@ type Store interface {
 	// (f.State must be dead, unknown or empty for both; f.Cursor and
 	// f.Limit are ignored, at most max are replayed) and returns how many.
 	ReplayDeliveries(ctx context.Context, f heraldtype.DeliveryFilter, now time.Time, max int) (int, error)
+
+	// CancelNotifications cancels the notifications p selects (issue 36
+	// item 4), in one transaction: every pending delivery of them moves to
+	// cancelled (last error code cancelled, error p.Reason) with a
+	// cancelled attempt row, and the webhook messages a final state emits
+	// (delivery.finished, and notification.status_changed for one it made
+	// final) are written in that transaction. A leased delivery is in
+	// flight and is left to its worker's outcome; the result lists every
+	// delivery of the selection as the transaction left it, read after
+	// the move, so a delivery a concurrent claim took is seen leased.
+	CancelNotifications(ctx context.Context, p CancelParams) (CancelResult, error)
 }
 
 // EnqueueParams is one trigger. The caller validates it and generates the

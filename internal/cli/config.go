@@ -55,6 +55,9 @@ type Config struct {
 	// IdempotencyRetention: how long an Idempotency-Key is remembered
 	// (0: forever).
 	IdempotencyRetention time.Duration `koanf:"idempotency_retention"`
+	// CancelWait: how long a cancel waits for deliveries in flight to end
+	// (0: worker.lease_duration + worker.reap_interval; negative: no wait).
+	CancelWait time.Duration `koanf:"cancel_wait"`
 	// InterestRetention: interests last shown longer ago are pruned (90
 	// days; 0: kept forever).
 	InterestRetention time.Duration `koanf:"interest_retention"`
@@ -651,6 +654,7 @@ func (c *Config) clientConfig() (herald.Config, error) {
 			MaxPerEvent: c.Rules.MaxPerEvent, RecordedDecisions: c.Rules.RecordedDecisions, CompiledCache: c.Rules.CompiledCache,
 			InlineRecipients: inline},
 		IdempotencyRetention:     off(c.IdempotencyRetention),
+		CancelWait:               c.CancelWait,
 		InterestRetention:        off(c.InterestRetention),
 		EngagementRetention:      off(c.EngagementRetention),
 		DeviceMaxAge:             off(c.DeviceMaxAge),

@@ -23,7 +23,7 @@ func newNotificationsCmd(e *env) *cobra.Command {
 		Use:   "notifications",
 		Short: "Show notifications and what became of them on each channel",
 	}
-	cmd.AddCommand(newNotificationsGetCmd(e), newNotificationsListCmd(e))
+	cmd.AddCommand(newNotificationsGetCmd(e), newNotificationsListCmd(e), newNotificationsCancelCmd(e))
 	return cmd
 }
 
@@ -62,6 +62,7 @@ func printNotification(w io.Writer, n heraldclient.NotificationStatus) error {
 		{"status", strings.TrimSuffix(string(n.Status)+" ("+printable(n.Reason)+")", " ()")},
 		{"channels", channelStatus(n.ChannelStatus)}, {"priority", string(n.Priority)},
 		{"guarantee", string(n.Guarantee)}, {"dedupe key", printable(n.DedupeKey)},
+		{"cancellation key", printable(n.CancellationKey)},
 		{"send at", timeOrEmpty(&n.SendAt)}, {"created", timeOrEmpty(&n.CreatedAt)},
 	}); err != nil {
 		return err
@@ -97,7 +98,7 @@ func newNotificationsListCmd(e *env) *cobra.Command {
 		Use:   "list",
 		Short: "List notifications, newest first, with their status",
 		Long: `List notifications, newest first, with their status: PENDING, DEFERRED, SENT,
-PARTIALLY_SENT, RATE_LIMITED, USER_OPTED_OUT or FAILED, and the reason.
+PARTIALLY_SENT, CANCELLED, RATE_LIMITED, USER_OPTED_OUT or FAILED, and the reason.
 
 With --status a page examines at most the server's history_scan notifications
 (2,000 by default), so it may list fewer than --limit, even none, and still end
@@ -146,6 +147,56 @@ with "more: --cursor …": go on with that cursor to look further back.`,
 	fl.StringVar(&to, "to", "", "created before (RFC 3339)")
 	fl.StringVar(&f.Cursor, "cursor", "", "continue after a previous page")
 	fl.IntVar(&f.Limit, "limit", 50, "page size (max 200)")
+	addJSONFlag(cmd, &asJSON)
+	return cmd
+}
+
+func newNotificationsCancelCmd(e *env) *cobra.Command {
+	var server string
+	var r heraldclient.CancelRequest
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "cancel [ID]",
+		Short: "Cancel notifications not sent yet, by id or by cancellation key",
+		Long: `Cancel a notification (by its id) or every notification triggered with a
+cancellation key (--key; with --user only that user's). What is not sent yet is
+never sent; a delivery being sent is waited for, and reported sent if it was.
+Each delivery is listed with what became of it: cancelled, sent, not_sent or
+in_flight (still being sent when the server stopped waiting).`,
+		Example: "  herald notifications cancel 01JDQ8ZV4YB3K6G3W6M1T2N5PQ\n  herald notifications cancel --key order-1042 --user u1",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				r.NotificationID = args[0]
+			}
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			res, err := c.Cancel(cmd.Context(), r)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(e.stdout, res)
+			}
+			fmt.Fprintf(e.stdout, "%s: cancelled %d, sent %d, not sent %d, in flight %d\n",
+				count(len(res.NotificationIDs), "notification", "notifications"), res.Cancelled, res.Sent, res.NotSent, res.InFlight)
+			if len(res.Deliveries) == 0 {
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "DELIVERY\tNOTIFICATION\tCHANNEL\tSTATE\tOUTCOME")
+			for _, d := range res.Deliveries {
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", d.ID, printable(d.NotificationID), d.Channel, d.State, d.Outcome)
+			}
+			return tw.Flush()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&r.CancellationKey, "key", "", "cancel the notifications triggered with this cancellation key")
+	f.StringVar(&r.UserID, "user", "", "with --key: only this user's (default: every user's)")
+	addServerFlag(cmd, e, &server)
 	addJSONFlag(cmd, &asJSON)
 	return cmd
 }

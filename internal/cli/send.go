@@ -61,6 +61,7 @@ func newSendCmd(e *env) *cobra.Command {
 	f.BoolVar(&r.DataOnly, "data-only", false, "send a data-only message the app renders itself")
 	f.StringVar(&sendAt, "send-at", "", "deliver at this time (RFC 3339)")
 	f.StringVar(&r.DedupeKey, "dedupe-key", "", "not sent when the user got a notification of this type with the same key within the type's de-duplication window")
+	f.StringVar(&r.CancellationKey, "cancellation-key", "", "a key to cancel it by later (herald notifications cancel --key)")
 	f.StringVar(&key, "idempotency-key", "", "Idempotency-Key: retrying with the same key never sends twice")
 	addFileFlag(cmd, &file, "the notification request (POST /v1/notifications' body)")
 	return cmd
@@ -68,7 +69,7 @@ func newSendCmd(e *env) *cobra.Command {
 
 // sendFlags are the flags of send that build its body; --file replaces
 // them all (the Idempotency-Key goes with either).
-var sendFlags = []string{"user", "type", "title", "body", "data", "channel", "priority", "data-only", "send-at", "dedupe-key"}
+var sendFlags = []string{"user", "type", "title", "body", "data", "channel", "priority", "data-only", "send-at", "dedupe-key", "cancellation-key"}
 
 // requestFromFlags completes r, which the flags filled, with the flags
 // that need parsing.

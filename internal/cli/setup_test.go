@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // cliRunner runs herald commands against one server, as a user would.
@@ -303,6 +304,19 @@ func TestSetupCommands(t *testing.T) {
 		r.fails([]string{"notifications", "get", "no-such-id"}, "not_found")
 		r.fails([]string{"notifications", "list", "--from", "last week"}, "--from", "RFC 3339")
 		r.fails([]string{"notifications", "list", "--status", "LOST"}, "invalid_argument", "status")
+
+		// Cancelling: a notification for tomorrow, by its key.
+		later := time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
+		out = r.ok([]string{"send", "--user", "u1", "--type", "cart", "--title", "Your cart", "--send-at", later,
+			"--cancellation-key", "order-2"})
+		if err := json.Unmarshal([]byte(out), &sent); err != nil || sent.ID == "" {
+			t.Fatalf("send: %v\n%s", err, out)
+		}
+		out = r.ok([]string{"notifications", "cancel", "--key", "order-2", "--user", "u1"}, "1 notification: cancelled 1, sent 0")
+		matches(t, out, ` +`+sent.ID+` +push +cancelled +cancelled$`)
+		matches(t, r.ok([]string{"notifications", "get", sent.ID}), `^cancellation key: +order-2$`)
+		matches(t, r.ok([]string{"notifications", "get", sent.ID}), `^status: +CANCELLED \(cancelled\)$`)
+		r.fails([]string{"notifications", "cancel", "--user", "u1"}, "invalid_argument", "cancellation_key")
 	})
 }
 
@@ -312,7 +326,7 @@ func TestSetupCommandsHelp(t *testing.T) {
 	internal := regexp.MustCompile(`\bS\d\.\d|\bissue \d|\bseed \d`)
 	for _, group := range [][]string{
 		{"users", "put", "get"}, {"devices", "list", "register", "delete", "heartbeat"}, {"types", "list", "get", "put"},
-		{"preferences", "get", "put"}, {"interests", "record", "list"}, {"notifications", "get", "list"}, {"send"},
+		{"preferences", "get", "put"}, {"interests", "record", "list"}, {"notifications", "get", "list", "cancel"}, {"send"},
 	} {
 		for _, sub := range append([]string{""}, group[1:]...) {
 			args := []string{group[0]}

@@ -66,6 +66,9 @@ func (r Records) delivery(d *heraldtype.Delivery) []heraldtype.ExplainReason {
 			out = append(out, r.invalid(*dev, d))
 		}
 		return out
+	case heraldtype.StateCancelled:
+		rs.Code = heraldtype.ExplainCancelled
+		rs.Message = fmt.Sprintf("It was not sent %s: its notification was %s at %s.", on, d.LastError, r.when(finished(d)))
 	case heraldtype.StateUnknown:
 		rs.Code = heraldtype.ExplainUnknown
 		rs.Message = fmt.Sprintf("Its send %s never got an answer (%s): the provider may have it, and it is not sent again unless replayed.", on, d.LastErrorCode)

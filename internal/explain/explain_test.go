@@ -30,6 +30,11 @@ func TestExplainVerdicts(t *testing.T) {
 	}{
 		{"leased", []heraldtype.Channel{push}, []heraldtype.Delivery{d(push, heraldtype.StateLeased, "")}, nil, "", heraldtype.ExplainPending, "being sent"},
 		{"retrying", []heraldtype.Channel{push}, []heraldtype.Delivery{d(push, heraldtype.StatePending, "UNAVAILABLE")}, nil, "", heraldtype.ExplainPending, "UNAVAILABLE"},
+		{"cancelled", []heraldtype.Channel{push}, []heraldtype.Delivery{func() heraldtype.Delivery {
+			c := d(push, heraldtype.StateCancelled, heraldtype.CodeCancelled)
+			c.LastError = `cancelled by API key k1 with cancellation key "order-7"`
+			return c
+		}()}, nil, "", heraldtype.ExplainCancelled, `its notification was cancelled by API key k1 with cancellation key "order-7" at 2026-11-23T12:00:00+09:00`},
 		{"unknown", []heraldtype.Channel{push}, []heraldtype.Delivery{d(push, heraldtype.StateUnknown, "lease_expired")}, nil, "", heraldtype.ExplainUnknown, "replayed"},
 		{"device opted out at send", []heraldtype.Channel{push}, []heraldtype.Delivery{d(push, heraldtype.StateSkipped, "opted_out")}, nil, "", heraldtype.ExplainDeviceOptedOut, "turned off"},
 		{"device removed", []heraldtype.Channel{push}, []heraldtype.Delivery{d(push, heraldtype.StateSkipped, "device_removed")}, nil, "", heraldtype.ExplainDeviceInvalid, "removed"},

@@ -106,6 +106,12 @@ type Metrics struct {
 	// tracking records) and result (recorded, duplicate, not_found — a
 	// message Herald does not have, or another user's).
 	Receipts *prometheus.CounterVec // labels: event, result
+	// Cancelled counts the deliveries a cancel decided (issue 36 item 4),
+	// by how it selected them (id, key, key_all_users) and what became of
+	// each: cancelled, sent (in flight, sent before the cancel returned),
+	// not_sent (in flight, ended otherwise) or in_flight (still leased
+	// when the cancel stopped waiting).
+	Cancelled *prometheus.CounterVec // labels: selector, outcome
 	// WebhookMessages counts outbound webhook attempts (issue 35 item 4)
 	// by event type and outcome (sent, retried, dead, held); WebhookSend
 	// times them, by outcome.
@@ -205,6 +211,9 @@ func New(reg prometheus.Registerer) *Metrics {
 	m.RuleRuns = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_rule_runs_total", Help: "Rule runs by event (started, resumed, done, failed).",
 	}, []string{"event"})
+	m.Cancelled = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_deliveries_cancelled_total", Help: "Deliveries a cancel decided, by selector (id, key, key_all_users) and outcome (cancelled, sent, not_sent, in_flight).",
+	}, []string{"selector", "outcome"})
 	m.Receipts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_receipts_total", Help: "Receipts apps reported and e-mails' tracked opens and clicks, by event (delivered, opened, dismissed, clicked) and result (recorded, duplicate, not_found).",
 	}, []string{"event", "result"})
@@ -226,7 +235,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		reg.MustRegister(m.Accepted, m.Sent, m.Failed, m.Retried, m.Dead, m.Skipped, m.Unknown,
 			m.Requeued, m.InvalidatedTokens, m.Throttled, m.QueueDepth, m.SendLatency, m.EndToEndLatency,
 			m.PolicyDecisions, m.Reminders, m.RemindersStopped, m.ReminderLag,
-			m.Events, m.RuleDecisions, m.TemplateOverBudget, m.RuleRecipients, m.RuleAudience, m.RuleRuns, m.Receipts,
+			m.Events, m.RuleDecisions, m.TemplateOverBudget, m.RuleRecipients, m.RuleAudience, m.RuleRuns, m.Receipts, m.Cancelled,
 			m.WebhookMessages, m.WebhookSend, m.WebhookPending, m.Campaigns, m.CampaignRecipients, m.CampaignFetchErrors)
 	}
 	return m

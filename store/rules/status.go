@@ -47,6 +47,8 @@ const (
 	// ClassUnsent is a delivery that ended without a send or a policy
 	// decision: dead, unknown or skipped.
 	ClassUnsent
+	// ClassCancelled is a delivery cancelled before it was sent.
+	ClassCancelled
 	numClasses
 )
 
@@ -67,6 +69,7 @@ var classes = [numClasses]class{
 	ClassOptedOut:    {name: "opted", states: []heraldtype.DeliveryState{heraldtype.StateOptedOut}},
 	ClassUnsent: {name: "unsent", states: []heraldtype.DeliveryState{heraldtype.StateDead, heraldtype.StateUnknown,
 		heraldtype.StateSkipped}},
+	ClassCancelled: {name: "cancelled", states: []heraldtype.DeliveryState{heraldtype.StateCancelled}},
 }
 
 // holds reports whether a delivery in state with last_error_code code
@@ -105,6 +108,9 @@ var StatusRules = []StatusRule{
 	// an opt-out, a rate limit or a skip beside a send was a decision.
 	{Some: []Class{ClassSent, ClassBroken}, Status: heraldtype.HistoryPartiallySent, ReasonOf: classRef(ClassBroken)},
 	{Some: []Class{ClassSent}, Status: heraldtype.HistorySent},
+	// Nothing sent and something cancelled: the caller's decision, the
+	// latest one taken, explains the rest (issue 36 item 5).
+	{Some: []Class{ClassCancelled}, Status: heraldtype.HistoryCancelled, Reason: heraldtype.CodeCancelled},
 	// Nothing sent: the policy's decisions first, then the failures.
 	{Some: []Class{ClassRateLimited}, Status: heraldtype.HistoryRateLimited, ReasonOf: classRef(ClassRateLimited)},
 	{Some: []Class{ClassOptedOut}, Status: heraldtype.HistoryOptedOut, ReasonOf: classRef(ClassOptedOut)},

@@ -37,7 +37,7 @@ func WebhookSubscribed(e, eventType string) string {
 // ClassBroken: dead, unknown).
 var (
 	finalStates = stateList(heraldtype.StateSent, heraldtype.StateDead, heraldtype.StateUnknown,
-		heraldtype.StateSkipped, heraldtype.StateOptedOut, heraldtype.StateRateLimited)
+		heraldtype.StateSkipped, heraldtype.StateOptedOut, heraldtype.StateRateLimited, heraldtype.StateCancelled)
 	deadStates = stateList(classes[ClassBroken].states...)
 )
 

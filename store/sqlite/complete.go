@@ -1,9 +1,11 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -107,6 +109,11 @@ var outcomeEventsOne = outcomeEventsSQL(1)
 // finish is a delivery moved to a final state at the time at (micros).
 type finish struct {
 	id, at int64
+}
+
+// sortFinish puts fs in id order, the order of their messages.
+func sortFinish(fs []finish) {
+	slices.SortFunc(fs, func(a, b finish) int { return cmp.Compare(a.id, b.id) })
 }
 
 // deliveriesFinished writes the webhook messages (issue 35 item 4) of the

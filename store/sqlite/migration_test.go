@@ -77,3 +77,63 @@ func migratedBelow(t *testing.T, version string) *sqlite.Store {
 	}
 	return s
 }
+
+// TestMigrationCancellationKeepsTheTimeline: 0031 rebuilds deliveries for
+// the state cancelled (issue 36 item 4); the deliveries, their attempts in
+// order, the AUTOINCREMENT high-water mark and the engagement counts stay
+// as they were — putting the attempts back does not count their sends
+// again — and the engagement trigger works afterwards.
+func TestMigrationCancellationKeepsTheTimeline(t *testing.T) {
+	ctx := t.Context()
+	s := migratedBelow(t, "0031")
+	for _, q := range []string{
+		`INSERT INTO users (id, timezone, created_at, updated_at) VALUES ('u1', 'UTC', 0, 0)`,
+		`INSERT INTO notifications (id, user_id, type, channels, priority, payload_mode, guarantee, created_at)
+			VALUES ('n1', 'u1', 't', '["push"]', 'NORMAL', 'alert', 'at_least_once', 0)`,
+		`INSERT INTO deliveries (id, notification_id, user_id, type, channel, provider, state, guarantee, max_attempts, run_at,
+			created_at, updated_at) VALUES (41, 'n1', 'u1', 't', 'push', 'fcm', 'sent', 'at_least_once', 3, 0, 0, 0)`,
+		`INSERT INTO delivery_attempts (delivery_id, attempt, at, outcome, error_code) VALUES (41, 1, 1, 'retry', 'UNAVAILABLE')`,
+		`INSERT INTO delivery_attempts (delivery_id, attempt, at, outcome) VALUES (41, 2, 2, 'sent')`,
+	} {
+		if _, err := s.DB().ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	sentCount := func() int {
+		t.Helper()
+		var n int
+		if err := s.DB().QueryRowContext(ctx, `SELECT coalesce(sum(n), 0) FROM engagement_counts WHERE event = 'sent'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := sentCount(); n != 1 {
+		t.Fatalf("engagement before the migration: %d sends, want 1", n)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := sentCount(); n != 1 {
+		t.Errorf("engagement after the migration: %d sends, want 1 (not counted again)", n)
+	}
+	d, err := s.GetDelivery(ctx, 41)
+	if err != nil || d.State != heraldtype.StateSent || len(d.Attempts) != 2 || d.Attempts[0].Outcome != heraldtype.OutcomeRetry ||
+		d.Attempts[1].Outcome != heraldtype.OutcomeSent {
+		t.Fatalf("delivery after the migration = %+v, %v", d, err)
+	}
+	if _, err := s.DB().ExecContext(ctx, `INSERT INTO deliveries (notification_id, user_id, type, channel, provider, state,
+		guarantee, max_attempts, run_at, created_at, updated_at) VALUES ('n1', 'u1', 't', 'push', 'fcm', 'cancelled',
+		'at_least_once', 3, 0, 0, 0)`); err != nil {
+		t.Fatalf("a cancelled delivery after the migration: %v", err)
+	}
+	var id int64
+	if err := s.DB().QueryRowContext(ctx, `SELECT max(id) FROM deliveries`).Scan(&id); err != nil || id != 42 {
+		t.Errorf("the next delivery id = %d, %v; want 42 (the sequence carried over)", id, err)
+	}
+	if _, err := s.DB().ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, attempt, at, outcome) VALUES (42, 1, 3, 'sent')`); err != nil {
+		t.Fatal(err)
+	}
+	if n := sentCount(); n != 2 {
+		t.Errorf("engagement after a send following the migration: %d, want 2 (the trigger is back)", n)
+	}
+}

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"slices"
@@ -247,7 +246,7 @@ WHERE `+expired+` AND guarantee = 'at_most_once' RETURNING id`, at, at, at)
 		res.Unknown = len(unknown)
 		// Their webhook messages (issue 35 item 4), in the same
 		// transaction.
-		slices.SortFunc(unknown, func(a, b finish) int { return cmp.Compare(a.id, b.id) })
+		sortFinish(unknown)
 		return s.deliveriesFinished(ctx, tx, unknown)
 	})
 	if err != nil {

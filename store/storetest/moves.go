@@ -157,6 +157,17 @@ func testMoves(t *testing.T, newStore NewStore) {
 				}
 			}
 		})
+		t.Run("Cancel", func(t *testing.T) {
+			t.Parallel()
+			f, js := everyState(t, newStore)
+			before := f.states(js)
+			var ns []string
+			for _, j := range js {
+				ns = append(ns, j.Delivery.NotificationID)
+			}
+			f.cancel(store.CancelParams{NotificationIDs: ns, Reason: "cancelled by the test", Now: at(time.Hour)})
+			check(t, f, store.ByCancel, nil, before, nil)
+		})
 		t.Run("Replay", func(t *testing.T) {
 			t.Parallel()
 			f, js := everyState(t, newStore)
@@ -236,7 +247,8 @@ func everyState(t *testing.T, newStore NewStore) (*fixture, map[slot]heraldtype.
 		switch st {
 		case heraldtype.StateLeased:
 			continue
-		case heraldtype.StatePending:
+		case heraldtype.StatePending, heraldtype.StateCancelled:
+			// A cancelled one is released, then cancelled below.
 			os = append(os, outcome(j, store.Released{}, at(2*time.Second)))
 			continue
 		}
@@ -248,6 +260,8 @@ func everyState(t *testing.T, newStore NewStore) (*fixture, map[slot]heraldtype.
 		}
 	}
 	f.complete(len(os), os...)
+	f.cancel(store.CancelParams{NotificationIDs: []string{js[slot(heraldtype.StateCancelled)].Delivery.NotificationID},
+		Reason: "cancelled by the test", Now: at(3 * time.Second)})
 	for s, j := range js {
 		if got := f.stateOf(j.Delivery.ID); got != s.state() {
 			t.Fatalf("delivery %d of %s is %s", j.Delivery.ID, s, got)

@@ -22,19 +22,23 @@ type statusKind struct {
 	// to is the outcome that leaves a claimed delivery in this kind; nil
 	// leaves it leased.
 	to store.Transition
+	// cancel: the delivery, released by to, is then cancelled with its
+	// notification while the others of the mix are still leased.
+	cancel bool
 }
 
 var statusKinds = []statusKind{
-	{"pending", store.Released{}},
-	{"deferred", store.ReleasedWithReason{Outcome: heraldtype.OutcomeDeferred, RunAt: at(8 * time.Hour),
+	{name: "pending", to: store.Released{}},
+	{name: "deferred", to: store.ReleasedWithReason{Outcome: heraldtype.OutcomeDeferred, RunAt: at(8 * time.Hour),
 		ErrorCode: heraldtype.CodeQuietHours, Error: "quiet hours"}},
-	{"leased", nil},
-	{"sent", store.Sent{}},
-	{"dead", store.Dead{Failure: store.Failure{ErrorCode: "UNREGISTERED", Error: "UNREGISTERED"}}},
-	{"unknown", store.Unknown{Failure: store.Failure{ErrorCode: "timeout", Error: "timed out"}}},
-	{"skipped", store.Skipped{ErrorCode: "device_invalid", Error: "device invalid"}},
-	{"opted_out", store.OptedOut{ErrorCode: "type_disabled", Error: "turned off"}},
-	{"rate_limited", store.RateLimited{ErrorCode: "duplicate", Error: "a duplicate"}},
+	{name: "leased"},
+	{name: "sent", to: store.Sent{}},
+	{name: "dead", to: store.Dead{Failure: store.Failure{ErrorCode: "UNREGISTERED", Error: "UNREGISTERED"}}},
+	{name: "unknown", to: store.Unknown{Failure: store.Failure{ErrorCode: "timeout", Error: "timed out"}}},
+	{name: "skipped", to: store.Skipped{ErrorCode: "device_invalid", Error: "device invalid"}},
+	{name: "opted_out", to: store.OptedOut{ErrorCode: "type_disabled", Error: "turned off"}},
+	{name: "rate_limited", to: store.RateLimited{ErrorCode: "duplicate", Error: "a duplicate"}},
+	{name: "cancelled", to: store.Released{}, cancel: true},
 }
 
 // testStatusAgreement runs the SQL form of the status rule (the history
@@ -74,7 +78,10 @@ func testStatusAgreement(t *testing.T, newStore NewStore) {
 			byNotification[j.Delivery.NotificationID] = append(byNotification[j.Delivery.NotificationID], j)
 		}
 	}
-	var os []store.Outcome
+	// The cancelled kind's outcomes first, then the cancel of their
+	// notifications (which finds only them pending), then the rest.
+	var os, cancelling []store.Outcome
+	var cancelled []string
 	for id, jobs := range byNotification {
 		slices.SortFunc(jobs, func(a, b heraldtype.Job) int { return int(a.Delivery.ID - b.Delivery.ID) })
 		m, next := mixOf[id], 0
@@ -82,7 +89,11 @@ func testStatusAgreement(t *testing.T, newStore NewStore) {
 			if m&(1<<k) == 0 {
 				continue
 			}
-			if kind.to != nil {
+			switch {
+			case kind.cancel:
+				cancelling = append(cancelling, outcome(jobs[next], kind.to, at(time.Minute)))
+				cancelled = append(cancelled, id)
+			case kind.to != nil:
 				os = append(os, outcome(jobs[next], kind.to, at(time.Minute)))
 			}
 			next++
@@ -90,6 +101,10 @@ func testStatusAgreement(t *testing.T, newStore NewStore) {
 		if next != len(jobs) {
 			t.Fatalf("notification %s (mix %b) has %d deliveries, want %d", id, m, len(jobs), next)
 		}
+	}
+	f.complete(len(cancelling), cancelling...)
+	if res := f.cancel(store.CancelParams{NotificationIDs: cancelled, Reason: "cancelled", Now: at(time.Minute)}); len(res.NotificationIDs) != len(cancelled) {
+		t.Fatalf("cancelled %d notifications, want %d", len(res.NotificationIDs), len(cancelled))
 	}
 	f.complete(len(os), os...)
 

@@ -50,6 +50,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Complete", func(t *testing.T) { testComplete(t, newStore) })
 	t.Run("Leases", func(t *testing.T) { testLeases(t, newStore) })
 	t.Run("Moves", func(t *testing.T) { testMoves(t, newStore) })
+	t.Run("Cancel", func(t *testing.T) { testCancel(t, newStore) })
 	t.Run("LateReports", func(t *testing.T) { testLateReports(t, newStore) })
 	t.Run("ProviderReports", func(t *testing.T) { testProviderReports(t, newStore) })
 	t.Run("Receipts", func(t *testing.T) { testReceipts(t, newStore) })

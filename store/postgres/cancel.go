@@ -1,0 +1,118 @@
+package postgres
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// cancelSelection is the condition on notification n that p selects, and
+// its arguments ($1, $2): by id, by key for one user (the index
+// notifications_cancellation_key_user), or by key for every user (the
+// index notifications_cancellation_key). Both indexes are partial (WHERE
+// cancellation_key <> ”), and a generic plan cannot prove that of $2:
+// the condition says it, so either plan may use them.
+func cancelSelection(p store.CancelParams) (string, []any) {
+	switch {
+	case len(p.NotificationIDs) > 0:
+		return `n.id = ANY ($1::text[])`, []any{p.NotificationIDs}
+	case p.UserID != "":
+		return `n.user_id = $1 AND n.cancellation_key = $2 AND n.cancellation_key <> ''`, []any{p.UserID, p.CancellationKey}
+	default:
+		return `n.cancellation_key = $1 AND n.cancellation_key <> ''`, []any{p.CancellationKey}
+	}
+}
+
+// CancelNotifications implements store.Store in one transaction of one
+// round trip: lockFinishing (for the status events), then one statement
+// that moves the pending deliveries of the selection to cancelled and
+// writes their attempt rows and webhook messages (outcomeEvents), then a
+// read of every delivery of the selection. Each statement takes its own
+// snapshot (READ COMMITTED): a claim that held a pending row when the
+// UPDATE reached it made the UPDATE wait and then skip the row, now
+// leased, and the read after it sees the row leased — so no delivery is
+// neither cancelled nor reported in flight. A claim after the UPDATE
+// finds the row cancelled (its FOR UPDATE SKIP LOCKED skips it while the
+// cancel holds it, and reads it cancelled after).
+func (s *Store) CancelNotifications(ctx context.Context, p store.CancelParams) (store.CancelResult, error) {
+	if err := store.CheckCancel(p); err != nil {
+		return store.CancelResult{}, err
+	}
+	sel, args := cancelSelection(p)
+	k := len(args)
+	pending := `d.notification_id IN (SELECT n.id FROM {s}.notifications n WHERE ` + sel + `) AND d.state = 'pending'`
+	moved := map[int64]bool{}
+	var res store.CancelResult
+	lock := indexed{sql: lockFinishing(pending), args: args, read: func(pgx.Rows) error { return nil }}
+	reason, now := strconv.Itoa(k+1), strconv.Itoa(k+2)
+	move := indexed{sql: `WITH u AS (
+	UPDATE {s}.deliveries d SET state = 'cancelled', lease_owner = '', lease_until = NULL,
+		last_error_code = '` + heraldtype.CodeCancelled + `', last_error = $` + reason + `,
+		finished_at = $` + now + `, updated_at = $` + now + `,
+		last_replay_result = CASE WHEN d.replay_count > 0 THEN 'cancelled' ELSE d.last_replay_result END
+	WHERE ` + pending + `
+	RETURNING d.id, d.notification_id, d.user_id, d.type AS ntype, d.channel, d.state, d.attempt, d.replay_count,
+		d.last_error_code AS last_code, d.last_error AS last_err, $` + now + `::timestamptz AS at, d.id AS ord
+), ` + outcomeEvents + `, a AS (
+	INSERT INTO {s}.delivery_attempts (delivery_id, attempt, at, outcome, error_code, error)
+	SELECT u.id, u.attempt, u.at, '` + string(heraldtype.OutcomeCancelled) + `', u.last_code, u.last_err FROM u ORDER BY u.id
+)
+SELECT id FROM u`, args: append(append([]any{}, args...), p.Reason, p.Now), read: func(rows pgx.Rows) error {
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			moved[id] = true
+		}
+		return rows.Err()
+	}}
+	read := indexed{sql: `SELECT n.id, d.id, d.channel, d.state, d.lease_until
+FROM {s}.notifications n LEFT JOIN {s}.deliveries d ON d.notification_id = n.id
+WHERE ` + sel + ` ORDER BY n.id, d.id`, args: args, read: func(rows pgx.Rows) error {
+		for rows.Next() {
+			var n string
+			var id *int64
+			var channel, state *string
+			var until *time.Time
+			if err := rows.Scan(&n, &id, &channel, &state, &until); err != nil {
+				return err
+			}
+			if len(res.NotificationIDs) == 0 || res.NotificationIDs[len(res.NotificationIDs)-1] != n {
+				res.NotificationIDs = append(res.NotificationIDs, n)
+			}
+			if id == nil {
+				continue
+			}
+			d := store.CancelDelivery{ID: *id, NotificationID: n, Channel: heraldtype.Channel(*channel),
+				State: heraldtype.DeliveryState(*state)}
+			if until != nil && d.State == heraldtype.StateLeased {
+				d.LeaseUntil = until.UTC()
+			}
+			res.Deliveries = append(res.Deliveries, d)
+		}
+		return rows.Err()
+	}}
+	// A deadlock aborts the whole transaction, which then changed
+	// nothing: run it again, as Complete does.
+	for try := 1; ; try++ {
+		clear(moved)
+		res = store.CancelResult{}
+		err := s.indexedQueries(ctx, "deliveries", lock, move, read)
+		if err == nil {
+			break
+		}
+		if try == completeRetries || !retryable(err) {
+			return store.CancelResult{}, err
+		}
+	}
+	for i := range res.Deliveries {
+		res.Deliveries[i].Cancelled = moved[res.Deliveries[i].ID]
+	}
+	return res, nil
+}
