@@ -32,6 +32,9 @@ func (s *Store) Enqueue(ctx context.Context, p store.EnqueueParams) (store.Enque
 	if err := store.CheckEnqueue(p); err != nil {
 		return store.EnqueueResult{}, err
 	}
+	if p.Digest != nil {
+		return s.enqueueDigestAlone(ctx, p)
+	}
 	if s.batcher.max > 0 {
 		return s.enqueueBatched(ctx, p)
 	}
@@ -187,6 +190,9 @@ func (s *Store) enqueue(ctx context.Context, q txQuerier, p store.EnqueueParams)
 		if err != nil || replayed {
 			return res, wake{}, err
 		}
+	}
+	if p.Digest != nil {
+		return s.enqueueDigest(ctx, q, p)
 	}
 	var st enqueueState
 	writes, err := s.writeSteps(p, &st)
