@@ -302,3 +302,68 @@ func TestDigestTypeValidation(t *testing.T) {
 		t.Fatalf("stored digest = %+v", got.Digest)
 	}
 }
+
+// The delivery policy applies to a digest's one notification when it is
+// sent (issue 36 item 1): quiet hours defer the digest, not its items (the
+// triggers before them joined it); the daily cap counts a digest of three
+// triggers once; preferences are read when the digest is sent.
+func TestDigestPolicyAtSendTime(t *testing.T) {
+	yes := true
+	p := newPolicyPipeline(t, func(c *Config) {
+		tc := commentDigest(nil)
+		tc.CountsTowardCap = &yes
+		c.Types = map[string]TypeConfig{"comment": tc}
+		c.DailyCap = 1
+	})
+	p.user("u1", "America/New_York", "tok-1")
+	if _, err := p.client.PutPreferences(p.ctx, "u1", Preferences{QuietHours: &QuietHours{Start: "22:00", End: "08:00"}}); err != nil {
+		t.Fatal(err)
+	}
+	p.setClock(time.Date(2026, 1, 15, 2, 59, 30, 0, time.UTC)) // 21:59:30 EST, Jan 14
+	for i := range 3 {
+		p.enqueue(comment("u1", "p1", i))
+	}
+	p.clock.Advance(time.Minute) // the window ends inside quiet hours
+	digestNotification := func() string {
+		t.Helper()
+		if n, err := p.client.runDigestsOnce(p.ctx); err != nil || n != 1 {
+			t.Fatalf("digest worker claimed %d (%v), want 1", n, err)
+		}
+		h := p.history(HistoryFilter{UserID: "u1", Type: "comment"})
+		return h[0].NotificationID
+	}
+	first := digestNotification()
+	p.work()
+	if st := p.status(first); st.Status != heraldtype.HistoryDeferred || st.Source.Count != 3 {
+		t.Fatalf("digest in quiet hours = %s (source %+v), want DEFERRED with its 3 items", st.Status, st.Source)
+	}
+	p.setClock(time.Date(2026, 1, 15, 13, 0, 0, 0, time.UTC)) // 08:00 EST
+	p.work()
+	if st := p.status(first); st.Status != heraldtype.HistorySent {
+		t.Fatalf("digest after quiet hours = %s, want SENT", st.Status)
+	}
+	// The cap (1 a day) counted that digest once: the next one is over it.
+	for i := range 2 {
+		p.enqueue(comment("u1", "p2", i))
+	}
+	p.clock.Advance(time.Minute)
+	second := digestNotification()
+	p.work()
+	if st := p.status(second); st.Status != heraldtype.HistoryRateLimited || st.Reason != "daily_cap" {
+		t.Fatalf("second digest of the day = %s/%s, want RATE_LIMITED/daily_cap", st.Status, st.Reason)
+	}
+	// Preferences changed after the triggers are the ones that decide.
+	p.enqueue(comment("u1", "p3", 0))
+	if _, err := p.client.PutPreferences(p.ctx, "u1", Preferences{Types: map[string]TypePreference{"comment": {Disabled: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	p.clock.Advance(time.Minute)
+	third := digestNotification()
+	p.work()
+	if st := p.status(third); st.Status != heraldtype.HistoryOptedOut {
+		t.Fatalf("digest of a type the user turned off since = %s, want USER_OPTED_OUT", st.Status)
+	}
+	if got := len(p.em.MessagesTo("tok-1")); got != 1 {
+		t.Fatalf("the phone got %d pushes, want the first digest's one", got)
+	}
+}
