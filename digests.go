@@ -165,13 +165,32 @@ func (c *Client) buildDigest(ctx context.Context, cd store.ClaimedDigest) (*stor
 		MaxAttempts: c.cfg.MaxAttempts, PushProviders: c.cfg.PushRouting, ChannelProviders: c.cfg.ChannelRouting, Now: now}, nil
 }
 
-// GetDigest returns one digest: whose, its key, its state, its window and
-// its items' count, and its notification once sent.
-func (c *Client) GetDigest(ctx context.Context, id string) (heraldtype.DigestInfo, error) {
+// Digest is one digest with its items (GET /v1/digests/{id}).
+type Digest struct {
+	heraldtype.DigestInfo
+	// Entries are the triggers it holds, in order.
+	Entries []heraldtype.DigestItem `json:"entries"`
+}
+
+// GetDigest returns one digest: whose, its key, its state, its window,
+// its notification once sent, and the triggers it holds.
+func (c *Client) GetDigest(ctx context.Context, id string) (Digest, error) {
 	if err := validID("id", id); err != nil {
-		return heraldtype.DigestInfo{}, err
+		return Digest{}, err
 	}
-	return c.store.GetDigest(ctx, id)
+	info, err := c.store.GetDigest(ctx, id)
+	if err != nil {
+		return Digest{}, err
+	}
+	items, err := c.store.ListDigestItems(ctx, id)
+	if err != nil {
+		return Digest{}, err
+	}
+	d := Digest{DigestInfo: info, Entries: make([]heraldtype.DigestItem, len(items))}
+	for i, it := range items {
+		d.Entries[i] = it.View()
+	}
+	return d, nil
 }
 
 // runDigestsOnce runs one synchronous digest worker cycle (tests with an

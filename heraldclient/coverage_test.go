@@ -39,6 +39,7 @@ var operations = map[string]string{
 	"PUT /v1/types/{type}":                        "PutType",
 	"POST /v1/notifications":                      "Trigger",
 	"GET /v1/notifications/{id}":                  "GetNotification",
+	"GET /v1/digests/{id}":                        "GetDigest",
 	"GET /v1/deliveries":                          "ListDeliveries",
 	"GET /v1/deliveries/{id}":                     "GetDelivery",
 	"POST /v1/deliveries/{id}/replay":             "ReplayDelivery",

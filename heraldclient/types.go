@@ -61,6 +61,22 @@ type DigestConfig struct {
 	Body  string `json:"body,omitempty"`
 }
 
+// Digest is one digest with the triggers it holds (GetDigest).
+type Digest struct {
+	heraldtype.DigestInfo
+	// Entries are the triggers it holds, in order.
+	Entries []heraldtype.DigestItem `json:"entries"`
+}
+
+// GetDigest reads a digest and its items (GET /v1/digests/{id}); the id
+// is the one a trigger of a digest type was answered with
+// (EnqueuedNotification.Digest).
+func (c *Client) GetDigest(ctx context.Context, id string) (Digest, error) {
+	var d Digest
+	_, err := c.do(ctx, call{method: http.MethodGet, path: pathf("/v1/digests/%s", id), out: &d})
+	return d, err
+}
+
 // NotificationType is a type's effective configuration.
 type NotificationType struct {
 	Name         string               `json:"name"`

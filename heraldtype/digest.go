@@ -51,3 +51,14 @@ type DigestInfo struct {
 	// LastError says why a failed digest was not sent.
 	LastError string `json:"last_error,omitempty"`
 }
+
+// DigestItem is one trigger a digest holds (GET /v1/digests/{id}): its
+// place, the id it was answered with, its content and when it came.
+type DigestItem struct {
+	Seq       int               `json:"seq"`
+	ID        string            `json:"id"`
+	Title     string            `json:"title,omitempty"`
+	Body      string            `json:"body,omitempty"`
+	Data      map[string]string `json:"data,omitempty"`
+	CreatedAt time.Time         `json:"created_at"`
+}

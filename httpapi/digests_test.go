@@ -61,4 +61,12 @@ func TestDigestRoutes(t *testing.T) {
 		n.Source.ID != digest || n.Source.Count != 2 || n.Source.Name != "p1" {
 		t.Fatalf("digest notification = %+v (source %+v)", n, n.Source)
 	}
+	var d herald.Digest
+	e.do("GET", "/v1/digests/"+digest, nil).expect(t, 200, &d)
+	if d.State != "sent" || d.Items != 2 || len(d.Entries) != 2 || d.NotificationID != n.ID || d.Entries[1].Data["author"] != "ben" {
+		t.Fatalf("GET /v1/digests = %+v", d)
+	}
+	if r := e.do("GET", "/v1/digests/nope", nil); r.status != 404 {
+		t.Fatalf("an unknown digest: %d", r.status)
+	}
 }

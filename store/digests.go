@@ -34,6 +34,9 @@ type Digests interface {
 	FireDigest(ctx context.Context, f DigestFire) (fired bool, res EnqueueResult, err error)
 	// GetDigest returns one digest; ENOTFOUND if absent.
 	GetDigest(ctx context.Context, id string) (heraldtype.DigestInfo, error)
+	// ListDigestItems returns a digest's items in order (none for an
+	// unknown digest).
+	ListDigestItems(ctx context.Context, id string) ([]DigestItem, error)
 	// PruneDigests deletes the digests sent or failed before cutoff, with
 	// their items, and returns how many it deleted. Open and closed ones
 	// are never deleted.
@@ -116,6 +119,12 @@ func ParseDigestItem(seq int, content []byte, created time.Time) (DigestItem, er
 	}
 	it.Seq, it.CreatedAt = seq, created.UTC()
 	return it, nil
+}
+
+// View is the item as the API shows it.
+func (it DigestItem) View() heraldtype.DigestItem {
+	return heraldtype.DigestItem{Seq: it.Seq, ID: it.Notification, Title: it.Title, Body: it.Body, Data: it.Data,
+		CreatedAt: it.CreatedAt}
 }
 
 // DigestFire is one claimed digest's settlement (FireDigest).

@@ -218,6 +218,30 @@ WHERE id = $1 AND lease_owner = $2 AND state = 'closed'`), f.ID, f.Owner, state,
 	return fired, res, nil
 }
 
+// ListDigestItems implements store.Store.
+func (s *Store) ListDigestItems(ctx context.Context, id string) ([]store.DigestItem, error) {
+	rows, err := s.pool.Query(ctx, s.q(`SELECT seq, content, created_at FROM {s}.digest_items WHERE digest_id = $1 ORDER BY seq`), id)
+	if err != nil {
+		return nil, formatError(err, "digest items")
+	}
+	defer rows.Close()
+	var out []store.DigestItem
+	for rows.Next() {
+		var seq int
+		var content []byte
+		var at time.Time
+		if err := rows.Scan(&seq, &content, &at); err != nil {
+			return nil, formatError(err, "digest items")
+		}
+		it, err := store.ParseDigestItem(seq, content, at)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, it)
+	}
+	return out, formatError(rows.Err(), "digest items")
+}
+
 // PruneDigests implements store.Store; the items go with their digest
 // (ON DELETE CASCADE).
 func (s *Store) PruneDigests(ctx context.Context, cutoff time.Time) (int, error) {

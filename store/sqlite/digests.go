@@ -195,6 +195,30 @@ WHERE id = ? AND lease_owner = ? AND state = 'closed'`, state, nid, micros(f.Now
 	return fired, res, nil
 }
 
+// ListDigestItems implements store.Store.
+func (s *Store) ListDigestItems(ctx context.Context, id string) ([]store.DigestItem, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT seq, content, created_at FROM digest_items WHERE digest_id = ? ORDER BY seq`, id)
+	if err != nil {
+		return nil, formatError(err, "digest items")
+	}
+	defer rows.Close()
+	var out []store.DigestItem
+	for rows.Next() {
+		var seq int
+		var content string
+		var at int64
+		if err := rows.Scan(&seq, &content, &at); err != nil {
+			return nil, formatError(err, "digest items")
+		}
+		it, err := store.ParseDigestItem(seq, []byte(content), fromMicros(at))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, it)
+	}
+	return out, formatError(rows.Err(), "digest items")
+}
+
 // PruneDigests implements store.Store; the items go with their digest
 // (ON DELETE CASCADE).
 func (s *Store) PruneDigests(ctx context.Context, cutoff time.Time) (int, error) {

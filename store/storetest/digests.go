@@ -61,6 +61,13 @@ func testDigests(t *testing.T, h Harness) {
 				t.Fatalf("item %d = %+v", i, it)
 			}
 		}
+		listed, err := f.s.ListDigestItems(f.ctx, digest)
+		if err != nil || len(listed) != 3 || listed[2].Seq != 3 || listed[0].Notification != c.Entries[0].Notification {
+			t.Fatalf("ListDigestItems = %+v, %v; want the 3 items claimed", listed, err)
+		}
+		if none, err := f.s.ListDigestItems(f.ctx, "nope"); err != nil || len(none) != 0 {
+			t.Fatalf("ListDigestItems(unknown) = %v, %v", none, err)
+		}
 		if more := f.claimDigests("w2", at(time.Minute), 10); len(more) != 0 {
 			t.Fatalf("a second claim took %d leased digests", len(more))
 		}
