@@ -167,7 +167,7 @@ type DigestStatements interface {
 	// AddToDigest runs rules.DigestAddSQL; ok is false when it returned no
 	// row.
 	AddToDigest(ctx context.Context, a DigestAdd) (digest string, items int, ok bool, err error)
-	AddDigestItem(ctx context.Context, digest string, seq int, content string, now time.Time) error
+	AddDigestItem(ctx context.Context, digest string, seq int, item, content string, now time.Time) error
 }
 
 // DigestNewRow is the state and close_at of a new digest holding first
@@ -247,7 +247,7 @@ func JoinDigests(ctx context.Context, p EnqueueParams, st DigestStatements) (pla
 			plain = append(plain, i)
 			continue
 		}
-		if err := st.AddDigestItem(ctx, digest, items, content, p.Now); err != nil {
+		if err := st.AddDigestItem(ctx, digest, items, n.ID, content, p.Now); err != nil {
 			return nil, nil, err
 		}
 		joined[i] = digest

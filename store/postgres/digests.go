@@ -47,9 +47,9 @@ func (d digestStatements) AddToDigest(ctx context.Context, a store.DigestAdd) (s
 	return got, items, ok, formatError(rows.Err(), "digest")
 }
 
-func (d digestStatements) AddDigestItem(ctx context.Context, digest string, seq int, content string, now time.Time) error {
-	return formatError(d.q.exec(ctx, d.s.q(`INSERT INTO {s}.digest_items (digest_id, seq, content, created_at)
-VALUES ($1, $2, $3::jsonb, $4)`), digest, seq, content, now), "digest item")
+func (d digestStatements) AddDigestItem(ctx context.Context, digest string, seq int, item, content string, now time.Time) error {
+	return formatError(d.q.exec(ctx, d.s.q(`INSERT INTO {s}.digest_items (digest_id, seq, item_id, content, created_at)
+VALUES ($1, $2, $3, $4::jsonb, $5)`), digest, seq, item, content, now), "digest item")
 }
 
 // enqueueDigest writes a checked trigger of a digest type on q (its

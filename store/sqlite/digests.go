@@ -46,9 +46,9 @@ func (d digestStatements) AddToDigest(ctx context.Context, a store.DigestAdd) (s
 	return got, items, ok, formatError(rows.Err(), "digest")
 }
 
-func (d digestStatements) AddDigestItem(ctx context.Context, digest string, seq int, content string, now time.Time) error {
-	_, err := d.s.exec(ctx, d.tx, `INSERT INTO digest_items (digest_id, seq, content, created_at) VALUES (?, ?, ?, ?)`,
-		digest, seq, content, micros(now))
+func (d digestStatements) AddDigestItem(ctx context.Context, digest string, seq int, item, content string, now time.Time) error {
+	_, err := d.s.exec(ctx, d.tx, `INSERT INTO digest_items (digest_id, seq, item_id, content, created_at) VALUES (?, ?, ?, ?, ?)`,
+		digest, seq, item, content, micros(now))
 	return formatError(err, "digest item")
 }
 
@@ -76,6 +76,33 @@ func (s *Store) enqueueDigest(ctx context.Context, tx *writeTx, p store.EnqueueP
 		}
 	}
 	return store.DigestResult(p, plain, joined, res), nil
+}
+
+// replayDigestItems adds to found the triggers among ids that joined a
+// digest (they have no notification): the digest names their user.
+func (s *Store) replayDigestItems(ctx context.Context, tx *writeTx, ids []string, found map[string]store.EnqueuedNotification) error {
+	var missing []string
+	for _, id := range ids {
+		if _, ok := found[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	return inLists(missing, func(args []any) error {
+		rows, err := s.query(ctx, tx, `SELECT i.item_id, g.user_id, g.id FROM digest_items i JOIN digests g ON g.id = i.digest_id
+WHERE i.item_id IN (`+marks(len(args))+`)`, args...)
+		if err != nil {
+			return formatError(err, "digest items")
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e store.EnqueuedNotification
+			if err := rows.Scan(&e.ID, &e.UserID, &e.Digest); err != nil {
+				return formatError(err, "digest items")
+			}
+			found[e.ID] = e
+		}
+		return formatError(rows.Err(), "digest items")
+	})
 }
 
 const digestColumns = `id, user_id, type, key, state, opened_at, close_at, items, max_items, coalesce(notification_id, ''), last_error`

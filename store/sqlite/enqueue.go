@@ -175,6 +175,9 @@ FROM notifications n WHERE n.id IN (`+marks(len(args))+`)`, args...)
 	if err != nil {
 		return res, false, err
 	}
+	if err := s.replayDigestItems(ctx, tx, ids, found); err != nil {
+		return res, false, err
+	}
 	res.Replayed = true
 	res.Notifications = make([]store.EnqueuedNotification, len(ids))
 	for i, id := range ids {

@@ -27,7 +27,10 @@ CREATE INDEX digests_user ON digests (user_id, opened_at);
 CREATE TABLE digest_items (
 	digest_id  TEXT NOT NULL REFERENCES digests (id) ON DELETE CASCADE,
 	seq        INTEGER NOT NULL,
+	item_id    TEXT NOT NULL,
 	content    JSONB NOT NULL,
 	created_at TIMESTAMPTZ NOT NULL,
 	PRIMARY KEY (digest_id, seq)
 );
+-- A replayed idempotency key finds its digested triggers by their ids.
+CREATE INDEX digest_items_item ON digest_items (item_id);

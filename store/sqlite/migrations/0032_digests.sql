@@ -23,7 +23,9 @@ CREATE INDEX digests_user ON digests (user_id, opened_at);
 CREATE TABLE digest_items (
 	digest_id  TEXT NOT NULL REFERENCES digests (id) ON DELETE CASCADE,
 	seq        INTEGER NOT NULL,
+	item_id    TEXT NOT NULL,
 	content    TEXT NOT NULL,
 	created_at INTEGER NOT NULL,
 	PRIMARY KEY (digest_id, seq)
 ) STRICT, WITHOUT ROWID;
+CREATE INDEX digest_items_item ON digest_items (item_id);
