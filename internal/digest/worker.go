@@ -193,7 +193,7 @@ func (w *Worker) fire(ctx context.Context, c store.ClaimedDigest) error {
 	}
 	fired, res, err := w.cfg.Store.FireDigest(ctx, f)
 	if code := heraldtype.ErrorCode(err); err != nil && f.Failure == "" && (code == heraldtype.ENOTFOUND || code == heraldtype.EINVALID) {
-		f.Enqueue, f.Failure = nil, code+": "+err.Error()
+		f.Enqueue, f.Failure = nil, err.Error() // "not_found: user … not found"
 		fired, res, err = w.cfg.Store.FireDigest(ctx, f)
 	}
 	if err != nil {
