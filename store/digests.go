@@ -22,7 +22,10 @@ type Digests interface {
 	// (close_at <= p.Now) or that max_items closed, and whose lease (if
 	// any) ended: state closed — no trigger joins it any more — lease_owner
 	// p.Owner, lease_until p.LeaseUntil. Two concurrent claims never
-	// return the same digest. Each comes with its items in order.
+	// return the same digest. The items are not read (Entries is nil): a
+	// claimed digest takes no more, and the worker reads each one's with
+	// ListDigestItems when it builds it, so a batch of full digests is not
+	// held in memory at once.
 	ClaimDigests(ctx context.Context, p DigestClaimParams) ([]ClaimedDigest, error)
 	// FireDigest settles a claimed digest in one transaction, if
 	// f.Owner still holds its lease and it is still closed: with f.Enqueue
@@ -80,7 +83,7 @@ type DigestClaimParams struct {
 	Limit      int
 }
 
-// ClaimedDigest is a leased digest with its items.
+// ClaimedDigest is a leased digest, with its items once read.
 type ClaimedDigest struct {
 	heraldtype.DigestInfo
 	// Entries are the items, in order (DigestInfo.Items counts them).

@@ -88,6 +88,10 @@ func (f *fakeStore) ClaimDigests(context.Context, store.DigestClaimParams) ([]st
 	return c, nil
 }
 
+func (f *fakeStore) ListDigestItems(context.Context, string) ([]store.DigestItem, error) {
+	return claimed(2).Entries, nil
+}
+
 func (f *fakeStore) FireDigest(_ context.Context, fire store.DigestFire) (bool, store.EnqueueResult, error) {
 	f.fires = append(f.fires, fire)
 	if fire.Enqueue != nil && f.fireErr != nil {

@@ -16,6 +16,7 @@ import (
 type Store interface {
 	ClaimDigests(ctx context.Context, p store.DigestClaimParams) ([]store.ClaimedDigest, error)
 	FireDigest(ctx context.Context, f store.DigestFire) (bool, store.EnqueueResult, error)
+	ListDigestItems(ctx context.Context, id string) ([]store.DigestItem, error)
 }
 
 // Build makes a claimed digest's notification (a trigger with the
@@ -182,6 +183,12 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 // store refuses as invalid or whose user is gone is marked failed; any
 // other error leaves it to its lease's end, to be claimed again.
 func (w *Worker) fire(ctx context.Context, c store.ClaimedDigest) error {
+	if c.Items > 0 && c.Entries == nil {
+		var err error
+		if c.Entries, err = w.cfg.Store.ListDigestItems(ctx, c.ID); err != nil {
+			return err
+		}
+	}
 	p, err := w.cfg.Build(ctx, c)
 	f := store.DigestFire{ID: c.ID, Owner: w.cfg.Owner, Now: w.cfg.Now(), Enqueue: p}
 	var failure *Failure

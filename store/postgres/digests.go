@@ -111,8 +111,7 @@ func scanDigest(row interface{ Scan(...any) error }) (heraldtype.DigestInfo, err
 
 // ClaimDigests implements store.Store: one UPDATE over the due rows taken
 // FOR UPDATE SKIP LOCKED (a trigger joining a digest holds its row lock
-// until it commits, so a claim skips a digest being added to), then their
-// items, in one transaction.
+// until it commits, so a claim skips a digest being added to).
 func (s *Store) ClaimDigests(ctx context.Context, p store.DigestClaimParams) ([]store.ClaimedDigest, error) {
 	var out []store.ClaimedDigest
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -127,42 +126,13 @@ RETURNING g.id, g.user_id, g.type, g.key, g.state, g.opened_at, g.close_at, g.it
 		if err != nil {
 			return err
 		}
-		index := map[string]int{}
-		var ids []string
+		defer rows.Close()
 		for rows.Next() {
 			d, err := scanDigest(rows)
 			if err != nil {
-				rows.Close()
 				return err
 			}
-			index[d.ID] = len(out)
-			ids = append(ids, d.ID)
 			out = append(out, store.ClaimedDigest{DigestInfo: d})
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil || len(ids) == 0 {
-			return err
-		}
-		rows, err = tx.Query(ctx, s.q(`SELECT digest_id, seq, content, created_at FROM {s}.digest_items
-WHERE digest_id = ANY($1) ORDER BY digest_id, seq`), ids)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			var seq int
-			var content []byte
-			var at time.Time
-			if err := rows.Scan(&id, &seq, &content, &at); err != nil {
-				return err
-			}
-			it, err := store.ParseDigestItem(seq, content, at)
-			if err != nil {
-				return err
-			}
-			c := &out[index[id]]
-			c.Entries = append(c.Entries, it)
 		}
 		return rows.Err()
 	})

@@ -130,45 +130,15 @@ RETURNING `+digestColumns, append(args, p.Limit)...)
 		if err != nil {
 			return formatError(err, "digests")
 		}
-		index := map[string]int{}
-		var ids []string
+		defer rows.Close()
 		for rows.Next() {
 			d, err := scanDigest(rows)
 			if err != nil {
-				rows.Close()
 				return formatError(err, "digests")
 			}
-			index[d.ID] = len(out)
-			ids = append(ids, d.ID)
 			out = append(out, store.ClaimedDigest{DigestInfo: d})
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return formatError(err, "digests")
-		}
-		return inLists(ids, func(in []any) error {
-			rows, err := s.query(ctx, tx, `SELECT digest_id, seq, content, created_at FROM digest_items
-WHERE digest_id IN (`+marks(len(in))+`) ORDER BY digest_id, seq`, in...)
-			if err != nil {
-				return formatError(err, "digest items")
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var id, content string
-				var seq int
-				var at int64
-				if err := rows.Scan(&id, &seq, &content, &at); err != nil {
-					return formatError(err, "digest items")
-				}
-				it, err := store.ParseDigestItem(seq, []byte(content), fromMicros(at))
-				if err != nil {
-					return err
-				}
-				c := &out[index[id]]
-				c.Entries = append(c.Entries, it)
-			}
-			return formatError(rows.Err(), "digest items")
-		})
+		return formatError(rows.Err(), "digests")
 	})
 	if err != nil {
 		return nil, err
