@@ -24,6 +24,7 @@ import (
 	"github.com/heraldhq/herald/internal/audience"
 	"github.com/heraldhq/herald/internal/callout"
 	"github.com/heraldhq/herald/internal/campaign"
+	"github.com/heraldhq/herald/internal/digest"
 	"github.com/heraldhq/herald/internal/dispatch"
 	"github.com/heraldhq/herald/internal/fanout"
 	"github.com/heraldhq/herald/internal/leadership"
@@ -135,6 +136,9 @@ type Config struct {
 	// Webhooks tunes outbound webhooks: the sends to the endpoints
 	// registered with CreateWebhook (issue 35 item 4).
 	Webhooks WebhookConfig
+	// Digests tunes the digest worker every instance runs (issue 36
+	// item 1).
+	Digests DigestWorkerConfig
 	// AudienceSources are the deployment's own audiences by name (issue 20
 	// item 3): a rule's "audience":{"source":NAME} pages its users from
 	// the one registered under NAME. PutRule refuses a name not here.
@@ -262,6 +266,10 @@ type Limits struct {
 	// with invalid_argument, asking for a shorter range, fewer groups or a
 	// coarser interval. Default 5000.
 	MaxEngagementRows int
+	// MaxDigestItems bounds the items one digest keeps (issue 36 item 1):
+	// a type's digest.max_items may not exceed it, and a digest that
+	// reaches its max_items is sent at once. Default 1000.
+	MaxDigestItems int
 }
 
 // Default limits (Limits documents each).
@@ -273,6 +281,7 @@ const (
 	DefaultHistoryScan        = store.DefaultHistoryScan
 	DefaultMaxReceipts        = 100
 	DefaultMaxEngagementRows  = 5000
+	DefaultMaxDigestItems     = 1000
 )
 
 // withDefaults fills the zero limits and refuses negative ones.
@@ -289,6 +298,7 @@ func (l Limits) withDefaults() (Limits, error) {
 		{"HistoryScan", &l.HistoryScan, DefaultHistoryScan},
 		{"MaxReceipts", &l.MaxReceipts, DefaultMaxReceipts},
 		{"MaxEngagementRows", &l.MaxEngagementRows, DefaultMaxEngagementRows},
+		{"MaxDigestItems", &l.MaxDigestItems, DefaultMaxDigestItems},
 	} {
 		if *f.v == 0 {
 			*f.v = f.def
@@ -386,13 +396,15 @@ type Client struct {
 	// webhooks is this instance's dispatcher (nil without workers).
 	webhookOut *outbound.Client
 	webhooks   *webhook.Dispatcher
-	elector    *leadership.Elector
-	pruners    maintenance.Pruners
-	types      *policy.Catalog
-	unsub      *unsubscriber // nil without Config.Unsubscribe.Secret
-	track      *emailTracker // nil without Config.EmailTracking.Secret
-	hub        *realtime.Hub
-	metrics    *metrics.Metrics
+	// digests is this instance's digest worker (nil without workers).
+	digests *digest.Worker
+	elector *leadership.Elector
+	pruners maintenance.Pruners
+	types   *policy.Catalog
+	unsub   *unsubscriber // nil without Config.Unsubscribe.Secret
+	track   *emailTracker // nil without Config.EmailTracking.Secret
+	hub     *realtime.Hub
+	metrics *metrics.Metrics
 	// tracer is nil when tracing is off (internal/tracing.Tracer).
 	tracer trace.Tracer
 	log    *slog.Logger
@@ -601,6 +613,9 @@ func NewClient(cfg Config) (*Client, error) {
 	if err := c.newWebhooks(cfg); err != nil {
 		return nil, err
 	}
+	if err := c.newDigests(cfg); err != nil {
+		return nil, err
+	}
 	if err := c.newElector(); err != nil {
 		return nil, err
 	}
@@ -626,6 +641,9 @@ func (c *Client) Start(ctx context.Context) error {
 	}
 	if c.webhooks != nil {
 		c.webhooks.Start(context.WithoutCancel(ctx))
+	}
+	if c.digests != nil {
+		c.digests.Start(context.WithoutCancel(ctx))
 	}
 	c.elector.Start()
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -666,6 +684,9 @@ func (c *Client) Stop(ctx context.Context) error {
 	}
 	if c.webhooks != nil {
 		errs = append(errs, c.webhooks.Stop(ctx))
+	}
+	if c.digests != nil {
+		errs = append(errs, c.digests.Stop(ctx))
 	}
 	errs = append(errs, c.elector.Stop(ctx))
 	return errors.Join(errs...)
@@ -728,6 +749,9 @@ type MaintenanceResult struct {
 	// Webhooks counts outbound webhook messages sent or dead longer than
 	// Retention ago deleted.
 	Webhooks int
+	// Digests counts digests sent or failed longer than Retention ago
+	// deleted, with their items.
+	Digests int
 }
 
 // RunMaintenance prunes, once and now: devices not seen within

@@ -76,6 +76,10 @@ type EnqueuedNotification struct {
 	ID         string `json:"id"`
 	UserID     string `json:"user_id"`
 	Deliveries int    `json:"deliveries"`
+	// Digest is the id of the digest this trigger joined, when its type
+	// is a digest: it is an item of that digest (its id names the item),
+	// sent with the others as one notification when the digest closes.
+	Digest string `json:"digest,omitempty"`
 }
 
 // reservedDataKeys are data keys Herald or FCM own: messageId carries the
@@ -152,6 +156,7 @@ func (c *Client) prepare(ctx context.Context, r *Request) (store.EnqueueParams, 
 		return store.EnqueueParams{}, err
 	}
 	guarantee, critical := heraldtype.AtLeastOnce, false
+	var digestOf *heraldtype.Digest
 	if validTypeName(r.Type) == nil {
 		t, err := c.types.Type(ctx, r.Type)
 		if err != nil {
@@ -164,6 +169,7 @@ func (c *Client) prepare(ctx context.Context, r *Request) (store.EnqueueParams, 
 			r.Priority = t.Priority
 		}
 		guarantee, critical = t.Guarantee, t.Critical
+		digestOf = t.Digest
 	}
 	users, err := c.normalize(r, now)
 	if err != nil {
@@ -200,6 +206,9 @@ func (c *Client) prepare(ctx context.Context, r *Request) (store.EnqueueParams, 
 		}
 	}
 	if err := c.validatePayload(&p.Notifications[0], r.Channels); err != nil {
+		return store.EnqueueParams{}, err
+	}
+	if p.Digest, err = c.digestParams(ctx, r, digestOf, critical, now); err != nil {
 		return store.EnqueueParams{}, err
 	}
 	// After the providers' own limits, so a push payload FCM cannot carry

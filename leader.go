@@ -43,6 +43,7 @@ func (c *Client) newElector() error {
 		Rollup:        maintenance.NewRollupPruner(cfg.Store, pruneEvery, cfg.Worker.RollupRetention),
 		Engagement:    maintenance.NewEngagementPruner(cfg.Store, pruneEvery, cfg.EngagementRetention),
 		Webhooks:      maintenance.NewWebhookPruner(cfg.Store, pruneEvery, cfg.Retention),
+		Digests:       maintenance.NewDigestPruner(cfg.Store, pruneEvery, cfg.Retention),
 	}
 	services := []leadership.Service{
 		maintenance.NewLeaseReaper(cfg.Store, reapEvery, ttl, c.metrics),
@@ -57,6 +58,7 @@ func (c *Client) newElector() error {
 		c.pruners.Rollup,
 		c.pruners.Engagement,
 		c.pruners.Webhooks,
+		c.pruners.Digests,
 	}
 	var daemons []leadership.Daemon
 	if !cfg.Reminders.Disabled {

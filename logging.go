@@ -18,12 +18,13 @@ const (
 	ComponentKafka    = "kafka"    // the Kafka consumer (package kafkaapi)
 	ComponentHTTP     = "http"     // the HTTP API (package httpapi)
 	ComponentWebhooks = "webhooks" // the outbound webhook dispatcher
+	ComponentDigests  = "digests"  // the digest worker
 )
 
 // LogComponents lists every component name, in the order of the constants.
 func LogComponents() []string {
 	return []string{ComponentDelivery, ComponentReminder, ComponentCampaign, ComponentRules,
-		ComponentLeader, ComponentKafka, ComponentHTTP, ComponentWebhooks}
+		ComponentLeader, ComponentKafka, ComponentHTTP, ComponentWebhooks, ComponentDigests}
 }
 
 // Logger returns the logger of a component: Config.Logger with the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/policy"
+	"github.com/heraldhq/herald/internal/tmpl"
 )
 
 // PolicyLimiter holds the atomic parts of the delivery policy: the
@@ -38,7 +39,8 @@ func newPolicy(cfg Config) (*policy.Catalog, *policy.Engine, error) {
 		if err := validTypeName(name); err != nil {
 			return nil, nil, fmt.Errorf("herald: type %q: %w", name, err)
 		}
-		t, err := tc.resolve(name)
+		t, err := tc.resolve(name, cfg.Limits, tmpl.Limits{MaxSteps: cfg.Templates.MaxSteps, MaxBytes: cfg.Templates.MaxBytes,
+			MaxDuration: cfg.Templates.MaxDuration})
 		if err != nil {
 			return nil, nil, fmt.Errorf("herald: type %q: %w", name, err)
 		}

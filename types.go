@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/policy"
+	"github.com/heraldhq/herald/internal/tmpl"
 )
 
 // TypeConfig declares a notification type: in the configuration file
@@ -50,6 +51,10 @@ type TypeConfig struct {
 	// false, for every type, critical and transactional ones included; it
 	// needs the server's tracking secret.
 	EmailTracking bool `json:"email_tracking,omitempty"`
+	// Digest gathers the type's triggers for one user and key within a
+	// window into one notification (DigestConfig). A critical type never
+	// digests; a trigger scheduled for later (send_at) is not digested.
+	Digest *DigestConfig `json:"digest,omitempty"`
 }
 
 // NotificationType is a type's effective configuration
@@ -68,6 +73,8 @@ type NotificationType struct {
 	Critical        bool                 `json:"critical"`
 	Transactional   bool                 `json:"transactional"`
 	EmailTracking   bool                 `json:"email_tracking"`
+	// Digest is the type's digest, null when it has none.
+	Digest *DigestConfig `json:"digest"`
 	// Source says where the configuration comes from: "api" (PUT
 	// /v1/types), "config" (the configuration file) or "default" (not
 	// declared).
@@ -83,7 +90,7 @@ const (
 )
 
 // resolve validates tc and returns the type it declares.
-func (tc TypeConfig) resolve(name string) (heraldtype.NotificationType, error) {
+func (tc TypeConfig) resolve(name string, lim Limits, tl tmpl.Limits) (heraldtype.NotificationType, error) {
 	t := heraldtype.NotificationType{Name: name, Channels: tc.Channels, Priority: tc.Priority, QuietHours: true,
 		CountsTowardCap: tc.CountsTowardCap, Guarantee: tc.Guarantee, Critical: tc.Critical,
 		Transactional: tc.Transactional, EmailTracking: tc.EmailTracking}
@@ -97,6 +104,11 @@ func (tc TypeConfig) resolve(name string) (heraldtype.NotificationType, error) {
 		}
 		t.DedupeWindow = d
 	}
+	d, err := tc.Digest.resolve(lim, tl)
+	if err != nil {
+		return t, err
+	}
+	t.Digest = d
 	t.Priority = heraldtype.Priority(strings.ToUpper(string(t.Priority)))
 	if err := policy.NormalizeType(&t); err != nil {
 		return t, err
@@ -119,7 +131,7 @@ func (c *Client) PutType(ctx context.Context, name string, tc TypeConfig) (Notif
 	if err := validTypeName(name); err != nil {
 		return NotificationType{}, err
 	}
-	t, err := tc.resolve(name)
+	t, err := tc.resolve(name, c.cfg.Limits, c.templateLimits())
 	if err != nil {
 		return NotificationType{}, err
 	}
@@ -191,5 +203,6 @@ func typeView(t heraldtype.NotificationType, source string) NotificationType {
 	}
 	return NotificationType{Name: t.Name, Channels: ch, Priority: t.Priority, DedupeWindow: t.DedupeWindow.String(),
 		QuietHours: t.QuietHours, CountsTowardCap: t.CountsTowardCap, Guarantee: t.Guarantee, Critical: t.Critical,
-		Transactional: t.Transactional, EmailTracking: t.EmailTracking, Source: source, UpdatedAt: t.UpdatedAt}
+		Transactional: t.Transactional, EmailTracking: t.EmailTracking, Digest: digestView(t.Digest), Source: source,
+		UpdatedAt: t.UpdatedAt}
 }

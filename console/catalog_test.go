@@ -74,6 +74,22 @@ func TestTypesPages(t *testing.T) {
 	r.has(t, `<p class="field-error" id="error-dedupe_window">`, `value="soon"`)
 	bad = url.Values{"csrf": {p.csrf(t)}, "channels": {"pigeon"}}
 	e.post("/console/types/digest", bad).expect(t, 400).has(t, `id="error-channels"`)
+
+	// A digest type (issue 36 item 1): shown, and kept when the form saves.
+	p.has(t, `id="type-digest"`, `None: each trigger is sent as it comes.`)
+	if _, err := e.client.PutType(context.Background(), "comment", herald.TypeConfig{Digest: &herald.DigestConfig{
+		Window: "10m", Key: "{{.post_id}}", Title: "{{.Count}} new comments"}}); err != nil {
+		t.Fatal(err)
+	}
+	cp := e.get("/console/types/comment").expect(t, 200)
+	wellFormed(t, cp.body)
+	cp.has(t, `id="type-digest"`, `within 10m0s`, `<code>{{.post_id}}</code>`)
+	ok = url.Values{"csrf": {cp.csrf(t)}, "channels": {"push"}, "priority": {"LOW"}, "guarantee": {"at_least_once"}}
+	e.post("/console/types/comment", ok).expect(t, 303)
+	if got, err := e.client.GetType(context.Background(), "comment"); err != nil || got.Digest == nil || got.Digest.Key != "{{.post_id}}" ||
+		got.Priority != heraldtype.PriorityLow {
+		t.Fatalf("saved from the form: %+v, %v", got, err)
+	}
 }
 
 // TestRulePages: the list with its filter and next page, the JSON edit

@@ -61,7 +61,7 @@ func (c *Console) notifications(w http.ResponseWriter, r *http.Request, s Sessio
 
 // timelineItem is one record of a notification's timeline. Kind is the
 // contract's data-kind: trigger, event, rule_run, reminder, campaign_run,
-// enqueued, policy, cancel, receipt or attempt.
+// digest, enqueued, policy, cancel, receipt or attempt.
 type timelineItem struct {
 	Kind string
 	At   time.Time
@@ -177,6 +177,9 @@ func cause(n heraldtype.Notification) []timelineItem {
 	case heraldtype.SourceReminder:
 		return []timelineItem{{Kind: "reminder", At: n.CreatedAt, What: fmt.Sprintf("Reminder %s, occurrence %s", src.Name, orDash(src.Occurrence)),
 			Link: pathLink("/console/reminders/", src.Name), LinkText: "reminder " + src.Name}}
+	case heraldtype.SourceDigest:
+		return []timelineItem{{Kind: "digest", At: n.CreatedAt, What: fmt.Sprintf("Digest of %d triggers, key %s", src.Count, orDash(src.Name)),
+			Link: pathLink("/console/digests/", src.ID), LinkText: "digest " + src.ID + " and its triggers"}}
 	case heraldtype.SourceCampaign:
 		return []timelineItem{{Kind: "campaign_run", At: n.CreatedAt, What: fmt.Sprintf("Campaign %s, run %s", src.Name, orDash(src.ID)),
 			Link: pathLink("/console/campaigns/", src.Name), LinkText: "campaign " + src.Name}}

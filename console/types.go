@@ -87,7 +87,12 @@ func (c *Console) saveType(w http.ResponseWriter, r *http.Request, s Session) er
 		err = fieldError("counts_toward_cap", "must be default, yes or no")
 	}
 	if err == nil {
-		_, err = c.client.PutType(r.Context(), name, tc)
+		// The form does not edit the digest: it keeps the one declared.
+		var cur herald.NotificationType
+		if cur, err = c.client.GetType(r.Context(), name); err == nil {
+			tc.Digest = cur.Digest
+			_, err = c.client.PutType(r.Context(), name, tc)
+		}
 	}
 	if err == nil {
 		seeOther(w, r, pathLink("/console/types/", name)+"?saved=1")

@@ -81,6 +81,18 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A digest type and an open digest (issue 36 item 1), for its view.
+	if _, err := s.api.PutType(ctx, "comment", heraldclient.TypeConfig{Digest: &heraldclient.DigestConfig{Window: "1h",
+		Key: "{{.post_id}}", Title: "{{.Count}} new comments"}}); err != nil {
+		t.Fatal(err)
+	}
+	dres, err := s.api.Trigger(ctx, heraldclient.TriggerRequest{UserID: "ana", Type: "comment", Title: "Ben commented",
+		Data: map[string]string{"post_id": "p1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	digestID := dres.Notifications[0].Digest
+
 	// Sign in: a console page sends an operator without a session to the
 	// sign-in form, a wrong key is refused there, the admin key opens the
 	// page asked for.
@@ -246,6 +258,8 @@ func TestConsoleInABrowser(t *testing.T) {
 		{"notifications", "/notifications"},
 		{"types", "/types"},
 		{"type", "/types/" + typ},
+		{"digest-type", "/types/comment"},
+		{"digest", "/digests/" + digestID},
 		{"rules", "/rules"},
 		{"reminders", "/reminders"},
 		{"campaigns", "/campaigns"},

@@ -63,6 +63,10 @@ type EnqueuedNotification struct {
 	// Deliveries counts the deliveries recorded for it (one per channel
 	// and device).
 	Deliveries int `json:"deliveries"`
+	// Digest, when the type is a digest, is the id of the digest the
+	// trigger joined: it has no deliveries of its own and is sent with
+	// the digest.
+	Digest string `json:"digest,omitempty"`
 }
 
 // NotificationStatus is a notification with its status, and every

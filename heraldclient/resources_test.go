@@ -113,6 +113,32 @@ func TestTypes(t *testing.T) {
 	} else if _ = asError(err, &herr); herr.Field != "dedupe_window" {
 		t.Errorf("field %q, want dedupe_window", herr.Field)
 	}
+
+	// A digest type (issue 36 item 1): declared, triggered, read back.
+	dt, err := c.PutType(ctx, "comment", heraldclient.TypeConfig{Digest: &heraldclient.DigestConfig{Window: "10m",
+		Key: "{{.post_id}}", Title: "{{.Count}} new comments"}})
+	if err != nil || dt.Digest == nil || dt.Digest.Window != "10m0s" || dt.Digest.First != "collect" || dt.Digest.MaxItems < 1 {
+		t.Fatalf("PutType with a digest: %+v, %v", dt.Digest, err)
+	}
+	if _, err := c.PutType(ctx, "bad", heraldclient.TypeConfig{Digest: &heraldclient.DigestConfig{Title: "x"}}); !asError(err, &herr) ||
+		herr.Field != "digest.window" {
+		t.Errorf("PutType with a digest without a window: %v", err)
+	}
+	if _, err := c.PutUser(ctx, "u1", heraldclient.UserInput{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Trigger(ctx, heraldclient.TriggerRequest{UserID: "u1", Type: "comment", Title: "Ana commented",
+		Data: map[string]string{"post_id": "p1"}})
+	if err != nil || res.Notifications[0].Digest == "" {
+		t.Fatalf("Trigger of a digest type: %+v, %v", res, err)
+	}
+	d, err := c.GetDigest(ctx, res.Notifications[0].Digest)
+	if err != nil || d.State != "open" || d.Key != "p1" || len(d.Entries) != 1 || d.Entries[0].Title != "Ana commented" {
+		t.Errorf("GetDigest: %+v, %v", d, err)
+	}
+	if _, err := c.GetDigest(ctx, "nope"); !heraldclient.IsCode(err, heraldclient.CodeNotFound) {
+		t.Errorf("GetDigest(unknown): %v", err)
+	}
 }
 
 func TestPreferences(t *testing.T) {

@@ -37,6 +37,44 @@ type TypeConfig struct {
 	// click-tracked links, recorded as opened and clicked receipts.
 	// Opt-in; the server needs its tracking secret.
 	EmailTracking bool `json:"email_tracking,omitempty"`
+	// Digest gathers the type's triggers for one user and key within a
+	// window into one notification; nil: none.
+	Digest *DigestConfig `json:"digest,omitempty"`
+}
+
+// DigestConfig is a type's digest: the triggers for one user and one key
+// (a template over the trigger's data) within Window become one
+// notification rendered from the Title and Body templates, which see
+// .Count, .Items, .Key and the first trigger's .Title, .Body and .Data.
+type DigestConfig struct {
+	// Window is a Go duration ("10m"), 1s to 7 days. Required.
+	Window string `json:"window"`
+	// Key is a template over the trigger's data ({{.post_id}}).
+	Key string `json:"key,omitempty"`
+	// MaxItems sends a digest as soon as it holds this many triggers;
+	// default the server's max_digest_items.
+	MaxItems int `json:"max_items,omitempty"`
+	// First is "collect" (default) or "immediate" (the first trigger is
+	// sent at once, the rest of the window digested).
+	First string `json:"first,omitempty"`
+	Title string `json:"title,omitempty"`
+	Body  string `json:"body,omitempty"`
+}
+
+// Digest is one digest with the triggers it holds (GetDigest).
+type Digest struct {
+	heraldtype.DigestInfo
+	// Entries are the triggers it holds, in order.
+	Entries []heraldtype.DigestItem `json:"entries"`
+}
+
+// GetDigest reads a digest and its items (GET /v1/digests/{id}); the id
+// is the one a trigger of a digest type was answered with
+// (EnqueuedNotification.Digest).
+func (c *Client) GetDigest(ctx context.Context, id string) (Digest, error) {
+	var d Digest
+	_, err := c.do(ctx, call{method: http.MethodGet, path: pathf("/v1/digests/%s", id), out: &d})
+	return d, err
 }
 
 // NotificationType is a type's effective configuration.
@@ -52,6 +90,8 @@ type NotificationType struct {
 	Critical        bool                 `json:"critical"`
 	Transactional   bool                 `json:"transactional"`
 	EmailTracking   bool                 `json:"email_tracking"`
+	// Digest is the type's digest with its defaults; nil for none.
+	Digest *DigestConfig `json:"digest"`
 	// Source is where the configuration comes from: TypeSourceAPI,
 	// TypeSourceConfig or TypeSourceDefault.
 	Source    string    `json:"source"`

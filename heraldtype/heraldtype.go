@@ -229,7 +229,7 @@ type Notification struct {
 // written with the notification, in the transaction of the enqueue, and
 // shown on its detail (GET /v1/notifications/{id}).
 type Source struct {
-	// Kind is SourceReminder, SourceCampaign or SourceRule.
+	// Kind is SourceReminder, SourceCampaign, SourceRule or SourceDigest.
 	Kind string `json:"kind"`
 	// ID is the id of what produced it: the reminder's id, the campaign
 	// run's id, the event's id.
@@ -242,6 +242,8 @@ type Source struct {
 	Occurrence string `json:"occurrence,omitempty"`
 	// Event is the name of the event that caused it (rules).
 	Event string `json:"event,omitempty"`
+	// Count is how many triggers a digest gathered (SourceDigest).
+	Count int `json:"count,omitempty"`
 }
 
 // Kinds of Source.

@@ -40,8 +40,11 @@ type NotificationType struct {
 	// expiring link through Herald that records a receipt (opened,
 	// clicked) on the delivery's timeline. Off by default, whatever the
 	// type's guarantee or whether it is critical or transactional.
-	EmailTracking bool      `json:"email_tracking,omitempty"`
-	UpdatedAt     time.Time `json:"updated_at,omitzero"`
+	EmailTracking bool `json:"email_tracking,omitempty"`
+	// Digest, when set, gathers the type's triggers into digests (issue
+	// 36 item 1); a critical type never digests.
+	Digest    *Digest   `json:"digest,omitempty"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
 
 // CountsTowardCapFor reports whether a notification of type t produced by

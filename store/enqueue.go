@@ -20,6 +20,9 @@ func CheckEnqueue(p EnqueueParams) error {
 	if p.Now.IsZero() {
 		return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: now is not set")
 	}
+	if err := CheckDigestParams(p.Digest); err != nil {
+		return err
+	}
 	for i, n := range p.Notifications {
 		if n.ID == "" || n.UserID == "" {
 			return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: notification %d has no id or user id", i)

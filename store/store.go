@@ -55,6 +55,7 @@ type Store interface {
 	Events
 	Policies
 	WebhookEndpoints
+	Digests
 
 	// Migrate applies the embedded migrations that have not run yet.
 	Migrate(ctx context.Context) error
@@ -295,6 +296,9 @@ type EnqueueParams struct {
 	// provider (see channels.go for the rules).
 	ChannelProviders map[heraldtype.Channel]string
 	Now              time.Time
+	// Digest, when set, makes every notification an item of its user's
+	// digest instead (store/digests.go).
+	Digest *DigestParams
 }
 
 // EnqueueResult says what a trigger produced.
@@ -315,6 +319,9 @@ type EnqueuedNotification struct {
 	ID         string
 	UserID     string
 	Deliveries int
+	// Digest is the id of the digest the notification joined as an item
+	// (it was not written as a notification), "" otherwise.
+	Digest string
 }
 
 // Delivery rules for Enqueue: for each notification and each of its push

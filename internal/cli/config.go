@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/httpapi"
 	"github.com/heraldhq/herald/internal/campaign"
+	"github.com/heraldhq/herald/internal/digest"
 	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/store"
 )
@@ -94,6 +95,10 @@ type Config struct {
 	// MaxEngagementRows bounds the rows of one engagement report
 	// (herald.Limits.MaxEngagementRows; issue 35 item 3).
 	MaxEngagementRows int `koanf:"max_engagement_rows"`
+	// MaxDigestItems bounds the items one digest keeps, and so every
+	// type's digest.max_items (herald.Limits.MaxDigestItems; issue 36
+	// item 1).
+	MaxDigestItems int `koanf:"max_digest_items"`
 	// EngagementRetention: the engagement counters' hours are kept this
 	// long (400 days; 0: forever; issue 35 item 3).
 	EngagementRetention time.Duration `koanf:"engagement_retention"`
@@ -167,6 +172,18 @@ type Config struct {
 	// Webhooks tunes outbound webhooks (herald.WebhookConfig; issue 35
 	// item 4).
 	Webhooks WebhooksConfig `koanf:"webhooks"`
+	// Digests tunes the digest worker (herald.DigestWorkerConfig; issue
+	// 36 item 1): poll_interval, batch_size, lease, and enabled (run it
+	// on this instance).
+	Digests DigestsConfig `koanf:"digests"`
+}
+
+// DigestsConfig is `digests:` in the configuration.
+type DigestsConfig struct {
+	PollInterval time.Duration `koanf:"poll_interval"`
+	BatchSize    int           `koanf:"batch_size"`
+	Lease        time.Duration `koanf:"lease"`
+	Enabled      bool          `koanf:"enabled"`
 }
 
 // WebhooksConfig is `webhooks:` in the configuration, herald.WebhookConfig:
@@ -384,6 +401,7 @@ type TypeConfig struct {
 	Critical        bool                 `koanf:"critical"`
 	Transactional   bool                 `koanf:"transactional"`
 	EmailTracking   bool                 `koanf:"email_tracking"`
+	Digest          *herald.DigestConfig `koanf:"digest"`
 }
 
 // RetryConfig is one error class's backoff.
@@ -432,6 +450,7 @@ func defaultConfig() Config {
 		HistoryScan:              herald.DefaultHistoryScan,
 		MaxReceipts:              herald.DefaultMaxReceipts,
 		MaxEngagementRows:        herald.DefaultMaxEngagementRows,
+		MaxDigestItems:           herald.DefaultMaxDigestItems,
 		EngagementRetention:      herald.DefaultEngagementRetention,
 		ShutdownTimeout:          30 * time.Second,
 		Log:                      LogConfig{Level: "info", Format: "json"},
@@ -489,6 +508,8 @@ func defaultConfig() Config {
 			DisableAfter: webhook.DefaultDisableAfter, RotationOverlap: herald.DefaultRotationOverlap,
 			BatchSize: webhook.DefaultBatchSize, MaxInFlightPerEndpoint: webhook.DefaultMaxInFlightPerEndpoint,
 			PollInterval: webhook.DefaultPollInterval, Enabled: true},
+		Digests: DigestsConfig{PollInterval: digest.DefaultPollInterval, BatchSize: digest.DefaultBatchSize,
+			Lease: digest.DefaultLease, Enabled: true},
 	}
 }
 
@@ -625,6 +646,14 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		return herald.Config{}, fmt.Errorf("config: max_engagement_rows: %d must be a positive number of rows (the rows one engagement report may hold; default %d)",
 			c.MaxEngagementRows, herald.DefaultMaxEngagementRows)
 	}
+	if c.MaxDigestItems <= 0 {
+		return herald.Config{}, fmt.Errorf("config: max_digest_items: %d must be a positive number of items (the items one digest may keep; default %d)",
+			c.MaxDigestItems, herald.DefaultMaxDigestItems)
+	}
+	if d := c.Digests; d.PollInterval <= 0 || d.BatchSize <= 0 || d.Lease <= 0 {
+		return herald.Config{}, fmt.Errorf("config: digests.poll_interval (%v), digests.batch_size (%d) and digests.lease (%v) must be positive",
+			d.PollInterval, d.BatchSize, d.Lease)
+	}
 	inline, err := c.Rules.inline()
 	if err != nil {
 		return herald.Config{}, err
@@ -664,7 +693,9 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		LeaderTTL:                c.LeaderTTL,
 		Limits: herald.Limits{MaxDataBytes: c.MaxDataBytes, MaxTriggerBytes: c.MaxTriggerBytes,
 			MaxDevicesPerUser: c.MaxDevicesPerUser, MaxPreferenceTypes: c.MaxPreferenceTypes, HistoryScan: c.HistoryScan,
-			MaxReceipts: c.MaxReceipts, MaxEngagementRows: c.MaxEngagementRows},
+			MaxReceipts: c.MaxReceipts, MaxEngagementRows: c.MaxEngagementRows, MaxDigestItems: c.MaxDigestItems},
+		Digests: herald.DigestWorkerConfig{PollInterval: c.Digests.PollInterval, BatchSize: c.Digests.BatchSize,
+			Lease: c.Digests.Lease, Disabled: !c.Digests.Enabled},
 		Templates: herald.TemplateConfig(c.Templates),
 		Webhooks: herald.WebhookConfig{Timeout: c.Webhooks.Timeout, RetryBase: c.Webhooks.RetryBase,
 			RetryMaxDelay: c.Webhooks.RetryMaxDelay, RetryFor: c.Webhooks.RetryFor, DisableAfter: off(c.Webhooks.DisableAfter),

@@ -125,6 +125,12 @@ func TestSetupCommands(t *testing.T) {
 		r.ok([]string{"types", "put", "order_shipped", "-f", r.file("type.json", `{"channels":["push"],"priority":"HIGH","transactional":true,"quiet_hours":false}`)},
 			"HIGH")
 		matches(t, r.ok([]string{"types", "get", "order_shipped"}), `^source: +api$`)
+		matches(t, r.ok([]string{"types", "get", "order_shipped"}), `^digest: +off$`)
+		r.ok([]string{"types", "put", "comment", "-f", r.file("digest.json",
+			`{"digest":{"window":"10m","key":"{{.post_id}}","max_items":50,"title":"{{.Count}} new comments"}}`)})
+		matches(t, r.ok([]string{"types", "get", "comment"}), `^digest: +10m0s by \{\{\.post_id\}\}, at most 50 items, first collect$`)
+		r.fails([]string{"types", "put", "comment", "-f", r.file("bad-digest.json", `{"digest":{"title":"x"}}`)}, "invalid_argument",
+			"digest.window")
 		var typ struct {
 			Name     string `json:"name"`
 			Priority string `json:"priority"`
@@ -140,7 +146,7 @@ func TestSetupCommands(t *testing.T) {
 			Types []struct{ Name string } `json:"types"`
 		}
 		r.okJSON([]string{"types", "list"}, &list)
-		if len(list.Types) != 3 { // news, order_shipped, promo
+		if len(list.Types) != 4 { // comment, news, order_shipped, promo
 			t.Fatalf("types list --json: %+v", list)
 		}
 		// Defaults for an undeclared type.

@@ -96,8 +96,22 @@ func printType(w io.Writer, t heraldclient.NotificationType) error {
 		{"guarantee", string(t.Guarantee)}, {"dedupe window", printable(t.DedupeWindow)},
 		{"quiet hours", onOff(t.QuietHours)}, {"daily cap", capMode(t.CountsTowardCap)},
 		{"critical", strconv.FormatBool(t.Critical)}, {"transactional", strconv.FormatBool(t.Transactional)},
-		{"e-mail tracking", onOff(t.EmailTracking)}, {"source", t.Source}, {"updated", timeOrEmpty(&t.UpdatedAt)},
+		{"e-mail tracking", onOff(t.EmailTracking)}, {"digest", digestSummary(t.Digest)}, {"source", t.Source},
+		{"updated", timeOrEmpty(&t.UpdatedAt)},
 	})
+}
+
+// digestSummary says a type's digest in one line: its window, key, the
+// items that send it early and what happens to the first trigger.
+func digestSummary(d *heraldclient.DigestConfig) string {
+	if d == nil {
+		return "off"
+	}
+	key := "per user"
+	if d.Key != "" {
+		key = "by " + printable(d.Key)
+	}
+	return fmt.Sprintf("%s %s, at most %d items, first %s", printable(d.Window), key, d.MaxItems, printable(d.First))
 }
 
 // typeFlags are the flags of types put that build its body.
@@ -118,7 +132,8 @@ push, NORMAL priority, at_least_once, a 1h de-duplication window, quiet hours re
 counted toward the daily cap.`,
 		Example: `  herald types put promo --channel push --channel email --counts-toward-cap
   herald types put password_reset --channel email --critical --transactional
-  herald types put order_shipped -f order_shipped.json`,
+  herald types put order_shipped -f order_shipped.json
+  herald types put comment -f comment.json   # {"digest":{"window":"10m","key":"{{.post_id}}","title":"{{.Count}} new comments"}}`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw, ok, err := bodyFromFile(cmd, file, typeFlags...)

@@ -20,6 +20,7 @@ type Pruners struct {
 	Rollup        *Pruner
 	Engagement    *Pruner
 	Webhooks      *Pruner
+	Digests       *Pruner
 }
 
 // PruneResult counts what one Prune removed.
@@ -39,6 +40,8 @@ type PruneResult struct {
 	Engagement int
 	// Webhooks counts finished webhook messages deleted.
 	Webhooks int
+	// Digests counts sent or failed digests deleted.
+	Digests int
 }
 
 // Prune runs every pruner once, now, whatever their intervals: stale
@@ -100,6 +103,11 @@ func (p Pruners) Prune(ctx context.Context, now time.Time) (PruneResult, error) 
 	}
 	if p.Webhooks != nil {
 		if r.Webhooks, err = p.Webhooks.Prune(ctx, now); err != nil {
+			return r, err
+		}
+	}
+	if p.Digests != nil {
+		if r.Digests, err = p.Digests.Prune(ctx, now); err != nil {
 			return r, err
 		}
 	}

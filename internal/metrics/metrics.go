@@ -121,6 +121,10 @@ type Metrics struct {
 	// being sent, of every endpoint, counted up to
 	// webhook.PendingCountCap.
 	WebhookPending prometheus.Gauge
+	// Digests counts the digests the digest workers settled, by outcome:
+	// sent (one notification), empty (first: immediate with no trigger
+	// after the first), failed (not rendered; issue 36 item 1).
+	Digests *prometheus.CounterVec // labels: outcome
 
 	types, providers, codes, rules labelSet
 }
@@ -199,7 +203,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		Name: "herald_rule_decisions_total", Help: "Rule decisions on events, by rule and outcome (detected, not_detected, render_failed, error).",
 	}, []string{"rule", "outcome"})
 	m.TemplateOverBudget = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "herald_template_over_budget_total", Help: "Template renders stopped by their budget, by surface (rule, rule_dry_run, campaign) and limit (steps, bytes, time).",
+		Name: "herald_template_over_budget_total", Help: "Template renders stopped by their budget, by surface (rule, rule_dry_run, campaign, digest) and limit (steps, bytes, time).",
 	}, []string{"surface", "limit"})
 	m.RuleRecipients = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_rule_recipients_total", Help: "Users rule runs enqueued a notification for, by rule.",
@@ -224,6 +228,9 @@ func New(reg prometheus.Registerer) *Metrics {
 		Name: "herald_webhook_send_duration_seconds", Help: "Time of one outbound webhook attempt, by outcome.",
 		Buckets: prometheus.ExponentialBuckets(0.005, 2, 13),
 	}, []string{"outcome"})
+	m.Digests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_digests_total", Help: "Digests settled by the digest workers, by outcome (sent, empty, failed).",
+	}, []string{"outcome"})
 	m.WebhookPending = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "herald_webhook_messages_pending", Help: "Outbound webhook messages waiting to be sent or being sent (pending or leased), of every endpoint; the count stops at 100000.",
 	})
@@ -236,7 +243,7 @@ func New(reg prometheus.Registerer) *Metrics {
 			m.Requeued, m.InvalidatedTokens, m.Throttled, m.QueueDepth, m.SendLatency, m.EndToEndLatency,
 			m.PolicyDecisions, m.Reminders, m.RemindersStopped, m.ReminderLag,
 			m.Events, m.RuleDecisions, m.TemplateOverBudget, m.RuleRecipients, m.RuleAudience, m.RuleRuns, m.Receipts, m.Cancelled,
-			m.WebhookMessages, m.WebhookSend, m.WebhookPending, m.Campaigns, m.CampaignRecipients, m.CampaignFetchErrors)
+			m.WebhookMessages, m.WebhookSend, m.WebhookPending, m.Digests, m.Campaigns, m.CampaignRecipients, m.CampaignFetchErrors)
 	}
 	return m
 }

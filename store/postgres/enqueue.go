@@ -32,6 +32,9 @@ func (s *Store) Enqueue(ctx context.Context, p store.EnqueueParams) (store.Enque
 	if err := store.CheckEnqueue(p); err != nil {
 		return store.EnqueueResult{}, err
 	}
+	if p.Digest != nil {
+		return s.enqueueDigestAlone(ctx, p)
+	}
 	if s.batcher.max > 0 {
 		return s.enqueueBatched(ctx, p)
 	}
@@ -187,6 +190,9 @@ func (s *Store) enqueue(ctx context.Context, q txQuerier, p store.EnqueueParams)
 		if err != nil || replayed {
 			return res, wake{}, err
 		}
+	}
+	if p.Digest != nil {
+		return s.enqueueDigest(ctx, q, p)
 	}
 	var st enqueueState
 	writes, err := s.writeSteps(p, &st)
@@ -360,10 +366,14 @@ func notificationIDs(p store.EnqueueParams) []string {
 // or ECONFLICT if its request hash differs. found is false if there is
 // no record.
 func (s *Store) readTrigger(ctx context.Context, q txQuerier, p store.EnqueueParams) (res store.EnqueueResult, found bool, err error) {
-	rows, err := q.query(ctx, s.q(`SELECT t.request_hash, x.id, coalesce(n.user_id, ''),
-	(SELECT count(*) FROM {s}.deliveries d WHERE d.notification_id = x.id)
+	// A trigger of a digest type that joined a digest has no
+	// notification: its item names it, and the digest its user.
+	rows, err := q.query(ctx, s.q(`SELECT t.request_hash, x.id, coalesce(n.user_id, g.user_id, ''),
+	(SELECT count(*) FROM {s}.deliveries d WHERE d.notification_id = x.id), coalesce(g.id, '')
 FROM {s}.triggers t CROSS JOIN LATERAL unnest(t.notification_ids) WITH ORDINALITY AS x (id, ord)
 LEFT JOIN {s}.notifications n ON n.id = x.id
+LEFT JOIN LATERAL (SELECT g.id, g.user_id FROM {s}.digest_items i JOIN {s}.digests g ON g.id = i.digest_id
+	WHERE n.id IS NULL AND i.item_id = x.id LIMIT 1) g ON true
 WHERE t.namespace = $1 AND t.idempotency_key = $2 ORDER BY x.ord`), p.IdempotencyNamespace, p.IdempotencyKey)
 	if err != nil {
 		return res, false, formatError(err, "trigger "+quote(p.IdempotencyKey))
@@ -373,7 +383,7 @@ WHERE t.namespace = $1 AND t.idempotency_key = $2 ORDER BY x.ord`), p.Idempotenc
 	for rows.Next() {
 		// A notification removed by retention since is reported by id only.
 		var e store.EnqueuedNotification
-		if err := rows.Scan(&hash, &e.ID, &e.UserID, &e.Deliveries); err != nil {
+		if err := rows.Scan(&hash, &e.ID, &e.UserID, &e.Deliveries, &e.Digest); err != nil {
 			return res, false, formatError(err, "trigger "+quote(p.IdempotencyKey))
 		}
 		res.Notifications = append(res.Notifications, e)

@@ -90,9 +90,28 @@ func (s *Store) enqueue(ctx context.Context, tx *writeTx, p store.EnqueueParams)
 			return replayed, err
 		}
 	}
+	if p.Digest != nil {
+		return s.enqueueDigest(ctx, tx, p)
+	}
 	if err := s.checkUsers(ctx, tx, p.Notifications); err != nil {
 		return res, err
 	}
+	res, err := s.enqueueWrites(ctx, tx, p)
+	if err != nil {
+		return res, err
+	}
+	if p.IdempotencyKey != "" {
+		if err := s.insertTrigger(ctx, tx, p); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// enqueueWrites writes the notifications of a checked trigger whose users
+// exist, their deliveries and inbox items, in tx.
+func (s *Store) enqueueWrites(ctx context.Context, tx *writeTx, p store.EnqueueParams) (store.EnqueueResult, error) {
+	var res store.EnqueueResult
 	if err := s.insertNotifications(ctx, tx, p); err != nil {
 		return res, err
 	}
@@ -104,11 +123,6 @@ func (s *Store) enqueue(ctx context.Context, tx *writeTx, p store.EnqueueParams)
 	var err error
 	if res.Inbox, err = s.insertChannels(ctx, tx, p, plan, counts); err != nil {
 		return res, err
-	}
-	if p.IdempotencyKey != "" {
-		if err := s.insertTrigger(ctx, tx, p); err != nil {
-			return res, err
-		}
 	}
 	res.Notifications = make([]store.EnqueuedNotification, len(p.Notifications))
 	for i, n := range p.Notifications {
@@ -159,6 +173,9 @@ FROM notifications n WHERE n.id IN (`+marks(len(args))+`)`, args...)
 		return formatError(rows.Err(), "notifications")
 	})
 	if err != nil {
+		return res, false, err
+	}
+	if err := s.replayDigestItems(ctx, tx, ids, found); err != nil {
 		return res, false, err
 	}
 	res.Replayed = true

@@ -1,0 +1,203 @@
+package herald
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/digest"
+	"github.com/heraldhq/herald/internal/tmpl"
+	"github.com/heraldhq/herald/store"
+)
+
+// DigestConfig is a type's digest (TypeConfig.Digest): its triggers for
+// one user and one key within Window become one notification rendered
+// from Title and Body over the items (docs/digests.md).
+type DigestConfig struct {
+	// Window is how long a digest collects after its first trigger, as a
+	// Go duration ("10m"), 1s to 7 days. Required.
+	Window string `json:"window" koanf:"window"`
+	// Key is a template over the trigger's data that names the digest a
+	// trigger joins ({{.post_id}}); empty: one digest per user and type.
+	Key string `json:"key,omitempty" koanf:"key"`
+	// MaxItems sends a digest as soon as it holds this many triggers.
+	// Default (and at most) limits.max_digest_items.
+	MaxItems int `json:"max_items,omitempty" koanf:"max_items"`
+	// First is "collect" (default: the first trigger waits with the rest)
+	// or "immediate" (the first is sent at once; the digest collects the
+	// rest of the window).
+	First string `json:"first,omitempty" koanf:"first"`
+	// Title and Body are the templates of the digest's notification; they
+	// see .Count, .Items (each .Title, .Body, .Data, .CreatedAt), .Key and
+	// the first trigger's .Title, .Body and .Data. One of them is required.
+	Title string `json:"title,omitempty" koanf:"title"`
+	Body  string `json:"body,omitempty" koanf:"body"`
+}
+
+// resolve validates the digest of type name.
+func (dc *DigestConfig) resolve(lim Limits, tl tmpl.Limits) (*heraldtype.Digest, error) {
+	if dc == nil {
+		return nil, nil
+	}
+	d := &heraldtype.Digest{Key: dc.Key, MaxItems: dc.MaxItems, First: dc.First, Title: dc.Title, Body: dc.Body}
+	if dc.Window != "" {
+		w, err := time.ParseDuration(dc.Window)
+		if err != nil {
+			return nil, heraldtype.FieldErrorf("digest.window", "%q is not a duration such as 10m", dc.Window)
+		}
+		d.Window = w
+	}
+	if err := digest.Normalize(d, lim.MaxDigestItems, tl); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// digestView is a type's digest as the API shows it.
+func digestView(d *heraldtype.Digest) *DigestConfig {
+	if d == nil {
+		return nil
+	}
+	return &DigestConfig{Window: d.Window.String(), Key: d.Key, MaxItems: d.MaxItems, First: d.First, Title: d.Title, Body: d.Body}
+}
+
+// DigestWorkerConfig tunes the digest worker every instance runs; zero
+// values take the defaults documented on each field.
+type DigestWorkerConfig struct {
+	// PollInterval is how often an idle worker looks for digests whose
+	// window ended. Default 1 s.
+	PollInterval time.Duration
+	// BatchSize is how many due digests one claim takes. Default 100.
+	BatchSize int
+	// Lease is how long a worker holds the digests it claimed: one that
+	// dies before sending leaves them to another after it. Default 30 s.
+	Lease time.Duration
+	// Disabled runs no digest worker on this instance (the others send).
+	Disabled bool
+}
+
+// digestParams are the digest parameters of a trigger of a type with a
+// digest: none for a critical type (it bypasses digests) or a trigger
+// scheduled for later (send_at, which a digest's window would move).
+func (c *Client) digestParams(ctx context.Context, r *Request, d *heraldtype.Digest, critical bool, now time.Time) (*store.DigestParams, error) {
+	if d == nil || critical || (r.SendAt != nil && r.SendAt.After(now)) {
+		return nil, nil
+	}
+	key, err := digest.Key(ctx, r.Type, *d, r.Data, c.templateLimits())
+	if err != nil {
+		return nil, err
+	}
+	return &store.DigestParams{Key: key, Window: d.Window, MaxItems: d.MaxItems,
+		Immediate: d.First == heraldtype.DigestFirstImmediate, NewID: func() string { return newID(now) }}, nil
+}
+
+// newDigests builds this instance's digest worker, unless it runs no
+// workers.
+func (c *Client) newDigests(cfg Config) error {
+	if cfg.DisableWorkers || cfg.Digests.Disabled {
+		return nil
+	}
+	w, err := digest.New(digest.Config{Store: cfg.Store, Build: c.buildDigest, Owner: cfg.Owner,
+		PollInterval: cfg.Digests.PollInterval, BatchSize: cfg.Digests.BatchSize, Lease: cfg.Digests.Lease,
+		Now: c.now, Logger: c.Logger(ComponentDigests),
+		Fired: func(res store.EnqueueResult) {
+			if c.worker != nil {
+				c.worker.Notify()
+			}
+			for _, it := range res.Inbox {
+				c.hub.Publish(it.UserID)
+			}
+		},
+		Outcome: func(outcome string) { c.metrics.Digests.WithLabelValues(outcome).Inc() }})
+	if err != nil {
+		return fmt.Errorf("herald: Digests: %w", err)
+	}
+	c.digests = w
+	return nil
+}
+
+// buildDigest makes a claimed digest's notification: the type's digest
+// templates rendered over its items, to the channels and with the
+// priority of its first item, its source naming the digest and its count,
+// its idempotency key digest:{id} (so a fire repeated after a crash finds
+// the first one's notification).
+func (c *Client) buildDigest(ctx context.Context, cd store.ClaimedDigest) (*store.EnqueueParams, error) {
+	if len(cd.Entries) == 0 {
+		return nil, nil
+	}
+	t, err := c.types.Type(ctx, cd.Type)
+	if err != nil {
+		return nil, err
+	}
+	if t.Digest == nil {
+		return nil, &digest.Failure{Reason: "type_not_digest: the type has no digest any more"}
+	}
+	title, body, err := digest.Render(ctx, *t.Digest, digest.NewView(cd), c.templateLimits(), MaxTitleLength, MaxBodyLength)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if limit, ok := tmpl.OverBudget(err); ok {
+			c.metrics.TemplateOverBudget.WithLabelValues("digest", limit).Inc()
+		}
+		return nil, &digest.Failure{Reason: "render_failed: " + err.Error()}
+	}
+	first := cd.Entries[0]
+	now := c.now().UTC()
+	channels := first.Channels
+	if len(channels) == 0 {
+		channels = t.Channels
+	}
+	key := store.DigestIdempotencyKey(cd.ID)
+	sum := sha256.Sum256([]byte(key + "\x00" + strconv.Itoa(len(cd.Entries))))
+	n := heraldtype.Notification{ID: newID(now), UserID: cd.UserID, Type: cd.Type, Title: title, Body: body,
+		Data: first.Data, Channels: channels, Priority: cmp.Or(first.Priority, t.Priority, heraldtype.PriorityNormal),
+		PayloadMode: heraldtype.PayloadAlert, Guarantee: t.Guarantee, IdempotencyKey: key, CreatedAt: now,
+		Source: &heraldtype.Source{Kind: heraldtype.SourceDigest, ID: cd.ID, Name: cd.Key, Count: len(cd.Entries)}}
+	return &store.EnqueueParams{IdempotencyKey: key, IdempotencyNamespace: store.DigestNamespace,
+		RequestHash: hex.EncodeToString(sum[:]), Notifications: []heraldtype.Notification{n},
+		MaxAttempts: c.cfg.MaxAttempts, PushProviders: c.cfg.PushRouting, ChannelProviders: c.cfg.ChannelRouting, Now: now}, nil
+}
+
+// Digest is one digest with its items (GET /v1/digests/{id}).
+type Digest struct {
+	heraldtype.DigestInfo
+	// Entries are the triggers it holds, in order.
+	Entries []heraldtype.DigestItem `json:"entries"`
+}
+
+// GetDigest returns one digest: whose, its key, its state, its window,
+// its notification once sent, and the triggers it holds.
+func (c *Client) GetDigest(ctx context.Context, id string) (Digest, error) {
+	if err := validID("id", id); err != nil {
+		return Digest{}, err
+	}
+	info, err := c.store.GetDigest(ctx, id)
+	if err != nil {
+		return Digest{}, err
+	}
+	items, err := c.store.ListDigestItems(ctx, id)
+	if err != nil {
+		return Digest{}, err
+	}
+	d := Digest{DigestInfo: info, Entries: make([]heraldtype.DigestItem, len(items))}
+	for i, it := range items {
+		d.Entries[i] = it.View()
+	}
+	return d, nil
+}
+
+// runDigestsOnce runs one synchronous digest worker cycle (tests with an
+// injected clock).
+func (c *Client) runDigestsOnce(ctx context.Context) (int, error) {
+	if c.digests == nil {
+		return 0, errors.New("herald: the digest worker is disabled")
+	}
+	return c.digests.RunOnce(ctx)
+}

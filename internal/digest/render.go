@@ -1,0 +1,165 @@
+// Package digest gathers a notification type's triggers into one
+// notification per user and key (issue 36 item 1; docs/ARCHITECTURE.md
+// "Digests"): it validates a type's digest, renders a digest's key from a
+// trigger's data and its message from the items, and runs the Worker
+// every instance runs, which claims due digests and fires each — its
+// notification enqueued in the transaction that marks it sent.
+package digest
+
+import (
+	"context"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/tmpl"
+	"github.com/heraldhq/herald/store"
+)
+
+// Limits of a type's digest.
+const (
+	// MinWindow and MaxWindow bound a digest's window: under a second is
+	// no digest, and a week is the longest a trigger may wait.
+	MinWindow = time.Second
+	MaxWindow = 7 * 24 * time.Hour
+	// MaxKeyBytes bounds a rendered key (and a key template).
+	MaxKeyBytes = 255
+	// MaxTemplateBytes bounds the title and body templates, as a rule's.
+	MaxTemplateBytes = 4000
+)
+
+// Normalize validates d and fills its defaults: max_items maxItems (the
+// deployment's limit) when zero, first collect. Each refusal is
+// invalid_argument naming its field under "digest.".
+func Normalize(d *heraldtype.Digest, maxItems int, lim tmpl.Limits) error {
+	switch {
+	case d.Window == 0:
+		return heraldtype.FieldErrorf("digest.window", "is required (a duration such as 10m)")
+	case d.Window < MinWindow || d.Window > MaxWindow:
+		return heraldtype.FieldErrorf("digest.window", "must be between 1s and 7 days, got %s", d.Window)
+	}
+	if d.MaxItems == 0 {
+		d.MaxItems = maxItems
+	}
+	if d.MaxItems < 1 || d.MaxItems > maxItems {
+		return heraldtype.FieldErrorf("digest.max_items", "must be between 1 and %d (max_digest_items), got %d", maxItems, d.MaxItems)
+	}
+	switch d.First {
+	case "":
+		d.First = heraldtype.DigestFirstCollect
+	case heraldtype.DigestFirstCollect, heraldtype.DigestFirstImmediate:
+	default:
+		return heraldtype.FieldErrorf("digest.first", "%q must be immediate or collect", d.First)
+	}
+	if len(d.Key) > MaxKeyBytes {
+		return heraldtype.FieldErrorf("digest.key", "must be at most %d bytes", MaxKeyBytes)
+	}
+	if d.Title == "" && d.Body == "" {
+		return heraldtype.FieldErrorf("digest.title", "a digest needs a title or a body template")
+	}
+	for _, f := range []struct{ name, text string }{{"digest.key", d.Key}, {"digest.title", d.Title}, {"digest.body", d.Body}} {
+		if len(f.text) > MaxTemplateBytes {
+			return heraldtype.FieldErrorf(f.name, "must be at most %d bytes", MaxTemplateBytes)
+		}
+		if _, err := tmpl.Parse(f.name, f.text, lim); err != nil {
+			return heraldtype.FieldErrorf(f.name, "is not a valid template: %v", err)
+		}
+	}
+	return nil
+}
+
+// Key renders a digest's key template over a trigger's data (each data
+// field by name: {{.post_id}}) under a budget of its own. A field the
+// data lacks, a key over budget or longer than MaxKeyBytes is
+// invalid_argument on "data", since the trigger is what lacks it.
+func Key(ctx context.Context, typ string, d heraldtype.Digest, data map[string]string, lim tmpl.Limits) (string, error) {
+	if d.Key == "" {
+		return "", nil
+	}
+	t, err := tmpl.Parse("digest.key", d.Key, lim)
+	if err != nil {
+		return "", heraldtype.FieldErrorf("data", "the digest key of type %q no longer parses: %v", typ, err)
+	}
+	if data == nil {
+		data = map[string]string{}
+	}
+	key, err := t.Execute(tmpl.NewBudget(ctx, lim), data, MaxKeyBytes)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", heraldtype.FieldErrorf("data", "the digest key of type %q cannot be rendered from this trigger's data: %v", typ, err)
+	}
+	if !utf8.ValidString(key) {
+		return "", heraldtype.FieldErrorf("data", "the digest key of type %q renders invalid UTF-8", typ)
+	}
+	return key, nil
+}
+
+// View is what a digest's title and body templates see.
+type View struct {
+	// Count is the number of items.
+	Count int
+	// Items are the triggers in the order they came.
+	Items []Item
+	// Key is the digest's key.
+	Key string
+	// Title, Body and Data are the first item's.
+	Title, Body string
+	Data        map[string]string
+}
+
+// Item is one trigger a digest gathered.
+type Item struct {
+	Title, Body string
+	Data        map[string]string
+	CreatedAt   time.Time
+}
+
+// NewView builds the templates' view of a claimed digest.
+func NewView(c store.ClaimedDigest) View {
+	v := View{Count: len(c.Entries), Key: c.Key, Items: make([]Item, len(c.Entries)), Data: map[string]string{}}
+	for i, e := range c.Entries {
+		data := e.Data
+		if data == nil {
+			data = map[string]string{}
+		}
+		v.Items[i] = Item{Title: e.Title, Body: e.Body, Data: data, CreatedAt: e.CreatedAt}
+	}
+	if len(v.Items) > 0 {
+		v.Title, v.Body, v.Data = v.Items[0].Title, v.Items[0].Body, v.Items[0].Data
+	}
+	return v
+}
+
+// Render renders a digest's title and body under one budget (the
+// message's, as a rule's title and body share theirs), each at most
+// maxTitle and maxBody bytes.
+func Render(ctx context.Context, d heraldtype.Digest, v View, lim tmpl.Limits, maxTitle, maxBody int) (title, body string, err error) {
+	b := tmpl.NewBudget(ctx, lim)
+	render := func(name, text string, max int) (string, error) {
+		if text == "" {
+			return "", nil
+		}
+		t, err := tmpl.Parse(name, text, lim)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", name, err)
+		}
+		out, err := t.Execute(b, v, max)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", name, err)
+		}
+		return out, nil
+	}
+	if title, err = render("digest.title", d.Title, maxTitle); err != nil {
+		return "", "", err
+	}
+	if body, err = render("digest.body", d.Body, maxBody); err != nil {
+		return "", "", err
+	}
+	if title == "" && body == "" {
+		return "", "", fmt.Errorf("digest.title: the title and body render empty")
+	}
+	return title, body, nil
+}

@@ -1,0 +1,226 @@
+package digest
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// Store is what the Worker needs of the store.
+type Store interface {
+	ClaimDigests(ctx context.Context, p store.DigestClaimParams) ([]store.ClaimedDigest, error)
+	FireDigest(ctx context.Context, f store.DigestFire) (bool, store.EnqueueResult, error)
+	ListDigestItems(ctx context.Context, id string) ([]store.DigestItem, error)
+}
+
+// Build makes a claimed digest's notification (a trigger with the
+// idempotency key store.DigestIdempotencyKey). It returns nil for a
+// digest without items, and a *Failure when the digest cannot be sent
+// (its message does not render, its type is no longer a digest): the
+// digest is then marked failed with it. Any other error leaves the digest
+// to its lease's end.
+type Build func(ctx context.Context, c store.ClaimedDigest) (*store.EnqueueParams, error)
+
+// Failure is a digest that cannot be sent; Reason is kept on the row.
+type Failure struct{ Reason string }
+
+func (f *Failure) Error() string { return f.Reason }
+
+// Defaults of Config.
+const (
+	DefaultPollInterval = time.Second
+	DefaultBatchSize    = 100
+	DefaultLease        = 30 * time.Second
+)
+
+// Config configures a Worker.
+type Config struct {
+	Store Store
+	Build Build
+	// Owner names this instance in the digests' leases.
+	Owner string
+	// PollInterval is how often an idle worker looks for due digests.
+	PollInterval time.Duration
+	// BatchSize bounds one claim.
+	BatchSize int
+	// Lease is how long a claimed digest is this worker's: one that dies
+	// before its fire leaves the digest to be claimed again after it.
+	Lease time.Duration
+	// Now is the clock; default time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Fired, when set, is told of each fire that enqueued a notification
+	// (to wake the delivery workers), and Outcome of each digest settled:
+	// "sent", "empty" or "failed".
+	Fired   func(res store.EnqueueResult)
+	Outcome func(outcome string)
+}
+
+// Worker claims due digests and fires them. Every instance runs one:
+// claims are FOR UPDATE SKIP LOCKED, so workers never take one digest
+// twice while its lease lasts.
+type Worker struct {
+	cfg    Config
+	wake   chan struct{}
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New checks cfg and fills its defaults.
+func New(cfg Config) (*Worker, error) {
+	if cfg.Store == nil || cfg.Build == nil || cfg.Owner == "" {
+		return nil, errors.New("digest: Store, Build and Owner are required")
+	}
+	if cfg.PollInterval < 0 || cfg.BatchSize < 0 || cfg.Lease < 0 {
+		return nil, errors.New("digest: PollInterval, BatchSize and Lease must not be negative")
+	}
+	cfg.PollInterval = cmp.Or(cfg.PollInterval, DefaultPollInterval)
+	cfg.BatchSize = cmp.Or(cfg.BatchSize, DefaultBatchSize)
+	cfg.Lease = cmp.Or(cfg.Lease, DefaultLease)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Worker{cfg: cfg, wake: make(chan struct{}, 1)}, nil
+}
+
+// Start runs the worker's loop until Stop.
+func (w *Worker) Start(ctx context.Context) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cancel != nil {
+		return
+	}
+	ctx, w.cancel = context.WithCancel(ctx)
+	w.done = make(chan struct{})
+	go w.run(ctx, w.done)
+}
+
+// Stop ends the loop after the batch in hand, or when ctx ends; a digest
+// claimed and not fired is claimed again once its lease ends.
+func (w *Worker) Stop(ctx context.Context) error {
+	w.mu.Lock()
+	cancel, done := w.cancel, w.done
+	w.cancel = nil
+	w.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Notify wakes an idle worker (a digest was closed early).
+func (w *Worker) Notify() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *Worker) run(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-w.wake:
+		}
+		n, err := w.RunOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			w.cfg.Logger.Error("digest: a claim failed", "err", err)
+		}
+		wait := w.cfg.PollInterval
+		if n == w.cfg.BatchSize && err == nil {
+			wait = 0 // a full claim: more are probably due
+		}
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(wait)
+	}
+}
+
+// RunOnce claims one batch of due digests and fires each; it returns how
+// many it claimed.
+func (w *Worker) RunOnce(ctx context.Context) (int, error) {
+	now := w.cfg.Now()
+	claimed, err := w.cfg.Store.ClaimDigests(ctx, store.DigestClaimParams{Owner: w.cfg.Owner, Now: now,
+		LeaseUntil: now.Add(w.cfg.Lease), Limit: w.cfg.BatchSize})
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	for _, c := range claimed {
+		if err := w.fire(ctx, c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return len(claimed), errors.Join(errs...)
+}
+
+// fire builds and fires one claimed digest. A digest whose trigger the
+// store refuses as invalid or whose user is gone is marked failed; any
+// other error leaves it to its lease's end, to be claimed again.
+func (w *Worker) fire(ctx context.Context, c store.ClaimedDigest) error {
+	if c.Items > 0 && c.Entries == nil {
+		var err error
+		if c.Entries, err = w.cfg.Store.ListDigestItems(ctx, c.ID); err != nil {
+			return err
+		}
+	}
+	p, err := w.cfg.Build(ctx, c)
+	f := store.DigestFire{ID: c.ID, Owner: w.cfg.Owner, Now: w.cfg.Now(), Enqueue: p}
+	var failure *Failure
+	switch {
+	case errors.As(err, &failure):
+		f.Enqueue, f.Failure = nil, failure.Reason
+	case err != nil:
+		return err
+	}
+	fired, res, err := w.cfg.Store.FireDigest(ctx, f)
+	if code := heraldtype.ErrorCode(err); err != nil && f.Failure == "" && (code == heraldtype.ENOTFOUND || code == heraldtype.EINVALID) {
+		f.Enqueue, f.Failure = nil, err.Error() // "not_found: user … not found"
+		fired, res, err = w.cfg.Store.FireDigest(ctx, f)
+	}
+	if err != nil {
+		return err
+	}
+	if !fired {
+		return nil // another worker holds it now
+	}
+	outcome := "sent"
+	switch {
+	case f.Failure != "":
+		outcome = "failed"
+		w.cfg.Logger.Warn("digest: not sent", "digest", c.ID, "user", c.UserID, "type", c.Type, "reason", f.Failure)
+	case f.Enqueue == nil:
+		outcome = "empty"
+	case w.cfg.Fired != nil:
+		w.cfg.Fired(res)
+	}
+	if w.cfg.Outcome != nil {
+		w.cfg.Outcome(outcome)
+	}
+	return nil
+}

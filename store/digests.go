@@ -1,0 +1,286 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// Digests is the part of the store that keeps digests (issue 36 item 1;
+// docs/ARCHITECTURE.md "Digests"). A trigger of a digest type joins its
+// user's open digest of its key inside Enqueue's (or EnqueueTx's)
+// transaction (EnqueueParams.Digest); the digest worker claims the due
+// ones and fires each: one notification, enqueued in the transaction that
+// marks the digest sent. Store embeds it.
+type Digests interface {
+	// ClaimDigests leases up to p.Limit digests whose window ended
+	// (close_at <= p.Now) or that max_items closed, and whose lease (if
+	// any) ended: state closed — no trigger joins it any more — lease_owner
+	// p.Owner, lease_until p.LeaseUntil. Two concurrent claims never
+	// return the same digest. The items are not read (Entries is nil): a
+	// claimed digest takes no more, and the worker reads each one's with
+	// ListDigestItems when it builds it, so a batch of full digests is not
+	// held in memory at once.
+	ClaimDigests(ctx context.Context, p DigestClaimParams) ([]ClaimedDigest, error)
+	// FireDigest settles a claimed digest in one transaction, if
+	// f.Owner still holds its lease and it is still closed: with f.Enqueue
+	// it enqueues that trigger (its idempotency key digest:{id}) and marks
+	// the digest sent with the notification's id; with f.Failure, failed
+	// with that error; with neither (a digest without items), sent with no
+	// notification. fired is false when the guard refused (nothing
+	// written).
+	FireDigest(ctx context.Context, f DigestFire) (fired bool, res EnqueueResult, err error)
+	// GetDigest returns one digest; ENOTFOUND if absent.
+	GetDigest(ctx context.Context, id string) (heraldtype.DigestInfo, error)
+	// ListDigestItems returns a digest's items in order (none for an
+	// unknown digest).
+	ListDigestItems(ctx context.Context, id string) ([]DigestItem, error)
+	// PruneDigests deletes the digests sent or failed before cutoff, with
+	// their items, and returns how many it deleted. Open and closed ones
+	// are never deleted.
+	PruneDigests(ctx context.Context, cutoff time.Time) (int, error)
+}
+
+// Digest states: a trigger joins an open digest; a claim (or max_items,
+// or a trigger that finds the window over) closes it; the fire marks it
+// sent, or failed when its message could not be rendered.
+const (
+	DigestOpen   = "open"
+	DigestClosed = "closed"
+	DigestSent   = "sent"
+	DigestFailed = "failed"
+)
+
+// DigestParams makes an enqueue join digests instead of writing
+// deliveries: each notification of the trigger becomes an item of its
+// user's open digest of (type, Key), created when there is none.
+type DigestParams struct {
+	// Key is the digest key rendered from the trigger's data.
+	Key string
+	// Window is how long a new digest stays open.
+	Window time.Duration
+	// MaxItems closes a digest in the statement that adds its MaxItems-th
+	// item.
+	MaxItems int
+	// Immediate: a trigger that opens a digest is sent as a plain
+	// notification, and the digest collects the rest of the window.
+	Immediate bool
+	// NewID gives the id of a digest a notification may open; called once
+	// per notification.
+	NewID func() string
+}
+
+// DigestClaimParams parameterises ClaimDigests.
+type DigestClaimParams struct {
+	Owner      string
+	Now        time.Time
+	LeaseUntil time.Time
+	Limit      int
+}
+
+// ClaimedDigest is a leased digest, with its items once read.
+type ClaimedDigest struct {
+	heraldtype.DigestInfo
+	// Entries are the items, in order (DigestInfo.Items counts them).
+	Entries []DigestItem
+}
+
+// DigestItem is one trigger a digest holds: the notification it would
+// have been (its id, content, channels and priority).
+type DigestItem struct {
+	Seq          int                  `json:"-"`
+	Notification string               `json:"id"`
+	Title        string               `json:"title,omitempty"`
+	Body         string               `json:"body,omitempty"`
+	Data         map[string]string    `json:"data,omitempty"`
+	Channels     []heraldtype.Channel `json:"channels,omitempty"`
+	Priority     heraldtype.Priority  `json:"priority,omitempty"`
+	CreatedAt    time.Time            `json:"-"`
+}
+
+// DigestItemContent is the JSON both stores keep of an item built from
+// the notification n.
+func DigestItemContent(n heraldtype.Notification) (string, error) {
+	b, err := json.Marshal(DigestItem{Notification: n.ID, Title: n.Title, Body: n.Body, Data: n.Data,
+		Channels: n.Channels, Priority: n.Priority})
+	if err != nil {
+		return "", fmt.Errorf("digest item %q: %w", n.ID, err)
+	}
+	return string(b), nil
+}
+
+// ParseDigestItem reads what DigestItemContent wrote.
+func ParseDigestItem(seq int, content []byte, created time.Time) (DigestItem, error) {
+	var it DigestItem
+	if err := json.Unmarshal(content, &it); err != nil {
+		return it, fmt.Errorf("digest item %d: %w", seq, err)
+	}
+	it.Seq, it.CreatedAt = seq, created.UTC()
+	return it, nil
+}
+
+// View is the item as the API shows it.
+func (it DigestItem) View() heraldtype.DigestItem {
+	return heraldtype.DigestItem{Seq: it.Seq, ID: it.Notification, Title: it.Title, Body: it.Body, Data: it.Data,
+		CreatedAt: it.CreatedAt}
+}
+
+// DigestFire is one claimed digest's settlement (FireDigest).
+type DigestFire struct {
+	ID    string
+	Owner string
+	Now   time.Time
+	// Enqueue is the digest's notification; nil for none.
+	Enqueue *EnqueueParams
+	// Failure, when set, marks the digest failed with it.
+	Failure string
+}
+
+// CheckDigestParams refuses digest parameters that would write a broken
+// row.
+func CheckDigestParams(d *DigestParams) error {
+	if d == nil {
+		return nil
+	}
+	if d.Window <= 0 || d.MaxItems < 1 || d.NewID == nil {
+		return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: a digest needs a window, max items and ids")
+	}
+	return nil
+}
+
+// DigestIdempotencyKey is the idempotency key of a digest's notification:
+// a fire repeated after a crash (its lease ended, another worker claimed
+// it again) finds the key taken and writes nothing new.
+func DigestIdempotencyKey(id string) string { return "digest:" + id }
+
+// DigestNamespace is the idempotency namespace of digests' notifications,
+// apart from every caller's.
+const DigestNamespace = "herald.digest"
+
+// DigestStatements are a store's three statements of a trigger's join,
+// run on the trigger's transaction: store/rules' DigestCloseSQL,
+// DigestAddSQL and the item's insert.
+type DigestStatements interface {
+	CloseDigest(ctx context.Context, user, typ, key string, now time.Time) error
+	// AddToDigest runs rules.DigestAddSQL; ok is false when it returned no
+	// row.
+	AddToDigest(ctx context.Context, a DigestAdd) (digest string, items int, ok bool, err error)
+	AddDigestItem(ctx context.Context, digest string, seq int, item, content string, now time.Time) error
+}
+
+// DigestNewRow is the state and close_at of a new digest holding first
+// items: open until now + window, unless first already reaches maxItems
+// (max_items 1 with first: collect), then closed at now.
+func DigestNewRow(first, maxItems int, now time.Time, window time.Duration) (state string, closeAt time.Time) {
+	if first >= maxItems {
+		return DigestClosed, now
+	}
+	return DigestOpen, now.Add(window)
+}
+
+// DigestAdd is one rules.DigestAddSQL: the row proposed if the user has
+// no open digest of (Type, Key).
+type DigestAdd struct {
+	ID, User, Type, Key, State string
+	CloseAt, Now               time.Time
+	First, MaxItems            int
+}
+
+// maxDigestJoinRounds bounds how often a trigger closes and adds again
+// when concurrent triggers fill or close the digest it found: each round
+// either joins or sees a committed close, so two are enough but for a
+// digest filled again at once; past that the trigger fails (the caller
+// may retry) rather than loop.
+const maxDigestJoinRounds = 5
+
+// JoinDigests makes each notification of p an item of its user's open
+// digest of (type, p.Digest.Key) — the one place the digest rule of a
+// trigger is decided, for both stores. It returns the indexes of the
+// notifications still to be written as plain notifications (those that
+// opened a digest with p.Digest.Immediate) and, for the others, the id of
+// the digest each joined. Users are visited in id order, the lock order of
+// every write that touches several users' digests.
+func JoinDigests(ctx context.Context, p EnqueueParams, st DigestStatements) (plain []int, joined map[int]string, err error) {
+	d := p.Digest
+	order := make([]int, len(p.Notifications))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return strings.Compare(p.Notifications[a].UserID, p.Notifications[b].UserID)
+	})
+	first := 1
+	if d.Immediate {
+		first = 0
+	}
+	joined = make(map[int]string, len(order))
+	state, closeAt := DigestNewRow(first, d.MaxItems, p.Now, d.Window)
+	for _, i := range order {
+		n := p.Notifications[i]
+		content, err := DigestItemContent(n)
+		if err != nil {
+			return nil, nil, err
+		}
+		id := d.NewID()
+		var digest string
+		var items int
+		for round := 0; ; round++ {
+			if round == maxDigestJoinRounds {
+				return nil, nil, heraldtype.Errorf(heraldtype.EUNAVAILABLE,
+					"digest of %q for user %q: closed by concurrent triggers %d times; try again", n.Type, n.UserID, round)
+			}
+			if err := st.CloseDigest(ctx, n.UserID, n.Type, d.Key, p.Now); err != nil {
+				return nil, nil, err
+			}
+			var ok bool
+			if digest, items, ok, err = st.AddToDigest(ctx, DigestAdd{ID: id, User: n.UserID,
+				Type: n.Type, Key: d.Key, State: state, CloseAt: closeAt, First: first, MaxItems: d.MaxItems, Now: p.Now}); err != nil {
+				return nil, nil, err
+			}
+			if ok {
+				break
+			}
+		}
+		if digest == id && d.Immediate {
+			plain = append(plain, i)
+			continue
+		}
+		if err := st.AddDigestItem(ctx, digest, items, n.ID, content, p.Now); err != nil {
+			return nil, nil, err
+		}
+		joined[i] = digest
+	}
+	slices.Sort(plain)
+	return plain, joined, nil
+}
+
+// DigestResult is the EnqueueResult of a trigger that JoinDigests split:
+// res is what writing the plain notifications (p.Notifications at plain)
+// produced; the result lists every notification of p in order.
+func DigestResult(p EnqueueParams, plain []int, joined map[int]string, res EnqueueResult) EnqueueResult {
+	counts := make(map[string]int, len(res.Notifications))
+	for _, n := range res.Notifications {
+		counts[n.ID] = n.Deliveries
+	}
+	out := EnqueueResult{Notifications: make([]EnqueuedNotification, len(p.Notifications)), Inbox: res.Inbox}
+	for i, n := range p.Notifications {
+		out.Notifications[i] = EnqueuedNotification{ID: n.ID, UserID: n.UserID, Deliveries: counts[n.ID], Digest: joined[i]}
+	}
+	return out
+}
+
+// PlainPart is p with only the notifications at plain and no digest.
+func PlainPart(p EnqueueParams, plain []int) EnqueueParams {
+	q := p
+	q.Digest = nil
+	q.Notifications = make([]heraldtype.Notification, len(plain))
+	for k, i := range plain {
+		q.Notifications[k] = p.Notifications[i]
+	}
+	return q
+}

@@ -1,0 +1,232 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
+)
+
+// digestStatements runs a trigger's digest join (store.JoinDigests) on
+// the trigger's transaction.
+type digestStatements struct {
+	s *Store
+	q txQuerier
+}
+
+var _ store.DigestStatements = digestStatements{}
+
+func (d digestStatements) CloseDigest(ctx context.Context, user, typ, key string, now time.Time) error {
+	var args []any
+	sql := d.s.q(rules.DigestCloseSQL("{s}.digests", user, typ, key, now, marker(&args)))
+	return formatError(d.q.exec(ctx, sql, args...), "digest")
+}
+
+func (d digestStatements) AddToDigest(ctx context.Context, a store.DigestAdd) (string, int, bool, error) {
+	var args []any
+	sql := d.s.q(rules.DigestAddSQL("{s}.digests", a.ID, a.User, a.Type, a.Key, a.State, a.Now, a.CloseAt, a.First, a.MaxItems,
+		a.Now, marker(&args)))
+	rows, err := d.q.query(ctx, sql, args...)
+	if err != nil {
+		return "", 0, false, formatError(err, "digest")
+	}
+	defer rows.Close()
+	var got string
+	var items int
+	ok := rows.Next()
+	if ok {
+		if err := rows.Scan(&got, &items); err != nil {
+			return "", 0, false, formatError(err, "digest")
+		}
+	}
+	return got, items, ok, formatError(rows.Err(), "digest")
+}
+
+func (d digestStatements) AddDigestItem(ctx context.Context, digest string, seq int, item, content string, now time.Time) error {
+	return formatError(d.q.exec(ctx, d.s.q(`INSERT INTO {s}.digest_items (digest_id, seq, item_id, content, created_at)
+VALUES ($1, $2, $3, $4::jsonb, $5)`), digest, seq, item, content, now), "digest item")
+}
+
+// enqueueDigest writes a checked trigger of a digest type on q (its
+// idempotency key already taken): its notifications join their users'
+// digests, and those that open one with first: immediate are written as
+// plain notifications.
+func (s *Store) enqueueDigest(ctx context.Context, q txQuerier, p store.EnqueueParams) (store.EnqueueResult, wake, error) {
+	if err := runSteps(ctx, q, []step{s.checkUsers(p.Notifications)}); err != nil {
+		return store.EnqueueResult{}, wake{}, err
+	}
+	plain, joined, err := store.JoinDigests(ctx, p, digestStatements{s, q})
+	if err != nil {
+		return store.EnqueueResult{}, wake{}, err
+	}
+	var res store.EnqueueResult
+	var w wake
+	if len(plain) > 0 {
+		pp := store.PlainPart(p, plain)
+		var st enqueueState
+		writes, err := s.writeSteps(pp, &st)
+		if err != nil {
+			return store.EnqueueResult{}, wake{}, err
+		}
+		if err := runSteps(ctx, q, writes); err != nil {
+			return store.EnqueueResult{}, wake{}, err
+		}
+		res, w = st.result(pp), st.wake()
+	}
+	return store.DigestResult(p, plain, joined, res), w, nil
+}
+
+// enqueueDigestAlone is Enqueue of a digest type's trigger: statement by
+// statement in a transaction of its own (a join reads what it found
+// before it writes, so it is not pipelined).
+func (s *Store) enqueueDigestAlone(ctx context.Context, p store.EnqueueParams) (store.EnqueueResult, error) {
+	var res store.EnqueueResult
+	var w wake
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		res, w, err = s.enqueue(ctx, pgxQuerier{tx}, p)
+		return err
+	})
+	if err != nil {
+		return store.EnqueueResult{}, formatError(err, "transaction")
+	}
+	s.waker.post(w)
+	return res, nil
+}
+
+const digestColumns = `id, user_id, type, key, state, opened_at, close_at, items, max_items, coalesce(notification_id, ''), last_error`
+
+func scanDigest(row interface{ Scan(...any) error }) (heraldtype.DigestInfo, error) {
+	var d heraldtype.DigestInfo
+	err := row.Scan(&d.ID, &d.UserID, &d.Type, &d.Key, &d.State, &d.OpenedAt, &d.CloseAt, &d.Items, &d.MaxItems,
+		&d.NotificationID, &d.LastError)
+	d.OpenedAt, d.CloseAt = d.OpenedAt.UTC(), d.CloseAt.UTC()
+	return d, err
+}
+
+// ClaimDigests implements store.Store: one UPDATE over the due rows taken
+// FOR UPDATE SKIP LOCKED (a trigger joining a digest holds its row lock
+// until it commits, so a claim skips a digest being added to).
+func (s *Store) ClaimDigests(ctx context.Context, p store.DigestClaimParams) ([]store.ClaimedDigest, error) {
+	var out []store.ClaimedDigest
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		out = out[:0]
+		args := []any{p.Owner, p.LeaseUntil, p.Limit}
+		due := rules.DigestDueSQL(p.Now, marker(&args))
+		rows, err := tx.Query(ctx, s.q(`UPDATE {s}.digests g SET state = 'closed', lease_owner = $1, lease_until = $2
+FROM (SELECT id FROM {s}.digests WHERE `+due+` ORDER BY close_at LIMIT $3 FOR UPDATE SKIP LOCKED) x
+WHERE g.id = x.id
+RETURNING g.id, g.user_id, g.type, g.key, g.state, g.opened_at, g.close_at, g.items, g.max_items,
+	coalesce(g.notification_id, ''), g.last_error`), args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			d, err := scanDigest(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, store.ClaimedDigest{DigestInfo: d})
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, formatError(err, "digests")
+	}
+	return out, nil
+}
+
+// FireDigest implements store.Store: the guarded UPDATE first (a digest
+// whose lease another worker took since writes nothing), then the
+// notification's enqueue, in one transaction.
+func (s *Store) FireDigest(ctx context.Context, f store.DigestFire) (bool, store.EnqueueResult, error) {
+	if f.Enqueue != nil {
+		if err := store.CheckEnqueue(*f.Enqueue); err != nil {
+			return false, store.EnqueueResult{}, err
+		}
+	}
+	state, nid := store.DigestSent, ""
+	if f.Failure != "" {
+		state = store.DigestFailed
+	} else if f.Enqueue != nil {
+		nid = f.Enqueue.Notifications[0].ID
+	}
+	var fired bool
+	var res store.EnqueueResult
+	var w wake
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		fired = false
+		tag, err := tx.Exec(ctx, s.q(`UPDATE {s}.digests SET state = $3, notification_id = NULLIF($4, ''), sent_at = $5,
+	last_error = $6, lease_owner = '', lease_until = NULL
+WHERE id = $1 AND lease_owner = $2 AND state = 'closed'`), f.ID, f.Owner, state, nid, f.Now, f.Failure)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		fired = true
+		if f.Enqueue == nil || f.Failure != "" {
+			return nil
+		}
+		if res, w, err = s.enqueue(ctx, pgxQuerier{tx}, *f.Enqueue); err != nil {
+			return err
+		}
+		if got := res.Notifications[0].ID; got != nid {
+			// Replayed: the key's first notification is the digest's.
+			_, err = tx.Exec(ctx, s.q(`UPDATE {s}.digests SET notification_id = $2 WHERE id = $1`), f.ID, got)
+		}
+		return err
+	})
+	if err != nil {
+		return false, store.EnqueueResult{}, formatError(err, "digest "+quote(f.ID))
+	}
+	s.waker.post(w)
+	return fired, res, nil
+}
+
+// ListDigestItems implements store.Store.
+func (s *Store) ListDigestItems(ctx context.Context, id string) ([]store.DigestItem, error) {
+	rows, err := s.pool.Query(ctx, s.q(`SELECT seq, content, created_at FROM {s}.digest_items WHERE digest_id = $1 ORDER BY seq`), id)
+	if err != nil {
+		return nil, formatError(err, "digest items")
+	}
+	defer rows.Close()
+	var out []store.DigestItem
+	for rows.Next() {
+		var seq int
+		var content []byte
+		var at time.Time
+		if err := rows.Scan(&seq, &content, &at); err != nil {
+			return nil, formatError(err, "digest items")
+		}
+		it, err := store.ParseDigestItem(seq, content, at)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, it)
+	}
+	return out, formatError(rows.Err(), "digest items")
+}
+
+// PruneDigests implements store.Store; the items go with their digest
+// (ON DELETE CASCADE).
+func (s *Store) PruneDigests(ctx context.Context, cutoff time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, s.q(`DELETE FROM {s}.digests WHERE state IN ('sent', 'failed') AND sent_at < $1`), cutoff)
+	if err != nil {
+		return 0, formatError(err, "digests")
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// GetDigest implements store.Store.
+func (s *Store) GetDigest(ctx context.Context, id string) (heraldtype.DigestInfo, error) {
+	d, err := scanDigest(s.pool.QueryRow(ctx, s.q(`SELECT `+digestColumns+` FROM {s}.digests WHERE id = $1`), id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return d, heraldtype.Errorf(heraldtype.ENOTFOUND, "digest %q not found", id)
+	}
+	return d, formatError(err, "digest "+quote(id))
+}
