@@ -101,6 +101,10 @@ type Config struct {
 	// notification.status_changed were received too, and the resources
 	// include the webhooks' cost (issue 35 item 5). In-process only.
 	Webhooks bool
+	// WebhookEvents, if not empty, subscribes the endpoint to these types
+	// only (delivery.finished, notification.status_changed), to weigh
+	// each one's cost.
+	WebhookEvents []string
 
 	Faults Faults
 	// EmulatorAddr is where the FCM emulator listens; 127.0.0.1:0 when
@@ -169,6 +173,8 @@ func (c *Config) defaults() error {
 		return errors.New("warmup must not be negative")
 	case c.Backlog && c.Server != "":
 		return errors.New("--backlog needs the in-process server (it stops the workers while the queue fills)")
+	case len(c.WebhookEvents) > 0 && !c.Webhooks:
+		return errors.New("--webhook-events needs --webhooks")
 	case c.Webhooks && c.Server != "":
 		return errors.New("--webhooks needs the in-process server (it registers its own receiver's endpoint)")
 	case c.Server != "" && c.EmulatorAddr == "":

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 
 	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	webhookemu "github.com/heraldhq/herald/emulator/webhook"
+	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/provider/fcm"
 )
 
@@ -108,7 +110,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if srv != nil && srv.hooks != nil && drainErr == nil {
 		// A delivery.finished per push sent and a
 		// notification.status_changed per notification made final.
-		want := sk.accepted.Load() + pop.expectedFinals(triggers, cfg.Recipients)
+		var want uint64
+		if subscribed(cfg.WebhookEvents, heraldtype.WebhookDeliveryFinished) {
+			want += sk.accepted.Load()
+		}
+		if subscribed(cfg.WebhookEvents, heraldtype.WebhookNotificationStatusChanged) {
+			want += pop.expectedFinals(triggers, cfg.Recipients)
+		}
 		p.set("webhooks", func() (int64, int64) { return int64(srv.hooks.Stats().Accepted), int64(want) })
 		drainErr = waitWebhooks(ctx, srv.hooks, want, cfg.DrainTimeout)
 		res.Webhooks = srv.hooks.Stats().Accepted
@@ -276,4 +284,10 @@ func waitWebhooks(ctx context.Context, hooks *webhookemu.Emulator, want uint64, 
 		}
 	}
 	return nil
+}
+
+// subscribed reports whether an endpoint subscribed to events (none:
+// every type) gets eventType.
+func subscribed(events []string, eventType string) bool {
+	return len(events) == 0 || slices.Contains(events, eventType)
 }

@@ -75,7 +75,7 @@ func startInProcess(ctx context.Context, cfg *Config, em *fcmemu.Emulator, pause
 		Logger:              cfg.Logger,
 	}
 	if cfg.Webhooks {
-		if err := s.startWebhooks(ctx); err != nil {
+		if err := s.startWebhooks(ctx, cfg.WebhookEvents); err != nil {
 			return nil, fmt.Errorf("webhooks: %w", err)
 		}
 	}
@@ -188,7 +188,10 @@ func dropSchema(dsn, schema string) {
 // registers one endpoint subscribed to every event type pointed at it,
 // signing with a fresh secret the emulator verifies; the Clients may
 // reach loopback (callout.allow), as serve --dev's may.
-func (s *inProcess) startWebhooks(ctx context.Context) error {
+func (s *inProcess) startWebhooks(ctx context.Context, events []string) error {
+	if events == nil {
+		events = []string{} // every type
+	}
 	secret, err := webhook.NewSecret()
 	if err != nil {
 		return err
@@ -205,6 +208,6 @@ func (s *inProcess) startWebhooks(ctx context.Context) error {
 	s.hc.Callout.Allow = append(s.hc.Callout.Allow, netip.MustParsePrefix("127.0.0.0/8"))
 	now := time.Now().UTC()
 	return s.store.CreateWebhookEndpoint(ctx, store.WebhookEndpoint{WebhookEndpoint: heraldtype.WebhookEndpoint{ID: "wh_bench",
-		URL: em.URL() + "/hooks/bench", Description: "herald bench's receiver", Events: []string{}, Enabled: true,
+		URL: em.URL() + "/hooks/bench", Description: "herald bench's receiver", Events: events, Enabled: true,
 		CreatedAt: now, UpdatedAt: now}, Secret: secret})
 }
