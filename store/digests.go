@@ -141,6 +141,24 @@ type DigestFire struct {
 	Failure string
 }
 
+// Outcome checks f's enqueue and says what the fire writes on the
+// digest: its state (sent, or failed with f.Failure) and the
+// notification it made ("" for none), for both stores' FireDigest.
+func (f DigestFire) Outcome() (state, notificationID string, err error) {
+	if f.Enqueue != nil {
+		if err := CheckEnqueue(*f.Enqueue); err != nil {
+			return "", "", err
+		}
+	}
+	switch {
+	case f.Failure != "":
+		return DigestFailed, "", nil
+	case f.Enqueue != nil:
+		return DigestSent, f.Enqueue.Notifications[0].ID, nil
+	}
+	return DigestSent, "", nil
+}
+
 // CheckDigestParams refuses digest parameters that would write a broken
 // row.
 func CheckDigestParams(d *DigestParams) error {

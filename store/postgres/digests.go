@@ -146,21 +146,14 @@ RETURNING g.id, g.user_id, g.type, g.key, g.state, g.opened_at, g.close_at, g.it
 // whose lease another worker took since writes nothing), then the
 // notification's enqueue, in one transaction.
 func (s *Store) FireDigest(ctx context.Context, f store.DigestFire) (bool, store.EnqueueResult, error) {
-	if f.Enqueue != nil {
-		if err := store.CheckEnqueue(*f.Enqueue); err != nil {
-			return false, store.EnqueueResult{}, err
-		}
-	}
-	state, nid := store.DigestSent, ""
-	if f.Failure != "" {
-		state = store.DigestFailed
-	} else if f.Enqueue != nil {
-		nid = f.Enqueue.Notifications[0].ID
+	state, nid, err := f.Outcome()
+	if err != nil {
+		return false, store.EnqueueResult{}, err
 	}
 	var fired bool
 	var res store.EnqueueResult
 	var w wake
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		fired = false
 		tag, err := tx.Exec(ctx, s.q(`UPDATE {s}.digests SET state = $3, notification_id = NULLIF($4, ''), sent_at = $5,
 	last_error = $6, lease_owner = '', lease_until = NULL

@@ -149,20 +149,13 @@ RETURNING `+digestColumns, append(args, p.Limit)...)
 // FireDigest implements store.Store: the guarded UPDATE, then the
 // notification's enqueue, in one write transaction.
 func (s *Store) FireDigest(ctx context.Context, f store.DigestFire) (bool, store.EnqueueResult, error) {
-	if f.Enqueue != nil {
-		if err := store.CheckEnqueue(*f.Enqueue); err != nil {
-			return false, store.EnqueueResult{}, err
-		}
-	}
-	state, nid := store.DigestSent, ""
-	if f.Failure != "" {
-		state = store.DigestFailed
-	} else if f.Enqueue != nil {
-		nid = f.Enqueue.Notifications[0].ID
+	state, nid, err := f.Outcome()
+	if err != nil {
+		return false, store.EnqueueResult{}, err
 	}
 	var fired bool
 	var res store.EnqueueResult
-	err := s.inTx(ctx, func(tx *writeTx) error {
+	err = s.inTx(ctx, func(tx *writeTx) error {
 		fired = false
 		r, err := s.exec(ctx, tx, `UPDATE digests SET state = ?, notification_id = NULLIF(?, ''), sent_at = ?, last_error = ?,
 	lease_owner = '', lease_until = NULL
