@@ -185,3 +185,29 @@ func (s *Store) CountWebhookBacklog(ctx context.Context, endpointID string, max 
 	WHERE w.id = $1 LIMIT $2) c`), endpointID, max).Scan(&n)
 	return n, formatError(err, "webhook events")
 }
+
+// WaitWebhookEventsVisible waits until every webhook event committed
+// before the call can be streamed — until no transaction that began
+// before it is still open anywhere on the server — or ctx ends. The
+// dispatcher does not need it (it streams what is visible and comes back);
+// tests and tools that must see their own events at once do.
+func (s *Store) WaitWebhookEventsVisible(ctx context.Context) error {
+	var horizon string
+	if err := s.pool.QueryRow(ctx, `SELECT pg_snapshot_xmax(pg_current_snapshot())::text`).Scan(&horizon); err != nil {
+		return formatError(err, "webhook events")
+	}
+	for {
+		var ok bool
+		if err := s.pool.QueryRow(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::text::xid8`, horizon).Scan(&ok); err != nil {
+			return formatError(err, "webhook events")
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}

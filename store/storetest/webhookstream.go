@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 func (f *fixture) claimStream(owner string, now time.Time, limit int, want bool) *store.WebhookStream {
 	f.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
+	f.waitWebhookEvents(deadline)
 	for {
 		st, err := f.s.ClaimWebhookStream(f.ctx, store.WebhookStreamClaim{Owner: owner, Now: now, LeaseUntil: now.Add(time.Minute),
 			Limit: limit})
@@ -27,6 +29,25 @@ func (f *fixture) claimStream(owner string, now time.Time, limit int, want bool)
 			return st
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitWebhookEvents waits, on a store whose stream sees an event only once
+// every older transaction has ended (PostgreSQL, where the other tests'
+// transactions count too), until the events written so far can be
+// streamed: a claim then hands out all of them, not the first few.
+func (f *fixture) waitWebhookEvents(deadline time.Time) {
+	f.t.Helper()
+	w, ok := f.s.(interface {
+		WaitWebhookEventsVisible(context.Context) error
+	})
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithDeadline(f.ctx, deadline)
+	defer cancel()
+	if err := w.WaitWebhookEventsVisible(ctx); err != nil {
+		f.t.Fatalf("WaitWebhookEventsVisible: %v", err)
 	}
 }
 
