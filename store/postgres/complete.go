@@ -64,7 +64,9 @@ func (s *Store) Complete(ctx context.Context, outcomes []store.Outcome) (int, er
 // webhookDialect is PostgreSQL's side of the webhook statements.
 var webhookDialect = rules.WebhookPostgres
 
-// outcomeEvents is the CTEs cur and w of an outcome statement (issue 35
+// outcomeEvents is the CTEs cur and w of a cancel's or the reaper's
+// outcome statement — Complete's, the hot path, use outcomeEventsApart
+// and statusEventsSQL instead (issue 35
 // item 4) whose CTE u is an UPDATE … RETURNING of the deliveries it moves,
 // with the columns rules.OutcomeEvents.Moved names: w inserts the webhook
 // messages of the moves (rules.OutcomeEventsSQL), in the statement that
@@ -85,6 +87,25 @@ var outcomeEvents = `cur AS (
 ), w AS (
 	` + rules.OutcomeEventsSQL(webhookDialect, rules.OutcomeEvents{Moved: "u x", Current: "cur"}) + `
 )`
+
+// outcomeEventsApart is outcomeEvents without the status events, the CTE
+// w of Complete's statements, which write those apart (statusEventsSQL).
+var outcomeEventsApart = `w AS (
+	` + rules.OutcomeEventsSQL(webhookDialect, rules.OutcomeEvents{Moved: "u x", StatusApart: true}) + `
+)`
+
+// statusEventsSQL writes the notification.status_changed messages of the
+// notifications Complete's statements finished, run after them in their
+// transaction (rules.OutcomeEvents.StatusApart): $1 is the deliveries the
+// batch may have finished, and of those the ones this transaction moved
+// are the ones whose row version it wrote (xmin), in a final state. Its
+// snapshot, taken after the moves and after lockFinishing, sees them and
+// every concurrent outcome of those notifications that committed before.
+var statusEventsSQL = rules.StatusEventsSQL(webhookDialect, rules.OutcomeEvents{
+	Moved: `(SELECT d.id, d.notification_id, d.state, d.finished_at AS at, o.ord
+		FROM unnest($1::bigint[]) WITH ORDINALITY AS o (id, ord) JOIN {s}.deliveries d ON d.id = o.id
+		WHERE d.xmin = pg_current_xact_id()::xid) x`,
+	Current: "{s}.deliveries"})
 
 // lockFinishing locks, in id order, the notifications of the deliveries
 // whose condition on d is given, when an endpoint takes
@@ -164,6 +185,7 @@ func (s *Store) completeBatch(all []store.Outcome) (b *pgx.Batch, apply, inbox i
 	apply = b.Len()
 	if len(os) == 0 {
 		b.Queue(`SELECT 0`)
+		s.queueStatusEvents(b, finishing)
 		b.Queue("COMMIT")
 		return b, apply, inbox
 	}
@@ -224,14 +246,23 @@ func (s *Store) completeBatch(all []store.Outcome) (b *pgx.Batch, apply, inbox i
 		provider_message_id, latency)
 	SELECT u.id, u.attempt, u.at, u.outcome, u.code, u.error, u.retry_after, u.pmid, u.latency
 	FROM u WHERE NOT u.release OR u.policy ORDER BY u.ord
-), `+outcomeEvents+`
+), `+outcomeEventsApart+`
 SELECT count(*) FROM u`), ids, owners, attempts, states, runAt, at, release, setError, codes, errs, pmids,
 		retryAfter, latency, reasons, policy)
 	if notify {
 		b.Queue(s.notifySQL())
 	}
+	s.queueStatusEvents(b, finishing)
 	b.Queue("COMMIT")
 	return b, apply, inbox
+}
+
+// queueStatusEvents queues statusEventsSQL after the moves of a batch
+// that may finish the deliveries finishing.
+func (s *Store) queueStatusEvents(b *pgx.Batch, finishing []int64) {
+	if len(finishing) > 0 {
+		b.Queue(s.q(statusEventsSQL), finishing)
+	}
 }
 
 // splitInbox separates the store.InboxSent outcomes, which have a
@@ -281,7 +312,7 @@ func (s *Store) queueInbox(b *pgx.Batch, os []store.Outcome) {
 	RETURNING d.id, d.notification_id, d.attempt, d.provider_message_id, o.at, o.ord,
 		d.user_id, d.type AS ntype, d.channel, d.state, d.replay_count, d.last_error_code AS last_code,
 		d.last_error AS last_err
-), `+outcomeEvents+`, i AS (
+), `+outcomeEventsApart+`, i AS (
 	INSERT INTO {s}.inbox_items (id, `+rules.InboxItemColumns+`) OVERRIDING SYSTEM VALUE
 	SELECT CAST(u.provider_message_id AS bigint), `+rules.InboxItemSQL("u.at")+`
 	FROM u JOIN {s}.notifications x ON x.id = u.notification_id ORDER BY u.ord
