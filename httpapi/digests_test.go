@@ -30,9 +30,17 @@ func TestDigestRoutes(t *testing.T) {
 		}
 	}
 	var typ herald.NotificationType
-	e.do("PUT", "/v1/types/comment", map[string]any{"digest": map[string]any{"window": "1s", "key": "{{.post_id}}",
-		"title": "{{.Count}} new comments", "body": "{{range .Items}}{{.Data.author}} {{end}}"}}).expect(t, 200, &typ)
-	if d := typ.Digest; d == nil || d.Window != "1s" || d.MaxItems != herald.DefaultMaxDigestItems || d.First != "collect" {
+	digestOf := map[string]any{"window": "1h", "key": "{{.post_id}}",
+		"title": "{{.Count}} new comments", "body": "{{range .Items}}{{.Data.author}} {{end}}"}
+	e.do("PUT", "/v1/types/comment", map[string]any{"digest": digestOf}).expect(t, 200, &typ)
+	if d := typ.Digest; d == nil || d.Window != "1h0m0s" || d.MaxItems != herald.DefaultMaxDigestItems || d.First != "collect" {
+		t.Fatalf("PUT answered the digest %+v", typ.Digest)
+	}
+	// The second trigger fills the digest, which sends it: a window no
+	// test outlasts keeps the two together however slow the machine.
+	digestOf["max_items"] = 2
+	e.do("PUT", "/v1/types/comment", map[string]any{"digest": digestOf}).expect(t, 200, &typ)
+	if d := typ.Digest; d == nil || d.MaxItems != 2 {
 		t.Fatalf("PUT answered the digest %+v", typ.Digest)
 	}
 	var digest string
