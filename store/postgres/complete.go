@@ -101,11 +101,20 @@ var outcomeEventsApart = `w AS (
 // are the ones whose row version it wrote (xmin), in a final state. Its
 // snapshot, taken after the moves and after lockFinishing, sees them and
 // every concurrent outcome of those notifications that committed before.
-var statusEventsSQL = rules.StatusEventsSQL(webhookDialect, rules.OutcomeEvents{
-	Moved: `(SELECT d.id, d.notification_id, d.state, d.finished_at AS at, o.ord
-		FROM unnest($1::bigint[]) WITH ORDINALITY AS o (id, ord) JOIN {s}.deliveries d ON d.id = o.id
-		WHERE d.xmin = pg_current_xact_id()::xid) x`,
-	Current: "{s}.deliveries"})
+//
+// The moved rows and the channel statuses are MATERIALIZED CTEs, each
+// computed once: PostgreSQL estimates one row for the xmin filter and, in
+// one statement, put the channel statuses on the inner side of a nested
+// loop and computed them once per notification (auto_explain: loops=200,
+// 120-140 ms per 200 deliveries).
+var statusEventsSQL = func() string {
+	ev := rules.OutcomeEvents{Moved: "x", Current: "{s}.deliveries", ChannelStatus: "c"}
+	return `WITH x AS MATERIALIZED (SELECT d.id, d.notification_id, d.state, d.finished_at AS at, o.ord
+	FROM unnest($1::bigint[]) WITH ORDINALITY AS o (id, ord) JOIN {s}.deliveries d ON d.id = o.id
+	WHERE d.xmin = pg_current_xact_id()::xid
+), c AS MATERIALIZED ` + rules.ChannelStatusSQL(webhookDialect, ev) + `
+` + rules.StatusEventsSQL(webhookDialect, ev)
+}()
 
 // lockFinishing locks, in id order, the notifications of the deliveries
 // whose condition on d is given, when an endpoint takes

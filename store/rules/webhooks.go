@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -111,6 +112,13 @@ type OutcomeEvents struct {
 	// computed the channel status once per notification, 60–235 ms per
 	// 200 deliveries; after it the moved rows are plain table rows.
 	StatusApart bool
+	// ChannelStatus, when not empty, is a FROM item (a table or CTE,
+	// unaliased) holding ChannelStatusSQL(d, ev)'s rows, computed once by
+	// the store beforehand: PostgreSQL's status statement makes it a
+	// MATERIALIZED CTE, since its planner, taking the moved rows for one,
+	// put the derived table on the inner side of a nested loop and
+	// computed it once per notification. Empty: computed in place.
+	ChannelStatus string
 }
 
 // The event ids, computed in SQL from what the statement that makes the
@@ -197,7 +205,7 @@ func statusEvents(d WebhookDialect, ev OutcomeEvents) string {
 	return `SELECT 'evt_n' || s.id || 'r' || s.replays AS event_id, '` + heraldtype.WebhookNotificationStatusChanged + `' AS type,
 		s.id AS ordering_key, ` + jsonObject(d, `'notification_id', s.id, 'user_id', s.user_id, 'notification_type', s.type, 'status', s.status,
 		'reason', s.reason, 'channel_status', `+d.Nested+`(c.channel_status)`) + ` AS payload, s.at AS at, s.ord AS ord, 2 AS part
-	FROM ` + notificationStatus(ev) + ` s JOIN ` + channelStatus(d, ev) + ` c ON c.notification_id = s.id
+	FROM ` + notificationStatus(ev) + ` s JOIN ` + cmp.Or(ev.ChannelStatus, ChannelStatusSQL(d, ev)) + ` c ON c.notification_id = s.id
 	WHERE s.` + countColumn(ClassLive) + ` = 0 AND EXISTS (SELECT 1 FROM ` + Schema + `webhook_endpoints e
 		WHERE ` + WebhookSubscribed("e", "'"+heraldtype.WebhookNotificationStatusChanged+"'") + `)`
 }
@@ -223,20 +231,20 @@ func notificationStatus(ev OutcomeEvents) string {
 		GROUP BY n.id, n.user_id, n.type, f.at, f.ord) h)`
 }
 
-// channelStatus is, for each notification of finishedNotifications, its
+// ChannelStatusSQL is, for each notification of finishedNotifications, its
 // channel_status: the status rule over each channel's deliveries in
 // ev.Current, for every channel it asked for or has a delivery on (a
 // channel asked for without a delivery is FAILED, as Tallies has it),
 // aggregated into one JSON object per notification.
-func channelStatus(d WebhookDialect, ev OutcomeEvents) string {
-	return `(SELECT t.notification_id, ` + d.JSONObjectAgg + `(t.channel, t.status) AS channel_status
-	FROM (SELECT c.notification_id, c.channel, ` + statusSQL() + ` AS status
-		FROM (SELECT k.notification_id, k.channel, ` + tallySQL() + `
-			FROM (SELECT n.id AS notification_id, ` + d.Channel + ` AS channel
-					FROM ` + finishedNotifications(ev) + ` f JOIN ` + Schema + `notifications n ON n.id = f.notification_id, ` + d.Channels + `
+func ChannelStatusSQL(d WebhookDialect, ev OutcomeEvents) string {
+	return strings.ReplaceAll(`(SELECT t.notification_id, `+d.JSONObjectAgg+`(t.channel, t.status) AS channel_status
+	FROM (SELECT c.notification_id, c.channel, `+statusSQL()+` AS status
+		FROM (SELECT k.notification_id, k.channel, `+tallySQL()+`
+			FROM (SELECT n.id AS notification_id, `+d.Channel+` AS channel
+					FROM `+finishedNotifications(ev)+` f JOIN `+Schema+`notifications n ON n.id = f.notification_id, `+d.Channels+`
 				UNION SELECT d.notification_id, d.channel
-					FROM ` + finishedNotifications(ev) + ` f JOIN ` + ev.Current + ` d ON d.notification_id = f.notification_id) k
-			LEFT JOIN ` + ev.Current + ` d ON d.notification_id = k.notification_id AND d.channel = k.channel
+					FROM `+finishedNotifications(ev)+` f JOIN `+ev.Current+` d ON d.notification_id = f.notification_id) k
+			LEFT JOIN `+ev.Current+` d ON d.notification_id = k.notification_id AND d.channel = k.channel
 			GROUP BY k.notification_id, k.channel) c) t
-	GROUP BY t.notification_id)`
+	GROUP BY t.notification_id)`, ByteOrder, d.ByteOrder)
 }
