@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // cancelSelection is the condition on notification n that p selects, and
@@ -98,12 +99,19 @@ WHERE ` + sel + ` ORDER BY n.id, d.id`, args: args, read: func(rows pgx.Rows) er
 		}
 		return rows.Err()
 	}}
+	// The pending escalation steps of the selection stop in the same
+	// transaction (issue 36 item 4): a step's fire locks its row, so the
+	// cancel waits for a fire in progress and then finds the step fired,
+	// or the fire finds it stopped.
+	stop := indexed{sql: rules.EscalationCancelSQL(sel, "$"+strconv.Itoa(k+1)+"::timestamptz", "$"+strconv.Itoa(k+2)),
+		args: append(append([]any{}, args...), p.Now, store.EscalationCancelReason(p.Reason)),
+		read: func(pgx.Rows) error { return nil }}
 	// A deadlock aborts the whole transaction, which then changed
 	// nothing: run it again, as Complete does.
 	for try := 1; ; try++ {
 		clear(moved)
 		res = store.CancelResult{}
-		err := s.indexedQueries(ctx, "deliveries", lock, move, read)
+		err := s.indexedQueries(ctx, "deliveries", lock, move, stop, read)
 		if err == nil {
 			break
 		}

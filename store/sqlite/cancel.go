@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // CancelNotifications implements store.Store in one write transaction:
@@ -59,6 +60,12 @@ WHERE `+pending+` RETURNING id`, p.Reason, at, at, string(list))
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return formatError(err, "deliveries")
+		}
+		// The selection's pending escalation steps stop here too (issue
+		// 36 item 4): the one writer orders the cancel against every fire.
+		if _, err := s.exec(ctx, tx, rules.Unqualified(rules.EscalationCancelSQL(`n.id IN (SELECT value FROM json_each(?))`, "?", "?")),
+			at, store.EscalationCancelReason(p.Reason), string(list)); err != nil {
+			return formatError(err, "escalations")
 		}
 		sortFinish(moved)
 		if err := s.deliveriesFinished(ctx, tx, moved); err != nil {
