@@ -115,3 +115,89 @@ func TestEscalationRacingReceiptsPostgres(t *testing.T) {
 	}
 	t.Logf("%d cases: %d escalated, %d stopped by the receipt", cases, fired, stopped)
 }
+
+// TestEscalationRacingCancelsPostgres races a cancel — by id, or by the
+// cancellation key the escalated notification carries too — with the
+// claim and fire of a due step on another store instance, 200 times
+// (issue 36 item 4): either the cancel stopped the step and nothing was
+// sent again, or the step fired first and the cancel found and cancelled
+// what it sent. Never a pending delivery of the escalation left behind.
+func TestEscalationRacingCancelsPostgres(t *testing.T) {
+	t.Parallel()
+	dsn, schema := pgtest.NewSchema(t)
+	a, b := openStoreConns(t, dsn, schema, 4), openStoreConns(t, dsn, schema, 4)
+	if err := a.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	seed(t, a)
+	ctx := t.Context()
+	const cases = 200
+	var fired, stopped int
+	for i := range cases {
+		id, key := fmt.Sprintf("n%04d", i), fmt.Sprintf("cart-%d", i)
+		p := trigger(id)
+		p.Notifications[0].CancellationKey = key
+		p.Escalate = []heraldtype.EscalationStep{{After: time.Minute, Unless: heraldtype.ReceiptOpened,
+			Channels: []heraldtype.Channel{heraldtype.ChannelPush}}}
+		if _, err := a.Enqueue(ctx, p); err != nil {
+			t.Fatalf("case %d: Enqueue: %v", i, err)
+		}
+		due := now.Add(time.Minute)
+		escID := "e" + id
+		var fireErr, cancelErr error
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		wg.Go(func() {
+			<-start
+			claimed, err := a.ClaimEscalations(ctx, store.EscalationClaimParams{Owner: "a", Now: due, LeaseUntil: due.Add(time.Minute),
+				Limit: 10})
+			if err != nil || len(claimed) == 0 {
+				fireErr = err
+				return
+			}
+			n := heraldtype.Notification{ID: escID, UserID: "u1", Type: "reservation", Title: "Booked",
+				Channels: claimed[0].Channels, Priority: heraldtype.PriorityNormal, PayloadMode: heraldtype.PayloadAlert,
+				Guarantee: heraldtype.AtLeastOnce, CreatedAt: due, CancellationKey: key}
+			ep := store.EnqueueParams{Notifications: []heraldtype.Notification{n}, MaxAttempts: 3, PushProviders: storetest.Providers(),
+				Now: due, IdempotencyKey: store.EscalationIdempotencyKey(id, 1), IdempotencyNamespace: store.EscalationNamespace,
+				RequestHash: "h"}
+			_, _, _, fireErr = a.FireEscalation(ctx, store.EscalationFire{NotificationID: id, Step: 1, Owner: "a", Now: due, Enqueue: &ep})
+		})
+		wg.Go(func() {
+			<-start
+			cp := store.CancelParams{NotificationIDs: []string{id}, Reason: "race", Now: due}
+			if i%2 == 1 {
+				cp = store.CancelParams{CancellationKey: key, UserID: "u1", Reason: "race", Now: due}
+			}
+			_, cancelErr = b.CancelNotifications(ctx, cp)
+		})
+		close(start)
+		wg.Wait()
+		if fireErr != nil || cancelErr != nil {
+			t.Fatalf("case %d: fire %v, cancel %v", i, fireErr, cancelErr)
+		}
+		es, err := a.ListEscalations(ctx, id)
+		if err != nil || len(es) != 1 {
+			t.Fatalf("case %d: ListEscalations = %+v, %v", i, es, err)
+		}
+		sent, err := a.ListNotificationDeliveries(ctx, escID)
+		if err != nil && heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
+			t.Fatal(err)
+		}
+		switch es[0].State {
+		case heraldtype.EscalationFired:
+			fired++
+			if len(sent) != 1 || sent[0].State != heraldtype.StateCancelled {
+				t.Fatalf("case %d: the step fired before the cancel, and its deliveries are %+v, want one cancelled", i, sent)
+			}
+		case heraldtype.EscalationStopped:
+			stopped++
+			if len(sent) != 0 || es[0].Reason != "cancelled: race" {
+				t.Fatalf("case %d: step stopped (%+v) and its deliveries %+v", i, es[0], sent)
+			}
+		default:
+			t.Fatalf("case %d: step %+v is neither fired nor stopped", i, es[0])
+		}
+	}
+	t.Logf("%d cases: %d fired and then cancelled, %d stopped by the cancel", cases, fired, stopped)
+}

@@ -110,7 +110,12 @@ func (s *Store) cancelSelection(ctx context.Context, tx *writeTx, p store.Cancel
 		if err != nil {
 			return nil, err
 		}
-		q, args = `SELECT id FROM notifications WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`, []any{string(list)}
+		// With the notifications their fired escalation steps sent (issue
+		// 36 item 4; by key they carry the key).
+		q, args = `SELECT id FROM notifications WHERE id IN (SELECT value FROM json_each(?))
+	OR id IN (SELECT fired_notification_id FROM escalations WHERE notification_id IN (SELECT value FROM json_each(?))
+		AND fired_notification_id IS NOT NULL)
+ORDER BY id`, []any{string(list), string(list)}
 	case p.UserID != "":
 		q, args = `SELECT id FROM notifications WHERE user_id = ? AND cancellation_key = ? AND cancellation_key <> ''
 ORDER BY id`,

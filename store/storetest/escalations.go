@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -225,6 +226,25 @@ func testEscalations(t *testing.T, h Harness) {
 		}
 		if es := list(f, other.ID); es[0].State != heraldtype.EscalationPending {
 			t.Fatalf("another notification's steps = %+v", es)
+		}
+		// A cancel by id takes back what the notification's fired steps
+		// sent, and reports it.
+		c := claim(f, "w1", at(10*time.Minute))
+		if len(c) != 1 || c[0].NotificationID != other.ID {
+			t.Fatalf("claimed %+v", c)
+		}
+		if outcome, _ := fire(f, c[0], "w1", "esc-other", at(10*time.Minute)); outcome != heraldtype.EscalationFired {
+			t.Fatalf("fire = %q", outcome)
+		}
+		res := f.cancel(store.CancelParams{NotificationIDs: []string{other.ID}, Reason: "by id", Now: at(11 * time.Minute)})
+		if !slices.Contains(res.NotificationIDs, "esc-other") {
+			t.Fatalf("cancel of %s reported %v, want the escalation's notification too", other.ID, res.NotificationIDs)
+		}
+		if d := f.byChannel("esc-other", heraldtype.ChannelSMS); d.State != heraldtype.StateCancelled {
+			t.Fatalf("the escalation's sms = %s, want cancelled", d.State)
+		}
+		if es := list(f, other.ID); es[0].State != heraldtype.EscalationFired || es[1].State != heraldtype.EscalationStopped {
+			t.Fatalf("steps after the cancel = %+v", es)
 		}
 	})
 	t.Run("Failure", func(t *testing.T) {
