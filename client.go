@@ -26,6 +26,7 @@ import (
 	"github.com/heraldhq/herald/internal/campaign"
 	"github.com/heraldhq/herald/internal/digest"
 	"github.com/heraldhq/herald/internal/dispatch"
+	"github.com/heraldhq/herald/internal/escalation"
 	"github.com/heraldhq/herald/internal/fanout"
 	"github.com/heraldhq/herald/internal/leadership"
 	"github.com/heraldhq/herald/internal/logging"
@@ -139,6 +140,9 @@ type Config struct {
 	// Digests tunes the digest worker every instance runs (issue 36
 	// item 1).
 	Digests DigestWorkerConfig
+	// Escalations tunes the escalation worker every instance runs (issue
+	// 36 item 3).
+	Escalations EscalationWorkerConfig
 	// AudienceSources are the deployment's own audiences by name (issue 20
 	// item 3): a rule's "audience":{"source":NAME} pages its users from
 	// the one registered under NAME. PutRule refuses a name not here.
@@ -270,6 +274,10 @@ type Limits struct {
 	// a type's digest.max_items may not exceed it, and a digest that
 	// reaches its max_items is sent at once. Default 1000.
 	MaxDigestItems int
+	// MaxEscalationSteps bounds the steps of a type's escalation (issue
+	// 36 item 3): each step is a row per notification, written with it.
+	// Default 5.
+	MaxEscalationSteps int
 }
 
 // Default limits (Limits documents each).
@@ -282,6 +290,7 @@ const (
 	DefaultMaxReceipts        = 100
 	DefaultMaxEngagementRows  = 5000
 	DefaultMaxDigestItems     = 1000
+	DefaultMaxEscalationSteps = 5
 )
 
 // withDefaults fills the zero limits and refuses negative ones.
@@ -299,6 +308,7 @@ func (l Limits) withDefaults() (Limits, error) {
 		{"MaxReceipts", &l.MaxReceipts, DefaultMaxReceipts},
 		{"MaxEngagementRows", &l.MaxEngagementRows, DefaultMaxEngagementRows},
 		{"MaxDigestItems", &l.MaxDigestItems, DefaultMaxDigestItems},
+		{"MaxEscalationSteps", &l.MaxEscalationSteps, DefaultMaxEscalationSteps},
 	} {
 		if *f.v == 0 {
 			*f.v = f.def
@@ -398,13 +408,16 @@ type Client struct {
 	webhooks   *webhook.Dispatcher
 	// digests is this instance's digest worker (nil without workers).
 	digests *digest.Worker
-	elector *leadership.Elector
-	pruners maintenance.Pruners
-	types   *policy.Catalog
-	unsub   *unsubscriber // nil without Config.Unsubscribe.Secret
-	track   *emailTracker // nil without Config.EmailTracking.Secret
-	hub     *realtime.Hub
-	metrics *metrics.Metrics
+	// escalations is this instance's escalation worker (nil without
+	// workers).
+	escalations *escalation.Worker
+	elector     *leadership.Elector
+	pruners     maintenance.Pruners
+	types       *policy.Catalog
+	unsub       *unsubscriber // nil without Config.Unsubscribe.Secret
+	track       *emailTracker // nil without Config.EmailTracking.Secret
+	hub         *realtime.Hub
+	metrics     *metrics.Metrics
 	// tracer is nil when tracing is off (internal/tracing.Tracer).
 	tracer trace.Tracer
 	log    *slog.Logger
@@ -616,6 +629,9 @@ func NewClient(cfg Config) (*Client, error) {
 	if err := c.newDigests(cfg); err != nil {
 		return nil, err
 	}
+	if err := c.newEscalations(cfg); err != nil {
+		return nil, err
+	}
 	if err := c.newElector(); err != nil {
 		return nil, err
 	}
@@ -644,6 +660,9 @@ func (c *Client) Start(ctx context.Context) error {
 	}
 	if c.digests != nil {
 		c.digests.Start(context.WithoutCancel(ctx))
+	}
+	if c.escalations != nil {
+		c.escalations.Start(context.WithoutCancel(ctx))
 	}
 	c.elector.Start()
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -687,6 +706,9 @@ func (c *Client) Stop(ctx context.Context) error {
 	}
 	if c.digests != nil {
 		errs = append(errs, c.digests.Stop(ctx))
+	}
+	if c.escalations != nil {
+		errs = append(errs, c.escalations.Stop(ctx))
 	}
 	errs = append(errs, c.elector.Stop(ctx))
 	return errors.Join(errs...)

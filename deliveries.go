@@ -26,6 +26,10 @@ type NotificationStatus struct {
 	// for: {"in_app":"SENT","push":"DEFERRED"}.
 	ChannelStatus map[heraldtype.Channel]heraldtype.HistoryStatus `json:"channel_status"`
 	Deliveries    []heraldtype.Delivery                           `json:"deliveries"`
+	// Escalations are the notification's escalation steps, pending, fired
+	// or stopped, with why (issue 36 item 3); none when its type has no
+	// escalation.
+	Escalations []heraldtype.Escalation `json:"escalations,omitempty"`
 }
 
 // GetNotification returns a notification with its status, deliveries and
@@ -45,8 +49,13 @@ func (c *Client) GetNotification(ctx context.Context, id string) (NotificationSt
 	if ds == nil {
 		ds = []heraldtype.Delivery{}
 	}
+	es, err := c.store.ListEscalations(ctx, id)
+	if err != nil {
+		return NotificationStatus{}, err
+	}
 	st, reason, perChannel := rules.DeliveriesStatus(n.Channels, ds)
-	return NotificationStatus{Notification: n, Status: st, Reason: reason, ChannelStatus: perChannel, Deliveries: ds}, nil
+	return NotificationStatus{Notification: n, Status: st, Reason: reason, ChannelStatus: perChannel, Deliveries: ds,
+		Escalations: es}, nil
 }
 
 // DeliveryFilter selects deliveries (GET /v1/deliveries).

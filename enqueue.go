@@ -157,6 +157,7 @@ func (c *Client) prepare(ctx context.Context, r *Request) (store.EnqueueParams, 
 	}
 	guarantee, critical := heraldtype.AtLeastOnce, false
 	var digestOf *heraldtype.Digest
+	var escalate []heraldtype.EscalationStep
 	if validTypeName(r.Type) == nil {
 		t, err := c.types.Type(ctx, r.Type)
 		if err != nil {
@@ -170,6 +171,7 @@ func (c *Client) prepare(ctx context.Context, r *Request) (store.EnqueueParams, 
 		}
 		guarantee, critical = t.Guarantee, t.Critical
 		digestOf = t.Digest
+		escalate = t.Escalate
 	}
 	users, err := c.normalize(r, now)
 	if err != nil {
@@ -211,6 +213,10 @@ func (c *Client) prepare(ctx context.Context, r *Request) (store.EnqueueParams, 
 	if p.Digest, err = c.digestParams(ctx, r, digestOf, critical, now); err != nil {
 		return store.EnqueueParams{}, err
 	}
+	// Every notification written gets the type's escalation steps (issue
+	// 36 item 3); a digest's items get none, and neither does the
+	// digest's notification.
+	p.Escalate = escalate
 	// After the providers' own limits, so a push payload FCM cannot carry
 	// stays payload_too_large.
 	if err := c.checkSize(r, len(users)); err != nil {

@@ -19,12 +19,15 @@ const (
 	ComponentHTTP     = "http"     // the HTTP API (package httpapi)
 	ComponentWebhooks = "webhooks" // the outbound webhook dispatcher
 	ComponentDigests  = "digests"  // the digest worker
+	// ComponentEscalations is the escalation worker.
+	ComponentEscalations = "escalations"
 )
 
 // LogComponents lists every component name, in the order of the constants.
 func LogComponents() []string {
 	return []string{ComponentDelivery, ComponentReminder, ComponentCampaign, ComponentRules,
-		ComponentLeader, ComponentKafka, ComponentHTTP, ComponentWebhooks, ComponentDigests}
+		ComponentLeader, ComponentKafka, ComponentHTTP, ComponentWebhooks, ComponentDigests,
+		ComponentEscalations}
 }
 
 // Logger returns the logger of a component: Config.Logger with the

@@ -107,7 +107,7 @@ func TestOnErrorDebugAndReminderBatchDuration(t *testing.T) {
 	if strings.Contains(buf.String(), "rules detail") || strings.Contains(buf.String(), "rules warning") {
 		t.Fatalf("rules lines passed with log.debug: [reminder] and level error:\n%s", buf.String())
 	}
-	if len(LogComponents()) != 9 {
+	if len(LogComponents()) != 10 {
 		t.Fatalf("components %v", LogComponents())
 	}
 	var he *heraldtype.Error

@@ -55,6 +55,10 @@ type TypeConfig struct {
 	// window into one notification (DigestConfig). A critical type never
 	// digests; a trigger scheduled for later (send_at) is not digested.
 	Digest *DigestConfig `json:"digest,omitempty"`
+	// Escalate sends the type's notifications again on other channels,
+	// step by step, when nobody reacted in time (EscalationStepConfig).
+	// At most limits.max_escalation_steps steps.
+	Escalate []EscalationStepConfig `json:"escalate,omitempty"`
 }
 
 // NotificationType is a type's effective configuration
@@ -75,6 +79,8 @@ type NotificationType struct {
 	EmailTracking   bool                 `json:"email_tracking"`
 	// Digest is the type's digest, null when it has none.
 	Digest *DigestConfig `json:"digest"`
+	// Escalate is the type's escalation, empty when it has none.
+	Escalate []EscalationStepConfig `json:"escalate"`
 	// Source says where the configuration comes from: "api" (PUT
 	// /v1/types), "config" (the configuration file) or "default" (not
 	// declared).
@@ -109,6 +115,9 @@ func (tc TypeConfig) resolve(name string, lim Limits, tl tmpl.Limits) (heraldtyp
 		return t, err
 	}
 	t.Digest = d
+	if t.Escalate, err = resolveEscalation(tc.Escalate, lim); err != nil {
+		return t, err
+	}
 	t.Priority = heraldtype.Priority(strings.ToUpper(string(t.Priority)))
 	if err := policy.NormalizeType(&t); err != nil {
 		return t, err
@@ -203,6 +212,7 @@ func typeView(t heraldtype.NotificationType, source string) NotificationType {
 	}
 	return NotificationType{Name: t.Name, Channels: ch, Priority: t.Priority, DedupeWindow: t.DedupeWindow.String(),
 		QuietHours: t.QuietHours, CountsTowardCap: t.CountsTowardCap, Guarantee: t.Guarantee, Critical: t.Critical,
-		Transactional: t.Transactional, EmailTracking: t.EmailTracking, Digest: digestView(t.Digest), Source: source,
+		Transactional: t.Transactional, EmailTracking: t.EmailTracking, Digest: digestView(t.Digest),
+		Escalate: escalationView(t.Escalate), Source: source,
 		UpdatedAt: t.UpdatedAt}
 }

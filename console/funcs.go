@@ -18,6 +18,7 @@ var funcs = template.FuncMap{
 	"rfc3339":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"asset":       assetURL,
 	"int64":       func(n int) int64 { return int64(n) },
+	"inc":         func(i int) int { return i + 1 },
 	"maxBulk":     func() int { return herald.MaxBulkReplay },
 	"overviewCap": func() int64 { return heraldtype.OverviewCountCap },
 	"channels": func() []heraldtype.Channel {

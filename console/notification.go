@@ -61,7 +61,8 @@ func (c *Console) notifications(w http.ResponseWriter, r *http.Request, s Sessio
 
 // timelineItem is one record of a notification's timeline. Kind is the
 // contract's data-kind: trigger, event, rule_run, reminder, campaign_run,
-// digest, enqueued, policy, cancel, receipt or attempt.
+// digest, escalation, enqueued, policy, cancel, receipt, attempt,
+// escalated or escalation_stopped.
 type timelineItem struct {
 	Kind string
 	At   time.Time
@@ -156,7 +157,32 @@ func timeline(n herald.NotificationStatus) []timelineItem {
 			out = append(out, timelineItem{Kind: "policy", At: at, Delivery: d, What: string(d.State), Code: d.LastErrorCode, Detail: d.LastError})
 		}
 	}
+	out = append(out, escalationItems(n.Escalations)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	return out
+}
+
+// escalationItems are the notification's escalation steps on its
+// timeline (issue 36 items 3 and 5): a fired step is an escalated
+// decision linking to the notification it sent, a stopped one an
+// escalation_stopped decision with the receipt or cancel that stopped
+// it, a pending one when it is due.
+func escalationItems(es []heraldtype.Escalation) []timelineItem {
+	var out []timelineItem
+	for _, e := range es {
+		what := fmt.Sprintf("Escalation step %d: unless %s by then, send on %s", e.Step, e.Unless, channelList(e.Channels))
+		switch e.State {
+		case heraldtype.EscalationFired:
+			out = append(out, timelineItem{Kind: heraldtype.CodeEscalated, At: e.DecidedAt, What: what,
+				Link: pathLink("/console/notifications/", e.NotificationID), LinkText: "notification " + e.NotificationID,
+				Code: heraldtype.CodeEscalated, Detail: e.Reason})
+		case heraldtype.EscalationStopped:
+			out = append(out, timelineItem{Kind: heraldtype.CodeEscalationStopped, At: e.DecidedAt, What: what,
+				Code: heraldtype.CodeEscalationStopped, Detail: e.Reason})
+		default:
+			out = append(out, timelineItem{Kind: "escalation_pending", At: e.DueAt, What: what + " (due)"})
+		}
+	}
 	return out
 }
 
@@ -180,6 +206,9 @@ func cause(n heraldtype.Notification) []timelineItem {
 	case heraldtype.SourceDigest:
 		return []timelineItem{{Kind: "digest", At: n.CreatedAt, What: fmt.Sprintf("Digest of %d triggers, key %s", src.Count, orDash(src.Name)),
 			Link: pathLink("/console/digests/", src.ID), LinkText: "digest " + src.ID + " and its triggers"}}
+	case heraldtype.SourceEscalation:
+		return []timelineItem{{Kind: "escalation", At: n.CreatedAt, What: fmt.Sprintf("Escalation step %d of a notification nobody reacted to", src.Count),
+			Link: pathLink("/console/notifications/", src.ID), LinkText: "notification " + src.ID}}
 	case heraldtype.SourceCampaign:
 		return []timelineItem{{Kind: "campaign_run", At: n.CreatedAt, What: fmt.Sprintf("Campaign %s, run %s", src.Name, orDash(src.ID)),
 			Link: pathLink("/console/campaigns/", src.Name), LinkText: "campaign " + src.Name}}

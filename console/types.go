@@ -87,10 +87,11 @@ func (c *Console) saveType(w http.ResponseWriter, r *http.Request, s Session) er
 		err = fieldError("counts_toward_cap", "must be default, yes or no")
 	}
 	if err == nil {
-		// The form does not edit the digest: it keeps the one declared.
+		// The form does not edit the digest nor the escalation: it keeps
+		// the ones declared.
 		var cur herald.NotificationType
 		if cur, err = c.client.GetType(r.Context(), name); err == nil {
-			tc.Digest = cur.Digest
+			tc.Digest, tc.Escalate = cur.Digest, cur.Escalate
 			_, err = c.client.PutType(r.Context(), name, tc)
 		}
 	}

@@ -93,6 +93,24 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	digestID := dres.Notifications[0].Digest
 
+	// A type that escalates and a notification with its steps pending
+	// (issue 36 item 3), for the type's and the notification's views.
+	// (Olu has no device: the push writes no delivery, so the engagement
+	// report below stays ana's.)
+	if _, err := s.api.PutType(ctx, "order_ready", heraldclient.TypeConfig{Channels: []heraldtype.Channel{heraldtype.ChannelPush},
+		Escalate: []heraldclient.EscalationStep{{After: "1h", Unless: heraldtype.ReceiptOpened, Channels: []heraldtype.Channel{heraldtype.ChannelSMS}},
+			{After: "2h", Unless: heraldtype.ReceiptOpened, Channels: []heraldtype.Channel{heraldtype.ChannelEmail}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.api.PutUser(ctx, "olu", heraldclient.UserInput{Timezone: "UTC"}); err != nil {
+		t.Fatal(err)
+	}
+	eres, err := s.api.Trigger(ctx, heraldclient.TriggerRequest{UserID: "olu", Type: "order_ready", Title: "Your order is ready"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	escalating := eres.Notifications[0].ID
+
 	// Sign in: a console page sends an operator without a session to the
 	// sign-in form, a wrong key is refused there, the admin key opens the
 	// page asked for.
@@ -260,6 +278,8 @@ func TestConsoleInABrowser(t *testing.T) {
 		{"type", "/types/" + typ},
 		{"digest-type", "/types/comment"},
 		{"digest", "/digests/" + digestID},
+		{"escalation-type", "/types/order_ready"},
+		{"escalating-notification", "/notifications/" + escalating},
 		{"rules", "/rules"},
 		{"reminders", "/reminders"},
 		{"campaigns", "/campaigns"},

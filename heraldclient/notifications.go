@@ -81,6 +81,9 @@ type NotificationStatus struct {
 	// ChannelStatus is the same rule per channel asked for.
 	ChannelStatus map[heraldtype.Channel]heraldtype.HistoryStatus `json:"channel_status"`
 	Deliveries    []heraldtype.Delivery                           `json:"deliveries"`
+	// Escalations are the notification's escalation steps (pending,
+	// fired or stopped, with why); none when its type has no escalation.
+	Escalations []heraldtype.Escalation `json:"escalations,omitempty"`
 }
 
 // HistoryPage is one page of notifications, newest first.

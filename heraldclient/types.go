@@ -40,6 +40,22 @@ type TypeConfig struct {
 	// Digest gathers the type's triggers for one user and key within a
 	// window into one notification; nil: none.
 	Digest *DigestConfig `json:"digest,omitempty"`
+	// Escalate sends the type's notifications again on other channels,
+	// step by step, when nobody reacted in time; nil: never.
+	Escalate []EscalationStep `json:"escalate,omitempty"`
+}
+
+// EscalationStep is one step of a type's escalation: when none of the
+// notification's messages so far got the receipt Unless within After of
+// its send, it is sent again on Channels.
+type EscalationStep struct {
+	// After is a Go duration ("10m"), 1s to 7 days, each step's later than
+	// the one before. Required.
+	After string `json:"after"`
+	// Unless is read, opened, delivered or clicked. Required.
+	Unless heraldtype.ReceiptEvent `json:"unless"`
+	// Channels are the channels the step sends on. Required.
+	Channels []heraldtype.Channel `json:"channels"`
 }
 
 // DigestConfig is a type's digest: the triggers for one user and one key
@@ -92,6 +108,8 @@ type NotificationType struct {
 	EmailTracking   bool                 `json:"email_tracking"`
 	// Digest is the type's digest with its defaults; nil for none.
 	Digest *DigestConfig `json:"digest"`
+	// Escalate is the type's escalation; empty for none.
+	Escalate []EscalationStep `json:"escalate"`
 	// Source is where the configuration comes from: TypeSourceAPI,
 	// TypeSourceConfig or TypeSourceDefault.
 	Source    string    `json:"source"`

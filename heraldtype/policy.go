@@ -43,8 +43,12 @@ type NotificationType struct {
 	EmailTracking bool `json:"email_tracking,omitempty"`
 	// Digest, when set, gathers the type's triggers into digests (issue
 	// 36 item 1); a critical type never digests.
-	Digest    *Digest   `json:"digest,omitempty"`
-	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	Digest *Digest `json:"digest,omitempty"`
+	// Escalate, when set, sends the type's notifications again on other
+	// channels, step by step, unless a receipt comes first (issue 36
+	// item 3).
+	Escalate  []EscalationStep `json:"escalate,omitempty"`
+	UpdatedAt time.Time        `json:"updated_at,omitzero"`
 }
 
 // CountsTowardCapFor reports whether a notification of type t produced by

@@ -56,6 +56,7 @@ type Store interface {
 	Policies
 	WebhookEndpoints
 	Digests
+	Escalations
 
 	// Migrate applies the embedded migrations that have not run yet.
 	Migrate(ctx context.Context) error
@@ -299,6 +300,9 @@ type EnqueueParams struct {
 	// Digest, when set, makes every notification an item of its user's
 	// digest instead (store/digests.go).
 	Digest *DigestParams
+	// Escalate, when set, gives every notification written (not those
+	// joining a digest) these escalation steps (store/escalations.go).
+	Escalate []heraldtype.EscalationStep
 }
 
 // EnqueueResult says what a trigger produced.

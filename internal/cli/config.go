@@ -19,6 +19,7 @@ import (
 	"github.com/heraldhq/herald/httpapi"
 	"github.com/heraldhq/herald/internal/campaign"
 	"github.com/heraldhq/herald/internal/digest"
+	"github.com/heraldhq/herald/internal/escalation"
 	"github.com/heraldhq/herald/internal/webhook"
 	"github.com/heraldhq/herald/store"
 )
@@ -99,6 +100,9 @@ type Config struct {
 	// type's digest.max_items (herald.Limits.MaxDigestItems; issue 36
 	// item 1).
 	MaxDigestItems int `koanf:"max_digest_items"`
+	// MaxEscalationSteps bounds every type's escalation steps
+	// (herald.Limits.MaxEscalationSteps; issue 36 item 3).
+	MaxEscalationSteps int `koanf:"max_escalation_steps"`
 	// EngagementRetention: the engagement counters' hours are kept this
 	// long (400 days; 0: forever; issue 35 item 3).
 	EngagementRetention time.Duration `koanf:"engagement_retention"`
@@ -176,7 +180,15 @@ type Config struct {
 	// 36 item 1): poll_interval, batch_size, lease, and enabled (run it
 	// on this instance).
 	Digests DigestsConfig `koanf:"digests"`
+	// Escalations tunes the escalation worker
+	// (herald.EscalationWorkerConfig; issue 36 item 3): poll_interval,
+	// batch_size, lease, and enabled (run it on this instance).
+	Escalations EscalationsConfig `koanf:"escalations"`
 }
+
+// EscalationsConfig is `escalations:` in the configuration: the same
+// keys as `digests:`, for the escalation worker.
+type EscalationsConfig = DigestsConfig
 
 // DigestsConfig is `digests:` in the configuration.
 type DigestsConfig struct {
@@ -402,6 +414,8 @@ type TypeConfig struct {
 	Transactional   bool                 `koanf:"transactional"`
 	EmailTracking   bool                 `koanf:"email_tracking"`
 	Digest          *herald.DigestConfig `koanf:"digest"`
+	// Escalate is the type's escalation steps (issue 36 item 3).
+	Escalate []herald.EscalationStepConfig `koanf:"escalate"`
 }
 
 // RetryConfig is one error class's backoff.
@@ -451,6 +465,7 @@ func defaultConfig() Config {
 		MaxReceipts:              herald.DefaultMaxReceipts,
 		MaxEngagementRows:        herald.DefaultMaxEngagementRows,
 		MaxDigestItems:           herald.DefaultMaxDigestItems,
+		MaxEscalationSteps:       herald.DefaultMaxEscalationSteps,
 		EngagementRetention:      herald.DefaultEngagementRetention,
 		ShutdownTimeout:          30 * time.Second,
 		Log:                      LogConfig{Level: "info", Format: "json"},
@@ -510,6 +525,8 @@ func defaultConfig() Config {
 			PollInterval: webhook.DefaultPollInterval, Enabled: true},
 		Digests: DigestsConfig{PollInterval: digest.DefaultPollInterval, BatchSize: digest.DefaultBatchSize,
 			Lease: digest.DefaultLease, Enabled: true},
+		Escalations: EscalationsConfig{PollInterval: escalation.DefaultPollInterval, BatchSize: escalation.DefaultBatchSize,
+			Lease: escalation.DefaultLease, Enabled: true},
 	}
 }
 
@@ -650,6 +667,14 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		return herald.Config{}, fmt.Errorf("config: max_digest_items: %d must be a positive number of items (the items one digest may keep; default %d)",
 			c.MaxDigestItems, herald.DefaultMaxDigestItems)
 	}
+	if c.MaxEscalationSteps <= 0 {
+		return herald.Config{}, fmt.Errorf("config: max_escalation_steps: %d must be a positive number of steps (the steps a type's escalation may have; default %d)",
+			c.MaxEscalationSteps, herald.DefaultMaxEscalationSteps)
+	}
+	if d := c.Escalations; d.PollInterval <= 0 || d.BatchSize <= 0 || d.Lease <= 0 {
+		return herald.Config{}, fmt.Errorf("config: escalations.poll_interval (%v), escalations.batch_size (%d) and escalations.lease (%v) must be positive",
+			d.PollInterval, d.BatchSize, d.Lease)
+	}
 	if d := c.Digests; d.PollInterval <= 0 || d.BatchSize <= 0 || d.Lease <= 0 {
 		return herald.Config{}, fmt.Errorf("config: digests.poll_interval (%v), digests.batch_size (%d) and digests.lease (%v) must be positive",
 			d.PollInterval, d.BatchSize, d.Lease)
@@ -693,9 +718,12 @@ func (c *Config) clientConfig() (herald.Config, error) {
 		LeaderTTL:                c.LeaderTTL,
 		Limits: herald.Limits{MaxDataBytes: c.MaxDataBytes, MaxTriggerBytes: c.MaxTriggerBytes,
 			MaxDevicesPerUser: c.MaxDevicesPerUser, MaxPreferenceTypes: c.MaxPreferenceTypes, HistoryScan: c.HistoryScan,
-			MaxReceipts: c.MaxReceipts, MaxEngagementRows: c.MaxEngagementRows, MaxDigestItems: c.MaxDigestItems},
+			MaxReceipts: c.MaxReceipts, MaxEngagementRows: c.MaxEngagementRows, MaxDigestItems: c.MaxDigestItems,
+			MaxEscalationSteps: c.MaxEscalationSteps},
 		Digests: herald.DigestWorkerConfig{PollInterval: c.Digests.PollInterval, BatchSize: c.Digests.BatchSize,
 			Lease: c.Digests.Lease, Disabled: !c.Digests.Enabled},
+		Escalations: herald.EscalationWorkerConfig{PollInterval: c.Escalations.PollInterval, BatchSize: c.Escalations.BatchSize,
+			Lease: c.Escalations.Lease, Disabled: !c.Escalations.Enabled},
 		Templates: herald.TemplateConfig(c.Templates),
 		Webhooks: herald.WebhookConfig{Timeout: c.Webhooks.Timeout, RetryBase: c.Webhooks.RetryBase,
 			RetryMaxDelay: c.Webhooks.RetryMaxDelay, RetryFor: c.Webhooks.RetryFor, DisableAfter: off(c.Webhooks.DisableAfter),

@@ -67,7 +67,7 @@ fcm:
 	if want := (herald.Limits{MaxDataBytes: 1024, MaxTriggerBytes: herald.DefaultMaxTriggerBytes,
 		MaxDevicesPerUser: herald.DefaultMaxDevicesPerUser, MaxPreferenceTypes: 5, HistoryScan: herald.DefaultHistoryScan,
 		MaxReceipts: herald.DefaultMaxReceipts, MaxEngagementRows: herald.DefaultMaxEngagementRows,
-		MaxDigestItems: herald.DefaultMaxDigestItems}); hc.Limits != want {
+		MaxDigestItems: herald.DefaultMaxDigestItems, MaxEscalationSteps: herald.DefaultMaxEscalationSteps}); hc.Limits != want {
 		t.Errorf("limits = %+v, want %+v", hc.Limits, want)
 	}
 	// The receipts' batch bound (issue 35 item 1): a positive number up to

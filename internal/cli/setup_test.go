@@ -131,6 +131,14 @@ func TestSetupCommands(t *testing.T) {
 		matches(t, r.ok([]string{"types", "get", "comment"}), `^digest: +10m0s by \{\{\.post_id\}\}, at most 50 items, first collect$`)
 		r.fails([]string{"types", "put", "comment", "-f", r.file("bad-digest.json", `{"digest":{"title":"x"}}`)}, "invalid_argument",
 			"digest.window")
+		// An escalation (issue 36 item 3), shown in one line; a bad step
+		// named by its field.
+		matches(t, r.ok([]string{"types", "get", "order_shipped"}), `^escalation: +off$`)
+		r.ok([]string{"types", "put", "pickup", "-f", r.file("escalate.json",
+			`{"channels":["in_app"],"escalate":[{"after":"10m","unless":"read","channels":["push"]}]}`)})
+		matches(t, r.ok([]string{"types", "get", "pickup"}), `^escalation: +after 10m0s unless read: push$`)
+		r.fails([]string{"types", "put", "pickup", "-f", r.file("bad-escalate.json",
+			`{"escalate":[{"after":"10m","unless":"seen","channels":["push"]}]}`)}, "invalid_argument", "escalate[0].unless")
 		var typ struct {
 			Name     string `json:"name"`
 			Priority string `json:"priority"`
@@ -146,7 +154,7 @@ func TestSetupCommands(t *testing.T) {
 			Types []struct{ Name string } `json:"types"`
 		}
 		r.okJSON([]string{"types", "list"}, &list)
-		if len(list.Types) != 4 { // comment, news, order_shipped, promo
+		if len(list.Types) != 5 { // comment, news, order_shipped, pickup, promo
 			t.Fatalf("types list --json: %+v", list)
 		}
 		// Defaults for an undeclared type.

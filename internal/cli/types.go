@@ -96,7 +96,8 @@ func printType(w io.Writer, t heraldclient.NotificationType) error {
 		{"guarantee", string(t.Guarantee)}, {"dedupe window", printable(t.DedupeWindow)},
 		{"quiet hours", onOff(t.QuietHours)}, {"daily cap", capMode(t.CountsTowardCap)},
 		{"critical", strconv.FormatBool(t.Critical)}, {"transactional", strconv.FormatBool(t.Transactional)},
-		{"e-mail tracking", onOff(t.EmailTracking)}, {"digest", digestSummary(t.Digest)}, {"source", t.Source},
+		{"e-mail tracking", onOff(t.EmailTracking)}, {"digest", digestSummary(t.Digest)},
+		{"escalation", escalationSummary(t.Escalate)}, {"source", t.Source},
 		{"updated", timeOrEmpty(&t.UpdatedAt)},
 	})
 }
@@ -112,6 +113,19 @@ func digestSummary(d *heraldclient.DigestConfig) string {
 		key = "by " + printable(d.Key)
 	}
 	return fmt.Sprintf("%s %s, at most %d items, first %s", printable(d.Window), key, d.MaxItems, printable(d.First))
+}
+
+// escalationSummary says a type's escalation in one line: each step's
+// wait, the receipt that makes it unnecessary and its channels.
+func escalationSummary(steps []heraldclient.EscalationStep) string {
+	if len(steps) == 0 {
+		return "off"
+	}
+	parts := make([]string, len(steps))
+	for i, st := range steps {
+		parts[i] = fmt.Sprintf("after %s unless %s: %s", printable(st.After), printable(string(st.Unless)), joinChannels(st.Channels))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // typeFlags are the flags of types put that build its body.

@@ -125,6 +125,12 @@ type Metrics struct {
 	// sent (one notification), empty (first: immediate with no trigger
 	// after the first), failed (not rendered; issue 36 item 1).
 	Digests *prometheus.CounterVec // labels: outcome
+	// Escalations counts the escalation steps the escalation workers
+	// settled, by outcome: escalated (sent on its channels), stopped (a
+	// receipt was found at its fire), failed (its notification or user is
+	// gone; issue 36 item 3). Steps a receipt or a cancel stops in its
+	// own transaction are not counted here: the steps' rows hold them.
+	Escalations *prometheus.CounterVec // labels: outcome
 
 	types, providers, codes, rules labelSet
 }
@@ -231,6 +237,9 @@ func New(reg prometheus.Registerer) *Metrics {
 	m.Digests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_digests_total", Help: "Digests settled by the digest workers, by outcome (sent, empty, failed).",
 	}, []string{"outcome"})
+	m.Escalations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "herald_escalations_total", Help: "Escalation steps settled by the escalation workers, by outcome (escalated, stopped, failed).",
+	}, []string{"outcome"})
 	m.WebhookPending = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "herald_webhook_messages_pending", Help: "Outbound webhook messages waiting to be sent or being sent (pending or leased), of every endpoint; the count stops at 100000.",
 	})
@@ -243,7 +252,7 @@ func New(reg prometheus.Registerer) *Metrics {
 			m.Requeued, m.InvalidatedTokens, m.Throttled, m.QueueDepth, m.SendLatency, m.EndToEndLatency,
 			m.PolicyDecisions, m.Reminders, m.RemindersStopped, m.ReminderLag,
 			m.Events, m.RuleDecisions, m.TemplateOverBudget, m.RuleRecipients, m.RuleAudience, m.RuleRuns, m.Receipts, m.Cancelled,
-			m.WebhookMessages, m.WebhookSend, m.WebhookPending, m.Digests, m.Campaigns, m.CampaignRecipients, m.CampaignFetchErrors)
+			m.WebhookMessages, m.WebhookSend, m.WebhookPending, m.Digests, m.Escalations, m.Campaigns, m.CampaignRecipients, m.CampaignFetchErrors)
 	}
 	return m
 }

@@ -9,10 +9,13 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // cancelSelection is the condition on notification n that p selects, and
-// its arguments ($1, $2): by id, by key for one user (the index
+// its arguments ($1, $2): by id — with the notifications their fired
+// escalation steps sent (issue 36 item 4; by key they carry the key) —
+// by key for one user (the index
 // notifications_cancellation_key_user), or by key for every user (the
 // index notifications_cancellation_key). Both indexes are partial (WHERE
 // cancellation_key <> ”), and a generic plan cannot prove that of $2:
@@ -20,7 +23,8 @@ import (
 func cancelSelection(p store.CancelParams) (string, []any) {
 	switch {
 	case len(p.NotificationIDs) > 0:
-		return `n.id = ANY ($1::text[])`, []any{p.NotificationIDs}
+		return `(n.id = ANY ($1::text[]) OR n.id IN (SELECT e.fired_notification_id FROM {s}.escalations e
+	WHERE e.notification_id = ANY ($1::text[]) AND e.fired_notification_id IS NOT NULL))`, []any{p.NotificationIDs}
 	case p.UserID != "":
 		return `n.user_id = $1 AND n.cancellation_key = $2 AND n.cancellation_key <> ''`, []any{p.UserID, p.CancellationKey}
 	default:
@@ -98,12 +102,21 @@ WHERE ` + sel + ` ORDER BY n.id, d.id`, args: args, read: func(rows pgx.Rows) er
 		}
 		return rows.Err()
 	}}
+	// The pending escalation steps of the selection stop in the same
+	// transaction (issue 36 item 4), first: a step's fire locks its row,
+	// so the cancel waits for a fire in progress and then finds the step
+	// fired — and the statements after it, each with a snapshot of its
+	// own, see the notification the fire committed and cancel it too — or
+	// the fire finds the step stopped.
+	stop := indexed{sql: rules.EscalationCancelSQL(sel, "$"+strconv.Itoa(k+1)+"::timestamptz", "$"+strconv.Itoa(k+2)),
+		args: append(append([]any{}, args...), p.Now, store.EscalationCancelReason(p.Reason)),
+		read: func(pgx.Rows) error { return nil }}
 	// A deadlock aborts the whole transaction, which then changed
 	// nothing: run it again, as Complete does.
 	for try := 1; ; try++ {
 		clear(moved)
 		res = store.CancelResult{}
-		err := s.indexedQueries(ctx, "deliveries", lock, move, read)
+		err := s.indexedQueries(ctx, "deliveries", stop, lock, move, read)
 		if err == nil {
 			break
 		}

@@ -251,6 +251,13 @@ func (s *Store) writeSteps(p store.EnqueueParams, st *enqueueState) ([]step, err
 		return nil, err
 	}
 	steps := []step{s.checkUsers(p.Notifications), notifications}
+	escalations, err := s.insertEscalations(p)
+	if err != nil {
+		return nil, err
+	}
+	if escalations != nil {
+		steps = append(steps, *escalations)
+	}
 	plan := rules.PlanEnqueue(p)
 	if len(plan.Push) > 0 {
 		steps = append(steps, s.insertDeliveries(p, plan.Push, st))

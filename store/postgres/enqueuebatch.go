@@ -156,7 +156,7 @@ func mergeCalls(batch []store.EnqueueParams) (store.EnqueueParams, bool) {
 	n := 0
 	for _, p := range batch {
 		if p.MaxAttempts != m.MaxAttempts || !maps.Equal(p.PushProviders, m.PushProviders) ||
-			!maps.Equal(p.ChannelProviders, m.ChannelProviders) {
+			!maps.Equal(p.ChannelProviders, m.ChannelProviders) || len(p.Escalate) > 0 {
 			return store.EnqueueParams{}, false
 		}
 		if p.Now.After(m.Now) {

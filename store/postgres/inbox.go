@@ -179,7 +179,7 @@ func (s *Store) inboxReceipts(ctx context.Context, tx pgx.Tx, event heraldtype.R
 // receipt.recorded messages of the rows it writes (issue 35 item 4), in
 // one statement: a receipt recorded before writes no row and no message.
 func withReceiptMessages(insert string) string {
-	return `WITH r AS (` + insert + ` ` + rules.ReceiptReturning + `)
+	return `WITH r AS (` + insert + ` ` + rules.ReceiptReturning + `), ` + escalationStop() + `
 ` + rules.ReceiptRecordedSQL(rules.WebhookPostgres, "r") + ` ORDER BY r.delivery_id, e.id`
 }
 

@@ -19,7 +19,7 @@ var receiptSQL = `WITH r AS (` +
 	rules.ReceiptSQL("$1", "$2", "$3::text", "$4::timestamptz", "$5::text", "$6::text") + `
 ` + rules.ReceiptReturning + `), w AS (
 ` + rules.ReceiptRecordedSQL(rules.WebhookPostgres, "r") + ` ORDER BY e.id
-)
+), ` + escalationStop() + `
 SELECT (SELECT count(*) FROM r), (` + rules.ReceiptExistsSQL("$1", "$2", "$3::text") + `)`
 
 // RecordReceipts implements store.Store: every receipt of the batch, in

@@ -7,6 +7,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/rules"
 )
 
 // CancelNotifications implements store.Store in one write transaction:
@@ -60,6 +61,12 @@ WHERE `+pending+` RETURNING id`, p.Reason, at, at, string(list))
 		if err := rows.Err(); err != nil {
 			return formatError(err, "deliveries")
 		}
+		// The selection's pending escalation steps stop here too (issue
+		// 36 item 4): the one writer orders the cancel against every fire.
+		if _, err := s.exec(ctx, tx, rules.Unqualified(rules.EscalationCancelSQL(`n.id IN (SELECT value FROM json_each(?))`, "?", "?")),
+			at, store.EscalationCancelReason(p.Reason), string(list)); err != nil {
+			return formatError(err, "escalations")
+		}
 		sortFinish(moved)
 		if err := s.deliveriesFinished(ctx, tx, moved); err != nil {
 			return err
@@ -103,7 +110,12 @@ func (s *Store) cancelSelection(ctx context.Context, tx *writeTx, p store.Cancel
 		if err != nil {
 			return nil, err
 		}
-		q, args = `SELECT id FROM notifications WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`, []any{string(list)}
+		// With the notifications their fired escalation steps sent (issue
+		// 36 item 4; by key they carry the key).
+		q, args = `SELECT id FROM notifications WHERE id IN (SELECT value FROM json_each(?))
+	OR id IN (SELECT fired_notification_id FROM escalations WHERE notification_id IN (SELECT value FROM json_each(?))
+		AND fired_notification_id IS NOT NULL)
+ORDER BY id`, []any{string(list), string(list)}
 	case p.UserID != "":
 		q, args = `SELECT id FROM notifications WHERE user_id = ? AND cancellation_key = ? AND cancellation_key <> ''
 ORDER BY id`,

@@ -115,6 +115,9 @@ func (s *Store) enqueueWrites(ctx context.Context, tx *writeTx, p store.EnqueueP
 	if err := s.insertNotifications(ctx, tx, p); err != nil {
 		return res, err
 	}
+	if err := s.insertEscalations(ctx, tx, p); err != nil {
+		return res, err
+	}
 	plan := rules.PlanEnqueue(p)
 	counts := make(map[string]int, len(p.Notifications))
 	if err := s.insertDeliveries(ctx, tx, p, plan.Push, counts); err != nil {

@@ -198,6 +198,9 @@ func (s *Store) writeInboxReceipts(ctx context.Context, tx *writeTx, event heral
 	if err := rows.Err(); err != nil {
 		return formatError(err, "receipts")
 	}
+	if err := s.stopEscalations(ctx, tx, event, written); err != nil {
+		return err
+	}
 	return s.receiptMessages(ctx, tx, event, written)
 }
 

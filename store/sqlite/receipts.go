@@ -42,6 +42,9 @@ func (s *Store) RecordReceipts(ctx context.Context, rs []store.Receipt) ([]heral
 			}
 			if n == 1 {
 				out[i] = heraldtype.ReceiptRecorded
+				if err := s.stopEscalations(ctx, tx, r.Event, []any{r.DeliveryID}); err != nil {
+					return err
+				}
 				if hooks {
 					if err := s.receiptMessages(ctx, tx, r.Event, []any{r.DeliveryID}); err != nil {
 						return err
