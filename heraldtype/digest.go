@@ -62,3 +62,24 @@ type DigestItem struct {
 	Data      map[string]string `json:"data,omitempty"`
 	CreatedAt time.Time         `json:"created_at"`
 }
+
+// DigestSchedule is a user's rhythm for one notification type (issue 36
+// item 2; TypePreference.Digest): the type's triggers for the user
+// collect into one digest sent at the next scheduled time, on the wall
+// clock of the user's time zone — every day at At, or every week on On
+// at At.
+type DigestSchedule struct {
+	// Every is DigestEveryDay or DigestEveryWeek.
+	Every string `json:"every"`
+	// At is the local time "HH:MM" (24-hour).
+	At string `json:"at"`
+	// On is the weekday of a weekly digest ("monday" … "sunday"); empty
+	// for a daily one.
+	On string `json:"on,omitempty"`
+}
+
+// Values of DigestSchedule.Every.
+const (
+	DigestEveryDay  = "day"
+	DigestEveryWeek = "week"
+)

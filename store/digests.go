@@ -73,6 +73,35 @@ type DigestParams struct {
 	// NewID gives the id of a digest a notification may open; called once
 	// per notification.
 	NewID func() string
+	// Scheduled maps the users who chose a digest schedule for the type
+	// (issue 36 item 2) to the next scheduled time: their notifications
+	// join their one digest of the type (key ""), collected (never
+	// immediate), which a new digest closes at that time instead of after
+	// Window.
+	Scheduled map[string]time.Time
+	// ScheduledOnly: the type declares no digest, so only the users in
+	// Scheduled join digests and the others' notifications are plain
+	// (Key, Window and Immediate are unused).
+	ScheduledOnly bool
+}
+
+// join is how notification n joins a digest: the key, the first-items
+// count and the new row's state and close_at; ok is false when it is
+// written as a plain notification instead.
+func (d *DigestParams) join(user string, now time.Time) (key string, first int, state string, closeAt time.Time, ok bool) {
+	if at, scheduled := d.Scheduled[user]; scheduled {
+		state, closeAt = DigestNewRow(1, d.MaxItems, now, at.Sub(now))
+		return "", 1, state, closeAt, true
+	}
+	if d.ScheduledOnly {
+		return "", 0, "", time.Time{}, false
+	}
+	first = 1
+	if d.Immediate {
+		first = 0
+	}
+	state, closeAt = DigestNewRow(first, d.MaxItems, now, d.Window)
+	return d.Key, first, state, closeAt, true
 }
 
 // DigestClaimParams parameterises ClaimDigests.
@@ -165,8 +194,22 @@ func CheckDigestParams(d *DigestParams) error {
 	if d == nil {
 		return nil
 	}
-	if d.Window <= 0 || d.MaxItems < 1 || d.NewID == nil {
+	if (d.Window <= 0 && !d.ScheduledOnly) || d.MaxItems < 1 || d.NewID == nil {
 		return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: a digest needs a window, max items and ids")
+	}
+	return nil
+}
+
+// CheckDigestSchedules refuses a scheduled close that is not after now (a
+// digest that would be due before it opened).
+func CheckDigestSchedules(d *DigestParams, now time.Time) error {
+	if d == nil {
+		return nil
+	}
+	for user, at := range d.Scheduled {
+		if !at.After(now) {
+			return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: the scheduled digest of user %q closes at %s, not after now", user, at)
+		}
 	}
 	return nil
 }
@@ -220,7 +263,8 @@ const maxDigestJoinRounds = 5
 // digest of (type, p.Digest.Key) — the one place the digest rule of a
 // trigger is decided, for both stores. It returns the indexes of the
 // notifications still to be written as plain notifications (those that
-// opened a digest with p.Digest.Immediate) and, for the others, the id of
+// opened a digest with p.Digest.Immediate, and with ScheduledOnly those of
+// users without a schedule) and, for the others, the id of
 // the digest each joined. Users are visited in id order, the lock order of
 // every write that touches several users' digests.
 func JoinDigests(ctx context.Context, p EnqueueParams, st DigestStatements) (plain []int, joined map[int]string, err error) {
@@ -232,14 +276,14 @@ func JoinDigests(ctx context.Context, p EnqueueParams, st DigestStatements) (pla
 	slices.SortStableFunc(order, func(a, b int) int {
 		return strings.Compare(p.Notifications[a].UserID, p.Notifications[b].UserID)
 	})
-	first := 1
-	if d.Immediate {
-		first = 0
-	}
 	joined = make(map[int]string, len(order))
-	state, closeAt := DigestNewRow(first, d.MaxItems, p.Now, d.Window)
 	for _, i := range order {
 		n := p.Notifications[i]
+		key, first, state, closeAt, ok := d.join(n.UserID, p.Now)
+		if !ok {
+			plain = append(plain, i)
+			continue
+		}
 		content, err := DigestItemContent(n)
 		if err != nil {
 			return nil, nil, err
@@ -252,19 +296,19 @@ func JoinDigests(ctx context.Context, p EnqueueParams, st DigestStatements) (pla
 				return nil, nil, heraldtype.Errorf(heraldtype.EUNAVAILABLE,
 					"digest of %q for user %q: closed by concurrent triggers %d times; try again", n.Type, n.UserID, round)
 			}
-			if err := st.CloseDigest(ctx, n.UserID, n.Type, d.Key, p.Now); err != nil {
+			if err := st.CloseDigest(ctx, n.UserID, n.Type, key, p.Now); err != nil {
 				return nil, nil, err
 			}
 			var ok bool
 			if digest, items, ok, err = st.AddToDigest(ctx, DigestAdd{ID: id, User: n.UserID,
-				Type: n.Type, Key: d.Key, State: state, CloseAt: closeAt, First: first, MaxItems: d.MaxItems, Now: p.Now}); err != nil {
+				Type: n.Type, Key: key, State: state, CloseAt: closeAt, First: first, MaxItems: d.MaxItems, Now: p.Now}); err != nil {
 				return nil, nil, err
 			}
 			if ok {
 				break
 			}
 		}
-		if digest == id && d.Immediate {
+		if digest == id && first == 0 {
 			plain = append(plain, i)
 			continue
 		}

@@ -88,6 +88,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("WebhookOutcomeEvents", func(t *testing.T) { testWebhookOutcomeEvents(t, newStore) })
 	t.Run("WebhookReports", func(t *testing.T) { testWebhookReports(t, newStore) })
 	t.Run("Digests", func(t *testing.T) { testDigests(t, h) })
+	t.Run("DigestSchedules", func(t *testing.T) { testDigestSchedules(t, h) })
 }
 
 // base is the suite's "now": a fixed instant with microseconds, so a store
