@@ -247,6 +247,36 @@ func (c *Client) GetDigest(ctx context.Context, id string) (Digest, error) {
 	return d, nil
 }
 
+// DigestFilter selects a page of digests (ListDigests).
+type DigestFilter = heraldtype.DigestFilter
+
+// DigestPage is a page of digests, newest first.
+type DigestPage = heraldtype.DigestPage
+
+// ListDigests returns a page of digests, newest first: by user, type and
+// state (open, closed, sent, failed), each without its items (GetDigest
+// has them).
+func (c *Client) ListDigests(ctx context.Context, f DigestFilter) (DigestPage, error) {
+	if f.UserID != "" {
+		if err := validID("user_id", f.UserID); err != nil {
+			return DigestPage{}, err
+		}
+	}
+	if f.Type != "" {
+		if err := validTypeName(f.Type); err != nil {
+			return DigestPage{}, err
+		}
+	}
+	ds, next, err := c.store.ListDigests(ctx, f)
+	if err != nil {
+		return DigestPage{}, err
+	}
+	if ds == nil {
+		ds = []heraldtype.DigestInfo{}
+	}
+	return DigestPage{Digests: ds, NextCursor: next}, nil
+}
+
 // runDigestsOnce runs one synchronous digest worker cycle (tests with an
 // injected clock).
 func (c *Client) runDigestsOnce(ctx context.Context) (int, error) {

@@ -94,3 +94,39 @@ func TestDigestUserSchedule(t *testing.T) {
 		t.Fatalf("next digest = %+v", next.DigestInfo)
 	}
 }
+
+// Issue 36 item 4: a cancel by key reaches the triggers waiting in a
+// digest — the answer lists them, and the digest sent after shows only
+// the others.
+func TestCancelDigestedTrigger(t *testing.T) {
+	p := newPipeline(t, func(c *Config) {
+		c.Types = map[string]TypeConfig{"comment": commentDigest(nil)}
+	})
+	p.device("u1", "d1", "tok-1")
+	var cancelled EnqueuedNotification
+	for i := range 3 {
+		r := comment("u1", "p1", i)
+		if i == 1 {
+			r.CancellationKey = "thread-9"
+		}
+		n := p.enqueue(r).Notifications[0]
+		if i == 1 {
+			cancelled = n
+		}
+	}
+	res, err := p.client.Cancel(p.ctx, CancelRequest{CancellationKey: "thread-9", UserID: "u1"})
+	if err != nil || len(res.DigestItems) != 1 || res.DigestItems[0] != (CancelledDigestItem{DigestID: cancelled.Digest, ID: cancelled.ID}) {
+		t.Fatalf("Cancel = %+v, %v; want the digested trigger", res, err)
+	}
+	p.clock.Advance(time.Minute)
+	if n, err := p.client.runDigestsOnce(p.ctx); err != nil || n != 1 {
+		t.Fatalf("claimed %d (%v)", n, err)
+	}
+	d, err := p.client.GetDigest(p.ctx, cancelled.Digest)
+	if err != nil || d.State != store.DigestSent || d.Cancelled != 1 || len(d.Entries) != 2 {
+		t.Fatalf("digest = %+v, %v", d, err)
+	}
+	if st := p.status(d.NotificationID); st.Title != "2 new comments" || st.Body != "a0 a2 " {
+		t.Fatalf("digest message = %q / %q, want the cancelled trigger left out", st.Title, st.Body)
+	}
+}

@@ -260,6 +260,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		{"type", "/types/" + typ},
 		{"digest-type", "/types/comment"},
 		{"digest", "/digests/" + digestID},
+		{"digests", "/digests"},
 		{"rules", "/rules"},
 		{"reminders", "/reminders"},
 		{"campaigns", "/campaigns"},

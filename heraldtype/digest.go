@@ -44,8 +44,12 @@ type DigestInfo struct {
 	State    string    `json:"state"`
 	OpenedAt time.Time `json:"opened_at"`
 	CloseAt  time.Time `json:"close_at"`
-	Items    int       `json:"items"`
-	MaxItems int       `json:"max_items"`
+	// Items counts the triggers that joined, Cancelled those of them a
+	// cancel took out since (issue 36 item 4): the message shows
+	// Items - Cancelled.
+	Items     int `json:"items"`
+	Cancelled int `json:"cancelled,omitempty"`
+	MaxItems  int `json:"max_items"`
 	// NotificationID is the digest's notification, once sent.
 	NotificationID string `json:"notification_id,omitempty"`
 	// LastError says why a failed digest was not sent.
@@ -83,3 +87,22 @@ const (
 	DigestEveryDay  = "day"
 	DigestEveryWeek = "week"
 )
+
+// DigestFilter selects a page of digests (GET /v1/digests), newest
+// first. Zero fields match all.
+type DigestFilter struct {
+	UserID string
+	Type   string
+	// State is open, closed, sent or failed.
+	State string
+	// Cursor is a previous page's NextCursor.
+	Cursor string
+	// Limit defaults to 50 and is capped at 200.
+	Limit int
+}
+
+// DigestPage is one page of digests, newest first.
+type DigestPage struct {
+	Digests    []DigestInfo `json:"digests"`
+	NextCursor string       `json:"next_cursor,omitempty"`
+}

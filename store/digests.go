@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -35,10 +36,14 @@ type Digests interface {
 	// notification. fired is false when the guard refused (nothing
 	// written).
 	FireDigest(ctx context.Context, f DigestFire) (fired bool, res EnqueueResult, err error)
+	// ListDigests returns a page of digests, newest first, and the cursor
+	// of the next page ("" for the last); the filter is checked by
+	// CheckDigestFilter.
+	ListDigests(ctx context.Context, f heraldtype.DigestFilter) ([]heraldtype.DigestInfo, string, error)
 	// GetDigest returns one digest; ENOTFOUND if absent.
 	GetDigest(ctx context.Context, id string) (heraldtype.DigestInfo, error)
-	// ListDigestItems returns a digest's items in order (none for an
-	// unknown digest).
+	// ListDigestItems returns a digest's items in order, but those a
+	// cancel took out (none for an unknown digest).
 	ListDigestItems(ctx context.Context, id string) ([]DigestItem, error)
 	// PruneDigests deletes the digests sent or failed before cutoff, with
 	// their items, and returns how many it deleted. Open and closed ones
@@ -168,6 +173,12 @@ type DigestFire struct {
 	Enqueue *EnqueueParams
 	// Failure, when set, marks the digest failed with it.
 	Failure string
+	// Cancelled is the digest's count of cancelled items when it was
+	// claimed (DigestInfo.Cancelled): the fire applies only if no cancel
+	// took an item out since, so a message built before a cancel is never
+	// sent. A fire refused for that releases the lease, and the next claim
+	// builds the digest again.
+	Cancelled int
 }
 
 // Outcome checks f's enqueue and says what the fire writes on the
@@ -231,7 +242,9 @@ type DigestStatements interface {
 	// AddToDigest runs rules.DigestAddSQL; ok is false when it returned no
 	// row.
 	AddToDigest(ctx context.Context, a DigestAdd) (digest string, items int, ok bool, err error)
-	AddDigestItem(ctx context.Context, digest string, seq int, item, content string, now time.Time) error
+	// AddDigestItem writes an item; cancellationKey is its trigger's, for
+	// a cancel by key (CancelNotifications).
+	AddDigestItem(ctx context.Context, digest string, seq int, item, cancellationKey, content string, now time.Time) error
 }
 
 // DigestNewRow is the state and close_at of a new digest holding first
@@ -312,7 +325,7 @@ func JoinDigests(ctx context.Context, p EnqueueParams, st DigestStatements) (pla
 			plain = append(plain, i)
 			continue
 		}
-		if err := st.AddDigestItem(ctx, digest, items, n.ID, content, p.Now); err != nil {
+		if err := st.AddDigestItem(ctx, digest, items, n.ID, n.CancellationKey, content, p.Now); err != nil {
 			return nil, nil, err
 		}
 		joined[i] = digest
@@ -345,4 +358,36 @@ func PlainPart(p EnqueueParams, plain []int) EnqueueParams {
 		q.Notifications[k] = p.Notifications[i]
 	}
 	return q
+}
+
+// Page sizes of ListDigests (DigestFilter.Limit: 0 is the default, larger
+// is capped).
+const (
+	DefaultDigestPage = 50
+	MaxDigestPage     = 200
+)
+
+// CheckDigestFilter validates the filter of ListDigests and returns its
+// page size and the id the page starts below ("" for the first page).
+func CheckDigestFilter(f heraldtype.DigestFilter) (limit int, below string, err error) {
+	switch f.State {
+	case "", DigestOpen, DigestClosed, DigestSent, DigestFailed:
+	default:
+		return 0, "", heraldtype.FieldErrorf("state", "%q must be open, closed, sent or failed", f.State)
+	}
+	if below, err = decodeKeyCursor(f.Cursor); err != nil {
+		return 0, "", err
+	}
+	if limit, err = pageSize(f.Limit, DefaultDigestPage, MaxDigestPage); err != nil {
+		return 0, "", err
+	}
+	return limit, below, nil
+}
+
+// DigestListPage trims digests read newest first with a LIMIT of limit+1
+// to the page, and returns the next page's cursor.
+func DigestListPage(ds []heraldtype.DigestInfo, limit int) ([]heraldtype.DigestInfo, string) {
+	return page(ds, limit, func(d heraldtype.DigestInfo) string {
+		return base64.RawURLEncoding.EncodeToString([]byte(d.ID))
+	})
 }
