@@ -52,6 +52,17 @@ type CancelResult struct {
 	NotSent         int                 `json:"not_sent"`
 	InFlight        int                 `json:"in_flight"`
 	Deliveries      []CancelledDelivery `json:"deliveries"`
+	// DigestItems are the selected triggers that were waiting in a digest
+	// (issue 36 item 4): the cancel took each out of its digest, whose
+	// message never shows it.
+	DigestItems []CancelledDigestItem `json:"digest_items"`
+}
+
+// CancelledDigestItem is one digested trigger a cancel took out of its
+// digest: the digest, and the id the trigger was answered with.
+type CancelledDigestItem struct {
+	DigestID string `json:"digest_id"`
+	ID       string `json:"id"`
 }
 
 // CancelledDelivery is one delivery a cancel decided.
@@ -100,7 +111,9 @@ const (
 
 // Cancel cancels the notifications r selects, synchronously (issue 36
 // item 4): in one transaction every pending delivery of them — scheduled,
-// deferred by quiet hours, released for a retry — becomes cancelled, and
+// deferred by quiet hours, released for a retry — becomes cancelled, the
+// selected triggers waiting in a digest not yet sent are taken out of it,
+// and
 // a delivery a worker holds (in flight) is waited for, at most
 // Config.CancelWait: if it is sent, it is reported sent; if it comes back
 // pending (a retry), it is cancelled then. When Cancel returns, each
@@ -131,6 +144,10 @@ func (c *Client) Cancel(ctx context.Context, r CancelRequest) (CancelResult, err
 			out.NotificationIDs = res.NotificationIDs
 			if out.NotificationIDs == nil {
 				out.NotificationIDs = []string{}
+			}
+			out.DigestItems = make([]CancelledDigestItem, len(res.DigestItems))
+			for i, it := range res.DigestItems {
+				out.DigestItems[i] = CancelledDigestItem{DigestID: it.DigestID, ID: it.ItemID}
 			}
 			// Later rounds take the notifications of the first: a trigger
 			// with the key after the cancel began is not this cancel's.

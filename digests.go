@@ -82,19 +82,65 @@ type DigestWorkerConfig struct {
 	Disabled bool
 }
 
-// digestParams are the digest parameters of a trigger of a type with a
-// digest: none for a critical type (it bypasses digests) or a trigger
-// scheduled for later (send_at, which a digest's window would move).
-func (c *Client) digestParams(ctx context.Context, r *Request, d *heraldtype.Digest, critical bool, now time.Time) (*store.DigestParams, error) {
-	if d == nil || critical || (r.SendAt != nil && r.SendAt.After(now)) {
+// digestParams are the digest parameters of a trigger to users: none for
+// a critical type (it bypasses digests) or a trigger scheduled for later
+// (send_at, which a digest would move). A recipient who chose a digest
+// schedule for the type (issue 36 item 2; TypePreference.Digest) joins
+// their scheduled digest, closed at the schedule's next time in their time
+// zone; the others join the type's digest when it declares one, and are
+// plain notifications when it does not. The preferences are read here,
+// once per trigger, with one query for all its recipients.
+func (c *Client) digestParams(ctx context.Context, r *Request, d *heraldtype.Digest, critical bool, users []string,
+	now time.Time) (*store.DigestParams, error) {
+	if critical || (r.SendAt != nil && r.SendAt.After(now)) {
 		return nil, nil
+	}
+	scheduled, err := c.digestSchedules(ctx, r.Type, users, now)
+	if err != nil {
+		return nil, err
+	}
+	if d == nil {
+		if len(scheduled) == 0 {
+			return nil, nil
+		}
+		return &store.DigestParams{MaxItems: c.cfg.Limits.MaxDigestItems, Scheduled: scheduled, ScheduledOnly: true,
+			NewID: func() string { return newID(now) }}, nil
 	}
 	key, err := digest.Key(ctx, r.Type, *d, r.Data, c.templateLimits())
 	if err != nil {
 		return nil, err
 	}
-	return &store.DigestParams{Key: key, Window: d.Window, MaxItems: d.MaxItems,
+	return &store.DigestParams{Key: key, Window: d.Window, MaxItems: d.MaxItems, Scheduled: scheduled,
 		Immediate: d.First == heraldtype.DigestFirstImmediate, NewID: func() string { return newID(now) }}, nil
+}
+
+// digestSchedules maps the users who chose a digest schedule for typ to
+// the schedule's next time after now in their zone. A schedule that
+// cannot be evaluated (a zone the server's tz database lost) is logged and
+// passed over: the trigger is not refused for it.
+func (c *Client) digestSchedules(ctx context.Context, typ string, users []string, now time.Time) (map[string]time.Time, error) {
+	prefs, err := c.store.GetPreferencesMany(ctx, users)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]time.Time
+	for user, p := range prefs {
+		s := p.Types[typ].Digest
+		if s == nil {
+			continue
+		}
+		at, err := digest.NextScheduled(*s, p.Timezone, now)
+		if err != nil {
+			c.log.Warn("herald: a user's digest schedule cannot be evaluated; the trigger is not digested for them",
+				"user_id", user, "type", typ, "err", err)
+			continue
+		}
+		if out == nil {
+			out = map[string]time.Time{}
+		}
+		out[user] = at
+	}
+	return out, nil
 }
 
 // newDigests builds this instance's digest worker, unless it runs no
@@ -135,10 +181,7 @@ func (c *Client) buildDigest(ctx context.Context, cd store.ClaimedDigest) (*stor
 	if err != nil {
 		return nil, err
 	}
-	if t.Digest == nil {
-		return nil, &digest.Failure{Reason: "type_not_digest: the type has no digest any more"}
-	}
-	title, body, err := digest.Render(ctx, *t.Digest, digest.NewView(cd), c.templateLimits(), MaxTitleLength, MaxBodyLength)
+	title, body, err := c.renderDigest(ctx, t.Digest, digest.NewView(cd))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -163,6 +206,17 @@ func (c *Client) buildDigest(ctx context.Context, cd store.ClaimedDigest) (*stor
 	return &store.EnqueueParams{IdempotencyKey: key, IdempotencyNamespace: store.DigestNamespace,
 		RequestHash: hex.EncodeToString(sum[:]), Notifications: []heraldtype.Notification{n},
 		MaxAttempts: c.cfg.MaxAttempts, PushProviders: c.cfg.PushRouting, ChannelProviders: c.cfg.ChannelRouting, Now: now}, nil
+}
+
+// renderDigest renders a digest's message with the type's digest
+// templates, or, for a type that declares none (a digest a user's
+// schedule made, issue 36 item 2), digest.DefaultMessage.
+func (c *Client) renderDigest(ctx context.Context, d *heraldtype.Digest, v digest.View) (string, string, error) {
+	if d == nil {
+		title, body := digest.DefaultMessage(v, MaxTitleLength, MaxBodyLength)
+		return title, body, nil
+	}
+	return digest.Render(ctx, *d, v, c.templateLimits(), MaxTitleLength, MaxBodyLength)
 }
 
 // Digest is one digest with its items (GET /v1/digests/{id}).
@@ -191,6 +245,36 @@ func (c *Client) GetDigest(ctx context.Context, id string) (Digest, error) {
 		d.Entries[i] = it.View()
 	}
 	return d, nil
+}
+
+// DigestFilter selects a page of digests (ListDigests).
+type DigestFilter = heraldtype.DigestFilter
+
+// DigestPage is a page of digests, newest first.
+type DigestPage = heraldtype.DigestPage
+
+// ListDigests returns a page of digests, newest first: by user, type and
+// state (open, closed, sent, failed), each without its items (GetDigest
+// has them).
+func (c *Client) ListDigests(ctx context.Context, f DigestFilter) (DigestPage, error) {
+	if f.UserID != "" {
+		if err := validID("user_id", f.UserID); err != nil {
+			return DigestPage{}, err
+		}
+	}
+	if f.Type != "" {
+		if err := validTypeName(f.Type); err != nil {
+			return DigestPage{}, err
+		}
+	}
+	ds, next, err := c.store.ListDigests(ctx, f)
+	if err != nil {
+		return DigestPage{}, err
+	}
+	if ds == nil {
+		ds = []heraldtype.DigestInfo{}
+	}
+	return DigestPage{Digests: ds, NextCursor: next}, nil
 }
 
 // runDigestsOnce runs one synchronous digest worker cycle (tests with an

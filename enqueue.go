@@ -210,7 +210,7 @@ func (c *Client) prepare(ctx context.Context, r *Request) (store.EnqueueParams, 
 	if err := c.validatePayload(&p.Notifications[0], r.Channels); err != nil {
 		return store.EnqueueParams{}, err
 	}
-	if p.Digest, err = c.digestParams(ctx, r, digestOf, critical, now); err != nil {
+	if p.Digest, err = c.digestParams(ctx, r, digestOf, critical, users, now); err != nil {
 		return store.EnqueueParams{}, err
 	}
 	// Every notification written gets the type's escalation steps (issue

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/digest"
 	"github.com/heraldhq/herald/internal/policy"
 )
 
@@ -14,6 +15,11 @@ import (
 //	 "opted_out_channels": ["sms"],
 //	 "quiet_hours": {"start": "22:00", "end": "08:00"},
 //	 "daily_cap": 5}
+//
+// A type's "digest" ({"every": "day", "at": "18:00"} or {"every": "week",
+// "on": "monday", "at": "09:00"}) turns it into a scheduled digest for the
+// user, in the user's time zone (issue 36 item 2; docs/digests.md); a
+// critical type is never digested.
 //
 // Quiet hours are in the user's time zone (the user's timezone field,
 // echoed read-only); a start after the end spans midnight. daily_cap 0
@@ -40,9 +46,14 @@ func (c *Client) PutPreferences(ctx context.Context, userID string, p Preference
 	if max := c.cfg.Limits.MaxPreferenceTypes; len(p.Types) > max {
 		return Preferences{}, heraldtype.FieldErrorf("types", "lists %d types; it exceeds max_preference_types (%d)", len(p.Types), max)
 	}
-	for name := range p.Types {
+	for name, tp := range p.Types {
 		if err := validTypeName(name); err != nil {
 			return Preferences{}, err
+		}
+		if tp.Digest != nil {
+			if err := digest.CheckSchedule("types."+name+".digest", *tp.Digest); err != nil {
+				return Preferences{}, err
+			}
 		}
 	}
 	if err := policy.ValidatePreferences(&p); err != nil {

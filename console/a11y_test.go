@@ -93,7 +93,7 @@ func TestViewsAccessibleMarkup(t *testing.T) {
 		"/console/why?user=" + s.user + "&event_source=product.inventory.v1",
 		"/console/users", "/console/users/" + s.user, "/console/types", "/console/types/digest",
 		"/console/rules", "/console/rules/price-drop", "/console/rules/fresh?new=1", "/console/reminders?user=u-1",
-		"/console/reminders/cart-1", "/console/campaigns", "/console/campaigns/weekly",
+		"/console/reminders/cart-1", "/console/digests", "/console/campaigns", "/console/campaigns/weekly",
 		"/console/engagement", "/console/engagement?range=30d&interval=day&group_by=rule", "/console/engagement?range=forever"} {
 		accessible(t, path, e.get(path).body)
 	}

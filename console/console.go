@@ -154,6 +154,7 @@ var nav = []navItem{
 	{"/console/types", "Types"},
 	{"/console/rules", "Rules"},
 	{"/console/reminders", "Reminders"},
+	{"/console/digests", "Digests"},
 	{"/console/campaigns", "Campaigns"},
 	{"/console/engagement", "Engagement"},
 	{"/console/webhooks", "Webhooks"},

@@ -62,4 +62,12 @@ func TestDigestPage(t *testing.T) {
 	sent := e.get("/console/digests/"+digest).expect(t, 200)
 	sent.has(t, `data-state="sent"`, `id="digest-notification" href="/console/notifications/`+id+`"`)
 	e.get("/console/digests/nope").expect(t, 404)
+	// The list (issue 36), linked from the nav: filtered by user, type and
+	// state; a bad state is refused on the page.
+	list := e.get("/console/digests?user=u-1&type=comment&state=sent").expect(t, 200)
+	wellFormed(t, list.body)
+	list.has(t, `href="/console/digests"`, `<table id="digests">`, `data-digest-id="`+digest+`" data-state="sent"`,
+		`href="/console/notifications/`+id+`"`)
+	e.get("/console/digests?state=open").expect(t, 200).has(t, `No digest matches.`)
+	e.get("/console/digests?state=done").expect(t, 400).has(t, `data-code="invalid_argument"`)
 }

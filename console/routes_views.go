@@ -7,6 +7,7 @@ import "github.com/heraldhq/herald/auth"
 func (c *Console) viewRoutes() {
 	c.view("GET /console/notifications", auth.ScopeNotificationsRead, c.notifications)
 	c.view("GET /console/notifications/{id}", auth.ScopeNotificationsRead, c.notification)
+	c.view("GET /console/digests", auth.ScopeNotificationsRead, c.digests)
 	c.view("GET /console/digests/{id}", auth.ScopeNotificationsRead, c.digest)
 	c.view("GET /console/why", auth.ScopeNotificationsRead, c.why)
 	c.view("GET /console/engagement", auth.ScopeNotificationsRead, c.engagement)

@@ -26,13 +26,13 @@ var prefChannels = []heraldtype.Channel{heraldtype.ChannelPush, heraldtype.Chann
 // prefsForm is the preferences form's values: as stored, or as posted
 // when the API refused them.
 type prefsForm struct {
-	DailyCap             string
-	QuietStart, QuietEnd string
-	OptedOut             map[heraldtype.Channel]bool
-	Types                []typePrefRow
-	NewType, NewChannels string
-	NewOff               bool
-	Timezone             string
+	DailyCap                        string
+	QuietStart, QuietEnd            string
+	OptedOut                        map[heraldtype.Channel]bool
+	Types                           []typePrefRow
+	NewType, NewChannels, NewDigest string
+	NewOff                          bool
+	Timezone                        string
 }
 
 // typePrefRow is the user's choice for one type.
@@ -40,6 +40,9 @@ type typePrefRow struct {
 	Name     string
 	Off      bool
 	Channels string
+	// Digest is the user's digest schedule of the type as the form writes
+	// it ("daily 18:00", "weekly monday 09:00"); empty for none.
+	Digest string
 }
 
 // userData is the user page's.
@@ -190,6 +193,12 @@ func (c *Console) savePreferences(w http.ResponseWriter, r *http.Request, s Sess
 	if !ok {
 		return err
 	}
+	for field, msg := range fr.Fields {
+		// A type's field (types.<type>.digest.at) is shown under the table.
+		if strings.HasPrefix(field, "types.") {
+			fr.Fields["types"] = field + ": " + msg
+		}
+	}
 	d, err := c.userPage(r, s, id)
 	if err != nil {
 		return err
@@ -212,7 +221,8 @@ func formOfPrefs(p herald.Preferences) prefsForm {
 		f.OptedOut[ch] = true
 	}
 	for name, tp := range p.Types {
-		f.Types = append(f.Types, typePrefRow{Name: name, Off: tp.Disabled, Channels: channelList(tp.Channels)})
+		f.Types = append(f.Types, typePrefRow{Name: name, Off: tp.Disabled, Channels: channelList(tp.Channels),
+			Digest: digestScheduleText(tp.Digest)})
 	}
 	for i := range f.Types {
 		if f.Types[i].Channels == "no channel" {
@@ -241,12 +251,13 @@ func (f *prefsForm) addTypes(ts []herald.NotificationType) {
 func prefsFormOf(r *http.Request) prefsForm {
 	f := prefsForm{DailyCap: postValue(r, "daily_cap"), QuietStart: postValue(r, "quiet_start"), QuietEnd: postValue(r, "quiet_end"),
 		OptedOut: map[heraldtype.Channel]bool{}, NewType: postValue(r, "new_type"), NewChannels: postValue(r, "new_channels"),
-		NewOff: r.PostForm.Get("new_off") != ""}
+		NewOff: r.PostForm.Get("new_off") != "", NewDigest: postValue(r, "new_digest")}
 	for _, ch := range r.PostForm["opted_out"] {
 		f.OptedOut[heraldtype.Channel(ch)] = true
 	}
 	for _, name := range r.PostForm["type"] {
-		f.Types = append(f.Types, typePrefRow{Name: name, Off: r.PostForm.Get("off."+name) != "", Channels: postValue(r, "channels."+name)})
+		f.Types = append(f.Types, typePrefRow{Name: name, Off: r.PostForm.Get("off."+name) != "", Channels: postValue(r, "channels."+name),
+			Digest: postValue(r, "digest."+name)})
 	}
 	return f
 }
@@ -275,14 +286,17 @@ func prefsOfForm(f prefsForm) (herald.Preferences, error) {
 	}
 	rows := f.Types
 	if f.NewType != "" {
-		rows = append(rows, typePrefRow{Name: f.NewType, Off: f.NewOff, Channels: f.NewChannels})
+		rows = append(rows, typePrefRow{Name: f.NewType, Off: f.NewOff, Channels: f.NewChannels, Digest: f.NewDigest})
 	}
 	for _, row := range rows {
 		tp := herald.TypePreference{Disabled: row.Off}
 		for _, ch := range splitList(row.Channels) {
 			tp.Channels = append(tp.Channels, heraldtype.Channel(ch))
 		}
-		if !tp.Disabled && len(tp.Channels) == 0 {
+		if tp.Digest, err = parseDigestSchedule(row.Name, row.Digest); err != nil {
+			return p, err
+		}
+		if !tp.Disabled && len(tp.Channels) == 0 && tp.Digest == nil {
 			continue // on, on every channel: the default needs no entry
 		}
 		if p.Types == nil {
@@ -291,4 +305,31 @@ func prefsOfForm(f prefsForm) (herald.Preferences, error) {
 		p.Types[row.Name] = tp
 	}
 	return p, nil
+}
+
+// digestScheduleText is a user's digest schedule as the preferences form
+// writes it: "daily 18:00" or "weekly monday 09:00"; "" for none.
+func digestScheduleText(d *heraldtype.DigestSchedule) string {
+	switch {
+	case d == nil:
+		return ""
+	case d.Every == heraldtype.DigestEveryWeek:
+		return "weekly " + d.On + " " + d.At
+	}
+	return "daily " + d.At
+}
+
+// parseDigestSchedule reads a type's digest field of the preferences form
+// (digestScheduleText's forms); the API checks the time and the day.
+func parseDigestSchedule(typ, v string) (*heraldtype.DigestSchedule, error) {
+	f := strings.Fields(strings.ToLower(v))
+	switch {
+	case len(f) == 0:
+		return nil, nil
+	case len(f) == 2 && f[0] == "daily":
+		return &heraldtype.DigestSchedule{Every: heraldtype.DigestEveryDay, At: f[1]}, nil
+	case len(f) == 3 && f[0] == "weekly":
+		return &heraldtype.DigestSchedule{Every: heraldtype.DigestEveryWeek, On: f[1], At: f[2]}, nil
+	}
+	return nil, fieldError("types", "%s: digest %q: write daily HH:MM or weekly DAY HH:MM (e.g. weekly monday 09:00)", typ, v)
 }

@@ -245,8 +245,18 @@ func TestUserPage(t *testing.T) {
 	if got, err = e.client.GetPreferences(context.Background(), s.user); err != nil || !got.Types["order_shipped"].Disabled || got.Types["promo"].Disabled {
 		t.Fatalf("saved %+v, %v", got, err)
 	}
+	// A type's digest schedule (issue 36 item 2) is shown and edited in
+	// its row.
+	form = url.Values{"csrf": {p.csrf(t)}, "type": {"order_shipped"}, "digest.order_shipped": {"weekly Monday 09:00"}}
+	e.post("/console/users/"+s.user+"/preferences", form).expect(t, 303)
+	if got, err = e.client.GetPreferences(context.Background(), s.user); err != nil || got.Types["order_shipped"].Digest == nil ||
+		*got.Types["order_shipped"].Digest != (heraldtype.DigestSchedule{Every: "week", On: "monday", At: "09:00"}) {
+		t.Fatalf("saved %+v, %v", got, err)
+	}
+	e.get("/console/users/"+s.user).expect(t, 200).has(t, `name="digest.order_shipped" type="text" placeholder="daily 18:00" value="weekly monday 09:00"`)
 
 	for field, v := range map[string]url.Values{
+		"types":       {"type": {"order_shipped"}, "digest.order_shipped": {"daily 24:00"}},
 		"daily_cap":   {"daily_cap": {"999999"}},
 		"quiet_hours": {"quiet_start": {"25:00"}, "quiet_end": {"07:00"}},
 		"type":        {"new_type": {"Not A Type!"}, "new_off": {"1"}},

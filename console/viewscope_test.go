@@ -50,7 +50,7 @@ func TestViewsReadOnlySession(t *testing.T) {
 	for _, path := range []string{"/console/notifications", "/console/notifications/" + id, "/console/why?user=u-1&type=digest",
 		"/console/users", "/console/users/u-1", "/console/types", "/console/types/digest", "/console/rules", "/console/rules/price-drop",
 		"/console/reminders?user=u-1", "/console/reminders/cart-1", "/console/campaigns", "/console/campaigns/weekly",
-		"/console/engagement", "/console/webhooks"} {
+		"/console/engagement", "/console/webhooks", "/console/digests"} {
 		p := e.get(path).expect(t, 200)
 		wellFormed(t, p.body)
 		p.lacks(t, actionMarks...)

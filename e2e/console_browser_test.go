@@ -280,6 +280,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		{"digest", "/digests/" + digestID},
 		{"escalation-type", "/types/order_ready"},
 		{"escalating-notification", "/notifications/" + escalating},
+		{"digests", "/digests"},
 		{"rules", "/rules"},
 		{"reminders", "/reminders"},
 		{"campaigns", "/campaigns"},

@@ -40,6 +40,7 @@ var operations = map[string]string{
 	"POST /v1/notifications":                      "Trigger",
 	"POST /v1/notifications/cancel":               "Cancel",
 	"GET /v1/notifications/{id}":                  "GetNotification",
+	"GET /v1/digests":                             "ListDigests",
 	"GET /v1/digests/{id}":                        "GetDigest",
 	"GET /v1/deliveries":                          "ListDeliveries",
 	"GET /v1/deliveries/{id}":                     "GetDelivery",

@@ -149,6 +149,16 @@ type CancelResult struct {
 	NotSent         int                 `json:"not_sent"`
 	InFlight        int                 `json:"in_flight"`
 	Deliveries      []CancelledDelivery `json:"deliveries"`
+	// DigestItems are the selected triggers that were waiting in a digest
+	// not yet sent: each was taken out of its digest.
+	DigestItems []CancelledDigestItem `json:"digest_items"`
+}
+
+// CancelledDigestItem is a digested trigger a cancel took out of its
+// digest: the digest and the id the trigger was answered with.
+type CancelledDigestItem struct {
+	DigestID string `json:"digest_id"`
+	ID       string `json:"id"`
 }
 
 // CancelledDelivery is one delivery of a CancelResult.

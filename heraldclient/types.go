@@ -2,7 +2,9 @@ package heraldclient
 
 import (
 	"context"
+	"iter"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -91,6 +93,24 @@ func (c *Client) GetDigest(ctx context.Context, id string) (Digest, error) {
 	var d Digest
 	_, err := c.do(ctx, call{method: http.MethodGet, path: pathf("/v1/digests/%s", id), out: &d})
 	return d, err
+}
+
+// ListDigests reads one page of digests, newest first (GET /v1/digests):
+// by user, type and state (open, closed, sent, failed).
+func (c *Client) ListDigests(ctx context.Context, f heraldtype.DigestFilter) (heraldtype.DigestPage, error) {
+	q := newQuery().str("user_id", f.UserID).str("type", f.Type).str("state", f.State).str("cursor", f.Cursor).limit(f.Limit)
+	var page heraldtype.DigestPage
+	_, err := c.do(ctx, call{method: http.MethodGet, path: "/v1/digests", query: url.Values(q), out: &page})
+	return page, err
+}
+
+// Digests walks every digest f selects, newest first.
+func (c *Client) Digests(ctx context.Context, f heraldtype.DigestFilter) iter.Seq2[heraldtype.DigestInfo, error] {
+	return walk(ctx, f.Cursor, func(ctx context.Context, cursor string) ([]heraldtype.DigestInfo, string, error) {
+		f.Cursor = cursor
+		p, err := c.ListDigests(ctx, f)
+		return p.Digests, p.NextCursor, err
+	})
 }
 
 // NotificationType is a type's effective configuration.

@@ -44,8 +44,12 @@ type DigestInfo struct {
 	State    string    `json:"state"`
 	OpenedAt time.Time `json:"opened_at"`
 	CloseAt  time.Time `json:"close_at"`
-	Items    int       `json:"items"`
-	MaxItems int       `json:"max_items"`
+	// Items counts the triggers that joined, Cancelled those of them a
+	// cancel took out since (issue 36 item 4): the message shows
+	// Items - Cancelled.
+	Items     int `json:"items"`
+	Cancelled int `json:"cancelled,omitempty"`
+	MaxItems  int `json:"max_items"`
 	// NotificationID is the digest's notification, once sent.
 	NotificationID string `json:"notification_id,omitempty"`
 	// LastError says why a failed digest was not sent.
@@ -61,4 +65,44 @@ type DigestItem struct {
 	Body      string            `json:"body,omitempty"`
 	Data      map[string]string `json:"data,omitempty"`
 	CreatedAt time.Time         `json:"created_at"`
+}
+
+// DigestSchedule is a user's rhythm for one notification type (issue 36
+// item 2; TypePreference.Digest): the type's triggers for the user
+// collect into one digest sent at the next scheduled time, on the wall
+// clock of the user's time zone — every day at At, or every week on On
+// at At.
+type DigestSchedule struct {
+	// Every is DigestEveryDay or DigestEveryWeek.
+	Every string `json:"every"`
+	// At is the local time "HH:MM" (24-hour).
+	At string `json:"at"`
+	// On is the weekday of a weekly digest ("monday" … "sunday"); empty
+	// for a daily one.
+	On string `json:"on,omitempty"`
+}
+
+// Values of DigestSchedule.Every.
+const (
+	DigestEveryDay  = "day"
+	DigestEveryWeek = "week"
+)
+
+// DigestFilter selects a page of digests (GET /v1/digests), newest
+// first. Zero fields match all.
+type DigestFilter struct {
+	UserID string
+	Type   string
+	// State is open, closed, sent or failed.
+	State string
+	// Cursor is a previous page's NextCursor.
+	Cursor string
+	// Limit defaults to 50 and is capped at 200.
+	Limit int
+}
+
+// DigestPage is one page of digests, newest first.
+type DigestPage struct {
+	Digests    []DigestInfo `json:"digests"`
+	NextCursor string       `json:"next_cursor,omitempty"`
 }

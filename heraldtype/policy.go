@@ -141,6 +141,10 @@ type TypePreference struct {
 	Disabled bool `json:"disabled,omitempty"`
 	// Channels, when not empty, are the only channels the type may use.
 	Channels []Channel `json:"channels,omitempty"`
+	// Digest, when set, turns the type into a scheduled digest for the
+	// user (issue 36 item 2): its triggers collect until the next
+	// scheduled time. A critical type is never digested.
+	Digest *DigestSchedule `json:"digest,omitempty"`
 	// UnsubscribedAt is when the user last turned the type off on a
 	// channel with a one-click unsubscribe link (RFC 8058); a record, not
 	// a setting.

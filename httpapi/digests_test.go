@@ -77,4 +77,48 @@ func TestDigestRoutes(t *testing.T) {
 	if r := e.do("GET", "/v1/digests/nope", nil); r.status != 404 {
 		t.Fatalf("an unknown digest: %d", r.status)
 	}
+	// The list (issue 36): by user, type and state; a bad filter is 400
+	// naming it.
+	var list heraldtype.DigestPage
+	e.do("GET", "/v1/digests?user_id=alice&type=comment&state=sent&limit=10", nil).expect(t, 200, &list)
+	if len(list.Digests) != 1 || list.Digests[0].ID != digest || list.NextCursor != "" {
+		t.Fatalf("GET /v1/digests = %+v", list)
+	}
+	e.do("GET", "/v1/digests?state=open", nil).expect(t, 200, &list)
+	if len(list.Digests) != 0 {
+		t.Fatalf("open digests = %+v", list)
+	}
+	for q, field := range map[string]string{"state=done": "state", "type=Bad!": "type", "color=red": "color"} {
+		r := e.do("GET", "/v1/digests?"+q, nil)
+		if eb := r.errorBody(t); r.status != 400 || eb.Field != field {
+			t.Errorf("GET /v1/digests?%s = %d %+v, want 400 on %s", q, r.status, eb, field)
+		}
+	}
+}
+
+// Issue 36 item 2 over the API: a user's digest schedule is a field of the
+// preferences, refused by name when wrong, and given back as stored.
+func TestDigestSchedulePreferences(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{})
+	e.seedUser("alice")
+	for _, bad := range []struct {
+		digest map[string]any
+		field  string
+	}{
+		{map[string]any{"every": "hour", "at": "18:00"}, "types.comment.digest.every"},
+		{map[string]any{"every": "week", "at": "18:00", "on": "someday"}, "types.comment.digest.on"},
+	} {
+		r := e.do("PUT", "/v1/users/alice/preferences", map[string]any{"types": map[string]any{"comment": map[string]any{"digest": bad.digest}}})
+		if eb := r.errorBody(t); r.status != 400 || eb.Code != "invalid_argument" || eb.Field != bad.field {
+			t.Errorf("PUT %v = %d %+v, want 400 on %s", bad.digest, r.status, eb, bad.field)
+		}
+	}
+	var p herald.Preferences
+	e.do("PUT", "/v1/users/alice/preferences", map[string]any{"types": map[string]any{
+		"comment": map[string]any{"digest": map[string]any{"every": "week", "on": "monday", "at": "09:00"}}}}).expect(t, 200, &p)
+	e.do("GET", "/v1/users/alice/preferences", nil).expect(t, 200, &p)
+	if d := p.Types["comment"].Digest; d == nil || d.Every != "week" || d.On != "monday" || d.At != "09:00" {
+		t.Fatalf("preferences = %+v", p.Types)
+	}
 }

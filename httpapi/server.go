@@ -315,6 +315,7 @@ func (s *Server) routes(metrics, console http.Handler) {
 	s.handle("POST /v1/notifications", needScope(auth.ScopeNotificationsWrite), s.trigger)
 	s.handleWaiting("POST /v1/notifications/cancel", needScope(auth.ScopeNotificationsWrite), s.cancel, s.client.CancelWait())
 	s.handle("GET /v1/notifications/{id}", needScope(auth.ScopeNotificationsRead), s.getNotification)
+	s.handle("GET /v1/digests", needScope(auth.ScopeNotificationsRead), s.listDigests)
 	s.handle("GET /v1/digests/{id}", needScope(auth.ScopeNotificationsRead), s.getDigest)
 	s.handle("GET /v1/deliveries", needScope(auth.ScopeDeliveriesRead), s.listDeliveries)
 	s.handle("GET /v1/deliveries/{id}", needScope(auth.ScopeDeliveriesRead), s.getDelivery)

@@ -28,6 +28,19 @@ type CancelResult struct {
 	NotificationIDs []string
 	// Deliveries are their deliveries after the cancel, in id order.
 	Deliveries []CancelDelivery
+	// DigestItems are the digested triggers this call took out of digests
+	// not yet sent (issue 36 item 4): by the key, or by the ids the
+	// triggers were answered with. They are marked cancelled in the
+	// transaction, so no digest's message shows them. In (digest, item)
+	// order.
+	DigestItems []CancelledDigestItem
+}
+
+// CancelledDigestItem is one digested trigger a cancel took out of its
+// digest.
+type CancelledDigestItem struct {
+	DigestID string
+	ItemID   string
 }
 
 // CancelDelivery is one delivery of a cancelled notification.

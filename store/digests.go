@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -35,10 +36,14 @@ type Digests interface {
 	// notification. fired is false when the guard refused (nothing
 	// written).
 	FireDigest(ctx context.Context, f DigestFire) (fired bool, res EnqueueResult, err error)
+	// ListDigests returns a page of digests, newest first, and the cursor
+	// of the next page ("" for the last); the filter is checked by
+	// CheckDigestFilter.
+	ListDigests(ctx context.Context, f heraldtype.DigestFilter) ([]heraldtype.DigestInfo, string, error)
 	// GetDigest returns one digest; ENOTFOUND if absent.
 	GetDigest(ctx context.Context, id string) (heraldtype.DigestInfo, error)
-	// ListDigestItems returns a digest's items in order (none for an
-	// unknown digest).
+	// ListDigestItems returns a digest's items in order, but those a
+	// cancel took out (none for an unknown digest).
 	ListDigestItems(ctx context.Context, id string) ([]DigestItem, error)
 	// PruneDigests deletes the digests sent or failed before cutoff, with
 	// their items, and returns how many it deleted. Open and closed ones
@@ -73,6 +78,35 @@ type DigestParams struct {
 	// NewID gives the id of a digest a notification may open; called once
 	// per notification.
 	NewID func() string
+	// Scheduled maps the users who chose a digest schedule for the type
+	// (issue 36 item 2) to the next scheduled time: their notifications
+	// join their one digest of the type (key ""), collected (never
+	// immediate), which a new digest closes at that time instead of after
+	// Window.
+	Scheduled map[string]time.Time
+	// ScheduledOnly: the type declares no digest, so only the users in
+	// Scheduled join digests and the others' notifications are plain
+	// (Key, Window and Immediate are unused).
+	ScheduledOnly bool
+}
+
+// join is how notification n joins a digest: the key, the first-items
+// count and the new row's state and close_at; ok is false when it is
+// written as a plain notification instead.
+func (d *DigestParams) join(user string, now time.Time) (key string, first int, state string, closeAt time.Time, ok bool) {
+	if at, scheduled := d.Scheduled[user]; scheduled {
+		state, closeAt = DigestNewRow(1, d.MaxItems, now, at.Sub(now))
+		return "", 1, state, closeAt, true
+	}
+	if d.ScheduledOnly {
+		return "", 0, "", time.Time{}, false
+	}
+	first = 1
+	if d.Immediate {
+		first = 0
+	}
+	state, closeAt = DigestNewRow(first, d.MaxItems, now, d.Window)
+	return d.Key, first, state, closeAt, true
 }
 
 // DigestClaimParams parameterises ClaimDigests.
@@ -139,6 +173,12 @@ type DigestFire struct {
 	Enqueue *EnqueueParams
 	// Failure, when set, marks the digest failed with it.
 	Failure string
+	// Cancelled is the digest's count of cancelled items when it was
+	// claimed (DigestInfo.Cancelled): the fire applies only if no cancel
+	// took an item out since, so a message built before a cancel is never
+	// sent. A fire refused for that releases the lease, and the next claim
+	// builds the digest again.
+	Cancelled int
 }
 
 // Outcome checks f's enqueue and says what the fire writes on the
@@ -165,8 +205,22 @@ func CheckDigestParams(d *DigestParams) error {
 	if d == nil {
 		return nil
 	}
-	if d.Window <= 0 || d.MaxItems < 1 || d.NewID == nil {
+	if (d.Window <= 0 && !d.ScheduledOnly) || d.MaxItems < 1 || d.NewID == nil {
 		return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: a digest needs a window, max items and ids")
+	}
+	return nil
+}
+
+// CheckDigestSchedules refuses a scheduled close that is not after now (a
+// digest that would be due before it opened).
+func CheckDigestSchedules(d *DigestParams, now time.Time) error {
+	if d == nil {
+		return nil
+	}
+	for user, at := range d.Scheduled {
+		if !at.After(now) {
+			return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: the scheduled digest of user %q closes at %s, not after now", user, at)
+		}
 	}
 	return nil
 }
@@ -188,7 +242,9 @@ type DigestStatements interface {
 	// AddToDigest runs rules.DigestAddSQL; ok is false when it returned no
 	// row.
 	AddToDigest(ctx context.Context, a DigestAdd) (digest string, items int, ok bool, err error)
-	AddDigestItem(ctx context.Context, digest string, seq int, item, content string, now time.Time) error
+	// AddDigestItem writes an item; cancellationKey is its trigger's, for
+	// a cancel by key (CancelNotifications).
+	AddDigestItem(ctx context.Context, digest string, seq int, item, cancellationKey, content string, now time.Time) error
 }
 
 // DigestNewRow is the state and close_at of a new digest holding first
@@ -220,7 +276,8 @@ const maxDigestJoinRounds = 5
 // digest of (type, p.Digest.Key) — the one place the digest rule of a
 // trigger is decided, for both stores. It returns the indexes of the
 // notifications still to be written as plain notifications (those that
-// opened a digest with p.Digest.Immediate) and, for the others, the id of
+// opened a digest with p.Digest.Immediate, and with ScheduledOnly those of
+// users without a schedule) and, for the others, the id of
 // the digest each joined. Users are visited in id order, the lock order of
 // every write that touches several users' digests.
 func JoinDigests(ctx context.Context, p EnqueueParams, st DigestStatements) (plain []int, joined map[int]string, err error) {
@@ -232,14 +289,14 @@ func JoinDigests(ctx context.Context, p EnqueueParams, st DigestStatements) (pla
 	slices.SortStableFunc(order, func(a, b int) int {
 		return strings.Compare(p.Notifications[a].UserID, p.Notifications[b].UserID)
 	})
-	first := 1
-	if d.Immediate {
-		first = 0
-	}
 	joined = make(map[int]string, len(order))
-	state, closeAt := DigestNewRow(first, d.MaxItems, p.Now, d.Window)
 	for _, i := range order {
 		n := p.Notifications[i]
+		key, first, state, closeAt, ok := d.join(n.UserID, p.Now)
+		if !ok {
+			plain = append(plain, i)
+			continue
+		}
 		content, err := DigestItemContent(n)
 		if err != nil {
 			return nil, nil, err
@@ -252,23 +309,23 @@ func JoinDigests(ctx context.Context, p EnqueueParams, st DigestStatements) (pla
 				return nil, nil, heraldtype.Errorf(heraldtype.EUNAVAILABLE,
 					"digest of %q for user %q: closed by concurrent triggers %d times; try again", n.Type, n.UserID, round)
 			}
-			if err := st.CloseDigest(ctx, n.UserID, n.Type, d.Key, p.Now); err != nil {
+			if err := st.CloseDigest(ctx, n.UserID, n.Type, key, p.Now); err != nil {
 				return nil, nil, err
 			}
 			var ok bool
 			if digest, items, ok, err = st.AddToDigest(ctx, DigestAdd{ID: id, User: n.UserID,
-				Type: n.Type, Key: d.Key, State: state, CloseAt: closeAt, First: first, MaxItems: d.MaxItems, Now: p.Now}); err != nil {
+				Type: n.Type, Key: key, State: state, CloseAt: closeAt, First: first, MaxItems: d.MaxItems, Now: p.Now}); err != nil {
 				return nil, nil, err
 			}
 			if ok {
 				break
 			}
 		}
-		if digest == id && d.Immediate {
+		if digest == id && first == 0 {
 			plain = append(plain, i)
 			continue
 		}
-		if err := st.AddDigestItem(ctx, digest, items, n.ID, content, p.Now); err != nil {
+		if err := st.AddDigestItem(ctx, digest, items, n.ID, n.CancellationKey, content, p.Now); err != nil {
 			return nil, nil, err
 		}
 		joined[i] = digest
@@ -301,4 +358,36 @@ func PlainPart(p EnqueueParams, plain []int) EnqueueParams {
 		q.Notifications[k] = p.Notifications[i]
 	}
 	return q
+}
+
+// Page sizes of ListDigests (DigestFilter.Limit: 0 is the default, larger
+// is capped).
+const (
+	DefaultDigestPage = 50
+	MaxDigestPage     = 200
+)
+
+// CheckDigestFilter validates the filter of ListDigests and returns its
+// page size and the id the page starts below ("" for the first page).
+func CheckDigestFilter(f heraldtype.DigestFilter) (limit int, below string, err error) {
+	switch f.State {
+	case "", DigestOpen, DigestClosed, DigestSent, DigestFailed:
+	default:
+		return 0, "", heraldtype.FieldErrorf("state", "%q must be open, closed, sent or failed", f.State)
+	}
+	if below, err = decodeKeyCursor(f.Cursor); err != nil {
+		return 0, "", err
+	}
+	if limit, err = pageSize(f.Limit, DefaultDigestPage, MaxDigestPage); err != nil {
+		return 0, "", err
+	}
+	return limit, below, nil
+}
+
+// DigestListPage trims digests read newest first with a LIMIT of limit+1
+// to the page, and returns the next page's cursor.
+func DigestListPage(ds []heraldtype.DigestInfo, limit int) ([]heraldtype.DigestInfo, string) {
+	return page(ds, limit, func(d heraldtype.DigestInfo) string {
+		return base64.RawURLEncoding.EncodeToString([]byte(d.ID))
+	})
 }

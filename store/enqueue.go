@@ -26,6 +26,9 @@ func CheckEnqueue(p EnqueueParams) error {
 	if err := CheckEscalate(p.Escalate); err != nil {
 		return err
 	}
+	if err := CheckDigestSchedules(p.Digest, p.Now); err != nil {
+		return err
+	}
 	for i, n := range p.Notifications {
 		if n.ID == "" || n.UserID == "" {
 			return heraldtype.Errorf(heraldtype.EINVALID, "enqueue: notification %d has no id or user id", i)

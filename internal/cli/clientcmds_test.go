@@ -47,6 +47,18 @@ func TestServerCommandsThroughTheClient(t *testing.T) {
 		}
 	})
 
+	t.Run("digests", func(t *testing.T) {
+		r := r.with(t)
+		call(t, "PUT", s.api+"/v1/types/weekly", `{"channels":["in_app"],"digest":{"window":"1h","title":"{{.Count}} updates"}}`)
+		if code, out := call(t, "POST", s.api+"/v1/notifications", `{"user_id":"u1","type":"weekly","title":"x"}`); code != 202 {
+			t.Fatalf("trigger: %d %v", code, out)
+		}
+		matches(t, r.ok([]string{"digests", "list", "--user", "u1"}, "ID"), ` +u1 +weekly +open +\S+ +1 +-$`)
+		r.ok([]string{"digests", "list", "--state", "sent"}, "ID")
+		r.fails([]string{"digests", "list", "--state", "done"}, "herald: invalid_argument (HTTP 400): ")
+		r.fails([]string{"digests", "get", "nope"}, "herald: not_found (HTTP 404): ")
+	})
+
 	t.Run("get and cancel", func(t *testing.T) {
 		r := r.with(t)
 		r.ok([]string{"reminders", "get", "digest-0"}, `"key": "digest-0"`, `"state": "active"`)

@@ -7,8 +7,10 @@
 package digest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -162,4 +164,62 @@ func Render(ctx context.Context, d heraldtype.Digest, v View, lim tmpl.Limits, m
 		return "", "", fmt.Errorf("digest.title: the title and body render empty")
 	}
 	return title, body, nil
+}
+
+// DefaultMessage is the message of a digest whose type declares no digest
+// templates (a user's scheduled digest of a plain type, issue 36 item 2):
+// one item is sent as it came; several have the first item's title (or
+// body) followed by "(+N more)" as title, and one line per item (its
+// title, else its body) as body, cut at a line's end to fit maxBody with a
+// last line "… and N more".
+func DefaultMessage(v View, maxTitle, maxBody int) (title, body string) {
+	if v.Count == 0 {
+		return "", ""
+	}
+	if v.Count == 1 {
+		return cut(v.Title, maxTitle), cut(v.Body, maxBody)
+	}
+	head := cmp.Or(v.Title, v.Body)
+	more := fmt.Sprintf(" (+%d more)", v.Count-1)
+	title = cut(head, maxTitle-len(more)) + more
+	var b strings.Builder
+	for i, it := range v.Items {
+		line := cut(cmp.Or(it.Title, it.Body), maxBody)
+		rest := fmt.Sprintf("… and %d more", v.Count-i)
+		sep := 0
+		if i > 0 {
+			sep = 1
+		}
+		// Keep room for the closing line unless this is the last item.
+		need := b.Len() + sep + len(line)
+		if i < v.Count-1 {
+			need += 1 + len(fmt.Sprintf("… and %d more", v.Count-i-1))
+		}
+		if need > maxBody {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(rest)
+			break
+		}
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(line)
+	}
+	return title, b.String()
+}
+
+// cut shortens s to at most n bytes at a rune boundary.
+func cut(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -190,7 +190,7 @@ func (w *Worker) fire(ctx context.Context, c store.ClaimedDigest) error {
 		}
 	}
 	p, err := w.cfg.Build(ctx, c)
-	f := store.DigestFire{ID: c.ID, Owner: w.cfg.Owner, Now: w.cfg.Now(), Enqueue: p}
+	f := store.DigestFire{ID: c.ID, Owner: w.cfg.Owner, Now: w.cfg.Now(), Enqueue: p, Cancelled: c.Cancelled}
 	var failure *Failure
 	switch {
 	case errors.As(err, &failure):
@@ -207,7 +207,7 @@ func (w *Worker) fire(ctx context.Context, c store.ClaimedDigest) error {
 		return err
 	}
 	if !fired {
-		return nil // another worker holds it now
+		return nil // another worker holds it now, or a cancel took an item out: built again
 	}
 	outcome := "sent"
 	switch {

@@ -111,12 +111,13 @@ WHERE ` + sel + ` ORDER BY n.id, d.id`, args: args, read: func(rows pgx.Rows) er
 	stop := indexed{sql: rules.EscalationCancelSQL(sel, "$"+strconv.Itoa(k+1)+"::timestamptz", "$"+strconv.Itoa(k+2)),
 		args: append(append([]any{}, args...), p.Now, store.EscalationCancelReason(p.Reason)),
 		read: func(pgx.Rows) error { return nil }}
+	digested := cancelDigestItems(p, &res)
 	// A deadlock aborts the whole transaction, which then changed
 	// nothing: run it again, as Complete does.
 	for try := 1; ; try++ {
 		clear(moved)
 		res = store.CancelResult{}
-		err := s.indexedQueries(ctx, "deliveries", stop, lock, move, read)
+		err := s.indexedQueries(ctx, "deliveries", stop, lock, move, read, digested)
 		if err == nil {
 			break
 		}
@@ -128,4 +129,48 @@ WHERE ` + sel + ` ORDER BY n.id, d.id`, args: args, read: func(rows pgx.Rows) er
 		res.Deliveries[i].Cancelled = moved[res.Deliveries[i].ID]
 	}
 	return res, nil
+}
+
+// cancelDigestItems is the statement of CancelNotifications that marks
+// cancelled the digested triggers p selects in digests not yet sent, and
+// counts them on their digests (issue 36 item 4). It locks those digests
+// first (FOR UPDATE, in id order): a fire committed meanwhile made the
+// digest sent, which the lock's recheck skips; a fire after it waits for
+// the cancel and finds the count changed (store.DigestFire.Cancelled).
+func cancelDigestItems(p store.CancelParams, res *store.CancelResult) indexed {
+	var item, user string
+	var args []any
+	switch {
+	case len(p.NotificationIDs) > 0:
+		item, args = `i.item_id = ANY ($1::text[])`, []any{p.NotificationIDs}
+	case p.UserID != "":
+		item, user, args = `i.cancellation_key = $2 AND i.cancellation_key <> ''`, ` AND g.user_id = $1`,
+			[]any{p.UserID, p.CancellationKey}
+	default:
+		item, args = `i.cancellation_key = $1 AND i.cancellation_key <> ''`, []any{p.CancellationKey}
+	}
+	now := "$" + strconv.Itoa(len(args)+1)
+	return indexed{sql: `WITH g AS (
+	SELECT g.id FROM {s}.digests g
+	WHERE g.state IN ('open', 'closed')` + user + ` AND g.id IN (SELECT i.digest_id FROM {s}.digest_items i
+		WHERE ` + item + ` AND i.cancelled_at IS NULL)
+	ORDER BY g.id FOR UPDATE
+), x AS (
+	UPDATE {s}.digest_items i SET cancelled_at = ` + now + `::timestamptz FROM g
+	WHERE i.digest_id = g.id AND ` + item + ` AND i.cancelled_at IS NULL
+	RETURNING i.digest_id, i.item_id
+), c AS (
+	UPDATE {s}.digests d SET cancelled = d.cancelled + n.n
+	FROM (SELECT digest_id, count(*)::int AS n FROM x GROUP BY digest_id) n WHERE d.id = n.digest_id
+)
+SELECT digest_id, item_id FROM x ORDER BY digest_id, item_id`, args: append(args, p.Now), read: func(rows pgx.Rows) error {
+		for rows.Next() {
+			var it store.CancelledDigestItem
+			if err := rows.Scan(&it.DigestID, &it.ItemID); err != nil {
+				return err
+			}
+			res.DigestItems = append(res.DigestItems, it)
+		}
+		return rows.Err()
+	}}
 }

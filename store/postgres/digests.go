@@ -47,9 +47,10 @@ func (d digestStatements) AddToDigest(ctx context.Context, a store.DigestAdd) (s
 	return got, items, ok, formatError(rows.Err(), "digest")
 }
 
-func (d digestStatements) AddDigestItem(ctx context.Context, digest string, seq int, item, content string, now time.Time) error {
-	return formatError(d.q.exec(ctx, d.s.q(`INSERT INTO {s}.digest_items (digest_id, seq, item_id, content, created_at)
-VALUES ($1, $2, $3, $4::jsonb, $5)`), digest, seq, item, content, now), "digest item")
+func (d digestStatements) AddDigestItem(ctx context.Context, digest string, seq int, item, cancellationKey, content string,
+	now time.Time) error {
+	return formatError(d.q.exec(ctx, d.s.q(`INSERT INTO {s}.digest_items (digest_id, seq, item_id, cancellation_key, content, created_at)
+VALUES ($1, $2, $3, $4, $5::jsonb, $6)`), digest, seq, item, cancellationKey, content, now), "digest item")
 }
 
 // enqueueDigest writes a checked trigger of a digest type on q (its
@@ -99,11 +100,12 @@ func (s *Store) enqueueDigestAlone(ctx context.Context, p store.EnqueueParams) (
 	return res, nil
 }
 
-const digestColumns = `id, user_id, type, key, state, opened_at, close_at, items, max_items, coalesce(notification_id, ''), last_error`
+const digestColumns = `id, user_id, type, key, state, opened_at, close_at, items, cancelled, max_items,
+	coalesce(notification_id, ''), last_error`
 
 func scanDigest(row interface{ Scan(...any) error }) (heraldtype.DigestInfo, error) {
 	var d heraldtype.DigestInfo
-	err := row.Scan(&d.ID, &d.UserID, &d.Type, &d.Key, &d.State, &d.OpenedAt, &d.CloseAt, &d.Items, &d.MaxItems,
+	err := row.Scan(&d.ID, &d.UserID, &d.Type, &d.Key, &d.State, &d.OpenedAt, &d.CloseAt, &d.Items, &d.Cancelled, &d.MaxItems,
 		&d.NotificationID, &d.LastError)
 	d.OpenedAt, d.CloseAt = d.OpenedAt.UTC(), d.CloseAt.UTC()
 	return d, err
@@ -121,7 +123,7 @@ func (s *Store) ClaimDigests(ctx context.Context, p store.DigestClaimParams) ([]
 		rows, err := tx.Query(ctx, s.q(`UPDATE {s}.digests g SET state = 'closed', lease_owner = $1, lease_until = $2
 FROM (SELECT id FROM {s}.digests WHERE `+due+` ORDER BY close_at LIMIT $3 FOR UPDATE SKIP LOCKED) x
 WHERE g.id = x.id
-RETURNING g.id, g.user_id, g.type, g.key, g.state, g.opened_at, g.close_at, g.items, g.max_items,
+RETURNING g.id, g.user_id, g.type, g.key, g.state, g.opened_at, g.close_at, g.items, g.cancelled, g.max_items,
 	coalesce(g.notification_id, ''), g.last_error`), args...)
 		if err != nil {
 			return err
@@ -157,8 +159,18 @@ func (s *Store) FireDigest(ctx context.Context, f store.DigestFire) (bool, store
 		fired = false
 		tag, err := tx.Exec(ctx, s.q(`UPDATE {s}.digests SET state = $3, notification_id = NULLIF($4, ''), sent_at = $5,
 	last_error = $6, lease_owner = '', lease_until = NULL
-WHERE id = $1 AND lease_owner = $2 AND state = 'closed'`), f.ID, f.Owner, state, nid, f.Now, f.Failure)
-		if err != nil || tag.RowsAffected() == 0 {
+WHERE id = $1 AND lease_owner = $2 AND state = 'closed' AND cancelled = $7`), f.ID, f.Owner, state, nid, f.Now, f.Failure,
+			f.Cancelled)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			// A cancel took an item out since the claim (it holds the row
+			// until it commits, and the guard is checked again on the row
+			// it committed): free the digest for the next claim, which
+			// builds it again.
+			_, err = tx.Exec(ctx, s.q(`UPDATE {s}.digests SET lease_until = NULL
+WHERE id = $1 AND lease_owner = $2 AND state = 'closed' AND cancelled <> $3`), f.ID, f.Owner, f.Cancelled)
 			return err
 		}
 		fired = true
@@ -183,7 +195,8 @@ WHERE id = $1 AND lease_owner = $2 AND state = 'closed'`), f.ID, f.Owner, state,
 
 // ListDigestItems implements store.Store.
 func (s *Store) ListDigestItems(ctx context.Context, id string) ([]store.DigestItem, error) {
-	rows, err := s.pool.Query(ctx, s.q(`SELECT seq, content, created_at FROM {s}.digest_items WHERE digest_id = $1 ORDER BY seq`), id)
+	rows, err := s.pool.Query(ctx, s.q(`SELECT seq, content, created_at FROM {s}.digest_items
+WHERE digest_id = $1 AND cancelled_at IS NULL ORDER BY seq`), id)
 	if err != nil {
 		return nil, formatError(err, "digest items")
 	}
@@ -222,4 +235,31 @@ func (s *Store) GetDigest(ctx context.Context, id string) (heraldtype.DigestInfo
 		return d, heraldtype.Errorf(heraldtype.ENOTFOUND, "digest %q not found", id)
 	}
 	return d, formatError(err, "digest "+quote(id))
+}
+
+// ListDigests implements store.Store.
+func (s *Store) ListDigests(ctx context.Context, f heraldtype.DigestFilter) ([]heraldtype.DigestInfo, string, error) {
+	limit, below, err := store.CheckDigestFilter(f)
+	if err != nil {
+		return nil, "", err
+	}
+	var args []any
+	rows, err := s.pool.Query(ctx, s.q(rules.DigestListSQL("{s}.digests", digestColumns, f, below, limit+1, marker(&args))), args...)
+	if err != nil {
+		return nil, "", formatError(err, "digests")
+	}
+	defer rows.Close()
+	var out []heraldtype.DigestInfo
+	for rows.Next() {
+		d, err := scanDigest(rows)
+		if err != nil {
+			return nil, "", formatError(err, "digests")
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", formatError(err, "digests")
+	}
+	out, next := store.DigestListPage(out, limit)
+	return out, next, nil
 }

@@ -1,5 +1,11 @@
 package rules
 
+import (
+	"strings"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
 // The digest rule (issue 36 item 1), one SQL text for both stores. A
 // digest is open until its window ends, max_items closes it, or a claim
 // takes it; the partial unique index (user_id, type, key) WHERE state =
@@ -46,4 +52,30 @@ RETURNING id, items`
 func DigestDueSQL(now any, mark Marker) string {
 	return `state IN ('open', 'closed') AND close_at <= ` + mark(now) + ` AND (lease_until IS NULL OR lease_until <= ` +
 		mark(now) + `)`
+}
+
+// DigestListSQL is the read of ListDigests: the digests f selects with an
+// id below below ("" for the first page), newest first (ids grow with
+// time), limit rows. Each filter is a condition only when it is set, so
+// a user's page uses the index (user_id, id) and the others the primary
+// key.
+func DigestListSQL(table, columns string, f heraldtype.DigestFilter, below string, limit int, mark Marker) string {
+	var where []string
+	if f.UserID != "" {
+		where = append(where, "user_id = "+mark(f.UserID))
+	}
+	if f.Type != "" {
+		where = append(where, "type = "+mark(f.Type))
+	}
+	if f.State != "" {
+		where = append(where, "state = "+mark(f.State))
+	}
+	if below != "" {
+		where = append(where, "id < "+mark(below))
+	}
+	q := "SELECT " + columns + " FROM " + table
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	return q + " ORDER BY id DESC LIMIT " + mark(limit)
 }

@@ -1,9 +1,12 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
+	"slices"
+	"strings"
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
@@ -24,6 +27,10 @@ func (s *Store) CancelNotifications(ctx context.Context, p store.CancelParams) (
 	var res store.CancelResult
 	at := micros(p.Now)
 	err := s.inTx(ctx, func(tx *writeTx) error {
+		var err error
+		if res.DigestItems, err = s.cancelDigestItems(ctx, tx, p); err != nil {
+			return err
+		}
 		ids, err := s.cancelSelection(ctx, tx, p)
 		if err != nil || len(ids) == 0 {
 			return err
@@ -138,4 +145,60 @@ ORDER BY id`,
 		ids = append(ids, id)
 	}
 	return ids, formatError(rows.Err(), "notifications")
+}
+
+// cancelDigestItems marks cancelled the digested triggers p selects in
+// digests not yet sent (open, or closed and not fired), and counts them on
+// their digests, whose fire then refuses a message built before (issue 36
+// item 4; store.DigestFire.Cancelled). The single writer orders it against
+// every join and fire.
+func (s *Store) cancelDigestItems(ctx context.Context, tx *writeTx, p store.CancelParams) ([]store.CancelledDigestItem, error) {
+	var cond string
+	var args []any
+	switch {
+	case len(p.NotificationIDs) > 0:
+		list, err := json.Marshal(p.NotificationIDs)
+		if err != nil {
+			return nil, err
+		}
+		cond, args = `item_id IN (SELECT value FROM json_each(?))`, []any{string(list)}
+	case p.UserID != "":
+		cond, args = `cancellation_key = ? AND cancellation_key <> '' AND digest_id IN (SELECT id FROM digests WHERE user_id = ?)`,
+			[]any{p.CancellationKey, p.UserID}
+	default:
+		cond, args = `cancellation_key = ? AND cancellation_key <> ''`, []any{p.CancellationKey}
+	}
+	rows, err := s.query(ctx, tx, `UPDATE digest_items SET cancelled_at = ?
+WHERE `+cond+` AND cancelled_at IS NULL AND digest_id IN (SELECT id FROM digests WHERE state IN ('open', 'closed'))
+RETURNING digest_id, item_id`, append([]any{micros(p.Now)}, args...)...)
+	if err != nil {
+		return nil, formatError(err, "digest items")
+	}
+	var out []store.CancelledDigestItem
+	for rows.Next() {
+		var it store.CancelledDigestItem
+		if err := rows.Scan(&it.DigestID, &it.ItemID); err != nil {
+			rows.Close()
+			return nil, formatError(err, "digest items")
+		}
+		out = append(out, it)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, formatError(err, "digest items")
+	}
+	slices.SortFunc(out, func(a, b store.CancelledDigestItem) int {
+		return cmp.Or(strings.Compare(a.DigestID, b.DigestID), strings.Compare(a.ItemID, b.ItemID))
+	})
+	for i := 0; i < len(out); {
+		j := i
+		for j < len(out) && out[j].DigestID == out[i].DigestID {
+			j++
+		}
+		if _, err := s.exec(ctx, tx, `UPDATE digests SET cancelled = cancelled + ? WHERE id = ?`, j-i, out[i].DigestID); err != nil {
+			return nil, formatError(err, "digests")
+		}
+		i = j
+	}
+	return out, nil
 }

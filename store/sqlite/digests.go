@@ -46,9 +46,10 @@ func (d digestStatements) AddToDigest(ctx context.Context, a store.DigestAdd) (s
 	return got, items, ok, formatError(rows.Err(), "digest")
 }
 
-func (d digestStatements) AddDigestItem(ctx context.Context, digest string, seq int, item, content string, now time.Time) error {
-	_, err := d.s.exec(ctx, d.tx, `INSERT INTO digest_items (digest_id, seq, item_id, content, created_at) VALUES (?, ?, ?, ?, ?)`,
-		digest, seq, item, content, micros(now))
+func (d digestStatements) AddDigestItem(ctx context.Context, digest string, seq int, item, cancellationKey, content string,
+	now time.Time) error {
+	_, err := d.s.exec(ctx, d.tx, `INSERT INTO digest_items (digest_id, seq, item_id, cancellation_key, content, created_at)
+VALUES (?, ?, ?, ?, ?, ?)`, digest, seq, item, cancellationKey, content, micros(now))
 	return formatError(err, "digest item")
 }
 
@@ -105,12 +106,13 @@ WHERE i.item_id IN (`+marks(len(args))+`)`, args...)
 	})
 }
 
-const digestColumns = `id, user_id, type, key, state, opened_at, close_at, items, max_items, coalesce(notification_id, ''), last_error`
+const digestColumns = `id, user_id, type, key, state, opened_at, close_at, items, cancelled, max_items,
+	coalesce(notification_id, ''), last_error`
 
 func scanDigest(row interface{ Scan(...any) error }) (heraldtype.DigestInfo, error) {
 	var d heraldtype.DigestInfo
 	var opened, closeAt int64
-	err := row.Scan(&d.ID, &d.UserID, &d.Type, &d.Key, &d.State, &opened, &closeAt, &d.Items, &d.MaxItems,
+	err := row.Scan(&d.ID, &d.UserID, &d.Type, &d.Key, &d.State, &opened, &closeAt, &d.Items, &d.Cancelled, &d.MaxItems,
 		&d.NotificationID, &d.LastError)
 	d.OpenedAt, d.CloseAt = fromMicros(opened), fromMicros(closeAt)
 	return d, err
@@ -159,11 +161,18 @@ func (s *Store) FireDigest(ctx context.Context, f store.DigestFire) (bool, store
 		fired = false
 		r, err := s.exec(ctx, tx, `UPDATE digests SET state = ?, notification_id = NULLIF(?, ''), sent_at = ?, last_error = ?,
 	lease_owner = '', lease_until = NULL
-WHERE id = ? AND lease_owner = ? AND state = 'closed'`, state, nid, micros(f.Now), f.Failure, f.ID, f.Owner)
+WHERE id = ? AND lease_owner = ? AND state = 'closed' AND cancelled = ?`, state, nid, micros(f.Now), f.Failure, f.ID, f.Owner,
+			f.Cancelled)
 		if err != nil {
 			return formatError(err, "digest "+quote(f.ID))
 		}
 		if n, err := r.RowsAffected(); err != nil || n == 0 {
+			if err == nil {
+				// A cancel took an item out since the claim: free the
+				// digest for the next claim, which builds it again.
+				_, err = s.exec(ctx, tx, `UPDATE digests SET lease_until = NULL
+WHERE id = ? AND lease_owner = ? AND state = 'closed' AND cancelled <> ?`, f.ID, f.Owner, f.Cancelled)
+			}
 			return formatError(err, "digest "+quote(f.ID))
 		}
 		fired = true
@@ -187,7 +196,8 @@ WHERE id = ? AND lease_owner = ? AND state = 'closed'`, state, nid, micros(f.Now
 
 // ListDigestItems implements store.Store.
 func (s *Store) ListDigestItems(ctx context.Context, id string) ([]store.DigestItem, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT seq, content, created_at FROM digest_items WHERE digest_id = ? ORDER BY seq`, id)
+	rows, err := s.read.QueryContext(ctx, `SELECT seq, content, created_at FROM digest_items
+WHERE digest_id = ? AND cancelled_at IS NULL ORDER BY seq`, id)
 	if err != nil {
 		return nil, formatError(err, "digest items")
 	}
@@ -228,4 +238,31 @@ func (s *Store) GetDigest(ctx context.Context, id string) (heraldtype.DigestInfo
 		return d, heraldtype.Errorf(heraldtype.ENOTFOUND, "digest %q not found", id)
 	}
 	return d, formatError(err, "digest "+quote(id))
+}
+
+// ListDigests implements store.Store.
+func (s *Store) ListDigests(ctx context.Context, f heraldtype.DigestFilter) ([]heraldtype.DigestInfo, string, error) {
+	limit, below, err := store.CheckDigestFilter(f)
+	if err != nil {
+		return nil, "", err
+	}
+	var args []any
+	rows, err := s.read.QueryContext(ctx, rules.DigestListSQL("digests", digestColumns, f, below, limit+1, mark(&args)), args...)
+	if err != nil {
+		return nil, "", formatError(err, "digests")
+	}
+	defer rows.Close()
+	var out []heraldtype.DigestInfo
+	for rows.Next() {
+		d, err := scanDigest(rows)
+		if err != nil {
+			return nil, "", formatError(err, "digests")
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", formatError(err, "digests")
+	}
+	out, next := store.DigestListPage(out, limit)
+	return out, next, nil
 }

@@ -89,6 +89,9 @@ func Run(t *testing.T, h Harness) {
 	t.Run("WebhookReports", func(t *testing.T) { testWebhookReports(t, newStore) })
 	t.Run("Digests", func(t *testing.T) { testDigests(t, h) })
 	t.Run("Escalations", func(t *testing.T) { testEscalations(t, h) })
+	t.Run("DigestSchedules", func(t *testing.T) { testDigestSchedules(t, h) })
+	t.Run("DigestCancel", func(t *testing.T) { testDigestCancel(t, h) })
+	t.Run("DigestList", func(t *testing.T) { testDigestList(t, h) })
 }
 
 // base is the suite's "now": a fixed instant with microseconds, so a store

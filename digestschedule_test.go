@@ -1,0 +1,132 @@
+package herald
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/store"
+)
+
+// Issue 36 item 2: a user's preference turns a type into a digest sent on
+// the user's own schedule, in the user's time zone — here daily at 18:00
+// in New York on the spring-forward day, so the digest closes at 22:00 UTC
+// (18:00 EDT), not 23:00 (18:00 EST). Another user's triggers of the type
+// stay plain; a critical type is never digested; a type with a window
+// digest closes the scheduled user's digest at the schedule, not after
+// the window; a type without digest templates renders the default message.
+func TestDigestUserSchedule(t *testing.T) {
+	p := newPolicyPipeline(t, func(c *Config) {
+		c.Types = map[string]TypeConfig{
+			"comment": {},
+			"like":    commentDigest(nil),
+			"alarm":   {Critical: true},
+		}
+	})
+	p.user("u1", "America/New_York", "tok-1")
+	p.user("u2", "America/New_York", "tok-2")
+	daily := &heraldtype.DigestSchedule{Every: "day", At: "18:00"}
+	// A schedule is validated by name.
+	_, err := p.client.PutPreferences(p.ctx, "u1", Preferences{Types: map[string]TypePreference{
+		"comment": {Digest: &heraldtype.DigestSchedule{Every: "day", At: "6pm"}}}})
+	var he *heraldtype.Error
+	if !errors.As(err, &he) || he.Code != heraldtype.EINVALID || he.Field != "types.comment.digest.at" {
+		t.Fatalf("a bad schedule = %v, want invalid_argument on types.comment.digest.at", err)
+	}
+	if _, err := p.client.PutPreferences(p.ctx, "u1", Preferences{Types: map[string]TypePreference{
+		"comment": {Digest: daily}, "like": {Digest: daily}, "alarm": {Digest: daily}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := p.client.GetPreferences(p.ctx, "u1"); got.Types["comment"].Digest == nil || *got.Types["comment"].Digest != *daily {
+		t.Fatalf("stored preferences = %+v", got.Types)
+	}
+	p.setClock(time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC)) // 08:00 EDT, the day clocks went forward
+	c := func(user string, i int) Request {
+		r := comment(user, "p1", i)
+		r.Title = "c" + string(rune('0'+i))
+		return r
+	}
+	var digestID string
+	for i := range 3 {
+		n := p.enqueue(c("u1", i)).Notifications[0]
+		if n.Digest == "" || n.Deliveries != 0 || (digestID != "" && n.Digest != digestID) {
+			t.Fatalf("u1's trigger %d = %+v, want it in one digest", i, n)
+		}
+		digestID = n.Digest
+	}
+	if n := p.enqueue(c("u2", 0)).Notifications[0]; n.Digest != "" || n.Deliveries != 1 {
+		t.Fatalf("u2's trigger = %+v, want a plain notification", n)
+	}
+	alarm := c("u1", 0)
+	alarm.Type = "alarm"
+	if n := p.enqueue(alarm).Notifications[0]; n.Digest != "" || n.Deliveries != 1 {
+		t.Fatalf("critical trigger = %+v, want a plain notification", n)
+	}
+	like := c("u1", 0)
+	like.Type = "like"
+	likeDigest := p.enqueue(like).Notifications[0].Digest
+	wantClose := time.Date(2026, 3, 8, 22, 0, 0, 0, time.UTC)
+	for _, id := range []string{digestID, likeDigest} {
+		if d, err := p.client.GetDigest(p.ctx, id); err != nil || !d.CloseAt.Equal(wantClose) || d.Key != "" {
+			t.Fatalf("digest %s = %+v, %v; want closing at %s with no key", id, d.DigestInfo, err, wantClose)
+		}
+	}
+	p.setClock(wantClose.Add(-time.Second))
+	if n, err := p.client.runDigestsOnce(p.ctx); err != nil || n != 0 {
+		t.Fatalf("before 18:00: claimed %d (%v)", n, err)
+	}
+	p.setClock(wantClose)
+	if n, err := p.client.runDigestsOnce(p.ctx); err != nil || n != 2 {
+		t.Fatalf("at 18:00: claimed %d (%v), want both digests", n, err)
+	}
+	d, err := p.client.GetDigest(p.ctx, digestID)
+	if err != nil || d.State != store.DigestSent || d.Items != 3 {
+		t.Fatalf("digest = %+v, %v", d.DigestInfo, err)
+	}
+	st := p.status(d.NotificationID)
+	if st.Title != "c0 (+2 more)" || st.Body != "c0\nc1\nc2" || st.Source == nil || st.Source.Count != 3 {
+		t.Fatalf("the default digest message = %q / %q (%+v)", st.Title, st.Body, st.Source)
+	}
+	// The next trigger opens the next day's digest.
+	n := p.enqueue(c("u1", 4)).Notifications[0]
+	if next, _ := p.client.GetDigest(p.ctx, n.Digest); n.Digest == digestID || !next.CloseAt.Equal(wantClose.Add(24*time.Hour)) {
+		t.Fatalf("next digest = %+v", next.DigestInfo)
+	}
+}
+
+// Issue 36 item 4: a cancel by key reaches the triggers waiting in a
+// digest — the answer lists them, and the digest sent after shows only
+// the others.
+func TestCancelDigestedTrigger(t *testing.T) {
+	p := newPipeline(t, func(c *Config) {
+		c.Types = map[string]TypeConfig{"comment": commentDigest(nil)}
+	})
+	p.device("u1", "d1", "tok-1")
+	var cancelled EnqueuedNotification
+	for i := range 3 {
+		r := comment("u1", "p1", i)
+		if i == 1 {
+			r.CancellationKey = "thread-9"
+		}
+		n := p.enqueue(r).Notifications[0]
+		if i == 1 {
+			cancelled = n
+		}
+	}
+	res, err := p.client.Cancel(p.ctx, CancelRequest{CancellationKey: "thread-9", UserID: "u1"})
+	if err != nil || len(res.DigestItems) != 1 || res.DigestItems[0] != (CancelledDigestItem{DigestID: cancelled.Digest, ID: cancelled.ID}) {
+		t.Fatalf("Cancel = %+v, %v; want the digested trigger", res, err)
+	}
+	p.clock.Advance(time.Minute)
+	if n, err := p.client.runDigestsOnce(p.ctx); err != nil || n != 1 {
+		t.Fatalf("claimed %d (%v)", n, err)
+	}
+	d, err := p.client.GetDigest(p.ctx, cancelled.Digest)
+	if err != nil || d.State != store.DigestSent || d.Cancelled != 1 || len(d.Entries) != 2 {
+		t.Fatalf("digest = %+v, %v", d, err)
+	}
+	if st := p.status(d.NotificationID); st.Title != "2 new comments" || st.Body != "a0 a2 " {
+		t.Fatalf("digest message = %q / %q, want the cancelled trigger left out", st.Title, st.Body)
+	}
+}
