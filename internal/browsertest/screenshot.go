@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -37,15 +38,24 @@ func Wide() chromedp.Action[chromedp.Void] {
 // without a width=device-width viewport meta lays out 980 px wide on a
 // phone and shows everything tiny. (A phone also widens its layout
 // viewport to a page wider than the screen, so both widths count.)
+// wide names the last elements that reach past the window outside a
+// scrolling box (or positioned absolutely, which a box whose position is
+// static does not clip), for the failure message.
 const sidewaysJS = `({
 	scroll: document.scrollingElement.scrollWidth, inner: window.innerWidth,
-	meta: /width\s*=\s*device-width/.test(document.querySelector('meta[name="viewport"]')?.content || "")
+	meta: /width\s*=\s*device-width/.test(document.querySelector('meta[name="viewport"]')?.content || ""),
+	wide: [...document.querySelectorAll('body *')]
+		.filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 &&
+			(!e.parentElement.closest('.scroll') || getComputedStyle(e).position === 'absolute'))
+		.map(e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (typeof e.className === 'string' && e.className ? '.' + e.className : ''))
+		.slice(-3)
 })`
 
 type widths struct {
-	Scroll int  `json:"scroll"`
-	Inner  int  `json:"inner"`
-	Meta   bool `json:"meta"`
+	Scroll int      `json:"scroll"`
+	Inner  int      `json:"inner"`
+	Meta   bool     `json:"meta"`
+	Wide   []string `json:"wide"`
 }
 
 // NarrowProblem renders the page at 390 px and says what is wrong with it
@@ -60,7 +70,8 @@ func (p *Page) NarrowProblem(t testing.TB) string {
 	case !w.Meta:
 		return fmt.Sprintf("at %d px the page lays out %d px wide: it needs <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">", NarrowWidth, w.Inner)
 	case max(w.Scroll, w.Inner) > NarrowWidth:
-		return fmt.Sprintf("at %d px the page is %d px wide and scrolls sideways", NarrowWidth, max(w.Scroll, w.Inner))
+		return fmt.Sprintf("at %d px the page is %d px wide and scrolls sideways (reaching past the window: %s)", NarrowWidth,
+			max(w.Scroll, w.Inner), strings.Join(w.Wide, ", "))
 	}
 	return ""
 }
