@@ -208,7 +208,12 @@ func eventIsTraced(t *testing.T, s store.Store, rules herald.RuleConfig) {
 		}
 		return out
 	}
-	f.waitFor("both deliveries' spans", 20*time.Second, func() bool { return len(named("herald.deliver")) == 2 })
+	// The record's span ends after its transaction commits, and the
+	// worker may send both deliveries before that: wait for all three (CI
+	// once found the deliveries' spans alone).
+	f.waitFor("both deliveries' spans and the record's", 20*time.Second, func() bool {
+		return len(named("herald.deliver")) == 2 && len(named("herald.kafka.record events.v1")) > 0
+	})
 	recSpans := named("herald.kafka.record events.v1")
 	if len(recSpans) != 1 || recSpans[0].Parent().SpanID().String() != producerSpan {
 		t.Fatalf("the record span is missing or not the producer's child: %v", recSpans)
