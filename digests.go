@@ -152,20 +152,25 @@ func (c *Client) newDigests(cfg Config) error {
 	w, err := digest.New(digest.Config{Store: cfg.Store, Build: c.buildDigest, Owner: cfg.Owner,
 		PollInterval: cfg.Digests.PollInterval, BatchSize: cfg.Digests.BatchSize, Lease: cfg.Digests.Lease,
 		Now: c.now, Logger: c.Logger(ComponentDigests),
-		Fired: func(res store.EnqueueResult) {
-			if c.worker != nil {
-				c.worker.Notify()
-			}
-			for _, it := range res.Inbox {
-				c.hub.Publish(it.UserID)
-			}
-		},
+		Fired:   c.wakeAfterFire,
 		Outcome: func(outcome string) { c.metrics.Digests.WithLabelValues(outcome).Inc() }})
 	if err != nil {
 		return fmt.Errorf("herald: Digests: %w", err)
 	}
 	c.digests = w
 	return nil
+}
+
+// wakeAfterFire is the digest and escalation workers' Fired: the
+// notification a fire committed is due at once, so this instance's
+// delivery worker is woken and its inbox items are published.
+func (c *Client) wakeAfterFire(res store.EnqueueResult) {
+	if c.worker != nil {
+		c.worker.Notify()
+	}
+	for _, it := range res.Inbox {
+		c.hub.Publish(it.UserID)
+	}
 }
 
 // buildDigest makes a claimed digest's notification: the type's digest

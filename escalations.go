@@ -85,14 +85,7 @@ func (c *Client) newEscalations(cfg Config) error {
 	w, err := escalation.New(escalation.Config{Store: cfg.Store, Build: c.buildEscalation, Owner: cfg.Owner,
 		PollInterval: cfg.Escalations.PollInterval, BatchSize: cfg.Escalations.BatchSize, Lease: cfg.Escalations.Lease,
 		Now: c.now, Logger: c.Logger(ComponentEscalations),
-		Fired: func(res store.EnqueueResult) {
-			if c.worker != nil {
-				c.worker.Notify()
-			}
-			for _, it := range res.Inbox {
-				c.hub.Publish(it.UserID)
-			}
-		},
+		Fired:   c.wakeAfterFire,
 		Outcome: func(outcome string) { c.metrics.Escalations.WithLabelValues(outcome).Inc() }})
 	if err != nil {
 		return fmt.Errorf("herald: Escalations: %w", err)
