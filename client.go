@@ -414,10 +414,13 @@ type Client struct {
 	elector     *leadership.Elector
 	pruners     maintenance.Pruners
 	types       *policy.Catalog
-	unsub       *unsubscriber // nil without Config.Unsubscribe.Secret
-	track       *emailTracker // nil without Config.EmailTracking.Secret
-	hub         *realtime.Hub
-	metrics     *metrics.Metrics
+	// scheduledTypes lists the types users chose digest schedules for
+	// (digests.go).
+	scheduledTypes *scheduledTypes
+	unsub          *unsubscriber // nil without Config.Unsubscribe.Secret
+	track          *emailTracker // nil without Config.EmailTracking.Secret
+	hub            *realtime.Hub
+	metrics        *metrics.Metrics
 	// tracer is nil when tracing is off (internal/tracing.Tracer).
 	tracer trace.Tracer
 	log    *slog.Logger
@@ -571,13 +574,14 @@ func NewClient(cfg Config) (*Client, error) {
 		caller:    caller,
 		cfg:       cfg,
 		// The cache's bound is fixed at construction (issue 31 item 4).
-		compiledRules: compiledRules{limit: cfg.Rules.CompiledCache},
-		store:         cfg.Store,
-		metrics:       metrics.New(cfg.Registerer),
-		tracer:        tracing.Tracer(cfg.TracerProvider),
-		hub:           realtime.NewHub(),
-		log:           slog.New(logging.Report(cfg.Logger.Handler(), cfg.OnError)),
-		now:           cfg.Now,
+		compiledRules:  compiledRules{limit: cfg.Rules.CompiledCache},
+		scheduledTypes: &scheduledTypes{load: cfg.Store.DigestScheduleTypes},
+		store:          cfg.Store,
+		metrics:        metrics.New(cfg.Registerer),
+		tracer:         tracing.Tracer(cfg.TracerProvider),
+		hub:            realtime.NewHub(),
+		log:            slog.New(logging.Report(cfg.Logger.Handler(), cfg.OnError)),
+		now:            cfg.Now,
 	}
 	// Declared types get their own type label from the moment the catalog
 	// sees them (configuration now, PUT /v1/types when first resolved);

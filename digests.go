@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -115,10 +116,15 @@ func (c *Client) digestParams(ctx context.Context, r *Request, d *heraldtype.Dig
 }
 
 // digestSchedules maps the users who chose a digest schedule for typ to
-// the schedule's next time after now in their zone. A schedule that
-// cannot be evaluated (a zone the server's tz database lost) is logged and
-// passed over: the trigger is not refused for it.
+// the schedule's next time after now in their zone. A type no user
+// scheduled (scheduledTypes) reads nothing; for one some user did, the
+// recipients' preferences are read in one query. A schedule that cannot be
+// evaluated (a zone the server's tz database lost) is logged and passed
+// over: the trigger is not refused for it.
 func (c *Client) digestSchedules(ctx context.Context, typ string, users []string, now time.Time) (map[string]time.Time, error) {
+	if some, err := c.scheduledTypes.has(ctx, typ); err != nil || !some {
+		return nil, err
+	}
 	prefs, err := c.store.GetPreferencesMany(ctx, users)
 	if err != nil {
 		return nil, err
@@ -141,6 +147,61 @@ func (c *Client) digestSchedules(ctx context.Context, typ string, users []string
 		out[user] = at
 	}
 	return out, nil
+}
+
+// scheduledTypeTTL bounds how long a digest schedule set on another
+// instance, for a type no user had scheduled before, goes unseen by this
+// instance's triggers (as types themselves: policy.Catalog).
+const scheduledTypeTTL = 2 * time.Second
+
+// scheduledTypes caches the store's DigestScheduleTypes, so that a trigger
+// of a type no user chose a digest schedule for reads no preferences
+// (issue 36 item 2). It is read again scheduledTypeTTL after the last
+// read; a preference write on this instance adds its types at once (add).
+// The types only grow between reads, as the store's list does.
+type scheduledTypes struct {
+	load func(ctx context.Context) ([]string, error)
+
+	mu      sync.Mutex
+	types   map[string]struct{}
+	expires time.Time
+}
+
+// has reports whether some user may have a digest schedule for typ.
+func (s *scheduledTypes) has(ctx context.Context, typ string) (bool, error) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.types == nil || !now.Before(s.expires) {
+		// Under the lock: triggers arriving meanwhile wait for this one
+		// read rather than each making its own.
+		list, err := s.load(ctx)
+		if err != nil {
+			return false, err
+		}
+		s.types = make(map[string]struct{}, len(list))
+		for _, t := range list {
+			s.types[t] = struct{}{}
+		}
+		s.expires = now.Add(scheduledTypeTTL)
+	}
+	_, ok := s.types[typ]
+	return ok, nil
+}
+
+// add records types a preference write on this instance just scheduled.
+func (s *scheduledTypes) add(types []string) {
+	if len(types) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.types == nil {
+		return // the first read will list them
+	}
+	for _, t := range types {
+		s.types[t] = struct{}{}
+	}
 }
 
 // newDigests builds this instance's digest worker, unless it runs no

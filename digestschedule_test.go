@@ -1,7 +1,10 @@
 package herald
 
 import (
+	"context"
 	"errors"
+	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -129,4 +132,81 @@ func TestCancelDigestedTrigger(t *testing.T) {
 	if st := p.status(d.NotificationID); st.Title != "2 new comments" || st.Body != "a0 a2 " {
 		t.Fatalf("digest message = %q / %q, want the cancelled trigger left out", st.Title, st.Body)
 	}
+}
+
+// preferenceReads counts the store's GetPreferencesMany reads.
+type preferenceReads struct {
+	store.Store
+	n atomic.Int64
+}
+
+func (r *preferenceReads) GetPreferencesMany(ctx context.Context, users []string) (map[string]heraldtype.Preferences, error) {
+	r.n.Add(1)
+	return r.Store.GetPreferencesMany(ctx, users)
+}
+
+// Issue 36 item 2: a trigger reads its recipients' preferences only for a
+// type some user chose a digest schedule for. A schedule set on this
+// instance applies to its next trigger; on another instance, to its
+// triggers once its list of scheduled types is read again (2 s).
+func TestDigestScheduleReadOnlyForScheduledTypes(t *testing.T) {
+	var reads *preferenceReads
+	p := newPolicyPipeline(t, func(c *Config) {
+		reads = &preferenceReads{Store: c.Store}
+		c.Store = reads
+		c.Types = map[string]TypeConfig{"comment": {}, "like": {}}
+	})
+	other, err := NewClient(Config{Store: reads, Providers: p.client.cfg.Providers, Types: p.client.cfg.Types,
+		Now: p.client.now, DisableWorkers: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.user("u1", "Asia/Seoul", "tok-1")
+	trigger := func(c *Client, typ string) EnqueuedNotification {
+		t.Helper()
+		r := comment("u1", "p1", 0)
+		r.Type = typ
+		res, err := c.Enqueue(p.ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Notifications[0]
+	}
+	wantReads := func(want int64) {
+		t.Helper()
+		if got := reads.n.Load(); got != want {
+			t.Fatalf("preference reads = %d, want %d", got, want)
+		}
+	}
+	if n := trigger(p.client, "comment"); n.Digest != "" {
+		t.Fatalf("trigger before any schedule = %+v", n)
+	}
+	if n := trigger(other, "comment"); n.Digest != "" {
+		t.Fatalf("the other instance's trigger before any schedule = %+v", n)
+	}
+	wantReads(0)
+	if _, err := p.client.PutPreferences(p.ctx, "u1", Preferences{Types: map[string]TypePreference{
+		"comment": {Digest: &heraldtype.DigestSchedule{Every: "day", At: "18:00"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := trigger(p.client, "comment"); n.Digest == "" {
+		t.Fatalf("trigger after the schedule on this instance = %+v, want it digested", n)
+	}
+	wantReads(1)
+	if n := trigger(p.client, "like"); n.Digest != "" {
+		t.Fatalf("trigger of an unscheduled type = %+v", n)
+	}
+	wantReads(1)
+	// The other instance read its list before the schedule was set: it
+	// learns of it when it reads the list again.
+	if n := trigger(other, "comment"); n.Digest != "" {
+		t.Fatalf("the other instance's trigger within its cache's life = %+v", n)
+	}
+	other.scheduledTypes.mu.Lock()
+	other.scheduledTypes.expires = time.Now()
+	other.scheduledTypes.mu.Unlock()
+	if n := trigger(other, "comment"); n.Digest == "" {
+		t.Fatalf("the other instance's trigger after its list was read again = %+v, want it digested", n)
+	}
+	wantReads(2)
 }

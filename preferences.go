@@ -6,6 +6,7 @@ import (
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/digest"
 	"github.com/heraldhq/herald/internal/policy"
+	"github.com/heraldhq/herald/store"
 )
 
 // Preferences are a user's delivery preferences (S3.11), the body and
@@ -73,6 +74,9 @@ func (c *Client) PutPreferences(ctx context.Context, userID string, p Preference
 		recordResubscriptions(was, &p, now, c.cfg.Limits.MaxPreferenceTypes)
 		out, swapped, err := c.store.SwapPreferences(ctx, p, was.UpdatedAt, now)
 		if err != nil || swapped {
+			if swapped {
+				c.scheduledTypes.add(store.ScheduledDigestTypes(p))
+			}
 			return out, err
 		}
 		if try == maxRecordTries {

@@ -18,20 +18,18 @@ import (
 
 // acceptingStore accepts every trigger without a database, so the fuzzer
 // spends its time in decoding and validation. Only Enqueue, GetType (no
-// type is declared) and GetPreferencesMany (nobody has a digest schedule;
-// every non-critical trigger reads its recipients' schedules since issue
-// 36 item 2 — a cost still to be measured) are implemented: the trigger
-// path calls nothing else, and any other call would panic and fail the
-// fuzz run, which is what should happen if that changes.
+// type is declared) and DigestScheduleTypes (no user has a digest
+// schedule, so a trigger reads no preferences: issue 36 item 2) are
+// implemented: the trigger path calls nothing else, and any other call
+// would panic and fail the fuzz run, which is what should happen if that
+// changes.
 type acceptingStore struct{ store.Store }
 
 func (acceptingStore) GetType(_ context.Context, name string) (heraldtype.NotificationType, error) {
 	return heraldtype.NotificationType{}, heraldtype.Errorf(heraldtype.ENOTFOUND, "type %q not found", name)
 }
 
-func (acceptingStore) GetPreferencesMany(context.Context, []string) (map[string]heraldtype.Preferences, error) {
-	return nil, nil
-}
+func (acceptingStore) DigestScheduleTypes(context.Context) ([]string, error) { return nil, nil }
 
 func (acceptingStore) Enqueue(_ context.Context, p store.EnqueueParams) (store.EnqueueResult, error) {
 	res := store.EnqueueResult{Notifications: make([]store.EnqueuedNotification, len(p.Notifications))}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
@@ -45,6 +46,20 @@ func EncodePreferences(p heraldtype.Preferences, now time.Time) (heraldtype.Pref
 		return p, nil, fmt.Errorf("store: preferences of %q: %w", p.UserID, err)
 	}
 	return p, b, nil
+}
+
+// ScheduledDigestTypes lists, sorted, the types p chooses a digest
+// schedule for: what a preference write adds to the store's
+// DigestScheduleTypes.
+func ScheduledDigestTypes(p heraldtype.Preferences) []string {
+	var out []string
+	for name, tp := range p.Types {
+		if tp.Digest != nil {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // DecodePreferences builds a user's preferences from their stored JSON
@@ -91,6 +106,15 @@ type Policies interface {
 	// the dispatcher pays one round trip per claimed batch rather than one
 	// per delivery. A user that does not exist is absent from the map.
 	GetPreferencesMany(ctx context.Context, userIDs []string) (map[string]heraldtype.Preferences, error)
+	// DigestScheduleTypes lists the types some user chose a digest
+	// schedule for (TypePreference.Digest): PutPreferences and
+	// SwapPreferences add a written document's ScheduledDigestTypes in
+	// their write. A type stays listed after its last user drops the
+	// schedule (a stale entry costs its triggers a read of their
+	// recipients' preferences; removing it could race a write adding it
+	// back). A trigger of a type not listed has no recipient with a
+	// schedule, so it reads no preferences (issue 36 item 2).
+	DigestScheduleTypes(ctx context.Context) ([]string, error)
 
 	// AcquireDedupe takes the de-duplication lock key for owner until
 	// now+window if it is free or expired; ok is true when owner holds

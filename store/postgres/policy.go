@@ -60,8 +60,12 @@ func (s *Store) PutPreferences(ctx context.Context, p heraldtype.Preferences, no
 	if err != nil {
 		return p, err
 	}
-	_, err = s.pool.Exec(ctx, s.q(`INSERT INTO {s}.user_preferences (user_id, prefs, updated_at) VALUES ($1, $2, $3)
-ON CONFLICT (user_id) DO UPDATE SET prefs = excluded.prefs, updated_at = excluded.updated_at`), p.UserID, b, p.UpdatedAt)
+	// The scheduled types are added in the write's own statement.
+	_, err = s.pool.Exec(ctx, s.q(`WITH t AS (INSERT INTO {s}.digest_schedule_types (type)
+	SELECT unnest($4::text[]) ON CONFLICT (type) DO NOTHING)
+INSERT INTO {s}.user_preferences (user_id, prefs, updated_at) VALUES ($1, $2, $3)
+ON CONFLICT (user_id) DO UPDATE SET prefs = excluded.prefs, updated_at = excluded.updated_at`),
+		p.UserID, b, p.UpdatedAt, store.ScheduledDigestTypes(p))
 	if err != nil {
 		return p, formatError(err, "preferences of user "+quote(p.UserID))
 	}
@@ -74,17 +78,23 @@ func (s *Store) SwapPreferences(ctx context.Context, p heraldtype.Preferences, w
 	if err != nil {
 		return p, false, err
 	}
-	q, args := `UPDATE {s}.user_preferences SET prefs = $1, updated_at = $2 WHERE user_id = $3 AND updated_at = $4`,
-		[]any{b, p.UpdatedAt, p.UserID, was.UTC()}
+	// One statement: the write, and the scheduled types ($1) added only
+	// when it happened.
+	w, args := `UPDATE {s}.user_preferences SET prefs = $2, updated_at = $3 WHERE user_id = $4 AND updated_at = $5 RETURNING 1`,
+		[]any{store.ScheduledDigestTypes(p), b, p.UpdatedAt, p.UserID, was.UTC()}
 	if was.IsZero() {
-		q, args = `INSERT INTO {s}.user_preferences (user_id, prefs, updated_at) VALUES ($1, $2, $3) ON CONFLICT (user_id) DO NOTHING`,
-			[]any{p.UserID, b, p.UpdatedAt}
+		w, args = `INSERT INTO {s}.user_preferences (user_id, prefs, updated_at) VALUES ($4, $2, $3)
+	ON CONFLICT (user_id) DO NOTHING RETURNING 1`, args[:4]
 	}
-	tag, err := s.pool.Exec(ctx, s.q(q), args...)
+	var n int
+	err = s.pool.QueryRow(ctx, s.q(`WITH w AS (`+w+`),
+t AS (INSERT INTO {s}.digest_schedule_types (type) SELECT unnest($1::text[]) WHERE EXISTS (SELECT FROM w)
+	ON CONFLICT (type) DO NOTHING)
+SELECT count(*) FROM w`), args...).Scan(&n)
 	if err != nil {
 		return p, false, formatError(err, "preferences of user "+quote(p.UserID))
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return p, false, nil
 	}
 	p, err = s.GetPreferences(ctx, p.UserID)
@@ -129,6 +139,16 @@ LEFT JOIN {s}.user_preferences p ON p.user_id = u.id WHERE u.id = ANY ($1::text[
 		out[id] = p
 	}
 	return out, formatError(rows.Err(), "preferences")
+}
+
+// DigestScheduleTypes implements store.Store.
+func (s *Store) DigestScheduleTypes(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, s.q(`SELECT type FROM {s}.digest_schedule_types ORDER BY type`))
+	if err != nil {
+		return nil, formatError(err, "digest schedule types")
+	}
+	types, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return types, formatError(err, "digest schedule types")
 }
 
 // AcquireDedupe implements policy.Limiter with one upsert. Concurrent

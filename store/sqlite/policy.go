@@ -70,7 +70,10 @@ func (s *Store) PutPreferences(ctx context.Context, p heraldtype.Preferences, no
 		_, err := s.exec(ctx, tx, `INSERT INTO user_preferences (user_id, prefs, updated_at) VALUES (?, ?, ?)
 ON CONFLICT (user_id) DO UPDATE SET prefs = excluded.prefs, updated_at = excluded.updated_at`,
 			p.UserID, string(b), micros(p.UpdatedAt))
-		return formatError(err, "preferences of user "+quote(p.UserID))
+		if err != nil {
+			return formatError(err, "preferences of user "+quote(p.UserID))
+		}
+		return s.addDigestScheduleTypes(ctx, tx, p)
 	})
 	if err != nil {
 		return p, err
@@ -94,13 +97,50 @@ func (s *Store) SwapPreferences(ctx context.Context, p heraldtype.Preferences, w
 		}
 		n, err := s.execN(ctx, tx, "preferences of user "+quote(p.UserID), q, args...)
 		swapped = n == 1
-		return err
+		if err != nil || !swapped {
+			return err
+		}
+		return s.addDigestScheduleTypes(ctx, tx, p)
 	})
 	if err != nil || !swapped {
 		return p, false, err
 	}
 	p, err = s.GetPreferences(ctx, p.UserID)
 	return p, true, err
+}
+
+// addDigestScheduleTypes adds the types p schedules digests for to
+// digest_schedule_types, in the preference write's transaction.
+func (s *Store) addDigestScheduleTypes(ctx context.Context, tx *writeTx, p heraldtype.Preferences) error {
+	types := store.ScheduledDigestTypes(p)
+	if len(types) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(types)
+	if err != nil {
+		return err
+	}
+	_, err = s.exec(ctx, tx, `INSERT INTO digest_schedule_types (type) SELECT value FROM json_each(?) WHERE true
+ON CONFLICT (type) DO NOTHING`, string(b))
+	return formatError(err, "digest schedule types")
+}
+
+// DigestScheduleTypes implements store.Store.
+func (s *Store) DigestScheduleTypes(ctx context.Context) ([]string, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT type FROM digest_schedule_types ORDER BY type`)
+	if err != nil {
+		return nil, formatError(err, "digest schedule types")
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, formatError(err, "digest schedule types")
+		}
+		out = append(out, t)
+	}
+	return out, formatError(rows.Err(), "digest schedule types")
 }
 
 // GetPreferences implements store.Store: one read joins the user (for its

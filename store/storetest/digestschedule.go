@@ -1,9 +1,11 @@
 package storetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -84,4 +86,46 @@ func testDigestSchedules(t *testing.T, h Harness) {
 		_, err := f.s.Enqueue(f.ctx, p)
 		wantCode(t, err, "invalid_argument")
 	})
+}
+
+// testDigestScheduleTypes covers the types a trigger reads preferences
+// for: a preference write adds the types it schedules, in its write; a
+// failed or refused write adds none; a type stays listed after its last
+// schedule is dropped.
+func testDigestScheduleTypes(t *testing.T, h Harness) {
+	f := newFixture(t, h.New)
+	f.user("u1")
+	daily := &heraldtype.DigestSchedule{Every: heraldtype.DigestEveryDay, At: "18:00"}
+	want := func(types ...string) {
+		t.Helper()
+		got, err := f.s.DigestScheduleTypes(f.ctx)
+		if err != nil || !slices.Equal(got, types) {
+			t.Fatalf("DigestScheduleTypes = %q, %v; want %q", got, err, types)
+		}
+	}
+	want()
+	p, err := f.s.PutPreferences(f.ctx, heraldtype.Preferences{UserID: "u1", Types: map[string]heraldtype.TypePreference{
+		"comment": {Digest: daily}, "like": {Disabled: true}}}, at(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want("comment")
+	_, err = f.s.PutPreferences(f.ctx, heraldtype.Preferences{UserID: "ghost", Types: map[string]heraldtype.TypePreference{
+		"ghostly": {Digest: daily}}}, at(0))
+	wantCode(t, err, heraldtype.ENOTFOUND)
+	mention := heraldtype.Preferences{UserID: "u1", Types: map[string]heraldtype.TypePreference{"mention": {Digest: daily}}}
+	if _, ok, err := f.s.SwapPreferences(f.ctx, mention, p.UpdatedAt.Add(-time.Second), at(time.Minute)); err != nil || ok {
+		t.Fatalf("SwapPreferences with a stale guard = %v, %v; want refused", ok, err)
+	}
+	want("comment")
+	if _, ok, err := f.s.SwapPreferences(f.ctx, mention, p.UpdatedAt, at(time.Minute)); err != nil || !ok {
+		t.Fatalf("SwapPreferences = %v, %v", ok, err)
+	}
+	want("comment", "mention")
+	f.user("u2")
+	if _, ok, err := f.s.SwapPreferences(f.ctx, heraldtype.Preferences{UserID: "u2", Types: map[string]heraldtype.TypePreference{
+		"alert": {Digest: daily}}}, time.Time{}, at(time.Minute)); err != nil || !ok {
+		t.Fatalf("first SwapPreferences of u2 = %v, %v", ok, err)
+	}
+	want("alert", "comment", "mention")
 }

@@ -90,6 +90,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Digests", func(t *testing.T) { testDigests(t, h) })
 	t.Run("Escalations", func(t *testing.T) { testEscalations(t, h) })
 	t.Run("DigestSchedules", func(t *testing.T) { testDigestSchedules(t, h) })
+	t.Run("DigestScheduleTypes", func(t *testing.T) { testDigestScheduleTypes(t, h) })
 	t.Run("DigestCancel", func(t *testing.T) { testDigestCancel(t, h) })
 	t.Run("DigestList", func(t *testing.T) { testDigestList(t, h) })
 }
