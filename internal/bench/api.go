@@ -141,6 +141,9 @@ func (a *apiClient) settled(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// benchType is the notification type of every trigger.
+const benchType = "bench"
+
 // triggerBody is POST /v1/notifications for users, stamped with the
 // trigger time.
 func triggerBody(users []string, at time.Time, seq int) []byte {
@@ -158,7 +161,7 @@ func triggerBody(users []string, at time.Time, seq int) []byte {
 		}
 		b = append(b, ']')
 	}
-	b = append(b, `,"type":"bench","title":"Herald bench","body":"Notification `...)
+	b = append(b, `,"type":"`+benchType+`","title":"Herald bench","body":"Notification `...)
 	b = strconv.AppendInt(b, int64(seq), 10)
 	b = append(b, `","data":{"`+TriggerTimeKey+`":"`...)
 	b = strconv.AppendInt(b, at.UnixNano(), 10)

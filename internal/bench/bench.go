@@ -105,6 +105,16 @@ type Config struct {
 	// only (delivery.finished, notification.status_changed), to weigh
 	// each one's cost.
 	WebhookEvents []string
+	// DigestWindow, when set, declares the bench type a digest of this
+	// window (one per user, collected), so a user's triggers within it
+	// become one notification: the run then waits for every digest and
+	// counts one push per digest and device (issue 36 item 6). Every
+	// trigger must be accepted within the window, or a user's triggers
+	// would split into more digests than the run expects. In-process only.
+	DigestWindow time.Duration
+	// DigestMaxItems sends a digest once it holds this many triggers (0:
+	// the server's limits.max_digest_items).
+	DigestMaxItems int
 
 	Faults Faults
 	// EmulatorAddr is where the FCM emulator listens; 127.0.0.1:0 when
@@ -175,6 +185,12 @@ func (c *Config) defaults() error {
 		return errors.New("--backlog needs the in-process server (it stops the workers while the queue fills)")
 	case len(c.WebhookEvents) > 0 && !c.Webhooks:
 		return errors.New("--webhook-events needs --webhooks")
+	case c.DigestWindow < 0 || c.DigestMaxItems < 0:
+		return errors.New("digest window and max items must not be negative")
+	case c.DigestMaxItems > 0 && c.DigestWindow == 0:
+		return errors.New("--digest-max-items needs --digest-window")
+	case c.DigestWindow > 0 && c.Server != "":
+		return errors.New("--digest-window needs the in-process server (it declares the bench type's digest)")
 	case c.Webhooks && c.Server != "":
 		return errors.New("--webhooks needs the in-process server (it registers its own receiver's endpoint)")
 	case c.Server != "" && c.EmulatorAddr == "":
@@ -228,10 +244,14 @@ type Result struct {
 	// Webhooks counts the messages the webhook receiver accepted
 	// (Config.Webhooks), WebhookSeconds the time from the first send to
 	// the last of them.
-	Webhooks       uint64    `json:"webhooks,omitempty"`
-	WebhookSeconds float64   `json:"webhook_seconds,omitempty"`
-	Latency        Latency   `json:"latency"`
-	Resources      Resources `json:"server_resources"`
+	Webhooks       uint64  `json:"webhooks,omitempty"`
+	WebhookSeconds float64 `json:"webhook_seconds,omitempty"`
+	// Digests is how many digests the triggers made (Config.DigestWindow):
+	// the server's count, which the run checks against the users'
+	// triggers and the digests' max items.
+	Digests   int       `json:"digests,omitempty"`
+	Latency   Latency   `json:"latency"`
+	Resources Resources `json:"server_resources"`
 	// FillResources is the server's use while a backlog filled (backlog
 	// runs only); Resources then covers the drain.
 	FillResources *Resources `json:"fill_resources,omitempty"`

@@ -95,6 +95,25 @@ func TestRunWebhooks(t *testing.T) {
 	}
 }
 
+// TestRunDigests: in a digest run each user's triggers become one digest
+// (or one per max items), the run waits out the window rather than ending
+// on an empty queue, and checks the server made exactly those digests
+// (issue 36 item 6's measurement).
+func TestRunDigests(t *testing.T) {
+	for _, tc := range []struct {
+		maxItems, digests int
+	}{{0, 20}, {4, 60}} { // 10 triggers per user: one digest, or 4+4+2
+		res, err := Run(t.Context(), Config{Users: 20, Notifications: 200, Recipients: 10, DigestWindow: 3 * time.Second,
+			DigestMaxItems: tc.maxItems, Worker: workerForTests(), DrainTimeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Digests != tc.digests || res.Sent != uint64(tc.digests) || res.Notifications != 200 {
+			t.Fatalf("max items %d: %d digests, %d sent for %d triggers; want %d", tc.maxItems, res.Digests, res.Sent, res.Notifications, tc.digests)
+		}
+	}
+}
+
 // TestRunWarmup: the pushes of triggers sent during the warm-up are
 // delivered and counted, but left out of the latency figures.
 func TestRunWarmup(t *testing.T) {
@@ -126,6 +145,9 @@ func TestConfigErrors(t *testing.T) {
 		"rates above one":         {Faults: Faults{Unavailable: 0.6, Quota: 0.6}},
 		"negative rate":           {Rate: -1},
 		"negative warmup":         {Warmup: -time.Second},
+		"digest remote":           {Server: "http://x", EmulatorAddr: "127.0.0.1:1", DigestWindow: time.Minute},
+		"digest items no window":  {DigestMaxItems: 5},
+		"negative digest window":  {DigestWindow: -time.Second},
 		"server not a URL":        {Server: "localhost:8080", EmulatorAddr: "127.0.0.1:1"},
 	} {
 		if _, err := Run(context.Background(), cfg); err == nil {

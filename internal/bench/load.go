@@ -66,6 +66,32 @@ func (p *population) expectedSends(triggers, r int) uint64 {
 	return n
 }
 
+// expectedDigests is how many digests triggers of r recipients make when
+// each user's triggers fall in one window: a digest per maxItems of a
+// user's triggers (maxItems 0: one per user). sends counts one push per
+// digest and live device.
+func (p *population) expectedDigests(triggers, r, maxItems int) (digests int, sends uint64) {
+	per := make([]int, len(p.users))
+	for k := range triggers {
+		for i := range r {
+			per[(k*r+i)%len(p.users)]++
+		}
+	}
+	for u, n := range per {
+		d := 0
+		switch {
+		case n == 0:
+		case maxItems == 0:
+			d = 1
+		default:
+			d = (n + maxItems - 1) / maxItems
+		}
+		digests += d
+		sends += uint64(d * p.live[u])
+	}
+	return digests, sends
+}
+
 // expectedFinals is how many notifications become final by a delivery's
 // outcome — those to a user with a live token — each of which sends one
 // notification.status_changed webhook.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/heraldhq/herald"
 	fcmemu "github.com/heraldhq/herald/emulator/fcm"
 	webhookemu "github.com/heraldhq/herald/emulator/webhook"
 	"github.com/heraldhq/herald/heraldtype"
@@ -83,6 +85,15 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	triggers := cfg.Notifications / cfg.Recipients
 	expected := pop.expectedSends(triggers, cfg.Recipients)
+	// A digest run ends when every digest's push was accepted: the queue is
+	// empty while the digests collect, so it is not a sign of the end.
+	look, wantDigests := settleLook, 0
+	if cfg.DigestWindow > 0 {
+		res.Mode += ", digest " + cfg.DigestWindow.String()
+		maxItems := cmp.Or(cfg.DigestMaxItems, herald.DefaultMaxDigestItems)
+		wantDigests, expected = pop.expectedDigests(triggers, cfg.Recipients, maxItems)
+		look = cfg.DrainTimeout
+	}
 	var st loadStats
 	p.rates(&st, sk)
 	p.set("trigger", func() (int64, int64) { return st.notifications.Load(), int64(cfg.Notifications) })
@@ -90,6 +101,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	sk.latencyFrom.Store(start.Add(cfg.Warmup).UnixNano())
 	trigger(ctx, api, pop, run, triggers, cfg.Recipients, cfg.Concurrency, cfg.Rate, &st)
 	res.TriggerSeconds = time.Since(start).Seconds()
+	if cfg.DigestWindow > 0 && time.Since(start) >= cfg.DigestWindow {
+		return res, fmt.Errorf("the triggers took %v, past the digest window (%v): users' triggers split into more digests than %d; send fewer or widen --digest-window",
+			time.Since(start).Round(time.Millisecond), cfg.DigestWindow, wantDigests)
+	}
 	sendStart := start
 	if cfg.Backlog {
 		fill, err := m.stop()
@@ -106,7 +121,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	p.set("deliver", func() (int64, int64) { return int64(sk.accepted.Load()), int64(expected) })
-	drainErr := waitDrained(ctx, api, sk, func() uint64 { return emulatorRequests(em) }, expected, settleLook, cfg.DrainTimeout)
+	drainErr := waitDrained(ctx, api, sk, func() uint64 { return emulatorRequests(em) }, expected, look, cfg.DrainTimeout)
 	if srv != nil && srv.hooks != nil && drainErr == nil {
 		// A delivery.finished per push sent and a
 		// notification.status_changed per notification made final.
@@ -126,6 +141,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 	if res.Resources, err = m.stop(); err != nil {
 		return res, err
+	}
+	if cfg.DigestWindow > 0 && drainErr == nil {
+		drainErr = checkDigests(ctx, srv, em, wantDigests, expected, &res)
 	}
 	res.Notifications = int(st.notifications.Load())
 	res.Deliveries = int(st.deliveries.Load())
@@ -147,6 +165,29 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		drainErr = fmt.Errorf("%s failed; last error: %v", count(res.TriggerErrors, "trigger", "triggers"), st.lastErr.Load())
 	}
 	return res, drainErr
+}
+
+// checkDigests checks, once the pushes were counted, that the server made
+// exactly the digests the users' triggers call for, each sent once: it
+// waits for late pushes (a digest sent twice) for two of the digest
+// worker's polls before it reads the count.
+func checkDigests(ctx context.Context, srv *inProcess, em *fcmemu.Emulator, want int, sends uint64, res *Result) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(2 * time.Second):
+	}
+	total, sent, err := srv.digestCounts(ctx)
+	res.Digests = total
+	switch {
+	case err != nil:
+		return fmt.Errorf("reading the digests: %w", err)
+	case total != want || sent != want:
+		return fmt.Errorf("the server made %d digests (%d sent), want %d", total, sent, want)
+	case em.Stats().Accepted != sends:
+		return fmt.Errorf("the emulator accepted %d pushes for %d digests, want %d", em.Stats().Accepted, want, sends)
+	}
+	return nil
 }
 
 // settleLook is how often waitDrained asks the server whether its queue is

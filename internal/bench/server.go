@@ -74,6 +74,13 @@ func startInProcess(ctx context.Context, cfg *Config, em *fcmemu.Emulator, pause
 		MaintenanceInterval: -1,
 		Logger:              cfg.Logger,
 	}
+	if cfg.DigestWindow > 0 {
+		// One digest per user (no key), collected, its message the count
+		// and the first trigger's title.
+		s.hc.Types = map[string]herald.TypeConfig{benchType: {Digest: &herald.DigestConfig{
+			Window: cfg.DigestWindow.String(), MaxItems: cfg.DigestMaxItems,
+			Title: "{{.Count}} bench notifications", Body: "{{.Title}}"}}}
+	}
 	if cfg.Webhooks {
 		if err := s.startWebhooks(ctx, cfg.WebhookEvents); err != nil {
 			return nil, fmt.Errorf("webhooks: %w", err)
@@ -210,4 +217,26 @@ func (s *inProcess) startWebhooks(ctx context.Context, events []string) error {
 	return s.store.CreateWebhookEndpoint(ctx, store.WebhookEndpoint{WebhookEndpoint: heraldtype.WebhookEndpoint{ID: "wh_bench",
 		URL: em.URL() + "/hooks/bench", Description: "herald bench's receiver", Events: events, Enabled: true,
 		CreatedAt: now, UpdatedAt: now}, Secret: secret})
+}
+
+// digestCounts reads every digest of the bench type back: how many, and
+// how many of them were sent and are not failed.
+func (s *inProcess) digestCounts(ctx context.Context) (total, sent int, err error) {
+	f := herald.DigestFilter{Type: benchType, Limit: 200}
+	for {
+		page, err := s.api.ListDigests(ctx, f)
+		if err != nil {
+			return total, sent, err
+		}
+		for _, d := range page.Digests {
+			total++
+			if d.State == store.DigestSent {
+				sent++
+			}
+		}
+		if page.NextCursor == "" {
+			return total, sent, nil
+		}
+		f.Cursor = page.NextCursor
+	}
 }

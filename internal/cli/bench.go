@@ -91,6 +91,8 @@ workers stopped, then measures the drain (in process only).`,
 	f.DurationVar(&cfg.Warmup, "warmup", 0, "leave the pushes of the first triggers sent within this long out of the latency figures")
 	f.BoolVar(&cfg.Webhooks, "webhooks", false, "register a webhook endpoint for every event type at an in-process receiver, and wait for every delivery's message (in process)")
 	f.StringSliceVar(&cfg.WebhookEvents, "webhook-events", nil, "with --webhooks: subscribe the endpoint to these event types only (delivery.finished, notification.status_changed)")
+	f.DurationVar(&cfg.DigestWindow, "digest-window", 0, "declare the bench type a digest of this window (one per user): a user's triggers within it become one notification (in process)")
+	f.IntVar(&cfg.DigestMaxItems, "digest-max-items", 0, "with --digest-window: send a digest once it holds this many triggers (0: the server's limit)")
 	f.Float64Var(&cfg.Faults.Unavailable, "fault-unavailable", 0, "fraction of sends answered 503 UNAVAILABLE")
 	f.Float64Var(&cfg.Faults.Internal, "fault-internal", 0, "fraction of sends answered 500 INTERNAL")
 	f.Float64Var(&cfg.Faults.Quota, "fault-quota", 0, "fraction of sends answered 429 QUOTA_EXCEEDED")
