@@ -121,12 +121,20 @@ func TestCancelDigestedTrigger(t *testing.T) {
 	if err != nil || len(res.DigestItems) != 1 || res.DigestItems[0] != (CancelledDigestItem{DigestID: cancelled.Digest, ID: cancelled.ID}) {
 		t.Fatalf("Cancel = %+v, %v; want the digested trigger", res, err)
 	}
+	// An event cancels by key too, and counts the triggers it took out.
+	r := comment("u1", "p1", 3)
+	r.CancellationKey = "thread-10"
+	p.enqueue(r)
+	if out, err := p.client.Track(p.ctx, Event{Name: "thread_closed", UserID: "u1", CancellationKey: "thread-10"}); err != nil ||
+		out.CancelledDigestItems != 1 || out.CancelledDeliveries != 0 {
+		t.Fatalf("Track = %+v, %v; want one digested trigger cancelled", out, err)
+	}
 	p.clock.Advance(time.Minute)
 	if n, err := p.client.runDigestsOnce(p.ctx); err != nil || n != 1 {
 		t.Fatalf("claimed %d (%v)", n, err)
 	}
 	d, err := p.client.GetDigest(p.ctx, cancelled.Digest)
-	if err != nil || d.State != store.DigestSent || d.Cancelled != 1 || len(d.Entries) != 2 {
+	if err != nil || d.State != store.DigestSent || d.Cancelled != 2 || len(d.Entries) != 2 {
 		t.Fatalf("digest = %+v, %v", d, err)
 	}
 	if st := p.status(d.NotificationID); st.Title != "2 new comments" || st.Body != "a0 a2 " {

@@ -62,6 +62,12 @@ func TestEscalationFiresUnlessRead(t *testing.T) {
 		esc.Source.Kind != heraldtype.SourceEscalation || esc.Source.ID != unread || esc.Source.Count != 1 {
 		t.Fatalf("escalated notification = %+v (source %+v)", esc, esc.Source)
 	}
+	// The history lists the escalation as what made that notification.
+	h, err := p.client.ListHistory(p.ctx, HistoryFilter{UserID: "u1"})
+	if err != nil || len(h.Notifications) == 0 || h.Notifications[0].NotificationID != es[0].NotificationID ||
+		h.Notifications[0].Source == nil || *h.Notifications[0].Source != *esc.Source {
+		t.Fatalf("history = %+v, %v; want the escalation first, with its source", h.Notifications, err)
+	}
 	if es := p.status(read.Notifications[0].ID).Escalations; es[0].State != heraldtype.EscalationStopped || es[0].Reason != "receipt read" {
 		t.Fatalf("steps of the read notification = %+v", es)
 	}

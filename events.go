@@ -99,6 +99,9 @@ type TrackResult struct {
 	// CancelledDeliveries counts the deliveries the event's
 	// CancellationKey cancelled.
 	CancelledDeliveries int `json:"cancelled_deliveries,omitempty"`
+	// CancelledDigestItems counts the triggers waiting in digests that the
+	// event's CancellationKey took out of them.
+	CancelledDigestItems int `json:"cancelled_digest_items,omitempty"`
 	// Replayed: the event had been applied before (a redelivery); what it
 	// did then is answered and nothing is done again.
 	Replayed bool `json:"replayed,omitempty"`
@@ -239,6 +242,7 @@ func (c *Client) Track(ctx context.Context, e Event) (TrackResult, error) {
 			return TrackResult{}, err
 		}
 		out.CancelledDeliveries = res.cancelledNow()
+		out.CancelledDigestItems = len(res.DigestItems)
 	}
 	if len(rs) == 0 {
 		c.ruleGuesses.put(source, e.Name, nil)

@@ -24,7 +24,8 @@ var funcs = template.FuncMap{
 	"channels": func() []heraldtype.Channel {
 		return overviewChannels
 	},
-	"rate": rate,
+	"rate":   rate,
+	"source": sourceLabel,
 	"engagementDim": func(r heraldtype.EngagementRow, g string) string {
 		v := map[string]string{"type": r.Type, "channel": string(r.Channel), "rule": r.Rule, "campaign": r.Campaign}[g]
 		if v == "" {
@@ -103,4 +104,23 @@ func when(t time.Time) string {
 		return "—"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+// sourceLabel names briefly what made a notification of the history
+// lists when a trigger did not: "digest of 20", "escalation step 1",
+// "reminder r-1"…; "" for a trigger.
+func sourceLabel(src *heraldtype.Source) string {
+	if src == nil {
+		return ""
+	}
+	switch src.Kind {
+	case heraldtype.SourceDigest:
+		return fmt.Sprintf("digest of %d", src.Count)
+	case heraldtype.SourceEscalation:
+		return fmt.Sprintf("escalation step %d", src.Count)
+	}
+	if src.Name == "" {
+		return src.Kind
+	}
+	return src.Kind + " " + src.Name
 }

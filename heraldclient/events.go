@@ -47,6 +47,9 @@ type TrackResult struct {
 	// CancelledDeliveries counts the deliveries its CancellationKey
 	// cancelled.
 	CancelledDeliveries int `json:"cancelled_deliveries,omitempty"`
+	// CancelledDigestItems counts the triggers waiting in digests that
+	// its CancellationKey took out of them.
+	CancelledDigestItems int `json:"cancelled_digest_items,omitempty"`
 	// Replayed: the event had been applied before; this is what it did
 	// then, and nothing was done again.
 	Replayed bool `json:"replayed,omitempty"`

@@ -86,6 +86,10 @@ type HistoryEntry struct {
 	// FAILED.
 	ChannelStatus map[Channel]HistoryStatus `json:"channel_status"`
 	CreatedAt     time.Time                 `json:"created_at"`
+	// Source is what made the notification when a trigger did not: a
+	// digest (its count of triggers), an escalation step, a reminder, a
+	// campaign or a rule.
+	Source *Source `json:"source,omitempty"`
 	// Deliveries counts the notification's deliveries by state.
 	Deliveries map[DeliveryState]int `json:"deliveries"`
 }

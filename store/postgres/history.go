@@ -66,7 +66,7 @@ func (s *Store) historyChunk(ctx context.Context, f heraldtype.HistoryFilter, n 
 		"FROM (SELECT * FROM {s}.notifications n"+cond+" ORDER BY n.created_at DESC, n.id DESC LIMIT "+arg(n+1)+") n LEFT JOIN", 1)
 	// A subquery's id is not its primary key to the planner: the other
 	// selected columns are grouped by too.
-	q += strings.Replace(rules.HistoryGroupSQL, "GROUP BY n.id", "GROUP BY n.id, n.user_id, n.type, n.title, n.channels, n.created_at", 1)
+	q += strings.Replace(rules.HistoryGroupSQL, "GROUP BY n.id", "GROUP BY n.id, n.user_id, n.type, n.title, n.channels, n.created_at, n.source", 1)
 	q += ` ORDER BY created_at DESC, id DESC`
 	rows, err := s.pool.Query(ctx, s.q(q), args...)
 	if err != nil {
@@ -77,8 +77,13 @@ func (s *Store) historyChunk(ctx context.Context, f heraldtype.HistoryFilter, n 
 	for rows.Next() {
 		var e heraldtype.HistoryEntry
 		var channels []string
-		if err := rows.Scan(&e.NotificationID, &e.UserID, &e.Type, &e.Title, &channels, &e.CreatedAt, &e.Status, &e.Reason); err != nil {
+		var source []byte
+		if err := rows.Scan(&e.NotificationID, &e.UserID, &e.Type, &e.Title, &channels, &e.CreatedAt, &source, &e.Status, &e.Reason); err != nil {
 			return nil, formatError(err, "history")
+		}
+		var err error
+		if e.Source, err = store.ParseSource(source); err != nil {
+			return nil, err
 		}
 		e.Channels = make([]heraldtype.Channel, len(channels))
 		for i, ch := range channels {

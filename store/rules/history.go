@@ -8,17 +8,17 @@ import (
 // HistorySQL sums each notification's deliveries up into its status and
 // reason (S3.9) by the status rule, StatusRules, in its SQL form.
 //
-// It selects id, user_id, type, title, channels, created_at, status,
-// reason. The caller appends the WHERE conditions on the notification n
+// It selects id, user_id, type, title, channels, created_at, source,
+// status, reason. The caller appends the WHERE conditions on the notification n
 // (its own columns and the page cursor, so the inner query walks an index
 // of notifications), then HistoryGroupSQL, then any condition on the
 // summary (status) after a WHERE, the order and the limit. Tables carry
 // the Schema placeholder, the reasons' max the ByteOrder one. Each channel's status is read for the page
 // afterwards (HistoryCountsSQL, HistoryCounts), in one grouped query.
-var HistorySQL = `SELECT id, user_id, type, title, channels, created_at, status, reason
+var HistorySQL = `SELECT id, user_id, type, title, channels, created_at, source, status, reason
 FROM (SELECT *, ` + statusSQL() + ` AS status,
 		` + reasonSQL() + ` AS reason
-	FROM (SELECT n.id, n.user_id, n.type, n.title, n.channels, n.created_at,
+	FROM (SELECT n.id, n.user_id, n.type, n.title, n.channels, n.created_at, n.source,
 		` + tallySQL() + `
 	FROM {s}.notifications n LEFT JOIN {s}.deliveries d ON d.notification_id = n.id`
 

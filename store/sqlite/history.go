@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -73,8 +74,13 @@ func (s *Store) historyChunk(ctx context.Context, f heraldtype.HistoryFilter, n 
 		var e heraldtype.HistoryEntry
 		var at int64
 		var channels string
-		if err := rows.Scan(&e.NotificationID, &e.UserID, &e.Type, &e.Title, &channels, &at, &e.Status, &e.Reason); err != nil {
+		var source sql.NullString
+		if err := rows.Scan(&e.NotificationID, &e.UserID, &e.Type, &e.Title, &channels, &at, &source, &e.Status, &e.Reason); err != nil {
 			return nil, formatError(err, "history")
+		}
+		var err error
+		if e.Source, err = store.ParseSource([]byte(source.String)); err != nil {
+			return nil, err
 		}
 		if err := json.Unmarshal([]byte(channels), &e.Channels); err != nil {
 			return nil, fmt.Errorf("sqlite: notification %q: channels: %w", e.NotificationID, err)

@@ -42,6 +42,8 @@ func testHistory(t *testing.T, newStore NewStore) {
 	dead := outcome(jobs[ns[4].ID], store.Dead{Failure: store.Failure{ErrorCode: "INVALID_ARGUMENT", Error: "bad request"}}, now)
 	f.complete(5, sent, limited, opted, deferred, dead)
 	pending, orphan := mk(6, "u1", "order"), mk(7, "u3", "order")
+	// A notification something other than a trigger made shows its source.
+	pending.Source = &heraldtype.Source{Kind: heraldtype.SourceDigest, ID: "g1", Count: 3}
 	f.enqueue(params(pending, orphan))
 
 	list := func(filter heraldtype.HistoryFilter) []heraldtype.HistoryEntry {
@@ -79,6 +81,9 @@ func testHistory(t *testing.T, newStore NewStore) {
 		t.Fatalf("sent entry = %+v", e)
 	}
 	wantTime(t, "created_at", all[6].CreatedAt, at(time.Minute))
+	if src := all[1].Source; src == nil || *src != *pending.Source || all[0].Source != nil {
+		t.Fatalf("sources = %+v, %+v; want the digest's and none", src, all[0].Source)
+	}
 
 	idsOf := func(es []heraldtype.HistoryEntry) []string {
 		var out []string
