@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -162,6 +163,107 @@ func TestDigestExactlyOnceAcrossInstancesPostgres(t *testing.T) {
 	}
 	if notifications != 2 || items != 2*perKey {
 		t.Fatalf("%d notifications and %d items, want 2 and %d", notifications, items, 2*perKey)
+	}
+}
+
+// Issue 36 item 6: triggers of many users each (one statement joins them
+// on PostgreSQL) from 3 goroutines on each of 2 instances, naming
+// overlapping users in different orders, neither deadlock nor lose an
+// item: each user ends with one digest holding every trigger that named
+// them, and a max items of 7 closes and reopens them on the way.
+func TestDigestManyUsersAcrossInstancesPostgres(t *testing.T) {
+	dsn, schema := pgtest.NewSchema(t)
+	ctx := t.Context()
+	clock := &testClock{now: time.Now().UTC().Truncate(time.Millisecond)}
+	instance := func(owner string) *Client {
+		st, err := postgres.Open(ctx, dsn, postgres.Options{Schema: schema, MaxConns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		if err := st.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c, err := NewClient(Config{Store: st, Providers: map[string]Provider{"fcm": okProvider{}}, Owner: owner,
+			Types: map[string]TypeConfig{"comment": commentDigest(func(d *DigestConfig) { d.MaxItems = 7 })},
+			Now:   clock.Now, DisableWorkers: true, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a, b := instance("a"), instance("b")
+	const users, perTrigger, triggers, goroutines = 24, 8, 60, 3
+	for u := range users {
+		if _, err := a.PutUser(ctx, fmt.Sprintf("u%02d", u), UserInput{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Trigger i names perTrigger users from a rotating start, every other
+	// trigger in reverse order.
+	named := func(i int) []string {
+		out := make([]string, perTrigger)
+		for k := range out {
+			out[k] = fmt.Sprintf("u%02d", (i*5+k*3)%users)
+		}
+		if i%2 == 1 {
+			slices.Reverse(out)
+		}
+		return out
+	}
+	want := map[string]int{}
+	for i := range triggers {
+		for _, u := range named(i) {
+			want[u]++
+		}
+	}
+	var mu sync.Mutex
+	got := map[string]map[string]bool{} // user → digests joined
+	var wg sync.WaitGroup
+	for ci, c := range []*Client{a, b} {
+		for g := range goroutines {
+			wg.Go(func() {
+				for i := ci*goroutines + g; i < triggers; i += 2 * goroutines {
+					res, err := c.Enqueue(ctx, Request{UserIDs: named(i), Type: "comment", Title: "New comment",
+						Data: map[string]string{"post_id": "p1", "author": fmt.Sprintf("a%d", i)}})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					for _, n := range res.Notifications {
+						if n.Digest == "" || n.Deliveries != 0 {
+							t.Errorf("trigger %d: %+v, want an item of a digest", i, n)
+						}
+						if got[n.UserID] == nil {
+							got[n.UserID] = map[string]bool{}
+						}
+						got[n.UserID][n.Digest] = true
+					}
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for user, n := range want {
+		items := 0
+		for id := range got[user] {
+			d, err := a.GetDigest(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.UserID != user || len(d.Entries) != d.Items || d.Items > 7 || (d.Items < 7 && d.State != store.DigestOpen) {
+				t.Fatalf("%s's digest %s = %+v with %d entries", user, id, d.DigestInfo, len(d.Entries))
+			}
+			items += d.Items
+		}
+		if items != n || len(got[user]) != (n+6)/7 {
+			t.Fatalf("%s: %d items in %d digests, want %d in %d", user, items, len(got[user]), n, (n+6)/7)
+		}
 	}
 }
 

@@ -247,6 +247,36 @@ type DigestStatements interface {
 	AddDigestItem(ctx context.Context, digest string, seq int, item, cancellationKey, content string, now time.Time) error
 }
 
+// DigestBatchStatements are DigestStatements that also join many
+// notifications of one trigger at once, where a round trip per statement
+// is most of a join's cost (PostgreSQL; issue 36 item 6). JoinDigests
+// uses them for a trigger of several users.
+type DigestBatchStatements interface {
+	DigestStatements
+	// AddToDigests runs rules.DigestAddManySQL over adds (one type, each
+	// user and key once, in user order) and answers, per add in order,
+	// what AddToDigest would have.
+	AddToDigests(ctx context.Context, adds []DigestAdd) ([]DigestJoined, error)
+	// AddDigestItems writes items as AddDigestItem would, at once.
+	AddDigestItems(ctx context.Context, items []DigestItemRow, now time.Time) error
+}
+
+// DigestJoined is what a join found: the digest, its item count with this
+// one (the item's seq), and OK false when the open digest found no
+// longer takes items.
+type DigestJoined struct {
+	Digest string
+	Items  int
+	OK     bool
+}
+
+// DigestItemRow is one item of AddDigestItems.
+type DigestItemRow struct {
+	Digest                         string
+	Seq                            int
+	Item, CancellationKey, Content string
+}
+
 // DigestNewRow is the state and close_at of a new digest holding first
 // items: open until now + window, unless first already reaches maxItems
 // (max_items 1 with first: collect), then closed at now.
@@ -289,7 +319,13 @@ func JoinDigests(ctx context.Context, p EnqueueParams, st DigestStatements) (pla
 	slices.SortStableFunc(order, func(a, b int) int {
 		return strings.Compare(p.Notifications[a].UserID, p.Notifications[b].UserID)
 	})
-	joined = make(map[int]string, len(order))
+	// What each notification that joins proposes, in user order.
+	type candidate struct {
+		i       int
+		add     DigestAdd
+		content string
+	}
+	var cands []candidate
 	for _, i := range order {
 		n := p.Notifications[i]
 		key, first, state, closeAt, ok := d.join(n.UserID, p.Now)
@@ -301,37 +337,89 @@ func JoinDigests(ctx context.Context, p EnqueueParams, st DigestStatements) (pla
 		if err != nil {
 			return nil, nil, err
 		}
-		id := d.NewID()
-		var digest string
-		var items int
-		for round := 0; ; round++ {
-			if round == maxDigestJoinRounds {
-				return nil, nil, heraldtype.Errorf(heraldtype.EUNAVAILABLE,
-					"digest of %q for user %q: closed by concurrent triggers %d times; try again", n.Type, n.UserID, round)
-			}
-			if err := st.CloseDigest(ctx, n.UserID, n.Type, key, p.Now); err != nil {
+		cands = append(cands, candidate{i: i, content: content, add: DigestAdd{ID: d.NewID(), User: n.UserID,
+			Type: n.Type, Key: key, State: state, CloseAt: closeAt, First: first, MaxItems: d.MaxItems, Now: p.Now}})
+	}
+	got := make([]DigestJoined, len(cands))
+	batch, many := st.(DigestBatchStatements)
+	if many = many && len(cands) > 1; many {
+		adds := make([]DigestAdd, len(cands))
+		for k, c := range cands {
+			adds[k] = c.add
+		}
+		if many = distinctDigestAdds(adds); many {
+			if got, err = batch.AddToDigests(ctx, adds); err != nil {
 				return nil, nil, err
-			}
-			var ok bool
-			if digest, items, ok, err = st.AddToDigest(ctx, DigestAdd{ID: id, User: n.UserID,
-				Type: n.Type, Key: key, State: state, CloseAt: closeAt, First: first, MaxItems: d.MaxItems, Now: p.Now}); err != nil {
-				return nil, nil, err
-			}
-			if ok {
-				break
 			}
 		}
-		if digest == id && first == 0 {
-			plain = append(plain, i)
+	}
+	for k, c := range cands {
+		if got[k].OK {
 			continue
 		}
-		if err := st.AddDigestItem(ctx, digest, items, n.ID, n.CancellationKey, content, p.Now); err != nil {
+		// Alone: no batch, or the open digest the batch found no longer
+		// takes items.
+		if got[k], err = joinDigest(ctx, st, c.add); err != nil {
 			return nil, nil, err
 		}
-		joined[i] = digest
+	}
+	joined = make(map[int]string, len(cands))
+	var items []DigestItemRow
+	for k, c := range cands {
+		if got[k].Digest == c.add.ID && c.add.First == 0 {
+			plain = append(plain, c.i)
+			continue
+		}
+		n := p.Notifications[c.i]
+		row := DigestItemRow{Digest: got[k].Digest, Seq: got[k].Items, Item: n.ID, CancellationKey: n.CancellationKey, Content: c.content}
+		if many {
+			items = append(items, row)
+		} else if err := st.AddDigestItem(ctx, row.Digest, row.Seq, row.Item, row.CancellationKey, row.Content, p.Now); err != nil {
+			return nil, nil, err
+		}
+		joined[c.i] = got[k].Digest
+	}
+	if len(items) > 0 {
+		if err := batch.AddDigestItems(ctx, items, p.Now); err != nil {
+			return nil, nil, err
+		}
 	}
 	slices.Sort(plain)
 	return plain, joined, nil
+}
+
+// joinDigest finds or opens a's digest on its own: it closes the open one
+// that no longer takes items and adds, again while concurrent triggers
+// fill or close the one it found.
+func joinDigest(ctx context.Context, st DigestStatements, a DigestAdd) (DigestJoined, error) {
+	for round := 0; ; round++ {
+		if round == maxDigestJoinRounds {
+			return DigestJoined{}, heraldtype.Errorf(heraldtype.EUNAVAILABLE,
+				"digest of %q for user %q: closed by concurrent triggers %d times; try again", a.Type, a.User, round)
+		}
+		if err := st.CloseDigest(ctx, a.User, a.Type, a.Key, a.Now); err != nil {
+			return DigestJoined{}, err
+		}
+		digest, items, ok, err := st.AddToDigest(ctx, a)
+		if err != nil || ok {
+			return DigestJoined{Digest: digest, Items: items, OK: ok}, err
+		}
+	}
+}
+
+// distinctDigestAdds reports whether adds are of one type and name each
+// user and key once: one statement can then add them all (a row may be
+// updated only once by a statement).
+func distinctDigestAdds(adds []DigestAdd) bool {
+	seen := make(map[[2]string]struct{}, len(adds))
+	for _, a := range adds {
+		k := [2]string{a.User, a.Key}
+		if _, dup := seen[k]; dup || a.Type != adds[0].Type {
+			return false
+		}
+		seen[k] = struct{}{}
+	}
+	return true
 }
 
 // DigestResult is the EnqueueResult of a trigger that JoinDigests split:

@@ -19,7 +19,7 @@ type digestStatements struct {
 	q txQuerier
 }
 
-var _ store.DigestStatements = digestStatements{}
+var _ store.DigestBatchStatements = digestStatements{}
 
 func (d digestStatements) CloseDigest(ctx context.Context, user, typ, key string, now time.Time) error {
 	var args []any
@@ -51,6 +51,66 @@ func (d digestStatements) AddDigestItem(ctx context.Context, digest string, seq 
 	now time.Time) error {
 	return formatError(d.q.exec(ctx, d.s.q(`INSERT INTO {s}.digest_items (digest_id, seq, item_id, cancellation_key, content, created_at)
 VALUES ($1, $2, $3, $4, $5::jsonb, $6)`), digest, seq, item, cancellationKey, content, now), "digest item")
+}
+
+// AddToDigests implements store.DigestBatchStatements: one
+// rules.DigestAddManySQL over the adds' columns as arrays.
+func (d digestStatements) AddToDigests(ctx context.Context, adds []store.DigestAdd) ([]store.DigestJoined, error) {
+	n := len(adds)
+	ids, users, keys, states := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	closeAt := make([]time.Time, n)
+	first, maxItems := make([]int32, n), make([]int32, n)
+	for k, a := range adds {
+		ids[k], users[k], keys[k], states[k], closeAt[k] = a.ID, a.User, a.Key, a.State, a.CloseAt
+		first[k], maxItems[k] = int32(a.First), int32(a.MaxItems)
+	}
+	var args []any
+	mark := marker(&args)
+	now := adds[0].Now
+	rows := `SELECT a.id, a.user_id, ` + mark(adds[0].Type) + `::text, a.key, a.state, ` + mark(now) + `::timestamptz, a.close_at,
+	a.items, a.max_items, ''
+FROM unnest(` + mark(ids) + `::text[], ` + mark(users) + `::text[], ` + mark(keys) + `::text[], ` + mark(states) + `::text[], ` +
+		mark(closeAt) + `::timestamptz[], ` + mark(first) + `::int[], ` + mark(maxItems) + `::int[])
+	AS a(id, user_id, key, state, close_at, items, max_items)
+ORDER BY a.user_id, a.key`
+	q := d.s.q(rules.DigestAddManySQL("{s}.digests", rows, now, mark))
+	res, err := d.q.query(ctx, q, args...)
+	if err != nil {
+		return nil, formatError(err, "digests")
+	}
+	defer res.Close()
+	at := make(map[[2]string]int, n)
+	for k, a := range adds {
+		at[[2]string{a.User, a.Key}] = k
+	}
+	out := make([]store.DigestJoined, n)
+	for res.Next() {
+		var j store.DigestJoined
+		var user, key string
+		if err := res.Scan(&j.Digest, &user, &key, &j.Items); err != nil {
+			return nil, formatError(err, "digests")
+		}
+		if k, ok := at[[2]string{user, key}]; ok {
+			j.OK = true
+			out[k] = j
+		}
+	}
+	return out, formatError(res.Err(), "digests")
+}
+
+// AddDigestItems implements store.DigestBatchStatements: one insert over
+// the items' columns as arrays.
+func (d digestStatements) AddDigestItems(ctx context.Context, items []store.DigestItemRow, now time.Time) error {
+	n := len(items)
+	digests, itemIDs, keys, contents := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	seqs := make([]int32, n)
+	for k, it := range items {
+		digests[k], seqs[k], itemIDs[k], keys[k], contents[k] = it.Digest, int32(it.Seq), it.Item, it.CancellationKey, it.Content
+	}
+	return formatError(d.q.exec(ctx, d.s.q(`INSERT INTO {s}.digest_items (digest_id, seq, item_id, cancellation_key, content, created_at)
+SELECT a.digest_id, a.seq, a.item_id, a.cancellation_key, a.content::jsonb, $6
+FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[]) AS a(digest_id, seq, item_id, cancellation_key, content)`),
+		digests, seqs, itemIDs, keys, contents, now), "digest items")
 }
 
 // enqueueDigest writes a checked trigger of a digest type on q (its

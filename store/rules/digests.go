@@ -39,11 +39,33 @@ func DigestAddSQL(table string, id, user, typ, key, state, openedAt, closeAt, it
 	return `INSERT INTO ` + table + ` AS g (id, user_id, type, key, state, opened_at, close_at, items, max_items, lease_owner)
 VALUES (` + mark(id) + `, ` + mark(user) + `, ` + mark(typ) + `, ` + mark(key) + `, ` + mark(state) + `, ` + mark(openedAt) + `, ` +
 		mark(closeAt) + `, ` + mark(items) + `, ` + mark(maxItems) + `, '')
-ON CONFLICT (user_id, type, key) WHERE state = 'open' DO UPDATE SET items = g.items + 1,
+` + digestJoinConflict(now, mark) + `
+RETURNING id, items`
+}
+
+// DigestAddManySQL is DigestAddSQL for many users' digests of one trigger
+// at once (PostgreSQL, issue 36 item 6): rows is the caller's SELECT of
+// the proposed rows' columns (id, user_id, type, key, state, opened_at,
+// close_at, items, max_items, lease_owner), one per user and key, ordered
+// by user_id — the lock order of every write over several users' digests.
+// It returns id, user_id, key and items for each row added or counted; a
+// user and key without a row there found an open digest that no longer
+// takes items, and goes through DigestCloseSQL and DigestAddSQL alone.
+func DigestAddManySQL(table, rows string, now any, mark Marker) string {
+	return `INSERT INTO ` + table + ` AS g (id, user_id, type, key, state, opened_at, close_at, items, max_items, lease_owner)
+` + rows + `
+` + digestJoinConflict(now, mark) + `
+RETURNING id, user_id, key, items`
+}
+
+// digestJoinConflict is what DigestAddSQL and DigestAddManySQL do with the
+// open digest they find: count one more item, closing it (close_at = now)
+// when that reaches max_items — unless it no longer takes items.
+func digestJoinConflict(now any, mark Marker) string {
+	return `ON CONFLICT (user_id, type, key) WHERE state = 'open' DO UPDATE SET items = g.items + 1,
 	state = CASE WHEN g.items + 1 >= g.max_items THEN 'closed' ELSE 'open' END,
 	close_at = CASE WHEN g.items + 1 >= g.max_items THEN ` + mark(now) + ` ELSE g.close_at END
-WHERE g.close_at > ` + mark(now) + ` AND g.items < g.max_items
-RETURNING id, items`
+WHERE g.close_at > ` + mark(now) + ` AND g.items < g.max_items`
 }
 
 // DigestDueSQL is the condition of a digest a claim may take: its window

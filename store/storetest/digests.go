@@ -102,6 +102,43 @@ func testDigests(t *testing.T, h Harness) {
 			t.Fatalf("new digest = %+v", d)
 		}
 	})
+	t.Run("ManyUsersOneTrigger", func(t *testing.T) {
+		// One trigger to several users meets every case at once (on
+		// PostgreSQL in one statement, issue 36 item 6): u1's open digest
+		// whose window is over (closed, a new one opened), u2's open digest
+		// (joined; it reaches max items and closes), u3 without one
+		// (opened). The notifications come in no user order.
+		t.Parallel()
+		f, ids := setup(t)
+		f.user("u3")
+		f.device("u3", "d3", "android")
+		stale := f.digestTrigger(ids, "k", 2, false, 0, "u1").Notifications[0].Digest
+		live := f.digestTrigger(ids, "k", 2, false, 30*time.Second, "u2").Notifications[0].Digest
+		res := f.digestTrigger(ids, "k", 2, false, time.Minute, "u3", "u2", "u1")
+		u3, u2, u1 := res.Notifications[0], res.Notifications[1], res.Notifications[2]
+		if u1.UserID != "u1" || u1.Digest == "" || u1.Digest == stale || u2.Digest != live || u3.Digest == "" ||
+			u3.Digest == u1.Digest || u1.Deliveries+u2.Deliveries+u3.Deliveries != 0 {
+			t.Fatalf("trigger of three = %+v, want u1 in a new digest, u2 in %s, u3 in a new one", res.Notifications, live)
+		}
+		if d := f.getDigest(stale); d.State != store.DigestClosed || d.Items != 1 {
+			t.Fatalf("u1's old digest = %+v, want closed with one item", d)
+		}
+		if d := f.getDigest(live); d.State != store.DigestClosed || d.Items != 2 || !d.CloseAt.Equal(at(time.Minute)) {
+			t.Fatalf("u2's digest = %+v, want full and closed now", d)
+		}
+		for _, n := range []store.EnqueuedNotification{u1, u3} {
+			if d := f.getDigest(n.Digest); d.State != store.DigestOpen || d.Items != 1 || d.UserID != n.UserID ||
+				!d.CloseAt.Equal(at(2*time.Minute)) {
+				t.Fatalf("%s's new digest = %+v", n.UserID, d)
+			}
+		}
+		if es := f.entries(live); len(es) != 2 || es[1].Seq != 2 || es[1].Notification != u2.ID {
+			t.Fatalf("u2's items = %+v, want the trigger's as the second", es)
+		}
+		if es := f.entries(u1.Digest); len(es) != 1 || es[0].Seq != 1 || es[0].Notification != u1.ID {
+			t.Fatalf("u1's new items = %+v", es)
+		}
+	})
 	t.Run("ImmediateFirst", func(t *testing.T) {
 		t.Parallel()
 		f, ids := setup(t)
