@@ -23,10 +23,12 @@ type Digests interface {
 	// (close_at <= p.Now) or that max_items closed, and whose lease (if
 	// any) ended: state closed — no trigger joins it any more — lease_owner
 	// p.Owner, lease_until p.LeaseUntil. Two concurrent claims never
-	// return the same digest. The items are not read (Entries is nil): a
-	// claimed digest takes no more, and the worker reads each one's with
-	// ListDigestItems when it builds it, so a batch of full digests is not
-	// held in memory at once.
+	// return the same digest. A claimed digest takes no more items; a
+	// store may read them in the claim, for claimed digests whose items
+	// (not cancelled) total at most p.ReadItems (PostgreSQL does: a round
+	// trip fewer per digest); the others' Entries are nil, and the worker
+	// reads each one's with ListDigestItems when it builds it, so a batch
+	// of full digests is not held in memory at once.
 	ClaimDigests(ctx context.Context, p DigestClaimParams) ([]ClaimedDigest, error)
 	// FireDigest settles a claimed digest in one transaction, if
 	// f.Owner still holds its lease and it is still closed: with f.Enqueue
@@ -36,6 +38,11 @@ type Digests interface {
 	// notification. fired is false when the guard refused (nothing
 	// written).
 	FireDigest(ctx context.Context, f DigestFire) (fired bool, res EnqueueResult, err error)
+	// FireDigests is FireDigest of each of fs, in one transaction: one
+	// commit for a claimed batch (issue 36 item 6). It is all or nothing:
+	// an error (a user deleted since, say) writes none of them, and the
+	// caller fires them one by one.
+	FireDigests(ctx context.Context, fs []DigestFire) ([]DigestFired, error)
 	// ListDigests returns a page of digests, newest first, and the cursor
 	// of the next page ("" for the last); the filter is checked by
 	// CheckDigestFilter.
@@ -115,6 +122,9 @@ type DigestClaimParams struct {
 	Now        time.Time
 	LeaseUntil time.Time
 	Limit      int
+	// ReadItems bounds the items a claim may read with the digests
+	// (ClaimDigests); 0 reads none.
+	ReadItems int
 }
 
 // ClaimedDigest is a leased digest, with its items once read.
@@ -179,6 +189,12 @@ type DigestFire struct {
 	// sent. A fire refused for that releases the lease, and the next claim
 	// builds the digest again.
 	Cancelled int
+}
+
+// DigestFired is what FireDigest answers, for one fire of FireDigests.
+type DigestFired struct {
+	Fired bool
+	Res   EnqueueResult
 }
 
 // Outcome checks f's enqueue and says what the fire writes on the

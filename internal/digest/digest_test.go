@@ -102,6 +102,22 @@ func (f *fakeStore) FireDigest(_ context.Context, fire store.DigestFire) (bool, 
 	return true, store.EnqueueResult{}, nil
 }
 
+// FireDigests is all or nothing, as the stores': with fireErr pending,
+// the batch writes nothing and the worker fires each alone.
+func (f *fakeStore) FireDigests(ctx context.Context, fires []store.DigestFire) ([]store.DigestFired, error) {
+	for _, fire := range fires {
+		if fire.Enqueue != nil && f.fireErr != nil {
+			return nil, f.fireErr
+		}
+	}
+	out := make([]store.DigestFired, len(fires))
+	for i, fire := range fires {
+		ok, res, _ := f.FireDigest(ctx, fire)
+		out[i] = store.DigestFired{Fired: ok, Res: res}
+	}
+	return out, nil
+}
+
 func newWorker(t *testing.T, st *fakeStore, build Build, outcomes *[]string) *Worker {
 	t.Helper()
 	w, err := New(Config{Store: st, Build: build, Owner: "w1", Now: func() time.Time { return time.Unix(0, 0) },

@@ -16,6 +16,7 @@ import (
 type Store interface {
 	ClaimDigests(ctx context.Context, p store.DigestClaimParams) ([]store.ClaimedDigest, error)
 	FireDigest(ctx context.Context, f store.DigestFire) (bool, store.EnqueueResult, error)
+	FireDigests(ctx context.Context, fs []store.DigestFire) ([]store.DigestFired, error)
 	ListDigestItems(ctx context.Context, id string) ([]store.DigestItem, error)
 }
 
@@ -55,8 +56,10 @@ type Config struct {
 	// Now is the clock; default time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
-	// Fired, when set, is told of each fire that enqueued a notification
-	// (to wake the delivery workers), and Outcome of each digest settled:
+	// Fired, when set, is told once per claimed batch, after its fires,
+	// of the notifications they enqueued (their results merged), so the
+	// delivery workers are woken once and claim the batch's deliveries
+	// together rather than one by one; Outcome is told of each digest settled:
 	// "sent", "empty" or "failed".
 	Fired   func(res store.EnqueueResult)
 	Outcome func(outcome string)
@@ -162,52 +165,95 @@ func (w *Worker) run(ctx context.Context, done chan struct{}) {
 }
 
 // RunOnce claims one batch of due digests and fires each; it returns how
-// many it claimed.
+// many it claimed. The batch's fires are one transaction
+// (Store.FireDigests); if that fails, each is fired on its own, so one
+// digest the store refuses does not hold the others back.
 func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	now := w.cfg.Now()
 	claimed, err := w.cfg.Store.ClaimDigests(ctx, store.DigestClaimParams{Owner: w.cfg.Owner, Now: now,
-		LeaseUntil: now.Add(w.cfg.Lease), Limit: w.cfg.BatchSize})
+		LeaseUntil: now.Add(w.cfg.Lease), Limit: w.cfg.BatchSize, ReadItems: claimItems})
 	if err != nil {
 		return 0, err
 	}
 	var errs []error
+	var built []store.ClaimedDigest
+	var fires []store.DigestFire
 	for _, c := range claimed {
-		if err := w.fire(ctx, c); err != nil {
+		f, err := w.build(ctx, &c)
+		if err != nil {
 			errs = append(errs, err)
+			continue
 		}
+		built, fires = append(built, c), append(fires, f)
+	}
+	var fired store.EnqueueResult
+	if len(fires) == 0 {
+		// Nothing built.
+	} else if got, err := w.cfg.Store.FireDigests(ctx, fires); err == nil {
+		for i, c := range built {
+			w.settled(c, fires[i], got[i], &fired)
+		}
+	} else {
+		for i, c := range built {
+			if err := w.fire(ctx, c, fires[i], &fired); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if len(fired.Notifications) > 0 && w.cfg.Fired != nil {
+		w.cfg.Fired(fired)
 	}
 	return len(claimed), errors.Join(errs...)
 }
 
-// fire builds and fires one claimed digest. A digest whose trigger the
-// store refuses as invalid or whose user is gone is marked failed; any
-// other error leaves it to its lease's end, to be claimed again.
-func (w *Worker) fire(ctx context.Context, c store.ClaimedDigest) error {
+// claimItems bounds the items a claim reads with its digests (the rest
+// are read digest by digest as each is built): what one batch holds in
+// memory at once, a few MB.
+const claimItems = 10_000
+
+// build reads c's items if the claim did not and makes its fire: the
+// notification, or the failure that marks it failed. An error leaves it
+// to its lease's end, to be claimed again.
+func (w *Worker) build(ctx context.Context, c *store.ClaimedDigest) (store.DigestFire, error) {
 	if c.Items > 0 && c.Entries == nil {
 		var err error
 		if c.Entries, err = w.cfg.Store.ListDigestItems(ctx, c.ID); err != nil {
-			return err
+			return store.DigestFire{}, err
 		}
 	}
-	p, err := w.cfg.Build(ctx, c)
+	p, err := w.cfg.Build(ctx, *c)
 	f := store.DigestFire{ID: c.ID, Owner: w.cfg.Owner, Now: w.cfg.Now(), Enqueue: p, Cancelled: c.Cancelled}
 	var failure *Failure
 	switch {
 	case errors.As(err, &failure):
 		f.Enqueue, f.Failure = nil, failure.Reason
 	case err != nil:
-		return err
+		return store.DigestFire{}, err
 	}
-	fired, res, err := w.cfg.Store.FireDigest(ctx, f)
+	return f, nil
+}
+
+// fire fires one built digest alone. A digest whose trigger the store
+// refuses as invalid or whose user is gone is marked failed; any other
+// error leaves it to its lease's end, to be claimed again.
+func (w *Worker) fire(ctx context.Context, c store.ClaimedDigest, f store.DigestFire, fired *store.EnqueueResult) error {
+	ok, res, err := w.cfg.Store.FireDigest(ctx, f)
 	if code := heraldtype.ErrorCode(err); err != nil && f.Failure == "" && (code == heraldtype.ENOTFOUND || code == heraldtype.EINVALID) {
 		f.Enqueue, f.Failure = nil, err.Error() // "not_found: user … not found"
-		fired, res, err = w.cfg.Store.FireDigest(ctx, f)
+		ok, res, err = w.cfg.Store.FireDigest(ctx, f)
 	}
 	if err != nil {
 		return err
 	}
-	if !fired {
-		return nil // another worker holds it now, or a cancel took an item out: built again
+	w.settled(c, f, store.DigestFired{Fired: ok, Res: res}, fired)
+	return nil
+}
+
+// settled counts what a fire did, and adds the notification it enqueued
+// to fired.
+func (w *Worker) settled(c store.ClaimedDigest, f store.DigestFire, got store.DigestFired, fired *store.EnqueueResult) {
+	if !got.Fired {
+		return // another worker holds it now, or a cancel took an item out: built again
 	}
 	outcome := "sent"
 	switch {
@@ -216,11 +262,11 @@ func (w *Worker) fire(ctx context.Context, c store.ClaimedDigest) error {
 		w.cfg.Logger.Warn("digest: not sent", "digest", c.ID, "user", c.UserID, "type", c.Type, "reason", f.Failure)
 	case f.Enqueue == nil:
 		outcome = "empty"
-	case w.cfg.Fired != nil:
-		w.cfg.Fired(res)
+	default:
+		fired.Notifications = append(fired.Notifications, got.Res.Notifications...)
+		fired.Inbox = append(fired.Inbox, got.Res.Inbox...)
 	}
 	if w.cfg.Outcome != nil {
 		w.cfg.Outcome(outcome)
 	}
-	return nil
 }

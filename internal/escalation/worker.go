@@ -61,8 +61,10 @@ type Config struct {
 	// Now is the clock; default time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
-	// Fired, when set, is told of each fire that enqueued a notification
-	// (to wake the delivery workers), and Outcome of each step settled:
+	// Fired, when set, is told once per claimed batch, after its fires,
+	// of the notifications they enqueued (their results merged), so the
+	// delivery workers are woken once and claim the batch's deliveries
+	// together rather than one by one; Outcome is told of each step settled:
 	// OutcomeEscalated, OutcomeStopped or OutcomeFailed.
 	Fired   func(res store.EnqueueResult)
 	Outcome func(outcome string)
@@ -162,10 +164,14 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	var errs []error
+	var fired store.EnqueueResult
 	for _, c := range claimed {
-		if err := w.fire(ctx, c); err != nil {
+		if err := w.fire(ctx, c, &fired); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if len(fired.Notifications) > 0 && w.cfg.Fired != nil {
+		w.cfg.Fired(fired)
 	}
 	return len(claimed), errors.Join(errs...)
 }
@@ -174,7 +180,7 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 // store refuses as invalid or whose user is gone is stopped with the
 // reason; any other error leaves it to its lease's end, to be claimed
 // again.
-func (w *Worker) fire(ctx context.Context, c store.ClaimedEscalation) error {
+func (w *Worker) fire(ctx context.Context, c store.ClaimedEscalation, fired *store.EnqueueResult) error {
 	p, err := w.cfg.Build(ctx, c)
 	f := store.EscalationFire{NotificationID: c.NotificationID, Step: c.Step, Owner: w.cfg.Owner, Now: w.cfg.Now(), Enqueue: p}
 	var failure *Failure
@@ -198,9 +204,8 @@ func (w *Worker) fire(ctx context.Context, c store.ClaimedEscalation) error {
 		return nil // another worker holds it now, or a receipt or a cancel stopped it
 	case outcome == heraldtype.EscalationFired:
 		label = OutcomeEscalated
-		if w.cfg.Fired != nil {
-			w.cfg.Fired(res)
-		}
+		fired.Notifications = append(fired.Notifications, res.Notifications...)
+		fired.Inbox = append(fired.Inbox, res.Inbox...)
 	case f.Failure != "" && reason == f.Failure:
 		label = OutcomeFailed
 		w.cfg.Logger.Warn("escalation: not sent", "notification", c.NotificationID, "step", c.Step, "reason", reason)

@@ -196,7 +196,10 @@ RETURNING g.id, g.user_id, g.type, g.key, g.state, g.opened_at, g.close_at, g.it
 			}
 			out = append(out, store.ClaimedDigest{DigestInfo: d})
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return s.readClaimedItems(ctx, tx, out, p.ReadItems)
 	})
 	if err != nil {
 		return nil, formatError(err, "digests")
@@ -204,53 +207,128 @@ RETURNING g.id, g.user_id, g.type, g.key, g.state, g.opened_at, g.close_at, g.it
 	return out, nil
 }
 
+// readClaimedItems reads, in the claim's transaction, the items of the
+// claimed digests in claim order while their total stays within limit:
+// one query instead of one per digest. A cancel of an item waits for the
+// claim's lock on its digest, so what is read matches the claimed
+// cancelled count the fire is guarded by.
+func (s *Store) readClaimedItems(ctx context.Context, tx pgx.Tx, ds []store.ClaimedDigest, limit int) error {
+	var ids []string
+	at := map[string]int{}
+	total := 0
+	for i, d := range ds {
+		if total += d.Items - d.Cancelled; total > limit {
+			break
+		}
+		ds[i].Entries = []store.DigestItem{}
+		if d.Items > d.Cancelled {
+			ids = append(ids, d.ID)
+			at[d.ID] = i
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, s.q(`SELECT digest_id, seq, content, created_at FROM {s}.digest_items
+WHERE digest_id = ANY ($1::text[]) AND cancelled_at IS NULL ORDER BY digest_id, seq`), ids)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var seq int
+		var content []byte
+		var created time.Time
+		if err := rows.Scan(&id, &seq, &content, &created); err != nil {
+			return err
+		}
+		it, err := store.ParseDigestItem(seq, content, created)
+		if err != nil {
+			return err
+		}
+		i := at[id]
+		ds[i].Entries = append(ds[i].Entries, it)
+	}
+	return rows.Err()
+}
+
 // FireDigest implements store.Store: the guarded UPDATE first (a digest
 // whose lease another worker took since writes nothing), then the
 // notification's enqueue, in one transaction.
 func (s *Store) FireDigest(ctx context.Context, f store.DigestFire) (bool, store.EnqueueResult, error) {
-	state, nid, err := f.Outcome()
+	got, err := s.FireDigests(ctx, []store.DigestFire{f})
 	if err != nil {
 		return false, store.EnqueueResult{}, err
 	}
-	var fired bool
-	var res store.EnqueueResult
-	var w wake
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		fired = false
-		tag, err := tx.Exec(ctx, s.q(`UPDATE {s}.digests SET state = $3, notification_id = NULLIF($4, ''), sent_at = $5,
-	last_error = $6, lease_owner = '', lease_until = NULL
-WHERE id = $1 AND lease_owner = $2 AND state = 'closed' AND cancelled = $7`), f.ID, f.Owner, state, nid, f.Now, f.Failure,
-			f.Cancelled)
-		if err != nil {
-			return err
+	return got[0].Fired, got[0].Res, nil
+}
+
+// FireDigests implements store.Store: each fire as FireDigest's, in one
+// transaction.
+func (s *Store) FireDigests(ctx context.Context, fs []store.DigestFire) ([]store.DigestFired, error) {
+	for _, f := range fs {
+		if _, _, err := f.Outcome(); err != nil {
+			return nil, err
 		}
-		if tag.RowsAffected() == 0 {
-			// A cancel took an item out since the claim (it holds the row
-			// until it commits, and the guard is checked again on the row
-			// it committed): free the digest for the next claim, which
-			// builds it again.
-			_, err = tx.Exec(ctx, s.q(`UPDATE {s}.digests SET lease_until = NULL
-WHERE id = $1 AND lease_owner = $2 AND state = 'closed' AND cancelled <> $3`), f.ID, f.Owner, f.Cancelled)
-			return err
+	}
+	out := make([]store.DigestFired, len(fs))
+	var all wake
+	var current string
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		all = wake{}
+		for i, f := range fs {
+			current = f.ID
+			fired, res, w, err := s.fireDigest(ctx, tx, f)
+			if err != nil {
+				return err
+			}
+			out[i] = store.DigestFired{Fired: fired, Res: res}
+			all.deliveries = all.deliveries || w.deliveries
+			all.inboxUsers = append(all.inboxUsers, w.inboxUsers...)
 		}
-		fired = true
-		if f.Enqueue == nil || f.Failure != "" {
-			return nil
-		}
-		if res, w, err = s.enqueue(ctx, pgxQuerier{tx}, *f.Enqueue); err != nil {
-			return err
-		}
-		if got := res.Notifications[0].ID; got != nid {
-			// Replayed: the key's first notification is the digest's.
-			_, err = tx.Exec(ctx, s.q(`UPDATE {s}.digests SET notification_id = $2 WHERE id = $1`), f.ID, got)
-		}
-		return err
+		return nil
 	})
 	if err != nil {
-		return false, store.EnqueueResult{}, formatError(err, "digest "+quote(f.ID))
+		return nil, formatError(err, "digest "+quote(current))
 	}
-	s.waker.post(w)
-	return fired, res, nil
+	s.waker.post(all)
+	return out, nil
+}
+
+// fireDigest is one fire on tx: the guarded UPDATE first (a digest whose
+// lease another worker took since writes nothing), then the
+// notification's enqueue.
+func (s *Store) fireDigest(ctx context.Context, tx pgx.Tx, f store.DigestFire) (bool, store.EnqueueResult, wake, error) {
+	state, nid, _ := f.Outcome()
+	tag, err := tx.Exec(ctx, s.q(`UPDATE {s}.digests SET state = $3, notification_id = NULLIF($4, ''), sent_at = $5,
+	last_error = $6, lease_owner = '', lease_until = NULL
+WHERE id = $1 AND lease_owner = $2 AND state = 'closed' AND cancelled = $7`), f.ID, f.Owner, state, nid, f.Now, f.Failure,
+		f.Cancelled)
+	if err != nil {
+		return false, store.EnqueueResult{}, wake{}, err
+	}
+	if tag.RowsAffected() == 0 {
+		// A cancel took an item out since the claim (it holds the row
+		// until it commits, and the guard is checked again on the row it
+		// committed): free the digest for the next claim, which builds it
+		// again.
+		_, err = tx.Exec(ctx, s.q(`UPDATE {s}.digests SET lease_until = NULL
+WHERE id = $1 AND lease_owner = $2 AND state = 'closed' AND cancelled <> $3`), f.ID, f.Owner, f.Cancelled)
+		return false, store.EnqueueResult{}, wake{}, err
+	}
+	if f.Enqueue == nil || f.Failure != "" {
+		return true, store.EnqueueResult{}, wake{}, nil
+	}
+	res, w, err := s.enqueue(ctx, pgxQuerier{tx}, *f.Enqueue)
+	if err != nil {
+		return false, store.EnqueueResult{}, wake{}, err
+	}
+	if got := res.Notifications[0].ID; got != nid {
+		// Replayed: the key's first notification is the digest's.
+		_, err = tx.Exec(ctx, s.q(`UPDATE {s}.digests SET notification_id = $2 WHERE id = $1`), f.ID, got)
+	}
+	return true, res, w, err
 }
 
 // ListDigestItems implements store.Store.

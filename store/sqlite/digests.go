@@ -151,47 +151,70 @@ RETURNING `+digestColumns, append(args, p.Limit)...)
 // FireDigest implements store.Store: the guarded UPDATE, then the
 // notification's enqueue, in one write transaction.
 func (s *Store) FireDigest(ctx context.Context, f store.DigestFire) (bool, store.EnqueueResult, error) {
-	state, nid, err := f.Outcome()
+	got, err := s.FireDigests(ctx, []store.DigestFire{f})
 	if err != nil {
 		return false, store.EnqueueResult{}, err
 	}
-	var fired bool
-	var res store.EnqueueResult
-	err = s.inTx(ctx, func(tx *writeTx) error {
-		fired = false
-		r, err := s.exec(ctx, tx, `UPDATE digests SET state = ?, notification_id = NULLIF(?, ''), sent_at = ?, last_error = ?,
-	lease_owner = '', lease_until = NULL
-WHERE id = ? AND lease_owner = ? AND state = 'closed' AND cancelled = ?`, state, nid, micros(f.Now), f.Failure, f.ID, f.Owner,
-			f.Cancelled)
-		if err != nil {
-			return formatError(err, "digest "+quote(f.ID))
+	return got[0].Fired, got[0].Res, nil
+}
+
+// FireDigests implements store.Store: each fire as FireDigest's, in one
+// transaction.
+func (s *Store) FireDigests(ctx context.Context, fs []store.DigestFire) ([]store.DigestFired, error) {
+	for _, f := range fs {
+		if _, _, err := f.Outcome(); err != nil {
+			return nil, err
 		}
-		if n, err := r.RowsAffected(); err != nil || n == 0 {
-			if err == nil {
-				// A cancel took an item out since the claim: free the
-				// digest for the next claim, which builds it again.
-				_, err = s.exec(ctx, tx, `UPDATE digests SET lease_until = NULL
-WHERE id = ? AND lease_owner = ? AND state = 'closed' AND cancelled <> ?`, f.ID, f.Owner, f.Cancelled)
+	}
+	out := make([]store.DigestFired, len(fs))
+	err := s.inTx(ctx, func(tx *writeTx) error {
+		for i, f := range fs {
+			fired, res, err := s.fireDigest(ctx, tx, f)
+			if err != nil {
+				return err
 			}
-			return formatError(err, "digest "+quote(f.ID))
-		}
-		fired = true
-		if f.Enqueue == nil || f.Failure != "" {
-			return nil
-		}
-		if res, err = s.enqueue(ctx, tx, *f.Enqueue); err != nil {
-			return err
-		}
-		if got := res.Notifications[0].ID; got != nid {
-			_, err = s.exec(ctx, tx, `UPDATE digests SET notification_id = ? WHERE id = ?`, got, f.ID)
-			return formatError(err, "digest "+quote(f.ID))
+			out[i] = store.DigestFired{Fired: fired, Res: res}
 		}
 		return nil
 	})
 	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// fireDigest is one fire on tx: the guarded UPDATE first, then the
+// notification's enqueue.
+func (s *Store) fireDigest(ctx context.Context, tx *writeTx, f store.DigestFire) (bool, store.EnqueueResult, error) {
+	state, nid, _ := f.Outcome()
+	r, err := s.exec(ctx, tx, `UPDATE digests SET state = ?, notification_id = NULLIF(?, ''), sent_at = ?, last_error = ?,
+	lease_owner = '', lease_until = NULL
+WHERE id = ? AND lease_owner = ? AND state = 'closed' AND cancelled = ?`, state, nid, micros(f.Now), f.Failure, f.ID, f.Owner,
+		f.Cancelled)
+	if err != nil {
+		return false, store.EnqueueResult{}, formatError(err, "digest "+quote(f.ID))
+	}
+	if n, err := r.RowsAffected(); err != nil || n == 0 {
+		if err == nil {
+			// A cancel took an item out since the claim: free the digest
+			// for the next claim, which builds it again.
+			_, err = s.exec(ctx, tx, `UPDATE digests SET lease_until = NULL
+WHERE id = ? AND lease_owner = ? AND state = 'closed' AND cancelled <> ?`, f.ID, f.Owner, f.Cancelled)
+		}
+		return false, store.EnqueueResult{}, formatError(err, "digest "+quote(f.ID))
+	}
+	if f.Enqueue == nil || f.Failure != "" {
+		return true, store.EnqueueResult{}, nil
+	}
+	res, err := s.enqueue(ctx, tx, *f.Enqueue)
+	if err != nil {
 		return false, store.EnqueueResult{}, err
 	}
-	return fired, res, nil
+	if got := res.Notifications[0].ID; got != nid {
+		_, err = s.exec(ctx, tx, `UPDATE digests SET notification_id = ? WHERE id = ?`, got, f.ID)
+		return true, res, formatError(err, "digest "+quote(f.ID))
+	}
+	return true, res, nil
 }
 
 // ListDigestItems implements store.Store.

@@ -139,6 +139,40 @@ func testDigests(t *testing.T, h Harness) {
 			t.Fatalf("u1's new items = %+v", es)
 		}
 	})
+	t.Run("ClaimMayReadItems", func(t *testing.T) {
+		// A claim may read the items too, within ReadItems; what it reads
+		// is what ListDigestItems reads (cancelled items left out).
+		t.Parallel()
+		f, ids := setup(t)
+		for i := range 3 {
+			f.digestTrigger(ids, "k", 10, false, time.Duration(i)*time.Second, "u1")
+		}
+		f.digestTrigger(ids, "k", 10, false, 0, "u2")
+		for k, limit := range []int{2, 100} {
+			// The second claim comes after the first one's lease.
+			now := at(time.Minute + time.Duration(k)*time.Hour)
+			got, err := f.s.ClaimDigests(f.ctx, store.DigestClaimParams{Owner: "w", Now: now,
+				LeaseUntil: now.Add(time.Second), Limit: 10, ReadItems: limit})
+			if err != nil || len(got) != 2 {
+				t.Fatalf("ClaimDigests = %d digests, %v; want 2", len(got), err)
+			}
+			read := 0
+			for _, c := range got {
+				if c.Entries == nil {
+					continue
+				}
+				read += len(c.Entries)
+				if want := f.entries(c.ID); !slices.EqualFunc(c.Entries, want, func(a, b store.DigestItem) bool {
+					return a.Seq == b.Seq && a.Notification == b.Notification && a.Title == b.Title && a.CreatedAt.Equal(b.CreatedAt)
+				}) {
+					t.Fatalf("claimed items of %s = %+v, want %+v", c.ID, c.Entries, want)
+				}
+			}
+			if read > limit {
+				t.Fatalf("the claim read %d items, past ReadItems %d", read, limit)
+			}
+		}
+	})
 	t.Run("ImmediateFirst", func(t *testing.T) {
 		t.Parallel()
 		f, ids := setup(t)
@@ -218,6 +252,46 @@ func testDigests(t *testing.T, h Harness) {
 		}
 		if got := f.claimDigests("w3", at(time.Hour), 10); len(got) != 0 {
 			t.Fatalf("a sent digest was claimed again: %+v", got)
+		}
+	})
+	t.Run("FireManyAllOrNothing", func(t *testing.T) {
+		// A claimed batch fires in one transaction (issue 36 item 6): all
+		// of it, or — one enqueue refused — none of it.
+		t.Parallel()
+		f, ids := setup(t)
+		d1 := f.digestTrigger(ids, "k", 10, false, 0, "u1").Notifications[0].Digest
+		d2 := f.digestTrigger(ids, "k", 10, false, 0, "u2").Notifications[0].Digest
+		if got := f.claimDigests("w", at(time.Minute), 10); len(got) != 2 {
+			t.Fatalf("claimed %d, want 2", len(got))
+		}
+		fireOf := func(digest, user, nid string) store.DigestFire {
+			n := f.notification(user)
+			n.ID = nid
+			p := params(n)
+			p.Now = at(time.Minute)
+			p.IdempotencyKey, p.IdempotencyNamespace, p.RequestHash = store.DigestIdempotencyKey(digest), store.DigestNamespace, "h"
+			return store.DigestFire{ID: digest, Owner: "w", Now: p.Now, Enqueue: &p}
+		}
+		bad := fireOf(d2, "ghost", "n-ghost")
+		if _, err := f.s.FireDigests(f.ctx, []store.DigestFire{fireOf(d1, "u1", "n1"), bad}); heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
+			t.Fatalf("FireDigests with a missing user = %v, want not_found", err)
+		}
+		if d := f.getDigest(d1); d.State != store.DigestClosed || d.NotificationID != "" {
+			t.Fatalf("after the refused batch, d1 = %+v; want it untouched", d)
+		}
+		if _, err := f.s.GetNotification(f.ctx, "n1"); heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND {
+			t.Fatalf("the refused batch wrote n1: %v", err)
+		}
+		got, err := f.s.FireDigests(f.ctx, []store.DigestFire{fireOf(d1, "u1", "n1"), fireOf(d2, "u2", "n2"),
+			fireOf(d2, "u2", "n2-again")})
+		if err != nil || len(got) != 3 || !got[0].Fired || !got[1].Fired || got[2].Fired ||
+			got[0].Res.Notifications[0].ID != "n1" || got[1].Res.Notifications[0].ID != "n2" {
+			t.Fatalf("FireDigests = %+v, %v; want both fired once", got, err)
+		}
+		for digest, nid := range map[string]string{d1: "n1", d2: "n2"} {
+			if d := f.getDigest(digest); d.State != store.DigestSent || d.NotificationID != nid || len(f.deliveries(nid)) != 1 {
+				t.Fatalf("digest %s = %+v, want sent as %s with its delivery", digest, d, nid)
+			}
 		}
 	})
 	t.Run("Failed", func(t *testing.T) {
