@@ -469,3 +469,51 @@ func TestDigestPolicyAtSendTime(t *testing.T) {
 		t.Fatalf("the phone got %d pushes, want the first digest's one", got)
 	}
 }
+
+// Issue 36 item 1 on PostgreSQL: a rule's notification of a digest type
+// applied with its event (the inline path's set-based write) joins the
+// digest, as a trigger's does.
+func TestRuleNotificationsJoinTheDigestPostgres(t *testing.T) {
+	dsn, schema := pgtest.NewSchema(t)
+	ctx := t.Context()
+	st, err := postgres.Open(ctx, dsn, postgres.Options{Schema: schema, MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(Config{Store: st, Providers: map[string]Provider{"fcm": okProvider{}},
+		Types: map[string]TypeConfig{"comment": commentDigest(nil)}, Rules: RuleConfig{Pause: -1},
+		DisableWorkers: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutUser(ctx, "u1", UserInput{}); err != nil {
+		t.Fatal(err)
+	}
+	r := Rule{Name: "comments", When: heraldtype.RuleWhen{Event: "comment_added"},
+		Audience: heraldtype.RuleAudience{EventUser: true},
+		Notify:   heraldtype.RuleNotify{Type: "comment", Title: "New comment", Data: map[string]string{"post_id": "p1", "author": "{{.who}}"}}}
+	if _, _, err := c.PutRule(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	for i, who := range []string{"ann", "bo", "cy"} {
+		if _, err := c.Track(ctx, Event{ID: fmt.Sprint("c", i), Name: "comment_added", UserID: "u1",
+			Subject: fmt.Sprint("comment:", i), Data: map[string]string{"who": who}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.ruleRunner.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	page, err := c.ListDigests(ctx, DigestFilter{UserID: "u1"})
+	if err != nil || len(page.Digests) != 1 || page.Digests[0].Items != 3 {
+		t.Fatalf("digests = %+v, %v; want one of 3 items", page.Digests, err)
+	}
+	h, err := c.ListHistory(ctx, HistoryFilter{UserID: "u1"})
+	if err != nil || len(h.Notifications) != 0 {
+		t.Fatalf("history = %+v, %v; want no plain notification", h.Notifications, err)
+	}
+}

@@ -3,6 +3,7 @@ package herald
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"testing"
@@ -217,4 +218,65 @@ func TestDigestScheduleReadOnlyForScheduledTypes(t *testing.T) {
 		t.Fatalf("the other instance's trigger after its list was read again = %+v, want it digested", n)
 	}
 	wantReads(2)
+}
+
+// Issue 36 item 1: a digest is declared on the type, so what a rule sends
+// of that type is digested too: three events for one user within the
+// window are one digest, its notification sourced from the digest.
+func TestRuleNotificationsJoinTheTypesDigest(t *testing.T) {
+	p := newPolicyPipeline(t, func(c *Config) {
+		c.Types = map[string]TypeConfig{"comment": commentDigest(nil)}
+		c.Rules = RuleConfig{Pause: -1}
+	})
+	p.user("u1", "Asia/Seoul", "tok-u1")
+	r := Rule{Name: "comments", When: heraldtype.RuleWhen{Event: "comment_added"},
+		Audience: heraldtype.RuleAudience{EventUser: true},
+		Notify:   heraldtype.RuleNotify{Type: "comment", Title: "New comment", Data: map[string]string{"post_id": "{{.post}}", "author": "{{.who}}"}}}
+	if _, _, err := p.client.PutRule(p.ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	for i, who := range []string{"ann", "bo", "cy"} {
+		if _, err := p.client.Track(p.ctx, Event{ID: fmt.Sprint("c", i), Name: "comment_added", UserID: "u1",
+			Subject: fmt.Sprint("comment:", i), Data: map[string]string{"post": "p1", "who": who}}); err != nil {
+			t.Fatal(err)
+		}
+		p.fanOut()
+	}
+	if sent := p.work(); sent != 0 {
+		t.Fatalf("sent %d before the window ended, want none", sent)
+	}
+	p.clock.Advance(time.Minute)
+	if n, err := p.client.runDigestsOnce(p.ctx); err != nil || n != 1 {
+		t.Fatalf("claimed %d digests (%v), want 1", n, err)
+	}
+	if sent := p.work(); sent != 1 {
+		t.Fatalf("sent %d, want the one digest", sent)
+	}
+	h := p.history(HistoryFilter{UserID: "u1"})
+	if len(h) != 1 || h[0].Title != "3 new comments" || h[0].Source == nil || h[0].Source.Kind != heraldtype.SourceDigest ||
+		h[0].Source.Count != 3 {
+		t.Fatalf("history = %+v, want one digest of 3", h)
+	}
+}
+
+// Issue 36: a reminder's occurrence is sent at its time, never folded into
+// its type's digest — as a trigger's future send_at is not.
+func TestReminderOccurrencesAreNotDigested(t *testing.T) {
+	p := newReminderPipeline(t)
+	if _, err := p.client.PutType(p.ctx, "cart_reminder", commentDigest(func(d *DigestConfig) { d.Key = "" })); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.client.PutReminder(p.ctx, cartReminder("cart-42")); err != nil {
+		t.Fatal(err)
+	}
+	p.clock.Advance(time.Hour)
+	if c := p.tickReminders(); c["enqueued"] != 1 {
+		t.Fatalf("ticked %v, want one occurrence enqueued", c)
+	}
+	if page, err := p.client.ListDigests(p.ctx, DigestFilter{UserID: "u1"}); err != nil || len(page.Digests) != 0 {
+		t.Fatalf("digests = %+v, %v; want none", page.Digests, err)
+	}
+	if sent := p.work(); sent != 1 {
+		t.Fatalf("sent %d, want the occurrence", sent)
+	}
 }

@@ -37,6 +37,11 @@ func (c *Client) buildOccurrence(ctx context.Context, f reminder.Firing) (*store
 	if err != nil {
 		return nil, err
 	}
+	// An occurrence is sent at its scheduled time, never folded into a
+	// digest (issue 36): as a trigger's future send_at is not. PostgreSQL
+	// writes a batch of occurrences set-based, which a digest's join
+	// (read, then write) cannot be.
+	p.Digest = nil
 	// The timeline names the reminder and the occurrence (issue 19 item 8).
 	src := &heraldtype.Source{Kind: heraldtype.SourceReminder, ID: r.ID, Name: r.Key, Occurrence: f.Occurrence.ID()}
 	for i := range p.Notifications {

@@ -54,9 +54,9 @@ func (c *Client) inlineBatches(ctx context.Context, rec *store.EventRecord, aud 
 // inlineBatch reads run's audience, at most n users, and builds its one
 // batch; ok is false when the run is the runner's: it failed already, its
 // audience pages through a source the deployment registered or a webhook,
-// it has more than n users, or the audience or the batch could not be
-// read or built (the runner tries again, or fails the run with the
-// reason).
+// it has more than n users, its notifications join digests, or the
+// audience or the batch could not be read or built (the runner tries
+// again, or fails the run with the reason).
 func (c *Client) inlineBatch(ctx context.Context, aud audience.Resolver, run heraldtype.RuleRun, n int, now time.Time) (store.InlineBatch, bool) {
 	a := run.Job.Audience
 	if run.LastError != "" || a.Source != "" || a.Webhook != nil || a.Limit < 1 {
@@ -85,7 +85,12 @@ func (c *Client) inlineBatch(ctx context.Context, aud audience.Resolver, run her
 	bctx, span := c.startInlineBatch(ctx, run, len(ids))
 	p, err := c.buildRuleBatch(bctx, run, ids) // stamps the batch span's context
 	endInlineBatch(span, p, err)
-	if err != nil {
+	if err != nil || p.Digest != nil {
+		// A batch that joins digests (issue 36) is the runner's: the
+		// event's write is set-based and pipelined on PostgreSQL, and a
+		// join reads what it found before it writes; the runner's batch
+		// goes through the store's enqueue, which joins. The digest
+		// waits for its window anyway.
 		return store.InlineBatch{}, false
 	}
 	p.Now = now

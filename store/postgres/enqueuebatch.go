@@ -108,6 +108,13 @@ func (s *Store) enqueueMany(ctx context.Context, ps []store.EnqueueParams) (_ []
 // Group commit (enqueueMany) and a batch of reminder fires
 // (FireReminders) write their triggers with it.
 func (s *Store) writeBatch(ps []store.EnqueueParams) (_ []step, done func() ([]store.EnqueueResult, []wake), _ error) {
+	for _, p := range ps {
+		if p.Digest != nil {
+			// A join reads before it writes: it cannot be a pipelined
+			// step. Callers route digest triggers to enqueueDigest.
+			return nil, nil, heraldtype.Errorf(heraldtype.EINVALID, "enqueue: a digest trigger cannot be written in a set-based batch")
+		}
+	}
 	if merged, ok := mergeCalls(ps); ok {
 		var shared enqueueState
 		steps, err := s.writeSteps(merged, &shared)
