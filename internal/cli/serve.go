@@ -239,7 +239,10 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 	}
 	api, err := httpapi.New(httpapi.Config{
 		Console: con,
-		Client:  client, Logger: client.Logger(herald.ComponentHTTP), MaxBodyBytes: cfg.MaxBodyBytes,
+		// The web SDK's example page is a newcomer's, against --dev's
+		// open API; a production server does not serve it.
+		SDKExample: dev,
+		Client:     client, Logger: client.Logger(herald.ComponentHTTP), MaxBodyBytes: cfg.MaxBodyBytes,
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 		Auth: httpapi.AuthConfig{Keys: keys, UserTokens: userTokens, Disabled: dev,
 			OpenMetrics: !cfg.Auth.MetricsAuth},
