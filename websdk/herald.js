@@ -194,10 +194,18 @@ class InboxStream {
       this.h.status("offline");
       return;
     }
-    if (!wasOpen && !this.useSSE && ++this.wsFailures >= wsFailuresBeforeSSE) this.useSSE = true;
+    // A WebSocket that never opens may be a proxy that refuses upgrades:
+    // after two, try Server-Sent Events; after an SSE failure, WebSocket
+    // again (a network that was down fails both).
+    if (!wasOpen && this.useSSE && typeof WebSocket !== "undefined") {
+      this.useSSE = false;
+      this.wsFailures = 0;
+    } else if (!wasOpen && !this.useSSE && ++this.wsFailures >= wsFailuresBeforeSSE) {
+      this.useSSE = true;
+    }
     // A browser does not say why a stream could not open; a token the
     // server no longer takes is one reason, so the first retry asks anew.
-    if (!wasOpen && this.failures === 0) this.needToken = true;
+    if (!wasOpen && this.failures <= 1) this.needToken = true;
     this.retry();
   }
 
@@ -339,7 +347,18 @@ export class HeraldInbox extends HTMLElement {
   set strings(s) { this._strings = { ...defaultStrings, ...s }; this.renderChrome(); this.renderList(); }
   get strings() { return this._strings; }
 
-  connectedCallback() { this.maybeStart(); }
+  connectedCallback() {
+    // A page may set these before herald.js defined the element: take
+    // them over from the plain properties they became.
+    for (const k of ["strings", "token", "getToken"]) {
+      if (Object.prototype.hasOwnProperty.call(this, k)) {
+        const v = this[k];
+        delete this[k];
+        this[k] = v;
+      }
+    }
+    this.maybeStart();
+  }
   disconnectedCallback() { this.stop(); }
 
   maybeStart() {
@@ -686,7 +705,7 @@ export async function registerWebPush({ serviceWorker, server = "", userToken = 
   return device;
 }
 
-// expiresSoon reports whether a JWT's exp is less than 10 s away, so the
+// expiresSoon reports whether a JWT's exp is less than 5 s away, so the
 // token is refreshed before a call rather than after a refusal. A token
 // that is no JWT (or has no exp) is used until Herald refuses it.
 function expiresSoon(token) {
@@ -694,7 +713,7 @@ function expiresSoon(token) {
   if (!part) return false;
   try {
     const claims = JSON.parse(new TextDecoder().decode(base64urlBytes(part)));
-    return typeof claims.exp === "number" && claims.exp * 1000 < Date.now() + 10000;
+    return typeof claims.exp === "number" && claims.exp * 1000 < Date.now() + 5000;
   } catch {
     return false;
   }

@@ -1,0 +1,215 @@
+package e2e
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/heraldhq/herald/heraldclient"
+	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/browsertest"
+)
+
+// sdkWithin is how long the inbox may take to show a change: a stream
+// event, or a reconnect's backoff, on a loaded machine.
+const sdkWithin = 20 * time.Second
+
+// inboxJS is the expression for the page's inbox element's shadow root.
+const inboxJS = `document.querySelector("herald-inbox").shadowRoot`
+
+// TestWebSDKInbox drives <herald-inbox> in headless Chromium on an app's
+// page of another origin, against a real `herald serve` (issue 38 items 2
+// and 4): it renders the user's items with paging and the unread badge;
+// an item sent meanwhile appears without a reload; mark read, archive and
+// read all reach Herald; a second tab follows the first's read state; the
+// network is cut, items are sent while it is down, and each appears once
+// after the reconnect; axe-core finds nothing serious.
+func TestWebSDKInbox(t *testing.T) {
+	b := browsertest.Start(t)
+	s := startSDKServer(t)
+	ctx := t.Context()
+	const user = "ana"
+	if _, err := s.api.PutUser(ctx, user, heraldclient.UserInput{Timezone: "UTC"}); err != nil {
+		t.Fatal(err)
+	}
+	send := func(title string) int64 {
+		t.Helper()
+		if _, err := s.api.Trigger(ctx, heraldclient.TriggerRequest{UserID: user, Type: "news", Title: title,
+			Body: "About " + title, Channels: []heraldtype.Channel{heraldtype.ChannelInApp}}); err != nil {
+			t.Fatal(err)
+		}
+		page, err := s.api.ListInbox(ctx, user, heraldtype.InboxFilter{Limit: 1})
+		if err != nil || len(page.Items) == 0 || page.Items[0].Title != title {
+			t.Fatalf("the inbox after sending %q: %+v, %v", title, page, err)
+		}
+		return page.Items[0].ID
+	}
+	first, second, third := send("First"), send("Second"), send("Third")
+
+	// The list, two to a page, with the badge; the next page on request.
+	a := b.Open(t, s.app.URL+"/inbox?user="+user+"&page_size=2")
+	waitInbox(t, a, "tab A")
+	a.WaitFor(t, "two items and the badge", inboxJS+`.querySelectorAll("li").length === 2 && `+
+		inboxJS+`.querySelector(".badge").textContent === "3"`, sdkWithin)
+	if got := titles(t, a); fmt.Sprint(got) != "[Third Second]" {
+		t.Fatalf("the first page shows %v", got)
+	}
+	click(t, a, `.more button`)
+	a.WaitFor(t, "the second page", inboxJS+`.querySelectorAll("li").length === 3 && `+inboxJS+`.querySelector(".more").hidden`, sdkWithin)
+
+	// The keyboard reaches every control in order, each showing its focus,
+	// and Enter on an item's "Mark read" marks it.
+	stops := keyboardStops(t, a, 12)
+	want := []string{"read-all", "open", "mark-read", "archive", "open", "mark-read", "archive"}
+	if fmt.Sprint(stops[:min(len(stops), len(want))]) != fmt.Sprint(want) {
+		t.Fatalf("Tab reaches %v, want %v first", stops, want)
+	}
+	browsertest.Eval[bool](t, a, inboxJS+`.querySelector(".read-all").focus() || true`)
+	a.Do(t, "Tab to Third's Mark read, Enter", chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Enter))
+	a.WaitFor(t, "Third marked read from the keyboard", inboxJS+`.querySelector(`+strconv.Quote(itemSel(third))+`).className === ""`, sdkWithin)
+
+	// A new item appears without a reload, and is announced.
+	browsertest.Eval[bool](t, a, `window.__stillTheSamePage = true`)
+	fourth := send("Fourth")
+	a.WaitFor(t, "the new item, live", inboxJS+`.querySelector("li").dataset.id === "`+strconv.FormatInt(fourth, 10)+`"`, sdkWithin)
+	a.WaitFor(t, "the announcement", inboxJS+`.querySelector(".sr[role=status]").textContent.includes("Fourth")`, sdkWithin)
+	if !browsertest.Eval[bool](t, a, `window.__stillTheSamePage === true`) {
+		t.Fatal("the page reloaded")
+	}
+	a.Axe(t)
+	a.Screenshot(t, "websdk-inbox")
+
+	// Mark read and archive reach Herald.
+	click(t, a, itemSel(fourth)+` .mark-read`)
+	click(t, a, itemSel(first)+` .archive`)
+	waitServer(t, "the item read and the other archived", func() bool {
+		page, err := s.api.ListInbox(ctx, user, heraldtype.InboxFilter{})
+		if err != nil {
+			return false
+		}
+		read, archived := false, true
+		for _, it := range page.Items {
+			read = read || it.ID == fourth && it.ReadAt != nil
+			archived = archived && it.ID != first
+		}
+		return read && archived
+	})
+
+	// A second tab (another browser context, as another device) follows
+	// the first's read state, and the first the second's.
+	bt := b.Open(t, s.app.URL+"/inbox?user="+user)
+	waitInbox(t, bt, "tab B")
+	bt.WaitFor(t, "tab B's list", inboxJS+`.querySelectorAll("li").length === 3`, sdkWithin)
+	click(t, a, itemSel(second)+` .mark-read`)
+	bt.WaitFor(t, "tab B showing the item tab A read", inboxJS+`.querySelector(`+strconv.Quote(itemSel(second))+`).className === ""`, sdkWithin)
+	click(t, bt, `.read-all`)
+	a.WaitFor(t, "tab A showing everything read", `document.querySelector("herald-inbox").getAttribute("unread") === "0" && `+
+		inboxJS+`.querySelectorAll("li.unread").length === 0`, sdkWithin)
+
+	// The network goes down; two items are sent meanwhile; each appears
+	// once when it is back.
+	s.proxy.cut()
+	a.WaitFor(t, "tab A noticing the cut", `document.querySelector("herald-inbox").getAttribute("connection") !== "live"`, sdkWithin)
+	fifth, sixth := send("Fifth"), send("Sixth")
+	s.proxy.restore()
+	a.WaitFor(t, "the items sent while the network was down", inboxJS+`.querySelector(`+strconv.Quote(itemSel(sixth))+`) && `+
+		inboxJS+`.querySelector(`+strconv.Quote(itemSel(fifth))+`)`, 2*sdkWithin)
+	a.WaitFor(t, "tab A live again", `document.querySelector("herald-inbox").getAttribute("connection") === "live"`, sdkWithin)
+	got := titles(t, a)
+	if fmt.Sprint(got) != "[Sixth Fifth Fourth Third Second]" {
+		t.Fatalf("after the reconnect tab A shows %v: every item once, newest first, was wanted", got)
+	}
+	if !browsertest.Eval[bool](t, a, `window.__stillTheSamePage === true`) {
+		t.Fatal("the page reloaded")
+	}
+}
+
+// TestWebSDKTokenRefresh: the page's user tokens expire; the inbox's
+// stream is closed at the expiry and comes back with a token from the
+// page's callback, and items keep arriving (issue 38 item 4).
+func TestWebSDKTokenRefresh(t *testing.T) {
+	b := browsertest.Start(t)
+	s := startSDKServer(t)
+	ctx := t.Context()
+	const user = "tom"
+	if _, err := s.api.PutUser(ctx, user, heraldclient.UserInput{Timezone: "UTC"}); err != nil {
+		t.Fatal(err)
+	}
+	s.tokenLife.Store(int64(8 * time.Second))
+	p := b.Open(t, s.app.URL+"/inbox?user="+user)
+	waitInbox(t, p, "the page")
+	calls := browsertest.Eval[int](t, p, `window.__tokens`)
+	p.WaitFor(t, "the callback asked for a new token", `window.__tokens > `+strconv.Itoa(calls), 30*time.Second)
+	s.tokenLife.Store(int64(time.Hour))
+	p.WaitFor(t, "the stream live again", `document.querySelector("herald-inbox").getAttribute("connection") === "live"`, sdkWithin)
+	if _, err := s.api.Trigger(ctx, heraldclient.TriggerRequest{UserID: user, Type: "news", Title: "After the refresh",
+		Channels: []heraldtype.Channel{heraldtype.ChannelInApp}}); err != nil {
+		t.Fatal(err)
+	}
+	p.WaitFor(t, "the item sent after the refresh", inboxJS+`.querySelector("li .item-title")?.textContent === "After the refresh"`, sdkWithin)
+}
+
+// keyboardStops presses Tab from the top of the page up to n times and
+// returns the class of each inbox control focus lands on, failing on one
+// without a visible focus indicator (an outline).
+func keyboardStops(t *testing.T, p *browsertest.Page, n int) []string {
+	t.Helper()
+	browsertest.Eval[bool](t, p, `document.activeElement.blur() || true`)
+	var stops []string
+	for range n {
+		p.Do(t, "press Tab", chromedp.KeyEvent(kb.Tab))
+		s := browsertest.Eval[struct{ Class, Outline string }](t, p, `(() => {
+  const el = `+inboxJS+`.activeElement;
+  if (!el) return {Class: "", Outline: ""};
+  return {Class: el.className, Outline: getComputedStyle(el).outlineStyle};
+})()`)
+		if s.Class == "" {
+			continue
+		}
+		if s.Outline == "none" {
+			t.Errorf("the inbox's %s shows no focus indicator", s.Class)
+		}
+		stops = append(stops, s.Class)
+	}
+	return stops
+}
+
+// waitInbox waits until the page's inbox loaded and its stream is live.
+func waitInbox(t *testing.T, p *browsertest.Page, what string) {
+	t.Helper()
+	p.WaitFor(t, what+": the inbox loaded and live", `window.__ready && ["ready","empty"].includes(document.querySelector("herald-inbox").getAttribute("state")) && `+
+		`document.querySelector("herald-inbox").getAttribute("connection") === "live"`, sdkWithin)
+}
+
+func itemSel(id int64) string { return `li[data-id="` + strconv.FormatInt(id, 10) + `"]` }
+
+// click clicks the element sel of the inbox's shadow root, as a keyboard
+// or a pointer would (a button's click).
+func click(t *testing.T, p *browsertest.Page, sel string) {
+	t.Helper()
+	if !browsertest.Eval[bool](t, p, `(() => { const el = `+inboxJS+`.querySelector(`+strconv.Quote(sel)+`); if (!el) return false; el.click(); return true; })()`) {
+		t.Fatalf("no %s in the inbox", sel)
+	}
+}
+
+// titles are the inbox's item titles, top to bottom.
+func titles(t *testing.T, p *browsertest.Page) []string {
+	t.Helper()
+	return browsertest.Eval[[]string](t, p, `[...`+inboxJS+`.querySelectorAll("li .item-title")].map(e => e.textContent)`)
+}
+
+// waitServer polls Herald until cond holds.
+func waitServer(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(sdkWithin)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
