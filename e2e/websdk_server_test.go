@@ -139,7 +139,7 @@ func (s *sdkServer) appHandler(t *testing.T) http.Handler {
 	})
 	mux.HandleFunc("GET /sw.js", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript")
-		_, _ = fmt.Fprintf(w, "importScripts(%q);\n", s.herald+"/sdk/v1/herald-sw.js")
+		_, _ = fmt.Fprintf(w, "importScripts(%q);\n%s", s.herald+"/sdk/v1/herald-sw.js", swTestHooks)
 	})
 	mux.HandleFunc("POST /push-service/subscriptions", func(w http.ResponseWriter, r *http.Request) {
 		resp, err := http.Post(s.em.URL()+"/emulator/subscriptions", "application/json", r.Body)
@@ -154,6 +154,23 @@ func (s *sdkServer) appHandler(t *testing.T) http.Handler {
 	})
 	return mux
 }
+
+// swTestHooks let the test play the browser's part where a headless
+// browser has no push service: hand a payload the emulator decrypted to
+// Herald's push handling, click a shown notification, and announce a
+// changed subscription, each through Herald's own functions, answering
+// on the message's port when done.
+const swTestHooks = `self.addEventListener("message", (e) => {
+  const d = e.data || {};
+  let work = null;
+  if (d.test === "push") work = self.herald.push(d.payload);
+  if (d.test === "click") work = self.registration.getNotifications({tag: d.tag})
+    .then((ns) => Promise.all(ns.map((n) => self.herald.click(n))));
+  if (d.test === "subscription-changed") work = self.clients.matchAll({type: "window", includeUncontrolled: true})
+    .then((cs) => cs.forEach((c) => c.postMessage({herald: "subscription-changed"})));
+  if (work) e.waitUntil(work.then(() => e.ports[0] && e.ports[0].postMessage("done")));
+});
+`
 
 // page is the app's page: herald.js from Herald's pinned path with its
 // published integrity (a browser refuses other bytes), the element, and
