@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,7 +115,8 @@ func TestWebSDKInbox(t *testing.T) {
 	// The network goes down; two items are sent meanwhile; each appears
 	// once when it is back.
 	s.proxy.cut()
-	a.WaitFor(t, "tab A noticing the cut", `document.querySelector("herald-inbox").getAttribute("connection") !== "live"`, sdkWithin)
+	a.WaitFor(t, "tab A saying it is reconnecting", `document.querySelector("herald-inbox").getAttribute("connection") !== "live" && `+
+		`!`+inboxJS+`.querySelector(".banner").hidden && `+inboxJS+`.querySelector(".banner").textContent === "Reconnecting…"`, sdkWithin)
 	fifth, sixth := send("Fifth"), send("Sixth")
 	s.proxy.restore()
 	a.WaitFor(t, "the items sent while the network was down", inboxJS+`.querySelector(`+strconv.Quote(itemSel(sixth))+`) && `+
@@ -178,6 +181,38 @@ func keyboardStops(t *testing.T, p *browsertest.Page, n int) []string {
 	return stops
 }
 
+// TestWebSDKStates: an inbox that cannot be loaded says so with a way to
+// try again; an empty one says it is empty; the page's strings replace
+// the element's, and its CSS custom properties restyle it (issue 38 item
+// 2).
+func TestWebSDKStates(t *testing.T) {
+	b := browsertest.Start(t)
+	s := startSDKServer(t)
+	const user = "ghost" // not a user yet: the list is refused
+	p := b.Open(t, s.app.URL+"/inbox?user="+user)
+	p.WaitFor(t, "the error state", `window.__ready && document.querySelector("herald-inbox").getAttribute("state") === "error" && `+
+		inboxJS+`.querySelector(".state [role=alert]").textContent === "Notifications could not be loaded."`, sdkWithin)
+	p.Axe(t)
+	if _, err := s.api.PutUser(t.Context(), user, heraldclient.UserInput{Timezone: "UTC"}); err != nil {
+		t.Fatal(err)
+	}
+	click(t, p, `.state button`)
+	p.WaitFor(t, "the empty state, live", `document.querySelector("herald-inbox").getAttribute("state") === "empty" && `+
+		inboxJS+`.querySelector(".state").textContent === "You have no notifications." && `+
+		`document.querySelector("herald-inbox").getAttribute("connection") === "live"`, sdkWithin)
+	got := browsertest.Eval[[]string](t, p, `(() => {
+  const inbox = document.querySelector("herald-inbox");
+  inbox.strings = {title: "Benachrichtigungen", empty: "Keine Benachrichtigungen.", markAllRead: "Alle gelesen"};
+  inbox.style.setProperty("--herald-accent", "rgb(1, 2, 3)");
+  const r = inbox.shadowRoot;
+  return [r.querySelector("h2").textContent, r.querySelector(".state").textContent, r.querySelector(".read-all").textContent,
+    getComputedStyle(r.querySelector(".read-all")).color];
+})()`)
+	if want := "[Benachrichtigungen Keine Benachrichtigungen. Alle gelesen rgb(1, 2, 3)]"; fmt.Sprint(got) != want {
+		t.Fatalf("after new strings and an accent colour the inbox shows %v, want %v", got, want)
+	}
+}
+
 // waitInbox waits until the page's inbox loaded and its stream is live.
 func waitInbox(t *testing.T, p *browsertest.Page, what string) {
 	t.Helper()
@@ -212,4 +247,41 @@ func waitServer(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestWebSDKExamplePage: the example page of `serve --dev` (issue 38 item
+// 5) shows the quick start user's inbox, live, loading herald.js with its
+// integrity hash, every exchange held to the API's contract; axe-core
+// finds nothing serious and it fits 390 px.
+func TestWebSDKExamplePage(t *testing.T) {
+	b := browsertest.Start(t)
+	d := startDevServer(t)
+	api := d.rewrite.Replace("http://localhost:8080")
+	put := func(method, path, body string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), method, api+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			t.Fatalf("%s %s: %s", method, path, resp.Status)
+		}
+	}
+	put("PUT", "/v1/users/u1", `{"timezone":"Asia/Seoul"}`)
+	p := b.Open(t, api+"/sdk/example")
+	p.WaitFor(t, "the empty inbox, live", `document.querySelector("herald-inbox").getAttribute("state") === "empty" && `+
+		`document.querySelector("herald-inbox").getAttribute("connection") === "live"`, sdkWithin)
+	put("POST", "/v1/notifications", `{"user_id":"u1","type":"hello","title":"Hello from Herald","channels":["in_app"]}`)
+	p.WaitFor(t, "the item, live", inboxJS+`.querySelector("li .item-title")?.textContent === "Hello from Herald"`, sdkWithin)
+	p.Axe(t)
+	if problem := p.NarrowProblem(t); problem != "" {
+		t.Error(problem)
+	}
+	p.Screenshot(t, "websdk-example")
 }

@@ -344,7 +344,12 @@ export class HeraldInbox extends HTMLElement {
   get getToken() { return this._getToken; }
   set token(t) { this._token = t; if (this.client) this.client._token = t; this.maybeStart(); }
   get token() { return this._token; }
-  set strings(s) { this._strings = { ...defaultStrings, ...s }; this.renderChrome(); this.renderList(); }
+  set strings(s) {
+    this._strings = { ...defaultStrings, ...s };
+    this.renderChrome();
+    this.renderList();
+    if (this.state !== undefined) this.setState(this.state);
+  }
   get strings() { return this._strings; }
 
   connectedCallback() {
