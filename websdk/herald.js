@@ -58,7 +58,8 @@ export class HeraldClient {
       const res = await this._fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
       if (res.status === 401 && attempt === 0 && this._getToken) continue;
       const text = await res.text();
-      const data = text ? JSON.parse(text) : null;
+      let data = null;
+      try { data = text ? JSON.parse(text) : null; } catch { /* a proxy's page, not Herald's answer */ }
       if (!res.ok) {
         const err = new Error((data && data.message) || `HTTP ${res.status}`);
         err.status = res.status;
@@ -104,6 +105,7 @@ class InboxStream {
     this.closed = false;
     this.conn = null;
     this.timer = null;
+    this.gen = 0; // bumped by each connect, so a superseded one stops
     this._online = () => this.reconnectNow();
     this._offline = () => this.h.status("offline");
     if (typeof window !== "undefined") {
@@ -115,6 +117,7 @@ class InboxStream {
 
   close() {
     this.closed = true;
+    this.gen++;
     clearTimeout(this.timer);
     this.drop();
     if (typeof window !== "undefined") {
@@ -131,6 +134,7 @@ class InboxStream {
 
   reconnectNow() {
     if (this.closed) return;
+    this.gen++;
     clearTimeout(this.timer);
     this.drop();
     this.failures = 0;
@@ -155,20 +159,24 @@ class InboxStream {
 
   async connect() {
     if (this.closed) return;
+    const gen = ++this.gen;
     this.h.status("connecting");
     this.closing = "";
     let token;
     try {
       token = await this.client.token(this.needToken === true);
     } catch (e) {
-      this.retry();
+      if (gen === this.gen) this.retry();
       return;
     }
+    if (this.closed || gen !== this.gen) return;
     this.needToken = false;
-    if (this.closed) return;
     const q = new URLSearchParams();
     if (token) q.set("access_token", token);
-    if (this.last > 0) q.set("last_event_id", String(this.last));
+    // Always a resume point, 0 included: without one the stream would
+    // start at the next new item and miss those sent since the list
+    // was read.
+    q.set("last_event_id", String(this.last));
     const path = this.client.userPath(this.useSSE ? "/inbox/stream" : "/inbox/ws");
     const url = `${path}?${q}`;
     if (this.useSSE) this.openSSE(url);
@@ -219,7 +227,9 @@ class InboxStream {
   }
 
   openWS(url) {
-    const ws = new WebSocket(url.replace(/^http/, "ws"));
+    const u = new URL(url, typeof location !== "undefined" ? location.href : undefined);
+    u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
+    const ws = new WebSocket(u.href);
     let open = false;
     this.conn = ws;
     ws.onopen = () => { open = true; this.opened(); };
@@ -399,7 +409,14 @@ export class HeraldInbox extends HTMLElement {
       this.setUnread(page.unread);
       this.setState(this.order.length ? "" : "empty");
       this.renderList();
-      const after = this.order.length ? Math.max(...this.order) : 0;
+      // The stream resumes after the newest item Herald has for the user,
+      // so nothing sent since this read is missed: the newest live item,
+      // or with none, the newest archived one.
+      let after = this.order.length ? Math.max(...this.order) : 0;
+      if (!after) {
+        const archived = await this.client.listInbox({ limit: 1, archived: true });
+        after = archived.items.length ? archived.items[0].id : 0;
+      }
       if (!this.live) {
         this.live = this.client.stream({ after,
           item: (it) => this.arrived(it),
