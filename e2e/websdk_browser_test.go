@@ -131,6 +131,42 @@ func TestWebSDKInbox(t *testing.T) {
 	}
 }
 
+// TestWebSDKInboxOverSSE: in a browser without WebSocket the element
+// streams over Server-Sent Events, with the same live arrival and the
+// same resume after a cut (issue 38 item 2).
+func TestWebSDKInboxOverSSE(t *testing.T) {
+	b := browsertest.Start(t)
+	s := startSDKServer(t)
+	ctx := t.Context()
+	const user = "sam"
+	if _, err := s.api.PutUser(ctx, user, heraldclient.UserInput{Timezone: "UTC"}); err != nil {
+		t.Fatal(err)
+	}
+	send := func(title string) {
+		t.Helper()
+		if _, err := s.api.Trigger(ctx, heraldclient.TriggerRequest{UserID: user, Type: "news", Title: title,
+			Channels: []heraldtype.Channel{heraldtype.ChannelInApp}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := b.Open(t, s.app.URL+"/inbox?user="+user+"&websocket=no")
+	waitInbox(t, p, "the page")
+	send("Live")
+	p.WaitFor(t, "the item, live", inboxJS+`.querySelector("li .item-title")?.textContent === "Live"`, sdkWithin)
+	s.proxy.cut()
+	p.WaitFor(t, "the cut noticed", `document.querySelector("herald-inbox").getAttribute("connection") !== "live"`, sdkWithin)
+	send("During")
+	s.proxy.restore()
+	p.WaitFor(t, "the item sent during the cut", inboxJS+`.querySelector("li .item-title")?.textContent === "During"`, 2*sdkWithin)
+	if got := titles(t, p); fmt.Sprint(got) != "[During Live]" {
+		t.Fatalf("after the reconnect the inbox shows %v", got)
+	}
+	streams := browsertest.Eval[[]string](t, p, `performance.getEntriesByType("resource").map((e) => new URL(e.name).pathname).filter((p) => p.includes("/inbox/"))`)
+	if !strings.Contains(fmt.Sprint(streams), "/inbox/stream") || strings.Contains(fmt.Sprint(streams), "/inbox/ws") {
+		t.Fatalf("the page's inbox requests were %v: Server-Sent Events, never a WebSocket, were wanted", streams)
+	}
+}
+
 // TestWebSDKTokenRefresh: the page's user tokens expire; the inbox's
 // stream is closed at the expiry and comes back with a token from the
 // page's callback, and items keep arriving (issue 38 item 4).

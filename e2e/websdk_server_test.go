@@ -135,7 +135,7 @@ func (s *sdkServer) appHandler(t *testing.T) http.Handler {
 	})
 	mux.HandleFunc("GET /inbox", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = io.WriteString(w, s.page(t, r.URL.Query().Get("user"), r.URL.Query().Get("page_size")))
+		_, _ = io.WriteString(w, s.page(t, r.URL.Query().Get("user"), r.URL.Query().Get("page_size"), r.URL.Query().Get("websocket") == "no"))
 	})
 	mux.HandleFunc("GET /sw.js", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript")
@@ -174,8 +174,9 @@ const swTestHooks = `self.addEventListener("message", (e) => {
 
 // page is the app's page: herald.js from Herald's pinned path with its
 // published integrity (a browser refuses other bytes), the element, and
-// the page's token callback, which counts its calls.
-func (s *sdkServer) page(t *testing.T, user, pageSize string) string {
+// the page's token callback, which counts its calls. noWebSocket plays a
+// browser without WebSocket, so the element takes Server-Sent Events.
+func (s *sdkServer) page(t *testing.T, user, pageSize string, noWebSocket bool) string {
 	sdk, err := s.api.SDKIntegrity(t.Context())
 	if err != nil || len(sdk.Files) == 0 {
 		t.Errorf("SDKIntegrity: %v", err)
@@ -186,10 +187,14 @@ func (s *sdkServer) page(t *testing.T, user, pageSize string) string {
 		pageSize = "20"
 	}
 	q := html.EscapeString
+	noWS := ""
+	if noWebSocket {
+		noWS = "<script>window.WebSocket = undefined;</script>\n"
+	}
 	return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>An app with Herald's inbox</title>
-<script type="module" src="` + q(s.herald+js.Path) + `" integrity="` + q(js.Integrity) + `" crossorigin="anonymous"></script>
+` + noWS + `<script type="module" src="` + q(s.herald+js.Path) + `" integrity="` + q(js.Integrity) + `" crossorigin="anonymous"></script>
 </head><body><main><h1>An app</h1>
 <herald-inbox server="` + q(s.herald) + `" user="` + q(user) + `" page-size="` + q(pageSize) + `"></herald-inbox>
 </main>
