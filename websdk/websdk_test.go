@@ -39,3 +39,21 @@ func TestFilesAndNames(t *testing.T) {
 		}
 	}
 }
+
+// TestNoDependencies: herald.js imports nothing and the service worker
+// imports no other script, so a page needs exactly these files and no
+// build step (issue 38 item 1).
+func TestNoDependencies(t *testing.T) {
+	for _, f := range websdk.Files() {
+		for i, line := range strings.Split(string(f.Body), "\n") {
+			l := strings.TrimSpace(line)
+			if strings.HasPrefix(l, "//") || strings.HasPrefix(l, "*") {
+				continue
+			}
+			if strings.HasPrefix(l, "import ") || strings.Contains(l, "import(") || strings.Contains(l, "require(") ||
+				strings.Contains(l, "importScripts(") {
+				t.Errorf("%s:%d loads other code: %s", f.Name, i+1, l)
+			}
+		}
+	}
+}
