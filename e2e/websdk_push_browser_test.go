@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
@@ -61,7 +62,7 @@ func TestWebSDKWebPush(t *testing.T) {
 	register := `(async () => {
   const m = await import(` + strconv.Quote(s.herald+sdk.Files[0].Path) + `);
   const d = await m.registerWebPush({serviceWorker: "/sw.js", server: ` + strconv.Quote(s.herald) + `,
-    getToken: async () => (await fetch("/token?user=` + user + `")).text()});
+    getToken: async () => { window.__pushTokens = (window.__pushTokens || 0) + 1; return (await fetch("/token?user=` + user + `")).text(); }});
   return d.device_id;
 })()`
 	deviceID := browsertest.Eval[string](t, p, register)
@@ -130,6 +131,48 @@ func TestWebSDKWebPush(t *testing.T) {
 	toWorker(`{test: "push", payload: ` + string(payload) + `}`)
 	if got := browsertest.Eval[[]string](t, p, shown); len(got) != 0 {
 		t.Fatalf("the repeated push was shown again: %v", got)
+	}
+
+	// The worker holds a token that expired: a click on a second push's
+	// button is refused by Herald, the worker asks the page, the page's
+	// callback gives a new token and the receipt, clicked with the
+	// button's action, is recorded.
+	res2, err := s.api.Trigger(ctx, heraldclient.TriggerRequest{UserID: user, Type: "order_shipped", Title: "Your order arrived",
+		Channels: []heraldtype.Channel{heraldtype.ChannelPush}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitServer(t, "the second push at the emulator", func() bool {
+		if m := s.em.MessagesTo(endpoint); len(m) > 1 {
+			payload = m[1].Payload
+			return true
+		}
+		return false
+	})
+	if err := json.Unmarshal(payload, &pl); err != nil || pl.MessageID == "" {
+		t.Fatalf("the payload %s has no messageId: %v", payload, err)
+	}
+	toWorker(`{test: "push", payload: ` + string(payload) + `}`)
+	expired := s.token(t, user, -time.Minute)
+	toWorker(`{test: "config", config: {server: ` + strconv.Quote(s.herald) + `, token: ` + strconv.Quote(expired) + `}}`)
+	calls := browsertest.Eval[int](t, p, `window.__pushTokens`)
+	toWorker(`{test: "click", tag: ` + strconv.Quote(pl.MessageID) + `, action: "track"}`)
+	waitServer(t, "the clicked receipt after the token was refreshed", func() bool {
+		n, err := s.api.GetNotification(ctx, res2.Notifications[0].ID)
+		if err != nil {
+			return false
+		}
+		for _, d := range n.Deliveries {
+			for _, r := range d.Receipts {
+				if r.Event == heraldtype.ReceiptClicked && r.Action == "track" {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	if got := browsertest.Eval[int](t, p, `window.__pushTokens`); got <= calls {
+		t.Errorf("the page's callback was not asked for a new token (%d calls before, %d after)", calls, got)
 	}
 
 	// The browser replaces the subscription; the worker tells the page,

@@ -157,15 +157,17 @@ func (s *sdkServer) appHandler(t *testing.T) http.Handler {
 
 // swTestHooks let the test play the browser's part where a headless
 // browser has no push service: hand a payload the emulator decrypted to
-// Herald's push handling, click a shown notification, and announce a
-// changed subscription, each through Herald's own functions, answering
+// Herald's push handling, click a shown notification (or one of its
+// buttons), give the worker a configuration, and announce a changed
+// subscription, each through Herald's own functions, answering
 // on the message's port when done.
 const swTestHooks = `self.addEventListener("message", (e) => {
   const d = e.data || {};
   let work = null;
   if (d.test === "push") work = self.herald.push(d.payload);
   if (d.test === "click") work = self.registration.getNotifications({tag: d.tag})
-    .then((ns) => Promise.all(ns.map((n) => self.herald.click(n))));
+    .then((ns) => Promise.all(ns.map((n) => self.herald.click(n, d.action))));
+  if (d.test === "config") work = self.herald.config(d.config);
   if (d.test === "subscription-changed") work = self.clients.matchAll({type: "window", includeUncontrolled: true})
     .then((cs) => cs.forEach((c) => c.postMessage({herald: "subscription-changed"})));
   if (work) e.waitUntil(work.then(() => e.ports[0] && e.ports[0].postMessage("done")));
