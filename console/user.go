@@ -1,6 +1,7 @@
 package console
 
 import (
+	"html"
 	"net/http"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/websdk"
 )
 
 // The user views: a search by id, and one user's page — devices,
@@ -64,9 +66,12 @@ type userData struct {
 	RemindersNote string
 	Inbox         *herald.InboxPage
 	InboxNote     string
-	Recent        []herald.HistoryEntry
-	RecentMore    string
-	RecentNote    string
+	// Embed is the HTML that shows the user's inbox on a web page with
+	// the web SDK (issue 38), pinned with its integrity hash.
+	Embed      string
+	Recent     []herald.HistoryEntry
+	RecentMore string
+	RecentNote string
 }
 
 // users is the search: ?id= opens the user's page.
@@ -116,7 +121,7 @@ func (c *Console) userPage(r *http.Request, s Session, id string) (userData, err
 	if err != nil {
 		return userData{}, err
 	}
-	d := userData{User: u, Channels: prefChannels}
+	d := userData{User: u, Channels: prefChannels, Embed: embedSnippet(r, id)}
 	if s.Can(auth.ScopeDevicesRead) {
 		if d.Devices, err = c.client.ListDevices(ctx, id); err != nil {
 			return d, err
@@ -332,4 +337,19 @@ func parseDigestSchedule(typ, v string) (*heraldtype.DigestSchedule, error) {
 		return &heraldtype.DigestSchedule{Every: heraldtype.DigestEveryWeek, On: f[1], At: f[2]}, nil
 	}
 	return nil, fieldError("types", "%s: digest %q: write daily HH:MM or weekly DAY HH:MM (e.g. weekly monday 09:00)", typ, v)
+}
+
+// embedSnippet is the HTML a web page needs to show user's inbox: the web
+// SDK's pinned script with its integrity hash and the element, Herald's
+// address being the one this console was opened at.
+func embedSnippet(r *http.Request, user string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	server := scheme + "://" + r.Host
+	js := websdk.Files()[0]
+	return `<script type="module" src="` + server + js.Path + `"
+        integrity="` + js.Integrity + `" crossorigin="anonymous"></script>
+<herald-inbox server="` + server + `" user="` + html.EscapeString(user) + `"></herald-inbox>`
 }

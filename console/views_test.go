@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/websdk"
 )
 
 // seeded is what seed wrote: a user with a device, a push notification
@@ -221,6 +222,11 @@ func TestUserPage(t *testing.T) {
 		`<p id="cap-usage" data-used="1" data-limit="10">`, `<a href="/console/notifications/`+s.dead+`">`, `<table id="upcoming-reminders">`, `<table id="inbox">`, `Hello inbox`,
 		`<table id="recent-notifications">`, `data-notification-id="`+s.dead+`"`, `id="preferences-save"`,
 		`<input type="hidden" name="type" value="order_shipped">`)
+	// The web SDK's snippet for this user, pinned with the integrity hash
+	// the server publishes (issue 38).
+	js := websdk.Files()[0]
+	p.has(t, `<pre tabindex="0" aria-labelledby="embed-heading" id="embed-snippet">`, js.Path, strings.ReplaceAll(js.Integrity, "+", "&#43;"),
+		`user=&#34;`+s.user+`&#34;&gt;&lt;/herald-inbox&gt;`)
 	e.get("/console/users/nobody").expect(t, 404)
 
 	form := url.Values{"csrf": {p.csrf(t)}, "daily_cap": {"7"}, "quiet_start": {"22:00"}, "quiet_end": {"07:00"},

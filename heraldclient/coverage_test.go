@@ -86,6 +86,7 @@ var operations = map[string]string{
 	"GET /readyz":                                 "Ready",
 	"GET /v1/webpush/vapid-public-key":            "VAPIDPublicKey",
 	"GET /openapi.json":                           "OpenAPI",
+	"GET /sdk/integrity":                          "SDKIntegrity",
 }
 
 // leftOut are the routes the package doc says it leaves out, and why.
@@ -98,6 +99,8 @@ var leftOut = map[string]string{
 	"POST /v1/providers/twilio/status": "Twilio calls it, signed",
 	"GET /v1/users/{id}/inbox/ws":      "the same stream as InboxStream, for browsers",
 	"GET /openapi.yaml":                "the same document as OpenAPI's JSON, as YAML",
+	"GET /sdk/v1/{file}":               "a browser loads the web SDK's files",
+	"GET /sdk/example":                 "a page for a person in a browser",
 }
 
 // TestEveryRouteHasAMethod reads the routes the server registers and

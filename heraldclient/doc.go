@@ -25,8 +25,10 @@
 // open pixel and tracked links under /t/o/ and /t/c/ (a mail reader
 // fetches and follows them), the Twilio
 // status callback (Twilio calls it, signed), the inbox's WebSocket (the
-// same stream as InboxStream's SSE, for browsers) and GET /openapi.yaml
-// (the document OpenAPI returns as JSON). Do calls any operation by its
+// same stream as InboxStream's SSE, for browsers), GET /openapi.yaml
+// (the document OpenAPI returns as JSON), and the web SDK's files and
+// example page under /sdk/v1/ and /sdk/example (a browser loads them;
+// SDKIntegrity names them). Do calls any operation by its
 // path, for one this package does not know yet or a body the caller
 // already holds as JSON.
 //

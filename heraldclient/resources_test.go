@@ -348,6 +348,10 @@ func TestHealthAndReady(t *testing.T) {
 	if _, err := anon.VAPIDPublicKey(ctx); err != nil && !heraldclient.IsCode(err, heraldclient.CodeNotFound) {
 		t.Errorf("VAPIDPublicKey without Web Push: %v", err)
 	}
+	sdk, err := anon.SDKIntegrity(ctx)
+	if err != nil || sdk.Version != "v1" || len(sdk.Files) == 0 || !strings.HasPrefix(sdk.Files[0].Integrity, "sha384-") {
+		t.Errorf("SDKIntegrity: %+v, %v", sdk, err)
+	}
 }
 
 func TestDoAndOpenAPI(t *testing.T) {

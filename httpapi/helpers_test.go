@@ -130,6 +130,8 @@ type envOptions struct {
 	readyChecks []httpapi.ReadyCheck
 	// console is the Server's Config.Console.
 	console http.Handler
+	// sdkExample is the Server's Config.SDKExample.
+	sdkExample bool
 	// calloutAllow is the Client's callout.allow: the internal networks
 	// callouts and outbound webhooks may reach.
 	calloutAllow []netip.Prefix
@@ -200,7 +202,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 	srv, err := httpapi.New(httpapi.Config{Client: c, Logger: logger, Metrics: o.metrics, MaxBodyBytes: o.maxBodyBytes,
 		Auth:      httpapi.AuthConfig{Keys: keys, UserTokens: o.userTokens, OpenMetrics: o.openMetrics},
 		RateLimit: o.rateLimit, ReadTimeout: o.readTimeout, WriteTimeout: o.writeTimeout, Streams: o.streams,
-		StoreTimeout: o.storeTimeout, CORS: o.cors, ReadyChecks: o.readyChecks, Console: o.console})
+		StoreTimeout: o.storeTimeout, CORS: o.cors, ReadyChecks: o.readyChecks, Console: o.console,
+		SDKExample: o.sdkExample})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,8 @@
 //	GET    /t/c/{token}                           a tracked link: records clicked, redirects to the link
 //	GET    /metrics                               Config.Metrics, when set
 //	GET    /openapi.yaml, /openapi.json           this API's contract (api/openapi.yaml)
+//	GET    /sdk/v1/{file}, /sdk/integrity         the web SDK (package websdk) and its SRI hashes
+//	GET    /sdk/example                           the web SDK's example page (serve --dev only)
 //
 // The list is a summary; api/openapi.yaml is the whole of it, and the
 // route test holds the two together.
@@ -151,6 +153,9 @@ type Config struct {
 	// to it (consoleAccess); the request id, the deadlines, the store
 	// timeout and the access log do.
 	Console http.Handler
+	// SDKExample serves the web SDK's example page at /sdk/example
+	// (serve --dev); otherwise that path answers 404.
+	SDKExample bool
 }
 
 // ReadyCheck is one condition of readiness; nil means ready.
@@ -171,6 +176,8 @@ type Server struct {
 	readyChecks  []ReadyCheck
 	streams      *streams
 	corsCfg      CORSConfig
+	// sdkExampleOn serves /sdk/example (Config.SDKExample).
+	sdkExampleOn bool
 	// tracer records a span per request; nil when the Client does not
 	// trace (tracing.go).
 	tracer trace.Tracer
@@ -209,7 +216,7 @@ func New(cfg Config) (*Server, error) {
 		auth: cfg.Auth, limits: limits, rules: map[string]access{},
 		readTimeout:  orDefault(cfg.ReadTimeout, DefaultReadTimeout),
 		writeTimeout: orDefault(cfg.WriteTimeout, DefaultWriteTimeout), streams: newStreams(cfg.Streams),
-		corsCfg: cfg.CORS, storeTimeout: orDefault(cfg.StoreTimeout, DefaultStoreTimeout), readyChecks: cfg.ReadyChecks,
+		corsCfg: cfg.CORS, sdkExampleOn: cfg.SDKExample, storeTimeout: orDefault(cfg.StoreTimeout, DefaultStoreTimeout), readyChecks: cfg.ReadyChecks,
 		tracer: tracing.Tracer(cfg.Client.TracerProvider())}
 	s.routes(cfg.Metrics, cfg.Console)
 	return s, nil
@@ -365,6 +372,11 @@ func (s *Server) routes(metrics, console http.Handler) {
 	// The VAPID public key is public by design: a web page needs it to
 	// subscribe before it has any credential.
 	s.handle("GET /v1/webpush/vapid-public-key", openAccess(), s.vapidPublicKey)
+	// The web SDK (package websdk) is public code a page loads before it
+	// has any credential, like the VAPID key.
+	s.handle("GET /sdk/v1/{file}", openAccess(), s.sdkFile)
+	s.handle("GET /sdk/integrity", openAccess(), s.sdkIntegrity)
+	s.handle("GET /sdk/example", openAccess(), s.sdkExample)
 	// One-click unsubscribe (RFC 8058): the signed token is the credential.
 	s.handle("GET /v1/unsubscribe/{token}", openAccess(), s.getUnsubscribe)
 	s.handle("POST /v1/unsubscribe/{token}", openAccess(), s.postUnsubscribe)

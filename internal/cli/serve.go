@@ -44,7 +44,8 @@ Android to FCM, iOS to APNs, web to Web Push (push_routing changes it; the start
 says where each platform goes). The start-up log names every emulator with the URLs of
 its received messages (GET /emulator/messages; DELETE clears them), its fault injection
 (PUT /emulator/faults) and its counters (GET /emulator/stats); see docs/emulators.md
-(testing with the emulators). Every message an emulator accepts is also logged.
+(testing with the emulators). Every message an emulator accepts is also logged. --dev also
+serves the web SDK's example page at /sdk/example (docs/web-sdk.md).
 
 Without --dev every API call needs a key (herald keys create, or HERALD_BOOTSTRAP_API_KEY), and
 serve refuses to start until one exists. --dev binds to loopback only and turns authentication
@@ -239,7 +240,10 @@ func serve(ctx context.Context, e *env, load func() (Config, error), dev bool) e
 	}
 	api, err := httpapi.New(httpapi.Config{
 		Console: con,
-		Client:  client, Logger: client.Logger(herald.ComponentHTTP), MaxBodyBytes: cfg.MaxBodyBytes,
+		// The web SDK's example page is a newcomer's, against --dev's
+		// open API; a production server does not serve it.
+		SDKExample: dev,
+		Client:     client, Logger: client.Logger(herald.ComponentHTTP), MaxBodyBytes: cfg.MaxBodyBytes,
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 		Auth: httpapi.AuthConfig{Keys: keys, UserTokens: userTokens, Disabled: dev,
 			OpenMetrics: !cfg.Auth.MetricsAuth},
