@@ -1,0 +1,59 @@
+package heraldtype
+
+// MessageTemplates are a notification type's message templates (issue
+// 37): for each locale, a form per channel, rendered with the trigger's
+// data in the user's locale and time zone. Every text is a Go template run
+// by internal/message under the template budget; an e-mail's HTML is
+// escaped for where each value lands.
+type MessageTemplates struct {
+	// DefaultLocale is the locale a user's falls back to when neither it
+	// nor a parent of it (ko-KR → ko) has templates. It must be one of
+	// Locales' keys.
+	DefaultLocale string `json:"default_locale"`
+	// Locales holds the channel forms by BCP 47 locale ("en", "ko",
+	// "ko-KR", "ar").
+	Locales map[string]ChannelTemplates `json:"locales"`
+	// SampleData is the data a save renders every template with, so a
+	// template naming a field the type's triggers do not carry is refused
+	// then rather than at a send.
+	SampleData map[string]string `json:"sample_data,omitempty"`
+	// SMSMaxSegments caps an SMS's parts for this type (0: the server's
+	// templates.sms_max_segments).
+	SMSMaxSegments int `json:"sms_max_segments,omitempty"`
+}
+
+// ChannelTemplates are one locale's forms, one per channel; a channel
+// without a form is sent the trigger's own title and body, as before.
+type ChannelTemplates struct {
+	Push  *PushTemplate  `json:"push,omitempty"`
+	SMS   *SMSTemplate   `json:"sms,omitempty"`
+	Email *EmailTemplate `json:"email,omitempty"`
+	InApp *InAppTemplate `json:"in_app,omitempty"`
+}
+
+// PushTemplate is a push's title, body and data values.
+type PushTemplate struct {
+	Title string            `json:"title"`
+	Body  string            `json:"body"`
+	Data  map[string]string `json:"data,omitempty"`
+}
+
+// SMSTemplate is an SMS's text.
+type SMSTemplate struct {
+	Text string `json:"text"`
+}
+
+// EmailTemplate is an e-mail's subject, HTML body and plain-text body;
+// without Text the plain part is made from the rendered HTML.
+type EmailTemplate struct {
+	Subject string `json:"subject"`
+	HTML    string `json:"html,omitempty"`
+	Text    string `json:"text,omitempty"`
+}
+
+// InAppTemplate is an inbox item's title, body and the URL it opens.
+type InAppTemplate struct {
+	Title     string `json:"title"`
+	Body      string `json:"body"`
+	ActionURL string `json:"action_url,omitempty"`
+}
