@@ -1,5 +1,7 @@
 package heraldtype
 
+import "time"
+
 // MessageTemplates are a notification type's message templates (issue
 // 37): for each locale, a form per channel, rendered with the trigger's
 // data in the user's locale and time zone. Every text is a Go template run
@@ -56,4 +58,14 @@ type InAppTemplate struct {
 	Title     string `json:"title"`
 	Body      string `json:"body"`
 	ActionURL string `json:"action_url,omitempty"`
+}
+
+// TemplateVersion is one saved version of a type's templates (issue 37
+// item 6): saving never overwrites, so a notification's recorded version
+// still shows what it was rendered from.
+type TemplateVersion struct {
+	Type      string           `json:"type"`
+	Version   int              `json:"version"`
+	Templates MessageTemplates `json:"templates"`
+	CreatedAt time.Time        `json:"created_at"`
 }
