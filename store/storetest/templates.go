@@ -66,6 +66,30 @@ func testTemplates(t *testing.T, newStore NewStore) {
 	_, err = f.s.PutTemplates(f.ctx, "", v1, base())
 	wantCode(t, err, heraldtype.EINVALID)
 
+	// A notification keeps the version it is rendered from: on its
+	// detail and on each claimed job.
+	f.user("u1")
+	f.device("u1", "d1", heraldtype.PlatformAndroid)
+	n := f.notification("u1")
+	n.TemplateVersion = 2
+	f.enqueue(params(n, f.notification("u1")))
+	if got, err := f.s.GetNotification(f.ctx, n.ID); err != nil || got.TemplateVersion != 2 {
+		t.Fatalf("the notification's version: %d %v", got.TemplateVersion, err)
+	}
+	jobs := f.claim("w", base(), 10)
+	if len(jobs) != 2 {
+		t.Fatalf("claimed %d jobs", len(jobs))
+	}
+	for _, j := range jobs {
+		want := 0
+		if j.Notification.ID == n.ID {
+			want = 2
+		}
+		if j.Notification.TemplateVersion != want {
+			t.Errorf("job of %s: version %d, want %d", j.Notification.ID, j.Notification.TemplateVersion, want)
+		}
+	}
+
 	// Concurrent saves of one type each get a version of their own.
 	var wg sync.WaitGroup
 	versions := make(chan int, 8)

@@ -1,0 +1,129 @@
+package herald
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/heraldhq/herald/heraldtype"
+)
+
+// Issue 37 items 1, 2, 3 and 6 through the pipeline: a trigger without a
+// title or a body, of a type with templates, is rendered in each user's
+// locale and zone (ko-KR falls back to ko, an unknown locale to the
+// default), the notification records its template version, and a push
+// form that cannot render with the trigger's data fails that delivery
+// visibly — render_failed with the reason — while a literal trigger of
+// the same type is sent as written.
+func TestDeliveriesRenderFromTemplates(t *testing.T) {
+	t.Parallel()
+	p := newPipeline(t, nil)
+	for _, u := range []struct{ id, locale, tz string }{{"kim", "ko-KR", "Asia/Seoul"}, {"ann", "en-US", "America/New_York"}, {"omar", "ar", "Africa/Cairo"}, {"zed", "fr", "Europe/Paris"}} {
+		if _, err := p.client.PutUser(p.ctx, u.id, UserInput{Locale: u.locale, Timezone: u.tz}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.client.RegisterDevice(p.ctx, u.id, DeviceInput{DeviceID: "d-" + u.id, Token: "tok-" + u.id, Platform: "android"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tpl := heraldtype.MessageTemplates{DefaultLocale: "en", SampleData: map[string]string{"count": "2", "at": "2026-11-28T15:30:00Z"},
+		Locales: map[string]heraldtype.ChannelTemplates{
+			"en": {Push: &heraldtype.PushTemplate{Title: `{{plural .count "one" "# order" "other" "# orders"}}`, Body: `Ready {{date "datetime" .at}}`},
+				InApp: &heraldtype.InAppTemplate{Title: "Orders", Body: "{{.count}} ready", ActionURL: "https://shop.example/o"}},
+			"ko": {Push: &heraldtype.PushTemplate{Title: "주문 {{.count}}건", Body: `{{date "datetime" .at}} 준비 완료`}},
+			"ar": {Push: &heraldtype.PushTemplate{Title: `{{plural .count "one" "طلب واحد" "two" "طلبان" "few" "# طلبات" "other" "# طلب"}}`, Body: "جاهز"}},
+		}}
+	v, err := p.client.PutTemplates(p.ctx, "orders", tpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.client.Enqueue(p.ctx, Request{UserIDs: []string{"kim", "ann", "omar", "zed"}, Type: "orders",
+		Channels: []heraldtype.Channel{heraldtype.ChannelPush, heraldtype.ChannelInApp},
+		Data:     map[string]string{"count": "2", "at": "2026-11-28T15:30:00Z"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.work()
+	want := map[string][2]string{
+		"tok-kim":  {"주문 2건", "2026년 11월 29일 오전 12:30 준비 완료"},
+		"tok-ann":  {"2 orders", "Ready November 28, 2026 at 10:30 AM"},
+		"tok-omar": {"طلبان", "جاهز"},
+		"tok-zed":  {"2 orders", "Ready November 28, 2026 at 4:30 PM"},
+	}
+	for tok, w := range want {
+		msgs := p.em.MessagesTo(tok)
+		if len(msgs) != 1 {
+			t.Fatalf("%s got %d messages", tok, len(msgs))
+		}
+		body := string(msgs[0].Message)
+		if !strings.Contains(body, w[0]) || !strings.Contains(body, w[1]) {
+			t.Errorf("%s: %s, want %q and %q", tok, body, w[0], w[1])
+		}
+	}
+	for _, n := range res.Notifications {
+		st := p.status(n.ID)
+		if st.TemplateVersion != v.Version {
+			t.Errorf("%s: template version %d, want %d", n.UserID, st.TemplateVersion, v.Version)
+		}
+		// The inbox item is the locale's in-app form; a locale without
+		// one (ko, ar) shows its push form's title rather than another
+		// language's in-app form.
+		wantTitle, wantURL := "Orders", "https://shop.example/o"
+		switch n.UserID {
+		case "kim":
+			wantTitle, wantURL = "주문 2건", ""
+		case "omar":
+			wantTitle, wantURL = "طلبان", ""
+		}
+		if st.Title != wantTitle || st.Data["action_url"] != wantURL {
+			t.Errorf("%s: the notification's title %q, data %v", n.UserID, st.Title, st.Data)
+		}
+	}
+
+	// A push form naming a field the trigger lacks: the delivery fails
+	// visibly; a literal trigger of the type is sent as it is written.
+	broken := tpl
+	broken.SampleData = nil
+	broken.Locales = map[string]heraldtype.ChannelTemplates{"en": {
+		Push:  &heraldtype.PushTemplate{Title: "{{.count}} for {{.nickname}}", Body: "b"},
+		InApp: &heraldtype.InAppTemplate{Title: "Orders", Body: "{{.count}}"},
+	}}
+	if _, err := p.client.PutTemplates(p.ctx, "orders", broken); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := p.client.Enqueue(p.ctx, Request{UserID: "ann", Type: "orders", Channels: []heraldtype.Channel{heraldtype.ChannelPush, heraldtype.ChannelInApp},
+		Data: map[string]string{"count": "3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	literal, err := p.client.Enqueue(p.ctx, Request{UserID: "ann", Type: "orders", Title: "Literal title", Body: "as written"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.work()
+	var push heraldtype.Delivery
+	for _, d := range p.status(bad.Notifications[0].ID).Deliveries {
+		if d.Channel == heraldtype.ChannelPush {
+			push = d
+		}
+	}
+	if push.State != heraldtype.StateDead || push.LastErrorCode != "render_failed" || !strings.Contains(push.LastError, "nickname") {
+		t.Errorf("a push whose template lacks a field: %s %s %q", push.State, push.LastErrorCode, push.LastError)
+	}
+	if st := p.status(literal.Notifications[0].ID); st.TemplateVersion != 0 || st.Title != "Literal title" {
+		t.Errorf("a literal trigger: version %d, title %q", st.TemplateVersion, st.Title)
+	}
+	msgs := p.em.MessagesTo("tok-ann")
+	if last := string(msgs[len(msgs)-1].Message); !strings.Contains(last, "Literal title") || strings.Contains(last, "<no value>") {
+		t.Errorf("the literal push: %s", last)
+	}
+
+	// An in-app form that cannot render refuses the trigger itself.
+	broken.Locales["en"].InApp.Body = "{{.missing}}"
+	if _, err := p.client.PutTemplates(p.ctx, "orders", broken); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.client.Enqueue(p.ctx, Request{UserID: "ann", Type: "orders", Data: map[string]string{"count": "3"}})
+	if heraldtype.ErrorCode(err) != heraldtype.EINVALID || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("a trigger its in-app form cannot render: %v", err)
+	}
+}
