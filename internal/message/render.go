@@ -13,48 +13,21 @@ import (
 )
 
 // Rendered is one message rendered in one locale: a form per channel the
-// locale has (and was asked for), with the sizes its limits read.
+// locale has (and was asked for), with the sizes its limits read, and the
+// limits Check holds them to.
 type Rendered struct {
-	Locale string `json:"locale"`
-	Push   *Push  `json:"push,omitempty"`
-	SMS    *SMS   `json:"sms,omitempty"`
-	Email  *Email `json:"email,omitempty"`
-	InApp  *InApp `json:"in_app,omitempty"`
+	heraldtype.RenderedMessage
 
 	apnsMax, fcmMax, smsMax int
 }
 
-// Push is a rendered push, with its payload's size as APNs and FCM count
-// it.
-type Push struct {
-	Title     string            `json:"title"`
-	Body      string            `json:"body"`
-	Data      map[string]string `json:"data,omitempty"`
-	APNsBytes int               `json:"apns_bytes"`
-	FCMBytes  int               `json:"fcm_bytes"`
-}
-
-// SMS is a rendered SMS and its segments.
-type SMS struct {
-	Text string `json:"text"`
-	SMSCount
-}
-
-// Email is a rendered e-mail; Text is made from HTML when the template
-// has none (PlainText).
-type Email struct {
-	Subject string `json:"subject"`
-	HTML    string `json:"html,omitempty"`
-	Text    string `json:"text"`
-	Bytes   int    `json:"bytes"`
-}
-
-// InApp is a rendered inbox item.
-type InApp struct {
-	Title     string `json:"title"`
-	Body      string `json:"body"`
-	ActionURL string `json:"action_url,omitempty"`
-}
+// The rendered forms, as the public vocabulary names them.
+type (
+	Push  = heraldtype.RenderedPush
+	SMS   = heraldtype.RenderedSMS
+	Email = heraldtype.RenderedEmail
+	InApp = heraldtype.RenderedInApp
+)
 
 // RenderError is a template that did not render: Field names it
 // ("templates.locales.ko.sms.text"), Err says why (a missing field, a
@@ -114,7 +87,8 @@ func (o *out) exec(t *tmpl.Template, max int) string {
 func (c *Compiled) render(ctx context.Context, l *locale, zone *time.Location, data any, channels []heraldtype.Channel) (*Rendered, error) {
 	want := func(ch heraldtype.Channel) bool { return len(channels) == 0 || slices.Contains(channels, ch) }
 	o := &out{b: tmpl.NewBudget(ctx, c.cfg.Templates), data: data, env: newEnv(l.tag, zone)}
-	r := &Rendered{Locale: l.tag.String(), apnsMax: c.cfg.APNsMaxBytes, fcmMax: c.cfg.FCMMaxBytes, smsMax: c.smsMax}
+	r := &Rendered{RenderedMessage: heraldtype.RenderedMessage{Locale: l.tag.String()}, apnsMax: c.cfg.APNsMaxBytes,
+		fcmMax: c.cfg.FCMMaxBytes, smsMax: c.smsMax}
 	maxBody := c.cfg.Templates.MaxBytes
 	if maxBody <= 0 {
 		maxBody = tmpl.DefaultMaxBytes
@@ -131,7 +105,8 @@ func (c *Compiled) render(ctx context.Context, l *locale, zone *time.Location, d
 	}
 	if l.sms != nil && want(heraldtype.ChannelSMS) {
 		text := o.exec(l.sms, MaxTextBytes*4)
-		r.SMS = &SMS{Text: text, SMSCount: CountSMS(text)}
+		n := CountSMS(text)
+		r.SMS = &SMS{Text: text, Encoding: n.Encoding, Units: n.Units, Segments: n.Segments}
 	}
 	if e := l.email; e != nil && want(heraldtype.ChannelEmail) {
 		r.Email = &Email{Subject: o.exec(e.subject, MaxTextBytes*4), HTML: o.exec(e.html, maxBody), Text: o.exec(e.text, maxBody)}
