@@ -3,6 +3,7 @@ package herald
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
 )
@@ -125,5 +126,44 @@ func TestDeliveriesRenderFromTemplates(t *testing.T) {
 	_, err = p.client.Enqueue(p.ctx, Request{UserID: "ann", Type: "orders", Data: map[string]string{"count": "3"}})
 	if heraldtype.ErrorCode(err) != heraldtype.EINVALID || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("a trigger its in-app form cannot render: %v", err)
+	}
+}
+
+// Issue 37 item 1: a reminder without a title or a body, of a type with
+// templates, is rendered from them like a trigger — in its user's locale,
+// with its data — each occurrence recording the version; saving one whose
+// data the templates cannot render is refused.
+func TestReminderRendersFromTemplates(t *testing.T) {
+	p := newReminderPipeline(t)
+	if _, err := p.client.PutUser(p.ctx, "u1", UserInput{Locale: "ko", Timezone: "Asia/Seoul"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.client.PutTemplates(p.ctx, "cart_reminder", heraldtype.MessageTemplates{DefaultLocale: "en",
+		Locales: map[string]heraldtype.ChannelTemplates{
+			"en": {Push: &heraldtype.PushTemplate{Title: "{{.items}} items in your cart", Body: "Still thinking?"}},
+			"ko": {Push: &heraldtype.PushTemplate{Title: "장바구니에 상품 {{.items}}개", Body: "아직 고민 중이세요?"}},
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	r := cartReminder("cart-7")
+	r.Title, r.Body = "", ""
+	if _, _, err := p.client.PutReminder(p.ctx, r); heraldtype.ErrorCode(err) != heraldtype.EINVALID {
+		t.Fatalf("a reminder whose data its templates cannot render saved: %v", err)
+	}
+	r.Data = map[string]string{"items": "2"}
+	if _, _, err := p.client.PutReminder(p.ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	p.clock.Advance(time.Hour)
+	if c := p.tickReminders(); c["enqueued"] != 1 {
+		t.Fatalf("enqueued %v", c)
+	}
+	got := p.reminder("cart-7")
+	if n := p.status(got.LastNotificationID); n.TemplateVersion != 1 || n.Title != "장바구니에 상품 2개" {
+		t.Fatalf("the occurrence: version %d title %q", n.TemplateVersion, n.Title)
+	}
+	p.work()
+	if msgs := p.em.MessagesTo("tok-1"); len(msgs) != 1 || !strings.Contains(string(msgs[0].Message), "장바구니에 상품 2개") {
+		t.Fatalf("the push: %v", msgs)
 	}
 }
