@@ -2,6 +2,7 @@ package console
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/heraldhq/herald"
 	"github.com/heraldhq/herald/heraldtype"
@@ -17,6 +18,7 @@ import (
 type typeTemplatesData struct {
 	Type    string
 	User    string
+	Version int  // asked for (?version=, a notification's); 0: the latest
 	None    bool // the type has no templates
 	Created string
 	Preview heraldtype.TemplatePreview
@@ -27,7 +29,15 @@ type typeTemplatesData struct {
 func (c *Console) typeTemplates(w http.ResponseWriter, r *http.Request, s Session) error {
 	d := typeTemplatesData{Type: r.PathValue("type"), User: query(r, "user")}
 	var status int
-	err := c.fillTemplates(r, &d)
+	var err error
+	if v := query(r, "version"); v != "" {
+		if d.Version, err = strconv.Atoi(v); err != nil || d.Version < 1 {
+			err = fieldError("version", "must be a positive integer")
+		}
+	}
+	if err == nil {
+		err = c.fillTemplates(r, &d)
+	}
 	if d.Err, status, err = pageRefusal(err); err != nil {
 		return err
 	}
@@ -36,8 +46,8 @@ func (c *Console) typeTemplates(w http.ResponseWriter, r *http.Request, s Sessio
 }
 
 func (c *Console) fillTemplates(r *http.Request, d *typeTemplatesData) error {
-	tv, err := c.client.GetTemplates(r.Context(), d.Type, 0)
-	if heraldtype.ErrorCode(err) == heraldtype.ENOTFOUND {
+	tv, err := c.client.GetTemplates(r.Context(), d.Type, d.Version)
+	if heraldtype.ErrorCode(err) == heraldtype.ENOTFOUND && d.Version == 0 {
 		d.None = true
 		return nil
 	}

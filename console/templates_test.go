@@ -37,9 +37,17 @@ func TestTypeTemplatesPage(t *testing.T) {
 	p.has(t, `data-version="1"`, `id="locale-ar-h" lang="ar"`, `<tbody lang="ar" dir="auto">`, `&lt;Mina&gt;님 안녕하세요`,
 		`1 segment(s), UCS-2`, `id="templates-user"`, `picks <code>ko</code>`, `id="test-send-form"`)
 	r := e.post("/console/types/order/test-send", url.Values{"csrf": {p.csrf(t)}, "user_id": {"kim"}}).expect(t, 303)
-	if loc := r.header.Get("Location"); !strings.HasPrefix(loc, "/console/notifications/") {
+	loc := r.header.Get("Location")
+	if !strings.HasPrefix(loc, "/console/notifications/") {
 		t.Fatalf("after a test-send: %q", loc)
 	}
+	// The notification's timeline names the version it was rendered
+	// from, which opens that version.
+	n := e.get(loc).expect(t, 200)
+	n.has(t, `id="template-version" href="/console/types/order/templates?version=1"`)
+	e.get("/console/types/order/templates?version=1").expect(t, 200).has(t, `data-version="1"`)
+	e.get("/console/types/order/templates?version=9").expect(t, 404)
+	e.get("/console/types/order/templates?version=x").expect(t, 400)
 	bad := e.post("/console/types/order/test-send", url.Values{"csrf": {p.csrf(t)}, "user_id": {""}}).expect(t, 400)
 	wellFormed(t, bad.body)
 	bad.has(t, `id="error-user_id"`)
