@@ -22,7 +22,9 @@ type typeTemplatesData struct {
 	None    bool // the type has no templates
 	Created string
 	Preview heraldtype.TemplatePreview
-	Err     *formResult
+	// Versions are the latest saved versions, newest first.
+	Versions []heraldtype.TemplateVersion
+	Err      *formResult
 }
 
 // typeTemplates shows the preview; a type without templates says so.
@@ -55,6 +57,9 @@ func (c *Console) fillTemplates(r *http.Request, d *typeTemplatesData) error {
 		return err
 	}
 	d.Created = tv.CreatedAt.UTC().Format("2006-01-02 15:04:05")
+	if d.Versions, err = c.client.ListTemplateVersions(r.Context(), d.Type, 0, 0); err != nil {
+		return err
+	}
 	d.Preview, err = c.client.PreviewTemplates(r.Context(), d.Type, herald.PreviewRequest{Version: tv.Version, UserID: d.User})
 	return err
 }

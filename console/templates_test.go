@@ -45,7 +45,7 @@ func TestTypeTemplatesPage(t *testing.T) {
 	// from, which opens that version.
 	n := e.get(loc).expect(t, 200)
 	n.has(t, `id="template-version" href="/console/types/order/templates?version=1"`)
-	e.get("/console/types/order/templates?version=1").expect(t, 200).has(t, `data-version="1"`)
+	e.get("/console/types/order/templates?version=1").expect(t, 200).has(t, `data-version="1"`, `id="templates-versions"`, `<strong aria-current="page">1</strong>`)
 	e.get("/console/types/order/templates?version=9").expect(t, 404)
 	e.get("/console/types/order/templates?version=x").expect(t, 400)
 	bad := e.post("/console/types/order/test-send", url.Values{"csrf": {p.csrf(t)}, "user_id": {""}}).expect(t, 400)

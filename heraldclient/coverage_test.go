@@ -39,6 +39,7 @@ var operations = map[string]string{
 	"PUT /v1/types/{type}":                        "PutType",
 	"PUT /v1/types/{type}/templates":              "PutTemplates",
 	"GET /v1/types/{type}/templates":              "GetTemplates",
+	"GET /v1/types/{type}/templates/versions":     "ListTemplateVersions",
 	"POST /v1/types/{type}/preview":               "PreviewTemplates",
 	"POST /v1/types/{type}/test-send":             "TestSendTemplates",
 	"POST /v1/notifications":                      "Trigger",

@@ -69,3 +69,22 @@ func (c *Client) TestSendTemplates(ctx context.Context, typ string, in TestSendR
 	_, err := c.do(ctx, call{method: http.MethodPost, path: pathf("/v1/types/%s/test-send", typ), body: in, out: &r})
 	return r, err
 }
+
+// ListTemplateVersions lists a type's saved template versions, newest
+// first (GET /v1/types/{type}/templates/versions): at most limit (0: the
+// server's default of 20, at most 100), those below version before when
+// it is not 0.
+func (c *Client) ListTemplateVersions(ctx context.Context, typ string, before, limit int) ([]heraldtype.TemplateVersion, error) {
+	q := url.Values{}
+	if before != 0 {
+		q.Set("before", strconv.Itoa(before))
+	}
+	if limit != 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out struct {
+		Versions []heraldtype.TemplateVersion `json:"versions"`
+	}
+	_, err := c.do(ctx, call{method: http.MethodGet, path: pathf("/v1/types/%s/templates/versions", typ), query: q, out: &out})
+	return out.Versions, err
+}

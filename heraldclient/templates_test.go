@@ -38,6 +38,15 @@ func TestTemplates(t *testing.T) {
 	if err != nil || got.Templates.Locales["ko"].SMS == nil {
 		t.Fatalf("GetTemplates: %+v %v", got, err)
 	}
+	if _, err := c.PutTemplates(ctx, "order", tpl); err != nil {
+		t.Fatal(err)
+	}
+	if vs, err := c.ListTemplateVersions(ctx, "order", 0, 0); err != nil || len(vs) != 2 || vs[0].Version != 2 {
+		t.Fatalf("ListTemplateVersions: %+v %v", vs, err)
+	}
+	if vs, err := c.ListTemplateVersions(ctx, "order", 2, 1); err != nil || len(vs) != 1 || vs[0].Version != 1 {
+		t.Fatalf("ListTemplateVersions before 2: %+v %v", vs, err)
+	}
 	if _, err := c.GetTemplates(ctx, "order", 7); !heraldclient.IsCode(err, heraldclient.CodeNotFound) {
 		t.Errorf("an unknown version: %v", err)
 	}
@@ -51,7 +60,7 @@ func TestTemplates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Locales) != 3 || p.Version != 1 || p.User == nil || p.User.Locale != "ko-KR" || p.User.LocalePreview.Locale != "ko" || len(p.User.Devices) != 1 {
+	if len(p.Locales) != 3 || p.Version != 2 || p.User == nil || p.User.Locale != "ko-KR" || p.User.LocalePreview.Locale != "ko" || len(p.User.Devices) != 1 {
 		t.Fatalf("preview: %+v", p)
 	}
 	if m := p.User.Message; m == nil || m.Push.Title != "Mina님" || m.SMS.Encoding != "UCS-2" || m.SMS.Segments != 1 || m.Push.APNsBytes == 0 {
@@ -68,7 +77,7 @@ func TestTemplates(t *testing.T) {
 		t.Fatalf("TestSendTemplates: %+v %v", res, err)
 	}
 	n, err := c.GetNotification(ctx, res.Notifications[0].ID)
-	if err != nil || n.TemplateVersion != 1 || n.Title != "Mina님" {
+	if err != nil || n.TemplateVersion != 2 || n.Title != "Mina님" {
 		t.Errorf("the test-sent notification: version %d title %q %v", n.TemplateVersion, n.Title, err)
 	}
 	if _, err := c.TestSendTemplates(ctx, "none", heraldclient.TestSendRequest{UserID: "kim"}); !heraldclient.IsCode(err, heraldclient.CodeInvalidArgument) {

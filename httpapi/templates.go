@@ -76,3 +76,33 @@ func (s *Server) testSend(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusAccepted, res)
 	return nil
 }
+
+// templateVersions is the body of GET /v1/types/{type}/templates/versions.
+type templateVersions struct {
+	Versions []heraldtype.TemplateVersion `json:"versions"`
+}
+
+// listTemplateVersions: GET /v1/types/{type}/templates/versions lists the
+// type's saved versions, newest first (?before=N&limit=).
+func (s *Server) listTemplateVersions(w http.ResponseWriter, r *http.Request) error {
+	before, limit := 0, 0
+	if err := parseQuery(r.URL.RawQuery, map[string]func(string) error{
+		"before": func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return heraldtype.FieldErrorf("before", "must be a positive integer")
+			}
+			before = n
+			return nil
+		},
+		"limit": setLimit(&limit),
+	}); err != nil {
+		return err
+	}
+	vs, err := s.client.ListTemplateVersions(r.Context(), r.PathValue("type"), before, limit)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, templateVersions{Versions: vs})
+	return nil
+}
