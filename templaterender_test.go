@@ -167,3 +167,41 @@ func TestReminderRendersFromTemplates(t *testing.T) {
 		t.Fatalf("the push: %v", msgs)
 	}
 }
+
+// An escalation of a notification rendered from templates keeps its
+// version: the step's push is the push form in the user's locale, not the
+// in-app text the original showed (issue 37 with issue 36 item 3).
+func TestEscalationKeepsTheTemplateVersion(t *testing.T) {
+	p := newPipeline(t, func(c *Config) { c.Types = map[string]TypeConfig{"order": orderEscalation()} })
+	p.device("u1", "d1", "tok-1")
+	if _, err := p.client.PutUser(p.ctx, "u1", UserInput{Locale: "he", Timezone: "Asia/Jerusalem"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.client.PutTemplates(p.ctx, "order", heraldtype.MessageTemplates{DefaultLocale: "he",
+		Locales: map[string]heraldtype.ChannelTemplates{"he": {
+			InApp: &heraldtype.InAppTemplate{Title: "ההזמנה {{.id}} נשלחה", Body: "פרטים באפליקציה"},
+			Push:  &heraldtype.PushTemplate{Title: "ההזמנה {{.id}} בדרך", Body: "לחצו לפרטים"},
+		}}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.client.Enqueue(p.ctx, Request{UserID: "u1", Type: "order", Data: map[string]string{"id": "7"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Notifications[0].ID
+	if n := p.status(id); n.Title != "ההזמנה 7 נשלחה" || n.TemplateVersion != 1 {
+		t.Fatalf("the original: %q version %d", n.Title, n.TemplateVersion)
+	}
+	p.clock.Advance(10 * time.Minute)
+	if n, err := p.client.runEscalationsOnce(p.ctx); err != nil || n != 1 {
+		t.Fatalf("escalations: %d %v", n, err)
+	}
+	p.work()
+	esc := p.status(id).Escalations[0].NotificationID
+	if n := p.status(esc); n.TemplateVersion != 1 {
+		t.Fatalf("the escalation's version: %d", n.TemplateVersion)
+	}
+	if msgs := p.em.MessagesTo("tok-1"); len(msgs) != 1 || !strings.Contains(string(msgs[0].Message), "ההזמנה 7 בדרך") {
+		t.Fatalf("the escalated push: %v", msgs)
+	}
+}
