@@ -79,8 +79,15 @@ func funcs(cur func() tmpl.Call) map[string]any {
 			if err != nil {
 				return "", err
 			}
-			return b.Build(len(text)+64, func() string {
-				return strings.ReplaceAll(text, "#", e.printer.Sprint(number.Decimal(x.f)))
+			// The number is formatted first so the reservation is the
+			// result's exact size: a text of many #s (from the data) times
+			// a long number is refused before it is built.
+			num, err := b.Build(64, func() string { return e.printer.Sprint(number.Decimal(x.f)) })
+			if err != nil {
+				return "", err
+			}
+			return b.Build(len(text)+strings.Count(text, "#")*len(num), func() string {
+				return strings.ReplaceAll(text, "#", num)
 			})
 		},
 		"date": func(style string, v any) (string, error) {

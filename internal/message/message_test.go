@@ -296,3 +296,20 @@ func TestBudget(t *testing.T) {
 func smsCount(s *SMS) SMSCount {
 	return SMSCount{Encoding: s.Encoding, Units: s.Units, Segments: s.Segments}
 }
+
+// TestPluralCannotMultiply: a plural form from the data holding many #s,
+// each replaced by a long number, is refused by the budget before the
+// string is built.
+func TestPluralCannotMultiply(t *testing.T) {
+	mt := heraldtype.MessageTemplates{DefaultLocale: "en", Locales: map[string]heraldtype.ChannelTemplates{"en": {
+		SMS: &heraldtype.SMSTemplate{Text: `{{plural .n "other" .text}}`}}}}
+	c, err := Compile(context.Background(), &mt, Config{Templates: tmpl.Limits{MaxBytes: 1 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := map[string]string{"n": strings.Repeat("9", 300), "text": strings.Repeat("#", 100_000)}
+	_, err = c.Render(context.Background(), Recipient{}, data)
+	if limit, ok := tmpl.OverBudget(err); !ok || limit != "bytes" {
+		t.Fatalf("100,000 #s times a 300-digit number: %v", err)
+	}
+}
