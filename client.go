@@ -393,6 +393,8 @@ type Client struct {
 	ruleRunner *fanout.Runner
 	// compiledRules caches the rules Track applies, compiled.
 	compiledRules compiledRules
+	// compiledVersions caches the types' template versions, compiled.
+	compiledVersions compiledVersions
 	// ruleGuesses keeps the rules whose inline batch the last event of
 	// each source and name wrote, to read the next one's audiences ahead
 	// (rulereadahead.go).
@@ -620,6 +622,7 @@ func NewClient(cfg Config) (*Client, error) {
 			},
 			ListUnsubscribe: c.listUnsubscribe,
 			EmailHTML:       c.emailHTML,
+			Render:          c.renderDelivery,
 			Tracer:          c.tracer,
 		})
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/internal/digest"
+	"github.com/heraldhq/herald/internal/message"
 	"github.com/heraldhq/herald/internal/tmpl"
 	"github.com/heraldhq/herald/store"
 )
@@ -247,10 +248,14 @@ func (c *Client) buildDigest(ctx context.Context, cd store.ClaimedDigest) (*stor
 	if err != nil {
 		return nil, err
 	}
-	title, body, err := c.renderDigest(ctx, t.Digest, digest.NewView(cd))
+	title, body, err := c.renderDigest(ctx, cd.UserID, t.Digest, digest.NewView(cd))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		var re *renderStoreError
+		if errors.As(err, &re) {
+			return nil, re.err
 		}
 		if limit, ok := tmpl.OverBudget(err); ok {
 			c.metrics.TemplateOverBudget.WithLabelValues("digest", limit).Inc()
@@ -277,12 +282,22 @@ func (c *Client) buildDigest(ctx context.Context, cd store.ClaimedDigest) (*stor
 // renderDigest renders a digest's message with the type's digest
 // templates, or, for a type that declares none (a digest a user's
 // schedule made, issue 36 item 2), digest.DefaultMessage.
-func (c *Client) renderDigest(ctx context.Context, d *heraldtype.Digest, v digest.View) (string, string, error) {
+func (c *Client) renderDigest(ctx context.Context, userID string, d *heraldtype.Digest, v digest.View) (string, string, error) {
 	if d == nil {
 		title, body := digest.DefaultMessage(v, MaxTitleLength, MaxBodyLength)
 		return title, body, nil
 	}
-	return digest.Render(ctx, *d, v, c.templateLimits(), MaxTitleLength, MaxBodyLength)
+	// The digest's templates format numbers, plurals and dates for its
+	// user (issue 37): their locale and zone.
+	var r message.Recipient
+	u, err := c.store.GetUser(ctx, userID)
+	switch {
+	case err == nil:
+		r = message.Recipient{Locale: u.Locale, Zone: userZone(u.Timezone)}
+	case heraldtype.ErrorCode(err) != heraldtype.ENOTFOUND:
+		return "", "", &renderStoreError{err}
+	}
+	return digest.Render(ctx, *d, v, r, c.templateLimits(), MaxTitleLength, MaxBodyLength)
 }
 
 // Digest is one digest with its items (GET /v1/digests/{id}).
@@ -351,3 +366,11 @@ func (c *Client) runDigestsOnce(ctx context.Context) (int, error) {
 	}
 	return c.digests.RunOnce(ctx)
 }
+
+// renderStoreError is a digest's render that could not read its user: the
+// store's fault, not the template's, so the digest is tried again rather
+// than failed.
+type renderStoreError struct{ err error }
+
+func (e *renderStoreError) Error() string { return e.err.Error() }
+func (e *renderStoreError) Unwrap() error { return e.err }

@@ -173,7 +173,16 @@ func (c *Client) prepare(ctx context.Context, r *Request) (store.EnqueueParams, 
 		digestOf = t.Digest
 		escalate = t.Escalate
 	}
-	users, err := c.normalize(r, now)
+	// A trigger without a title or a body, of a type with templates, is
+	// rendered from them (templaterender.go).
+	var templates *heraldtype.TemplateVersion
+	if r.Title == "" && r.Body == "" && !r.DataOnly && validTypeName(r.Type) == nil {
+		var err error
+		if templates, err = c.latestTemplates(ctx, r.Type); err != nil {
+			return store.EnqueueParams{}, err
+		}
+	}
+	users, err := c.normalize(r, now, templates != nil)
 	if err != nil {
 		return store.EnqueueParams{}, err
 	}
@@ -205,6 +214,11 @@ func (c *Client) prepare(ctx context.Context, r *Request) (store.EnqueueParams, 
 			Data: r.Data, Channels: r.Channels, Priority: r.Priority, PayloadMode: mode,
 			Guarantee: guarantee, IdempotencyKey: r.IdempotencyKey, SendAt: sendAt, CreatedAt: now,
 			DedupeKey: r.DedupeKey, CancellationKey: r.CancellationKey, Critical: critical,
+		}
+	}
+	if templates != nil {
+		if err := c.renderAtEnqueue(ctx, templates, p.Notifications); err != nil {
+			return store.EnqueueParams{}, err
 		}
 	}
 	if err := c.validatePayload(&p.Notifications[0], r.Channels); err != nil {
@@ -248,8 +262,10 @@ func (c *Client) enqueued(typ string, res store.EnqueueResult, committed bool) R
 	return out
 }
 
-// normalize validates r, fills defaults in place and returns the recipients.
-func (c *Client) normalize(r *Request, now time.Time) ([]string, error) {
+// normalize validates r, fills defaults in place and returns the
+// recipients. A templated request (its type's templates render it) needs
+// no title or body.
+func (c *Client) normalize(r *Request, now time.Time, templated bool) ([]string, error) {
 	if len(r.IdempotencyKey) > MaxKeyLength {
 		return nil, heraldtype.FieldErrorf("idempotency_key", "must be at most %d bytes", MaxKeyLength)
 	}
@@ -278,7 +294,7 @@ func (c *Client) normalize(r *Request, now time.Time) ([]string, error) {
 	if err := validText("body", r.Body, MaxBodyLength); err != nil {
 		return nil, err
 	}
-	if r.Title == "" && r.Body == "" && !r.DataOnly {
+	if r.Title == "" && r.Body == "" && !r.DataOnly && !templated {
 		return nil, heraldtype.FieldErrorf("title", "an alert needs a title or a body (or set data_only)")
 	}
 	if err := validData(r.Data, r.DataOnly); err != nil {

@@ -116,7 +116,11 @@ func (c *Client) buildEscalation(ctx context.Context, ce store.ClaimedEscalation
 	e := heraldtype.Notification{ID: newID(now), UserID: n.UserID, Type: n.Type, Title: n.Title, Body: n.Body, Data: n.Data,
 		Channels: ce.Channels, Priority: cmp.Or(n.Priority, heraldtype.PriorityNormal), PayloadMode: n.PayloadMode,
 		Guarantee: n.Guarantee, IdempotencyKey: key, CreatedAt: now, CancellationKey: n.CancellationKey, Critical: t.Critical,
-		Source: &heraldtype.Source{Kind: heraldtype.SourceEscalation, ID: ce.NotificationID, Count: ce.Step}}
+		// A notification rendered from its type's templates escalates in
+		// the same version: the step's SMS or e-mail is that version's
+		// form for the channel, not the push's text (issue 37).
+		TemplateVersion: n.TemplateVersion,
+		Source:          &heraldtype.Source{Kind: heraldtype.SourceEscalation, ID: ce.NotificationID, Count: ce.Step}}
 	return &store.EnqueueParams{IdempotencyKey: key, IdempotencyNamespace: store.EscalationNamespace, RequestHash: key,
 		Notifications: []heraldtype.Notification{e}, MaxAttempts: c.cfg.MaxAttempts, PushProviders: c.cfg.PushRouting,
 		ChannelProviders: c.cfg.ChannelRouting, Now: now}, nil

@@ -1,9 +1,11 @@
 package herald
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
+	"github.com/heraldhq/herald/internal/message"
 	"github.com/heraldhq/herald/internal/tmpl"
 )
 
@@ -28,6 +30,14 @@ type TemplateConfig struct {
 	// step: the backstop for work a step does that the counts do not
 	// measure (comparing long strings). Default 250 ms.
 	MaxDuration time.Duration
+	// APNsMaxBytes and FCMMaxBytes bound a push rendered from a type's
+	// templates, its payload as each provider counts it (issue 37 item 4).
+	// Default 4096: what both providers accept.
+	APNsMaxBytes int
+	FCMMaxBytes  int
+	// SMSMaxSegments bounds an SMS rendered from a type's templates; a
+	// type may set a lower maximum. Default 10.
+	SMSMaxSegments int
 }
 
 // Defaults of TemplateConfig.
@@ -35,6 +45,9 @@ const (
 	DefaultTemplateMaxSteps    = tmpl.DefaultMaxSteps
 	DefaultTemplateMaxBytes    = tmpl.DefaultMaxBytes
 	DefaultTemplateMaxDuration = tmpl.DefaultMaxDuration
+	DefaultAPNsMaxBytes        = message.DefaultAPNsMaxBytes
+	DefaultFCMMaxBytes         = message.DefaultFCMMaxBytes
+	DefaultSMSMaxSegments      = message.DefaultSMSMaxSegments
 )
 
 // withDefaults fills the zero limits and refuses negative ones.
@@ -46,6 +59,8 @@ func (t TemplateConfig) withDefaults() (TemplateConfig, error) {
 		return t, fmt.Errorf("herald: Templates.MaxBytes %d must be positive", t.MaxBytes)
 	case t.MaxDuration < 0:
 		return t, fmt.Errorf("herald: Templates.MaxDuration %v must be positive", t.MaxDuration)
+	case t.APNsMaxBytes < 0 || t.FCMMaxBytes < 0 || t.SMSMaxSegments < 0:
+		return t, fmt.Errorf("herald: Templates.APNsMaxBytes, FCMMaxBytes and SMSMaxSegments must be positive")
 	case t.MaxSteps == 0:
 		t.MaxSteps = DefaultTemplateMaxSteps
 	}
@@ -55,6 +70,9 @@ func (t TemplateConfig) withDefaults() (TemplateConfig, error) {
 	if t.MaxDuration == 0 {
 		t.MaxDuration = DefaultTemplateMaxDuration
 	}
+	t.APNsMaxBytes = cmp.Or(t.APNsMaxBytes, DefaultAPNsMaxBytes)
+	t.FCMMaxBytes = cmp.Or(t.FCMMaxBytes, DefaultFCMMaxBytes)
+	t.SMSMaxSegments = cmp.Or(t.SMSMaxSegments, DefaultSMSMaxSegments)
 	return t, nil
 }
 
@@ -63,4 +81,12 @@ func (t TemplateConfig) withDefaults() (TemplateConfig, error) {
 func (c *Client) templateLimits() tmpl.Limits {
 	t := c.cfg.Templates
 	return tmpl.Limits{MaxSteps: t.MaxSteps, MaxBytes: t.MaxBytes, MaxDuration: t.MaxDuration}
+}
+
+// messageConfig is what a type's templates are compiled and rendered
+// with.
+func (c *Client) messageConfig() message.Config {
+	t := c.cfg.Templates
+	return message.Config{Templates: c.templateLimits(), APNsMaxBytes: t.APNsMaxBytes, FCMMaxBytes: t.FCMMaxBytes,
+		SMSMaxSegments: t.SMSMaxSegments}
 }

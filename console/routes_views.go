@@ -23,6 +23,8 @@ func (c *Console) catalogRoutes() {
 	c.view("GET /console/types", auth.ScopeNotificationsRead, c.types)
 	c.view("GET /console/types/{type}", auth.ScopeNotificationsRead, c.notificationType)
 	c.action("POST /console/types/{type}", auth.ScopeAdmin, c.saveType)
+	c.view("GET /console/types/{type}/templates", auth.ScopeNotificationsRead, c.typeTemplates)
+	c.action("POST /console/types/{type}/test-send", auth.ScopeNotificationsWrite, c.testSendTemplates)
 	c.ruleRoutes()
 	c.reminderRoutes()
 	c.campaignRoutes()

@@ -65,6 +65,17 @@ func TestConsoleInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The type's templates in English, Korean and Arabic (issue 37 item
+	// 5), for the templates' view.
+	if _, err := s.api.PutTemplates(ctx, typ, heraldtype.MessageTemplates{DefaultLocale: "en", SampleData: map[string]string{"order": "A-1"},
+		Locales: map[string]heraldtype.ChannelTemplates{
+			"en": {Push: &heraldtype.PushTemplate{Title: "Order {{.order}} shipped", Body: "On its way"}},
+			"ko": {Push: &heraldtype.PushTemplate{Title: "주문 {{.order}} 발송", Body: "배송 중"}},
+			"ar": {Push: &heraldtype.PushTemplate{Title: "تم شحن الطلب {{.order}}", Body: "في الطريق"}},
+		}}); err != nil {
+		t.Fatal(err)
+	}
+
 	// A rule and a campaign, for their views.
 	if _, err := s.api.PutType(ctx, "price_drop", heraldclient.TypeConfig{Channels: []heraldtype.Channel{heraldtype.ChannelPush}}); err != nil {
 		t.Fatal(err)
@@ -276,6 +287,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		{"notifications", "/notifications"},
 		{"types", "/types"},
 		{"type", "/types/" + typ},
+		{"type-templates", "/types/" + typ + "/templates?user=ana"},
 		{"digest-type", "/types/comment"},
 		{"digest", "/digests/" + digestID},
 		{"escalation-type", "/types/order_ready"},

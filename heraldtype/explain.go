@@ -79,6 +79,10 @@ const (
 	// ExplainProviderFailure: the provider refused it, or every attempt
 	// failed (ErrorCode and Error are the provider's answer).
 	ExplainProviderFailure = "provider_failure"
+	// ExplainRenderFailed: the delivery's channel form of its type's
+	// templates did not render, or rendered past the channel's limit
+	// (Error says which template and why); nothing was sent (issue 37).
+	ExplainRenderFailed = "render_failed"
 	// ExplainUnknown: the send's answer never came; it may have arrived.
 	ExplainUnknown = "unknown"
 	// ExplainNoProvider: no provider is configured for the channel.

@@ -205,7 +205,13 @@ type Notification struct {
 	// CancellationKey, when set, names the notification for a later
 	// cancel: POST /v1/notifications/cancel with the key (for this user
 	// or for every user) cancels every delivery of it not yet sent.
-	CancellationKey string    `json:"cancellation_key,omitempty"`
+	CancellationKey string `json:"cancellation_key,omitempty"`
+	// TemplateVersion is the version of the type's templates the
+	// notification is rendered from (issue 37 item 6): set when the
+	// trigger gave no title or body and the type has templates; each
+	// delivery renders its channel's form of that version in the user's
+	// locale. 0 for a notification sent as its trigger wrote it.
+	TemplateVersion int       `json:"template_version,omitempty"`
 	SendAt          time.Time `json:"send_at,omitzero"`
 	CreatedAt       time.Time `json:"created_at"`
 	// Source names what produced the notification when it was not a plain

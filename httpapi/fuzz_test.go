@@ -18,11 +18,12 @@ import (
 
 // acceptingStore accepts every trigger without a database, so the fuzzer
 // spends its time in decoding and validation. Only Enqueue, GetType (no
-// type is declared) and DigestScheduleTypes (no user has a digest
-// schedule, so a trigger reads no preferences: issue 36 item 2) are
-// implemented: the trigger path calls nothing else, and any other call
-// would panic and fail the fuzz run, which is what should happen if that
-// changes.
+// type is declared), DigestScheduleTypes (no user has a digest schedule,
+// so a trigger reads no preferences: issue 36 item 2) and GetTemplates (no
+// type has templates; a trigger without a title or a body reads its
+// type's since issue 37) are implemented: the trigger path calls nothing
+// else, and any other call would panic and fail the fuzz run, which is
+// what should happen if that changes.
 type acceptingStore struct{ store.Store }
 
 func (acceptingStore) GetType(_ context.Context, name string) (heraldtype.NotificationType, error) {
@@ -30,6 +31,10 @@ func (acceptingStore) GetType(_ context.Context, name string) (heraldtype.Notifi
 }
 
 func (acceptingStore) DigestScheduleTypes(context.Context) ([]string, error) { return nil, nil }
+
+func (acceptingStore) GetTemplates(_ context.Context, typ string, _ int) (heraldtype.TemplateVersion, error) {
+	return heraldtype.TemplateVersion{}, heraldtype.Errorf(heraldtype.ENOTFOUND, "templates of type %q not found", typ)
+}
 
 func (acceptingStore) Enqueue(_ context.Context, p store.EnqueueParams) (store.EnqueueResult, error) {
 	res := store.EnqueueResult{Notifications: make([]store.EnqueuedNotification, len(p.Notifications))}
@@ -65,6 +70,7 @@ func FuzzDecodeTrigger(f *testing.F) {
 	f.Add([]byte(`{"user_ids":["a","b"],"type":"t","body":"x","idempotency_key":"k"}`), "", "k")
 	f.Add([]byte(`{"user_id":"a","type":"t","data_only":true,"data":{"k":"v"},"send_at":"2026-01-01T00:00:00Z"}`), "application/x-www-form-urlencoded", "")
 	f.Add([]byte(`{"user_id":"a","type":"t","title":"x"}{}`), "text/plain", "")
+	f.Add([]byte(`{"user_id":"a","type":"t","data":{"n":"1"}}`), "application/json", "") // no title: the type's templates are read
 	f.Add([]byte("\xff"), "application/json; charset=latin1", "\x00")
 
 	f.Fuzz(func(t *testing.T, body []byte, contentType, key string) {

@@ -31,6 +31,11 @@
 //	GET    /v1/engagement                         sent, delivered, opened, clicked and rates by group
 //	GET    /v1/types[/{type}]                     declared notification types
 //	PUT    /v1/types/{type}                       declare a notification type (admin)
+//	PUT    /v1/types/{type}/templates             save its templates as the next version (admin)
+//	GET    /v1/types/{type}/templates             its templates: the latest, or ?version=N
+//	GET    /v1/types/{type}/templates/versions    its saved versions, newest first
+//	POST   /v1/types/{type}/preview               render every channel and locale (and a user's)
+//	POST   /v1/types/{type}/test-send             send it to one named user from its templates
 //	POST   /v1/notifications                      trigger notifications (Idempotency-Key)
 //	GET    /v1/notifications/{id}                 a notification's deliveries and attempts
 //	POST   /v1/notifications/cancel               cancel by id or cancellation key, synchronously
@@ -319,6 +324,11 @@ func (s *Server) routes(metrics, console http.Handler) {
 	s.handle("GET /v1/types", needScope(auth.ScopeNotificationsRead), s.listTypes)
 	s.handle("GET /v1/types/{type}", needScope(auth.ScopeNotificationsRead), s.getType)
 	s.handle("PUT /v1/types/{type}", needScope(auth.ScopeAdmin), s.putType)
+	s.handle("PUT /v1/types/{type}/templates", needScope(auth.ScopeAdmin), s.putTemplates)
+	s.handle("GET /v1/types/{type}/templates", needScope(auth.ScopeNotificationsRead), s.getTemplates)
+	s.handle("GET /v1/types/{type}/templates/versions", needScope(auth.ScopeNotificationsRead), s.listTemplateVersions)
+	s.handle("POST /v1/types/{type}/preview", needScope(auth.ScopeNotificationsRead), s.previewTemplates)
+	s.handle("POST /v1/types/{type}/test-send", needScope(auth.ScopeNotificationsWrite), s.testSend)
 	s.handle("POST /v1/notifications", needScope(auth.ScopeNotificationsWrite), s.trigger)
 	s.handleWaiting("POST /v1/notifications/cancel", needScope(auth.ScopeNotificationsWrite), s.cancel, s.client.CancelWait())
 	s.handle("GET /v1/notifications/{id}", needScope(auth.ScopeNotificationsRead), s.getNotification)

@@ -57,6 +57,7 @@ type Store interface {
 	WebhookEndpoints
 	Digests
 	Escalations
+	Templates
 
 	// Migrate applies the embedded migrations that have not run yet.
 	Migrate(ctx context.Context) error

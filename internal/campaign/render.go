@@ -6,8 +6,10 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/message"
 	"github.com/heraldhq/herald/internal/tmpl"
 )
 
@@ -69,7 +71,7 @@ func Parse(c heraldtype.Campaign, lim tmpl.Limits) (*Content, error) {
 }
 
 func parse(field, text string, lim tmpl.Limits) (*tmpl.Template, error) {
-	t, err := tmpl.Parse(field, text, lim)
+	t, err := message.ParseText(field, text, lim)
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "template: ")
 		return nil, heraldtype.FieldErrorf(field, "is not a valid template: %s", msg)
@@ -110,10 +112,20 @@ func (c *Content) Render(ctx context.Context, v View) (Rendered, error) {
 // field's own limit (checked when the notification is built).
 const maxRendered = 64 << 10
 
+// execute renders t for v's user: number, currency, plural and date
+// format in the user's locale and zone.
 func execute(t *tmpl.Template, b *tmpl.Budget, v View) (string, error) {
-	out, err := t.Execute(b, v, maxRendered)
+	out, err := t.ExecuteEnv(b, v, message.Env(message.Recipient{Locale: v.User.Locale, Zone: zoneOf(v.User.Timezone)}), maxRendered)
 	if err != nil {
 		return "", fmt.Errorf("render %s: %w", t.Name(), err)
 	}
 	return out, nil
+}
+
+// zoneOf is a user's zone for a template's dates; UTC when unknown.
+func zoneOf(name string) *time.Location {
+	if loc, err := time.LoadLocation(name); err == nil && name != "" {
+		return loc
+	}
+	return time.UTC
 }

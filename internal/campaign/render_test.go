@@ -68,3 +68,27 @@ func TestRenderBudget(t *testing.T) {
 		t.Fatalf("a canceled render: %v", err)
 	}
 }
+
+// TestRenderInTheUsersLocale (issue 37): a campaign's templates render
+// through internal/message — number, currency and plural for each
+// recipient's locale, dates in their zone.
+func TestRenderInTheUsersLocale(t *testing.T) {
+	c, err := Parse(heraldtype.Campaign{Title: `{{plural (len .Items) "one" "# pick" "other" "# picks"}}`,
+		Body: `{{currency "KRW" (index .Fields "price")}} · {{date "short" "2026-03-08T21:05:00Z"}}`}, tmpl.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		user        ViewUser
+		title, body string
+	}{
+		{ViewUser{ID: "ann"}, "2 picks", "₩ 12,500 · 3/8/26"},
+		{ViewUser{ID: "kim", Locale: "ko-KR", Timezone: "Asia/Seoul"}, "2 picks", "₩ 12,500 · 26. 3. 9."},
+		{ViewUser{ID: "dan", Locale: "he", Timezone: "Asia/Jerusalem"}, "2 picks", "₩ 12,500 · 8.3.2026"},
+	} {
+		r, err := c.Render(context.Background(), View{User: tc.user, Items: []any{1, 2}, Fields: map[string]any{"price": 12500}})
+		if err != nil || r.Title != tc.title || r.Body != tc.body {
+			t.Errorf("%s: %q, %q, %v; want %q, %q", tc.user.ID, r.Title, r.Body, err, tc.title, tc.body)
+		}
+	}
+}

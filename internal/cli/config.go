@@ -254,11 +254,16 @@ type TracingConfig struct {
 // TemplatesConfig is `templates:` in the configuration,
 // herald.TemplateConfig: max_steps (range iterations and strings built by
 // functions, per message), max_bytes (bytes built per message, written or
-// not) and max_duration (a message's render time). All must be positive.
+// not) and max_duration (a message's render time); apns_max_bytes,
+// fcm_max_bytes (a push payload) and sms_max_segments (an SMS) for what a
+// type's templates render. All must be positive.
 type TemplatesConfig struct {
-	MaxSteps    int           `koanf:"max_steps"`
-	MaxBytes    int           `koanf:"max_bytes"`
-	MaxDuration time.Duration `koanf:"max_duration"`
+	MaxSteps       int           `koanf:"max_steps"`
+	MaxBytes       int           `koanf:"max_bytes"`
+	MaxDuration    time.Duration `koanf:"max_duration"`
+	APNsMaxBytes   int           `koanf:"apns_max_bytes"`
+	FCMMaxBytes    int           `koanf:"fcm_max_bytes"`
+	SMSMaxSegments int           `koanf:"sms_max_segments"`
 }
 
 // HTTPConfig is `http:` in the configuration: httpapi.ConnConfig and the
@@ -514,7 +519,8 @@ func defaultConfig() Config {
 			RecordedDecisions: herald.DefaultRecordedDecisions, CompiledCache: herald.DefaultCompiledRules,
 			InlineRecipients: herald.DefaultInlineRecipients},
 		Templates: TemplatesConfig{MaxSteps: herald.DefaultTemplateMaxSteps, MaxBytes: herald.DefaultTemplateMaxBytes,
-			MaxDuration: herald.DefaultTemplateMaxDuration},
+			MaxDuration: herald.DefaultTemplateMaxDuration, APNsMaxBytes: herald.DefaultAPNsMaxBytes,
+			FCMMaxBytes: herald.DefaultFCMMaxBytes, SMSMaxSegments: herald.DefaultSMSMaxSegments},
 		Console: ConsoleConfig{SessionIdle: auth.DefaultSessionIdle, SessionLifetime: auth.DefaultSessionLifetime, SecureCookie: "auto",
 			Refresh: console.DefaultRefresh},
 		Tracing: TracingConfig{SampleRatio: 1, ServiceName: "herald"},
@@ -650,6 +656,10 @@ func (c *Config) clientConfig() (herald.Config, error) {
 	if t := c.Templates; t.MaxSteps <= 0 || t.MaxBytes <= 0 || t.MaxDuration <= 0 {
 		return herald.Config{}, fmt.Errorf("config: templates.max_steps (%d), templates.max_bytes (%d) and templates.max_duration (%v) must be positive: a template render cannot be unbounded",
 			t.MaxSteps, t.MaxBytes, t.MaxDuration)
+	}
+	if t := c.Templates; t.APNsMaxBytes <= 0 || t.FCMMaxBytes <= 0 || t.SMSMaxSegments <= 0 {
+		return herald.Config{}, fmt.Errorf("config: templates.apns_max_bytes (%d), templates.fcm_max_bytes (%d) and templates.sms_max_segments (%d) must be positive",
+			t.APNsMaxBytes, t.FCMMaxBytes, t.SMSMaxSegments)
 	}
 	if c.HistoryScan <= 0 {
 		return herald.Config{}, fmt.Errorf("config: history_scan: %d must be a positive number of notifications (how many one page of the history with a status filter examines at most; default %d)",

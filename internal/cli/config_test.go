@@ -282,7 +282,8 @@ func TestHTTPLimitsConfig(t *testing.T) {
 // render cannot be unbounded (issue 31 item 1).
 func TestTemplatesConfig(t *testing.T) {
 	t.Parallel()
-	cfg, err := loadConfig("", []string{"HERALD_TEMPLATES__MAX_STEPS=500", "HERALD_TEMPLATES__MAX_BYTES=65536", "HERALD_TEMPLATES__MAX_DURATION=100ms"})
+	cfg, err := loadConfig("", []string{"HERALD_TEMPLATES__MAX_STEPS=500", "HERALD_TEMPLATES__MAX_BYTES=65536", "HERALD_TEMPLATES__MAX_DURATION=100ms",
+		"HERALD_TEMPLATES__APNS_MAX_BYTES=2048", "HERALD_TEMPLATES__SMS_MAX_SEGMENTS=3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +291,8 @@ func TestTemplatesConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hc.Templates != (herald.TemplateConfig{MaxSteps: 500, MaxBytes: 65536, MaxDuration: 100 * time.Millisecond}) {
+	if hc.Templates != (herald.TemplateConfig{MaxSteps: 500, MaxBytes: 65536, MaxDuration: 100 * time.Millisecond,
+		APNsMaxBytes: 2048, FCMMaxBytes: herald.DefaultFCMMaxBytes, SMSMaxSegments: 3}) {
 		t.Errorf("templates = %+v", hc.Templates)
 	}
 	if d := defaultConfig().Templates; d.MaxSteps != herald.DefaultTemplateMaxSteps || d.MaxBytes != herald.DefaultTemplateMaxBytes ||
@@ -300,6 +302,10 @@ func TestTemplatesConfig(t *testing.T) {
 	cfg.Templates.MaxSteps = 0
 	if _, err := cfg.clientConfig(); err == nil || !strings.Contains(err.Error(), "templates.max_steps") {
 		t.Errorf("max_steps 0: %v, want an error naming the key", err)
+	}
+	cfg.Templates.MaxSteps, cfg.Templates.SMSMaxSegments = 500, 0
+	if _, err := cfg.clientConfig(); err == nil || !strings.Contains(err.Error(), "templates.sms_max_segments") {
+		t.Errorf("sms_max_segments 0: %v, want an error naming the key", err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/message"
 	"github.com/heraldhq/herald/internal/tmpl"
 	"github.com/heraldhq/herald/store"
 )
@@ -30,24 +31,48 @@ func claimed(n int) store.ClaimedDigest {
 func TestRender(t *testing.T) {
 	ctx := context.Background()
 	d := heraldtype.Digest{Title: "{{.Count}} from {{.Data.author}}", Body: "{{range .Items}}{{.Title}} {{end}}"}
-	title, body, err := Render(ctx, d, NewView(claimed(3)), tmpl.Limits{}, 100, 100)
+	title, body, err := Render(ctx, d, NewView(claimed(3)), message.Recipient{}, tmpl.Limits{}, 100, 100)
 	if err != nil || title != "3 from a0" || body != "t0 t1 t2 " {
 		t.Fatalf("Render = %q, %q, %v", title, body, err)
 	}
 	square := heraldtype.Digest{Title: "x", Body: "{{range .Items}}{{range $.Items}}{{end}}{{end}}"}
-	_, _, err = Render(ctx, square, NewView(claimed(1000)), tmpl.Limits{}, 2000, 2000)
+	_, _, err = Render(ctx, square, NewView(claimed(1000)), message.Recipient{}, tmpl.Limits{}, 2000, 2000)
 	if _, over := tmpl.OverBudget(err); !over {
 		t.Fatalf("a million steps: %v, want the budget's error", err)
 	}
 	missing := heraldtype.Digest{Title: "{{.Data.post}}"}
-	if _, _, err := Render(ctx, missing, NewView(claimed(1)), tmpl.Limits{}, 100, 100); err == nil {
+	if _, _, err := Render(ctx, missing, NewView(claimed(1)), message.Recipient{}, tmpl.Limits{}, 100, 100); err == nil {
 		t.Fatal("a field the first item lacks rendered")
 	}
-	if _, _, err := Render(ctx, heraldtype.Digest{Title: "{{if false}}x{{end}}"}, NewView(claimed(1)), tmpl.Limits{}, 100, 100); err == nil {
+	if _, _, err := Render(ctx, heraldtype.Digest{Title: "{{if false}}x{{end}}"}, NewView(claimed(1)), message.Recipient{}, tmpl.Limits{}, 100, 100); err == nil {
 		t.Fatal("an empty title and body rendered")
 	}
-	if _, _, err := Render(ctx, heraldtype.Digest{Title: "{{range .Items}}{{.Title}}{{end}}"}, NewView(claimed(100)), tmpl.Limits{}, 10, 10); err == nil {
+	if _, _, err := Render(ctx, heraldtype.Digest{Title: "{{range .Items}}{{.Title}}{{end}}"}, NewView(claimed(100)), message.Recipient{}, tmpl.Limits{}, 10, 10); err == nil {
 		t.Fatal("a title longer than its limit rendered")
+	}
+}
+
+// TestRenderInTheUsersLocale (issue 37): a digest's templates format
+// counts, plurals and dates for its user — Korean in Seoul, Arabic digits
+// and plural forms in Cairo.
+func TestRenderInTheUsersLocale(t *testing.T) {
+	ctx := context.Background()
+	d := heraldtype.Digest{Title: `{{plural .Count "one" "# comment" "other" "# comments"}}`, Body: `{{date "long" "2026-11-28T20:00:00Z"}}`}
+	seoul, _ := time.LoadLocation("Asia/Seoul")
+	cairo, _ := time.LoadLocation("Africa/Cairo")
+	for _, tc := range []struct {
+		r           message.Recipient
+		n           int
+		title, body string
+	}{
+		{message.Recipient{}, 1, "1 comment", "November 28, 2026"},
+		{message.Recipient{Locale: "en-US", Zone: seoul}, 3, "3 comments", "November 29, 2026"},
+		{message.Recipient{Locale: "ar", Zone: cairo}, 3, "٣ comments", "٢٨ نوفمبر ٢٠٢٦"},
+	} {
+		title, body, err := Render(ctx, d, NewView(claimed(tc.n)), tc.r, tmpl.Limits{}, 100, 100)
+		if err != nil || title != tc.title || body != tc.body {
+			t.Errorf("%+v: %q, %q, %v; want %q, %q", tc.r, title, body, err, tc.title, tc.body)
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/message"
 	"github.com/heraldhq/herald/internal/tmpl"
 	"github.com/heraldhq/herald/store"
 )
@@ -64,7 +65,7 @@ func Normalize(d *heraldtype.Digest, maxItems int, lim tmpl.Limits) error {
 		if len(f.text) > MaxTemplateBytes {
 			return heraldtype.FieldErrorf(f.name, "must be at most %d bytes", MaxTemplateBytes)
 		}
-		if _, err := tmpl.Parse(f.name, f.text, lim); err != nil {
+		if _, err := message.ParseText(f.name, f.text, lim); err != nil {
 			return heraldtype.FieldErrorf(f.name, "is not a valid template: %v", err)
 		}
 	}
@@ -79,7 +80,7 @@ func Key(ctx context.Context, typ string, d heraldtype.Digest, data map[string]s
 	if d.Key == "" {
 		return "", nil
 	}
-	t, err := tmpl.Parse("digest.key", d.Key, lim)
+	t, err := message.ParseText("digest.key", d.Key, lim)
 	if err != nil {
 		return "", heraldtype.FieldErrorf("data", "the digest key of type %q no longer parses: %v", typ, err)
 	}
@@ -135,20 +136,21 @@ func NewView(c store.ClaimedDigest) View {
 	return v
 }
 
-// Render renders a digest's title and body under one budget (the
+// Render renders a digest's title and body for its user r (number,
+// currency, plural and date in r's locale and zone) under one budget (the
 // message's, as a rule's title and body share theirs), each at most
 // maxTitle and maxBody bytes.
-func Render(ctx context.Context, d heraldtype.Digest, v View, lim tmpl.Limits, maxTitle, maxBody int) (title, body string, err error) {
+func Render(ctx context.Context, d heraldtype.Digest, v View, r message.Recipient, lim tmpl.Limits, maxTitle, maxBody int) (title, body string, err error) {
 	b := tmpl.NewBudget(ctx, lim)
 	render := func(name, text string, max int) (string, error) {
 		if text == "" {
 			return "", nil
 		}
-		t, err := tmpl.Parse(name, text, lim)
+		t, err := message.ParseText(name, text, lim)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", name, err)
 		}
-		out, err := t.Execute(b, v, max)
+		out, err := t.ExecuteEnv(b, v, message.Env(r), max)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", name, err)
 		}

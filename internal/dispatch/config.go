@@ -179,6 +179,16 @@ type Config struct {
 	// tracking's copy with signed links and an open pixel for this
 	// delivery (issue 35 item 2); "" sends the notification's own.
 	EmailHTML func(ctx context.Context, job *heraldtype.Job) string
+	// Render, when set, renders a delivery whose notification names a
+	// version of its type's templates (Notification.TemplateVersion; issue
+	// 37) after the policy let it go and before the send: it returns the
+	// notification as the delivery's channel's form fills it (title, body,
+	// data, an e-mail's HTML in data.html), or nil to send it as it is.
+	// A *RenderFailed error (the template or its data is at fault) ends
+	// the delivery dead with code render_failed and the reason, so nothing
+	// half-rendered is sent; any other error (the store did not answer)
+	// hands the delivery back to the queue.
+	Render func(ctx context.Context, job *heraldtype.Job) (*heraldtype.Notification, error)
 	// StoreTimeout bounds every store call of the worker (claim, outcome
 	// flush, lease extension, next run_at, queue stats, the policy's
 	// reads): a database that stops answering without closing the

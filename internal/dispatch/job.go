@@ -26,12 +26,25 @@ const (
 	CodeInvalidJob = "invalid_job"
 	// CodeTimeout: the send did not answer within SendTimeout.
 	CodeTimeout = "timeout"
+	// CodeRenderFailed: the delivery's template did not render, or
+	// rendered past its channel's limit (Config.Render).
+	CodeRenderFailed = "render_failed"
 )
+
+// RenderFailed is Config.Render's error when the template or the data it
+// was given is at fault: the delivery cannot be sent, now or later.
+type RenderFailed struct{ Reason string }
+
+func (e *RenderFailed) Error() string { return e.Reason }
+
+// renderRetry is how long a delivery whose render could not read what it
+// needs (the store) waits before it is claimed again.
+const renderRetry = 5 * time.Second
 
 // heraldCodes are the codes Herald itself records (the worker's and the
 // policy's), declared to the metrics' code label next to the providers'.
 var heraldCodes = []string{CodeDeviceRemoved, CodeTokenInvalid, CodeOptedOut, CodeNoProvider, CodeInvalidJob,
-	CodeTimeout, policy.CodeTypeDisabled, policy.CodeChannelDisabled, policy.CodeChannelOptedOut,
+	CodeTimeout, CodeRenderFailed, policy.CodeTypeDisabled, policy.CodeChannelDisabled, policy.CodeChannelOptedOut,
 	policy.CodeDuplicate, policy.CodeDailyCap, policy.CodePolicyError, heraldtype.CodeQuietHours}
 
 // run processes one claimed delivery and buffers its outcome. It owns one
@@ -83,6 +96,24 @@ func (w *Worker) attempt(ctx, claimCtx context.Context, job heraldtype.Job, pre 
 	if w.cfg.Policy != nil {
 		if o, record, done := w.policy(ctx, &job, pre, now); done {
 			return o, record
+		}
+	}
+
+	if w.cfg.Render != nil && job.Notification.TemplateVersion > 0 {
+		n, err := w.cfg.Render(ctx, &job)
+		var failed *RenderFailed
+		switch {
+		case errors.As(err, &failed):
+			return w.dead(d, w.cfg.Now(), CodeRenderFailed, failed.Reason), true
+		case err != nil:
+			if ctx.Err() != nil {
+				return store.Outcome{}, false
+			}
+			w.log.Warn("render: the delivery goes back to the queue", "delivery", d.ID, "error", err)
+			now = w.cfg.Now()
+			return w.release(d, now, now.Add(renderRetry)), true
+		case n != nil:
+			job.Notification = n
 		}
 	}
 

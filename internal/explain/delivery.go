@@ -56,6 +56,11 @@ func (r Records) delivery(d *heraldtype.Delivery) []heraldtype.ExplainReason {
 	case heraldtype.StateSkipped:
 		return r.skipped(rs, d, on)
 	case heraldtype.StateDead:
+		if d.LastErrorCode == codeRenderFailed {
+			rs.Code = heraldtype.ExplainRenderFailed
+			rs.Message = fmt.Sprintf("It was not sent %s: its template did not render (%s).", on, d.LastError)
+			break
+		}
 		rs.Code = heraldtype.ExplainProviderFailure
 		if a := lastFailure(d); a != nil {
 			rs.ErrorCode, rs.Error = a.ErrorCode, a.Error
@@ -120,6 +125,7 @@ const (
 	codeNoProvider    = "no_provider"
 	codeNoAddress     = "no_address"
 	codeSuppressed    = "suppressed"
+	codeRenderFailed  = "render_failed"
 )
 
 func (r Records) skipped(rs heraldtype.ExplainReason, d *heraldtype.Delivery, on string) []heraldtype.ExplainReason {

@@ -78,10 +78,11 @@ var rank = map[string]int{
 	heraldtype.ExplainDeviceOptedOut:  8,
 	heraldtype.ExplainNoAddress:       9,
 	heraldtype.ExplainSuppressed:      10,
-	heraldtype.ExplainProviderFailure: 11,
-	heraldtype.ExplainUnknown:         12,
-	heraldtype.ExplainNoProvider:      13,
-	heraldtype.ExplainNotDelivered:    14,
+	heraldtype.ExplainRenderFailed:    11,
+	heraldtype.ExplainProviderFailure: 12,
+	heraldtype.ExplainUnknown:         13,
+	heraldtype.ExplainNoProvider:      14,
+	heraldtype.ExplainNotDelivered:    15,
 }
 
 // Explain draws the explanation from r.

@@ -119,3 +119,16 @@ func TestExplainEventWithoutRun(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderFailed (issue 37): a delivery whose template did not render
+// is explained as that, with the reason, not as the provider's failure.
+func TestRenderFailed(t *testing.T) {
+	d := heraldtype.Delivery{ID: 1, Channel: heraldtype.ChannelPush, State: heraldtype.StateDead,
+		LastErrorCode: "render_failed", LastError: "template version 2: templates.locales.en.push.title: map has no entry for key \"nickname\""}
+	rs := Records{UserID: "u1", Type: "order", Notification: &heraldtype.Notification{ID: "n1", UserID: "u1", Type: "order",
+		Channels: []heraldtype.Channel{heraldtype.ChannelPush}}, Deliveries: []heraldtype.Delivery{d}}
+	out := Explain(rs)
+	if out.Verdict != heraldtype.ExplainRenderFailed || !strings.Contains(out.Message, "nickname") {
+		t.Fatalf("explained as %s: %s", out.Verdict, out.Message)
+	}
+}

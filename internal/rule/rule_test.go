@@ -298,3 +298,20 @@ func TestRenderBudget(t *testing.T) {
 		t.Fatalf("over the bytes: %v", err)
 	}
 }
+
+// TestRenderFunctions (issue 37): a rule's templates render through
+// internal/message, so number and plural are there (in English: a rule
+// renders one message for its whole audience).
+func TestRenderFunctions(t *testing.T) {
+	r := validRule()
+	r.Notify.Title = `{{.product_name}} now {{number .current_price}}`
+	c, err := Compile(r, tmpl.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, _ := Detect(c.Rule.When.Detect, Fields{"previous_price": "10000", "current_price": "8500"}, t0, State{})
+	out, err := c.Render(context.Background(), Vars(Fields{"product_name": "Kettle", "product_id": "42", "previous_price": "10000", "current_price": "8500"}, res))
+	if err != nil || out.Title != "Kettle now 8,500" {
+		t.Fatalf("render: %+v, %v", out, err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/heraldhq/herald/internal/message"
 	"github.com/heraldhq/herald/internal/tmpl"
 )
 
@@ -32,7 +33,7 @@ func (e *RenderError) Unwrap() error { return e.Err }
 // event lacks is an error at render time, never "<no value>" in a user's
 // push.
 func parse(name, text string, lim tmpl.Limits) (*tmpl.Template, error) {
-	return tmpl.Parse(name, text, lim)
+	return message.ParseText(name, text, lim)
 }
 
 // render executes t with vars under the message's budget.

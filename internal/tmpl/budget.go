@@ -127,8 +127,8 @@ const stepFunc = "_herald_step"
 // funcs are the functions an instance's template calls: the step counter
 // and the builtins that build strings, each asking in.b first. Outside a
 // render (in.b nil, as when Parse checks names) they are never called.
-func (in *instance) funcs() template.FuncMap {
-	return template.FuncMap{
+func (in *instance) funcs(opt Options) map[string]any {
+	fm := map[string]any{
 		stepFunc: func() (string, error) { return "", in.b.step() },
 		"print": func(args ...any) (string, error) {
 			return in.build(argsSize(args), func() string { return fmt.Sprint(args...) })
@@ -152,6 +152,14 @@ func (in *instance) funcs() template.FuncMap {
 			return in.build(argsSize(args), func() string { return url.QueryEscape(evalArgs(args)) })
 		},
 	}
+	if opt.Funcs != nil {
+		for name, f := range opt.Funcs(func() Call { return Call{Budget: in.b, Env: in.env} }) {
+			if _, builtin := fm[name]; !builtin {
+				fm[name] = f
+			}
+		}
+	}
+	return fm
 }
 
 // build reserves estimate bytes — at least what the string will take:
@@ -161,11 +169,19 @@ func (in *instance) funcs() template.FuncMap {
 // printf verb's padding to 99 characters), once: the next ask fails.
 // Reserving the worst case instead would refuse honest renders.
 func (in *instance) build(estimate int, f func() string) (string, error) {
-	if err := in.b.reserve(estimate); err != nil {
+	return in.b.Build(estimate, f)
+}
+
+// Build is how a caller's function (Options.Funcs) builds a string under
+// the render's budget: it takes a step, reserves estimate bytes — at
+// least the string's own arguments' bytes — before building, and charges
+// what f really built.
+func (b *Budget) Build(estimate int, f func() string) (string, error) {
+	if err := b.reserve(estimate); err != nil {
 		return "", err
 	}
 	s := f()
-	if err := in.b.charge(len(s)); err != nil {
+	if err := b.charge(len(s)); err != nil {
 		return "", err
 	}
 	return s, nil

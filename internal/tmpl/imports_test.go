@@ -12,7 +12,8 @@ import (
 
 // TestEveryRenderGoesThroughTmpl: no package but this one imports
 // text/template, so every template an operator writes — a rule's, a
-// campaign's, the template system to come — renders under a budget (issue
+// campaign's, a type's (internal/message, whose e-mail HTML is this
+// package's html/template mode, issue 37) — renders under a budget (issue
 // 31 item 1). html/template is allowed only for pages whose template is
 // Herald's own, listed here: the unsubscribe page, the e-mail tracking
 // links' refusal pages (issue 35 item 2), and the operator

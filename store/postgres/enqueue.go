@@ -460,14 +460,14 @@ func (s *Store) insertNotifications(p store.EnqueueParams) (step, error) {
 	data, channels := make([]string, k), make([]string, k)
 	priority, mode, guarantee, key := make([]string, k), make([]string, k), make([]string, k), make([]string, k)
 	sendAt, created, dedupe, source := make([]*time.Time, k), make([]time.Time, k), make([]string, k), make([]string, k)
-	traceParent, cancelKey := make([]string, k), make([]string, k)
+	traceParent, cancelKey, version := make([]string, k), make([]string, k), make([]int32, k)
 	for i, n := range p.Notifications {
 		src, err := store.SourceJSON(n.Source)
 		if err != nil {
 			return step{}, err
 		}
 		source[i], traceParent[i] = src, n.TraceParent
-		dedupe[i], cancelKey[i] = n.DedupeKey, n.CancellationKey
+		dedupe[i], cancelKey[i], version[i] = n.DedupeKey, n.CancellationKey, int32(n.TemplateVersion)
 		id[i], user[i], typ[i], title[i], body[i] = n.ID, n.UserID, n.Type, n.Title, n.Body
 		if len(n.Data) > 0 {
 			b, err := json.Marshal(n.Data)
@@ -495,17 +495,18 @@ func (s *Store) insertNotifications(p store.EnqueueParams) (step, error) {
 	// Channels travel as JSON arrays: unnest cannot take an array of
 	// arrays of different lengths.
 	return step{what: "notification", sql: s.q(`INSERT INTO {s}.notifications (id, user_id, type, title, body, data, channels, priority,
-	payload_mode, guarantee, idempotency_key, send_at, created_at, dedupe_key, source, trace_parent, cancellation_key)
+	payload_mode, guarantee, idempotency_key, send_at, created_at, dedupe_key, source, trace_parent, cancellation_key,
+	template_version)
 SELECT x.id, x.user_id, x.type, x.title, x.body, NULLIF(x.data, '')::jsonb,
 	ARRAY(SELECT jsonb_array_elements_text(x.channels::jsonb)), x.priority, x.mode, x.guarantee, x.key, x.send_at, x.created,
-	x.dedupe, NULLIF(x.source, '')::jsonb, NULLIF(x.trace_parent, ''), x.cancel_key
+	x.dedupe, NULLIF(x.source, '')::jsonb, NULLIF(x.trace_parent, ''), x.cancel_key, x.template_version
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
 	$9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::timestamptz[], $14::text[], $15::text[], $16::text[],
-	$17::text[])
+	$17::text[], $18::integer[])
 	AS x (id, user_id, type, title, body, data, channels, priority, mode, guarantee, key, send_at, created, dedupe, source,
-		trace_parent, cancel_key)`),
+		trace_parent, cancel_key, template_version)`),
 		args: []any{id, user, typ, title, body, data, channels, priority, mode, guarantee, key, sendAt, created, dedupe, source,
-			traceParent, cancelKey},
+			traceParent, cancelKey, version},
 	}, nil
 }
 
@@ -547,7 +548,7 @@ func (s *Store) PruneTriggers(ctx context.Context, cutoff time.Time) (int, error
 }
 
 const notificationColumns = `id, user_id, type, title, body, data, channels, priority, payload_mode,
-	guarantee, idempotency_key, send_at, created_at, dedupe_key, cancellation_key`
+	guarantee, idempotency_key, send_at, created_at, dedupe_key, cancellation_key, template_version`
 
 // GetNotification implements store.Store.
 func (s *Store) GetNotification(ctx context.Context, id string) (heraldtype.Notification, error) {
@@ -567,7 +568,7 @@ func scanNotification(row pgx.Row, extra ...any) (heraldtype.Notification, error
 	var channels []string
 	var sendAt *time.Time
 	err := row.Scan(append([]any{&n.ID, &n.UserID, &n.Type, &n.Title, &n.Body, &data, &channels, &n.Priority, &n.PayloadMode,
-		&n.Guarantee, &n.IdempotencyKey, &sendAt, &n.CreatedAt, &n.DedupeKey, &n.CancellationKey}, extra...)...)
+		&n.Guarantee, &n.IdempotencyKey, &sendAt, &n.CreatedAt, &n.DedupeKey, &n.CancellationKey, &n.TemplateVersion}, extra...)...)
 	if err != nil {
 		return n, err
 	}

@@ -101,7 +101,7 @@ SELECT u.id, u.notification_id, u.user_id, u.type, u.channel, u.provider, u.devi
 	u.provider_message_id, u.replay_count, u.last_replay_at, u.last_replay_result, u.created_at, u.updated_at,
 	u.finished_at, u.address,
 	n.id, n.user_id, n.type, n.title, n.body, n.data, n.channels, n.priority, n.payload_mode, n.guarantee,
-	n.idempotency_key, n.send_at, n.created_at, n.dedupe_key, n.source, n.trace_parent,
+	n.idempotency_key, n.send_at, n.created_at, n.dedupe_key, n.source, n.trace_parent, n.template_version,
 	v.id, v.user_id, v.platform, v.token, v.app_version, v.push_opt_in, v.status, v.fail_count, v.last_seen_at,
 	v.invalidated_at, v.invalid_reason, v.created_at, v.updated_at, v.webpush_p256dh, v.webpush_auth
 FROM u JOIN {s}.notifications n ON n.id = u.notification_id
@@ -150,7 +150,7 @@ func scanJob(rows pgx.Rows, notifications map[string]*heraldtype.Notification) (
 	// The source too: the daily cap counts what rules and campaigns
 	// produce by default (issue 30 item 5), as SQLite's claim reads it.
 	dest = append(dest, &n.ID, &n.UserID, &n.Type, &n.Title, &n.Body, &data, &channels, &n.Priority, &n.PayloadMode,
-		&n.Guarantee, &n.IdempotencyKey, &sendAt, &n.CreatedAt, &n.DedupeKey, &source, &traceParent)
+		&n.Guarantee, &n.IdempotencyKey, &sendAt, &n.CreatedAt, &n.DedupeKey, &source, &traceParent, &n.TemplateVersion)
 	dest = append(dest, dev.dest()...)
 	if err := rows.Scan(dest...); err != nil {
 		return j, err

@@ -233,9 +233,9 @@ func (s *Store) checkUsers(ctx context.Context, tx *writeTx, ns []heraldtype.Not
 }
 
 const notificationColumns = `id, user_id, type, title, body, data, channels, priority, payload_mode,
-	guarantee, idempotency_key, send_at, created_at, dedupe_key, source, trace_parent, cancellation_key`
+	guarantee, idempotency_key, send_at, created_at, dedupe_key, source, trace_parent, cancellation_key, template_version`
 
-const notificationColumnCount = 17
+const notificationColumnCount = 18
 
 func (s *Store) insertNotifications(ctx context.Context, tx *writeTx, p store.EnqueueParams) error {
 	return insertBatches(p.Notifications, func(ns []heraldtype.Notification) error {
@@ -255,7 +255,7 @@ func (s *Store) insertNotifications(ctx context.Context, tx *writeTx, p store.En
 			}
 			args = append(args, n.ID, n.UserID, n.Type, n.Title, n.Body, data, channels, string(n.Priority),
 				string(n.PayloadMode), string(n.Guarantee), key, nullMicros(n.SendAt), micros(n.CreatedAt), n.DedupeKey, nullString(src),
-				nullString(n.TraceParent), n.CancellationKey)
+				nullString(n.TraceParent), n.CancellationKey, n.TemplateVersion)
 		}
 		_, err := s.exec(ctx, tx, `INSERT INTO notifications (`+notificationColumns+`) VALUES `+
 			rowMarks(len(ns), notificationColumnCount), args...)
@@ -361,7 +361,7 @@ func scanNotification(sc interface{ Scan(...any) error }) (heraldtype.Notificati
 	var created int64
 	var src, traceParent sql.NullString
 	err := sc.Scan(&n.ID, &n.UserID, &n.Type, &n.Title, &n.Body, &data, &channels, &n.Priority, &n.PayloadMode,
-		&n.Guarantee, &n.IdempotencyKey, &sendAt, &created, &n.DedupeKey, &src, &traceParent, &n.CancellationKey)
+		&n.Guarantee, &n.IdempotencyKey, &sendAt, &created, &n.DedupeKey, &src, &traceParent, &n.CancellationKey, &n.TemplateVersion)
 	if err != nil {
 		return n, err
 	}

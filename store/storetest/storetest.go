@@ -93,6 +93,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("DigestScheduleTypes", func(t *testing.T) { testDigestScheduleTypes(t, h) })
 	t.Run("DigestCancel", func(t *testing.T) { testDigestCancel(t, h) })
 	t.Run("DigestList", func(t *testing.T) { testDigestList(t, h) })
+	t.Run("Templates", func(t *testing.T) { testTemplates(t, newStore) })
 }
 
 // base is the suite's "now": a fixed instant with microseconds, so a store
