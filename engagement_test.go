@@ -14,6 +14,10 @@ import (
 // EngagementRetention.
 func TestEngagementReport(t *testing.T) {
 	p := newPolicyPipeline(t, func(c *Config) { c.Limits.MaxEngagementRows = 2 })
+	// Ten minutes into an hour: the receipts a minute after the sends
+	// fall in the sends' hour (from the wall clock, a run that started in
+	// an hour's last minute counted them in two: CI, session 19).
+	p.setClock(time.Date(2026, 11, 22, 3, 10, 0, 0, time.UTC))
 	p.user("u1", "Asia/Seoul", "tok-1")
 	p.user("u2", "Asia/Seoul", "tok-2")
 	a := p.enqueue(Request{UserIDs: []string{"u1", "u2"}, Type: "price_drop"})
