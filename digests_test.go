@@ -34,6 +34,30 @@ func comment(user, post string, i int) Request {
 		Data: map[string]string{"post_id": post, "author": fmt.Sprintf("a%d", i)}}
 }
 
+// pgInstance is one Herald instance on the PostgreSQL schema of dsn with
+// conns connections, the comment type as digest (with mod), on clock.
+func pgInstance(t *testing.T, dsn, schema string, conns int32, mod func(*Config)) *Client {
+	t.Helper()
+	st, err := postgres.Open(t.Context(), dsn, postgres.Options{Schema: schema, MaxConns: conns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Store: st, Providers: map[string]Provider{"fcm": okProvider{}},
+		Types: map[string]TypeConfig{"comment": commentDigest(nil)}, Logger: slog.New(slog.DiscardHandler)}
+	if mod != nil {
+		mod(&cfg)
+	}
+	c, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // Issue 36 item 1: 100 triggers for one user and key within one second,
 // from 4 goroutines on each of 2 instances sharing PostgreSQL, give
 // exactly one digest with all 100 items — and 100 for a second key,
@@ -44,21 +68,7 @@ func TestDigestExactlyOnceAcrossInstancesPostgres(t *testing.T) {
 	ctx := t.Context()
 	clock := &testClock{now: time.Now().UTC().Truncate(time.Millisecond)}
 	instance := func(owner string) *Client {
-		st, err := postgres.Open(ctx, dsn, postgres.Options{Schema: schema, MaxConns: 6})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		if err := st.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		c, err := NewClient(Config{Store: st, Providers: map[string]Provider{"fcm": okProvider{}}, Owner: owner,
-			Types: map[string]TypeConfig{"comment": commentDigest(nil)}, Now: clock.Now,
-			Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
+		return pgInstance(t, dsn, schema, 6, func(c *Config) { c.Owner, c.Now = owner, clock.Now })
 	}
 	a, b := instance("a"), instance("b")
 	if _, err := a.PutUser(ctx, "u1", UserInput{}); err != nil {
@@ -176,21 +186,10 @@ func TestDigestManyUsersAcrossInstancesPostgres(t *testing.T) {
 	ctx := t.Context()
 	clock := &testClock{now: time.Now().UTC().Truncate(time.Millisecond)}
 	instance := func(owner string) *Client {
-		st, err := postgres.Open(ctx, dsn, postgres.Options{Schema: schema, MaxConns: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		if err := st.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		c, err := NewClient(Config{Store: st, Providers: map[string]Provider{"fcm": okProvider{}}, Owner: owner,
-			Types: map[string]TypeConfig{"comment": commentDigest(func(d *DigestConfig) { d.MaxItems = 7 })},
-			Now:   clock.Now, DisableWorkers: true, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
+		return pgInstance(t, dsn, schema, 4, func(c *Config) {
+			c.Owner, c.Now, c.DisableWorkers = owner, clock.Now, true
+			c.Types = map[string]TypeConfig{"comment": commentDigest(func(d *DigestConfig) { d.MaxItems = 7 })}
+		})
 	}
 	a, b := instance("a"), instance("b")
 	const users, perTrigger, triggers, goroutines = 24, 8, 60, 3
@@ -476,20 +475,7 @@ func TestDigestPolicyAtSendTime(t *testing.T) {
 func TestRuleNotificationsJoinTheDigestPostgres(t *testing.T) {
 	dsn, schema := pgtest.NewSchema(t)
 	ctx := t.Context()
-	st, err := postgres.Open(ctx, dsn, postgres.Options{Schema: schema, MaxConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewClient(Config{Store: st, Providers: map[string]Provider{"fcm": okProvider{}},
-		Types: map[string]TypeConfig{"comment": commentDigest(nil)}, Rules: RuleConfig{Pause: -1},
-		DisableWorkers: true, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := pgInstance(t, dsn, schema, 4, func(c *Config) { c.Rules, c.DisableWorkers = RuleConfig{Pause: -1}, true })
 	if _, err := c.PutUser(ctx, "u1", UserInput{}); err != nil {
 		t.Fatal(err)
 	}
