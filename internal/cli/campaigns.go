@@ -70,10 +70,7 @@ func newCampaignsListCmd(e *env) *cobra.Command {
 		},
 	}
 	addServerFlag(cmd, e, &server)
-	f := cmd.Flags()
-	f.StringVar(&cursor, "cursor", "", "continue after a previous page")
-	f.IntVar(&limit, "limit", 50, "page size (max 200)")
-	f.BoolVar(&asJSON, "json", false, "print JSON")
+	addPageFlags(cmd, &cursor, &limit, &asJSON)
 	return cmd
 }
 

@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/heraldhq/herald/heraldclient"
+
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -64,30 +66,10 @@ func newDigestsListCmd(e *env) *cobra.Command {
 	f.StringVar(&user, "user", "", "user id")
 	f.StringVar(&typ, "type", "", "notification type")
 	f.StringVar(&state, "state", "", "open, closed, sent or failed")
-	f.StringVar(&cursor, "cursor", "", "continue after a previous page")
-	f.IntVar(&limit, "limit", 50, "page size (max 200)")
-	f.BoolVar(&asJSON, "json", false, "print JSON")
+	addPageFlags(cmd, &cursor, &limit, &asJSON)
 	return cmd
 }
 
 func newDigestsGetCmd(e *env) *cobra.Command {
-	var server string
-	cmd := &cobra.Command{
-		Use:   "get ID",
-		Short: "Show one digest and the triggers it holds (JSON)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newClient(cmd, server)
-			if err != nil {
-				return err
-			}
-			d, err := c.GetDigest(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return printJSON(e.stdout, d)
-		},
-	}
-	addServerFlag(cmd, e, &server)
-	return cmd
+	return newGetJSONCmd(e, "get ID", "Show one digest and the triggers it holds (JSON)", (*heraldclient.Client).GetDigest)
 }

@@ -85,9 +85,7 @@ func newEventsDeadCmd(e *env) *cobra.Command {
 	f.StringVar(&replayed, "replayed", "", "yes or no")
 	f.StringVar(&from, "from", "", "given up on at or after (RFC 3339)")
 	f.StringVar(&to, "to", "", "given up on before (RFC 3339)")
-	f.StringVar(&cursor, "cursor", "", "continue after a previous page")
-	f.IntVar(&limit, "limit", 50, "page size (max 200)")
-	f.BoolVar(&asJSON, "json", false, "print JSON")
+	addPageFlags(cmd, &cursor, &limit, &asJSON)
 	return cmd
 }
 

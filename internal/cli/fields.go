@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald/heraldclient"
 )
 
 // field is one "name: value" line of a record printed for a person.
@@ -128,6 +131,38 @@ func addFileFlag(cmd *cobra.Command, file *string, what string) {
 // addJSONFlag adds --json, which prints the server's answer as JSON.
 func addJSONFlag(cmd *cobra.Command, asJSON *bool) {
 	cmd.Flags().BoolVar(asJSON, "json", false, "print JSON")
+}
+
+// newGetJSONCmd is a "get ID" command printing one resource of a running
+// server as JSON, read by get (a heraldclient method expression such as
+// (*heraldclient.Client).GetRule).
+func newGetJSONCmd[T any](e *env, use, short string, get func(*heraldclient.Client, context.Context, string) (T, error)) *cobra.Command {
+	var server string
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := newClient(cmd, server)
+			if err != nil {
+				return err
+			}
+			v, err := get(c, cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return printJSON(e.stdout, v)
+		},
+	}
+	addServerFlag(cmd, e, &server)
+	return cmd
+}
+
+// addPageFlags adds a list command's --cursor, --limit and --json.
+func addPageFlags(cmd *cobra.Command, cursor *string, limit *int, asJSON *bool) {
+	cmd.Flags().StringVar(cursor, "cursor", "", "continue after a previous page")
+	cmd.Flags().IntVar(limit, "limit", 50, "page size (max 200)")
+	addJSONFlag(cmd, asJSON)
 }
 
 // printJSON prints v as indented JSON, every non-printable character

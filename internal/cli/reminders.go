@@ -64,32 +64,12 @@ func newRemindersListCmd(e *env) *cobra.Command {
 	f.StringVar(&user, "user", "", "user id")
 	f.StringVar(&typ, "type", "", "notification type")
 	f.StringVar(&state, "state", "", "active or stopped")
-	f.StringVar(&cursor, "cursor", "", "continue after a previous page")
-	f.IntVar(&limit, "limit", 50, "page size (max 200)")
-	f.BoolVar(&asJSON, "json", false, "print JSON")
+	addPageFlags(cmd, &cursor, &limit, &asJSON)
 	return cmd
 }
 
 func newRemindersGetCmd(e *env) *cobra.Command {
-	var server string
-	cmd := &cobra.Command{
-		Use:   "get KEY",
-		Short: "Show one reminder (JSON)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newClient(cmd, server)
-			if err != nil {
-				return err
-			}
-			r, err := c.GetReminder(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return printJSON(e.stdout, r)
-		},
-	}
-	addServerFlag(cmd, e, &server)
-	return cmd
+	return newGetJSONCmd(e, "get KEY", "Show one reminder (JSON)", (*heraldclient.Client).GetReminder)
 }
 
 func newRemindersCancelCmd(e *env) *cobra.Command {

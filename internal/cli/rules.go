@@ -63,32 +63,12 @@ func newRulesListCmd(e *env) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&source, "source", "", "a Kafka topic, or http")
 	f.StringVar(&event, "event", "", "event name")
-	f.StringVar(&cursor, "cursor", "", "continue after a previous page")
-	f.IntVar(&limit, "limit", 50, "page size (max 200)")
-	f.BoolVar(&asJSON, "json", false, "print JSON")
+	addPageFlags(cmd, &cursor, &limit, &asJSON)
 	return cmd
 }
 
 func newRulesGetCmd(e *env) *cobra.Command {
-	var server string
-	cmd := &cobra.Command{
-		Use:   "get NAME",
-		Short: "Show one rule (JSON)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newClient(cmd, server)
-			if err != nil {
-				return err
-			}
-			r, err := c.GetRule(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return printJSON(e.stdout, r)
-		},
-	}
-	addServerFlag(cmd, e, &server)
-	return cmd
+	return newGetJSONCmd(e, "get NAME", "Show one rule (JSON)", (*heraldclient.Client).GetRule)
 }
 
 func newRulesPutCmd(e *env) *cobra.Command {
@@ -210,9 +190,6 @@ func newRulesRunsCmd(e *env) *cobra.Command {
 		},
 	}
 	addServerFlag(cmd, e, &server)
-	f := cmd.Flags()
-	f.StringVar(&cursor, "cursor", "", "continue after a previous page")
-	f.IntVar(&limit, "limit", 50, "page size (max 200)")
-	f.BoolVar(&asJSON, "json", false, "print JSON")
+	addPageFlags(cmd, &cursor, &limit, &asJSON)
 	return cmd
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/heraldhq/herald/heraldclient"
+
 	"github.com/heraldhq/herald/heraldtype"
 )
 
@@ -90,25 +92,7 @@ func newWebhooksListCmd(e *env) *cobra.Command {
 }
 
 func newWebhooksGetCmd(e *env) *cobra.Command {
-	var server string
-	cmd := &cobra.Command{
-		Use:   "get ID",
-		Short: "Show one endpoint (JSON; never its secret)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := newClient(cmd, server)
-			if err != nil {
-				return err
-			}
-			ep, err := c.GetWebhook(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return printJSON(e.stdout, ep)
-		},
-	}
-	addServerFlag(cmd, e, &server)
-	return cmd
+	return newGetJSONCmd(e, "get ID", "Show one endpoint (JSON; never its secret)", (*heraldclient.Client).GetWebhook)
 }
 
 func newWebhooksCreateCmd(e *env) *cobra.Command {

@@ -5,10 +5,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/poll"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -69,11 +69,8 @@ type Config struct {
 // claims are FOR UPDATE SKIP LOCKED, so workers never take one digest
 // twice while its lease lasts.
 type Worker struct {
-	cfg    Config
-	wake   chan struct{}
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	cfg  Config
+	loop *poll.Loop
 }
 
 // New checks cfg and fills its defaults.
@@ -93,75 +90,26 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Worker{cfg: cfg, wake: make(chan struct{}, 1)}, nil
+	w := &Worker{cfg: cfg}
+	w.loop = poll.New(cfg.PollInterval, w.round)
+	return w, nil
 }
 
 // Start runs the worker's loop until Stop.
-func (w *Worker) Start(ctx context.Context) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.cancel != nil {
-		return
-	}
-	ctx, w.cancel = context.WithCancel(ctx)
-	w.done = make(chan struct{})
-	go w.run(ctx, w.done)
-}
+func (w *Worker) Start(ctx context.Context) { w.loop.Start(ctx) }
 
 // Stop ends the loop after the batch in hand, or when ctx ends; a digest
 // claimed and not fired is claimed again once its lease ends.
-func (w *Worker) Stop(ctx context.Context) error {
-	w.mu.Lock()
-	cancel, done := w.cancel, w.done
-	w.cancel = nil
-	w.mu.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (w *Worker) Stop(ctx context.Context) error { return w.loop.Stop(ctx) }
 
-// Notify wakes an idle worker (a digest was closed early).
-func (w *Worker) Notify() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
+// round is one turn of the loop: a claim, full when it took a whole
+// batch (more are probably due).
+func (w *Worker) round(ctx context.Context) bool {
+	n, err := w.RunOnce(ctx)
+	if err != nil && ctx.Err() == nil {
+		w.cfg.Logger.Error("digest: a claim failed", "err", err)
 	}
-}
-
-func (w *Worker) run(ctx context.Context, done chan struct{}) {
-	defer close(done)
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-w.wake:
-		}
-		n, err := w.RunOnce(ctx)
-		if err != nil && ctx.Err() == nil {
-			w.cfg.Logger.Error("digest: a claim failed", "err", err)
-		}
-		wait := w.cfg.PollInterval
-		if n == w.cfg.BatchSize && err == nil {
-			wait = 0 // a full claim: more are probably due
-		}
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-		t.Reset(wait)
-	}
+	return n == w.cfg.BatchSize && err == nil
 }
 
 // RunOnce claims one batch of due digests and fires each; it returns how

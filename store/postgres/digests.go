@@ -267,8 +267,12 @@ func (s *Store) FireDigest(ctx context.Context, f store.DigestFire) (bool, store
 // FireDigests implements store.Store: each fire as FireDigest's, in one
 // transaction.
 func (s *Store) FireDigests(ctx context.Context, fs []store.DigestFire) ([]store.DigestFired, error) {
-	for _, f := range fs {
-		if _, _, err := f.Outcome(); err != nil {
+	// What each fire writes on its digest, checked before the
+	// transaction.
+	states, nids := make([]string, len(fs)), make([]string, len(fs))
+	for i, f := range fs {
+		var err error
+		if states[i], nids[i], err = f.Outcome(); err != nil {
 			return nil, err
 		}
 	}
@@ -279,7 +283,7 @@ func (s *Store) FireDigests(ctx context.Context, fs []store.DigestFire) ([]store
 		all = wake{}
 		for i, f := range fs {
 			current = f.ID
-			fired, res, w, err := s.fireDigest(ctx, tx, f)
+			fired, res, w, err := s.fireDigest(ctx, tx, f, states[i], nids[i])
 			if err != nil {
 				return err
 			}
@@ -296,11 +300,11 @@ func (s *Store) FireDigests(ctx context.Context, fs []store.DigestFire) ([]store
 	return out, nil
 }
 
-// fireDigest is one fire on tx: the guarded UPDATE first (a digest whose
+// fireDigest is one fire on tx, writing state and nid (f.Outcome) on its
+// digest: the guarded UPDATE first (a digest whose
 // lease another worker took since writes nothing), then the
 // notification's enqueue.
-func (s *Store) fireDigest(ctx context.Context, tx pgx.Tx, f store.DigestFire) (bool, store.EnqueueResult, wake, error) {
-	state, nid, _ := f.Outcome()
+func (s *Store) fireDigest(ctx context.Context, tx pgx.Tx, f store.DigestFire, state, nid string) (bool, store.EnqueueResult, wake, error) {
 	tag, err := tx.Exec(ctx, s.q(`UPDATE {s}.digests SET state = $3, notification_id = NULLIF($4, ''), sent_at = $5,
 	last_error = $6, lease_owner = '', lease_until = NULL
 WHERE id = $1 AND lease_owner = $2 AND state = 'closed' AND cancelled = $7`), f.ID, f.Owner, state, nid, f.Now, f.Failure,

@@ -161,15 +161,19 @@ func (s *Store) FireDigest(ctx context.Context, f store.DigestFire) (bool, store
 // FireDigests implements store.Store: each fire as FireDigest's, in one
 // transaction.
 func (s *Store) FireDigests(ctx context.Context, fs []store.DigestFire) ([]store.DigestFired, error) {
-	for _, f := range fs {
-		if _, _, err := f.Outcome(); err != nil {
+	// What each fire writes on its digest, checked before the
+	// transaction.
+	states, nids := make([]string, len(fs)), make([]string, len(fs))
+	for i, f := range fs {
+		var err error
+		if states[i], nids[i], err = f.Outcome(); err != nil {
 			return nil, err
 		}
 	}
 	out := make([]store.DigestFired, len(fs))
 	err := s.inTx(ctx, func(tx *writeTx) error {
 		for i, f := range fs {
-			fired, res, err := s.fireDigest(ctx, tx, f)
+			fired, res, err := s.fireDigest(ctx, tx, f, states[i], nids[i])
 			if err != nil {
 				return err
 			}
@@ -183,10 +187,10 @@ func (s *Store) FireDigests(ctx context.Context, fs []store.DigestFire) ([]store
 	return out, nil
 }
 
-// fireDigest is one fire on tx: the guarded UPDATE first, then the
+// fireDigest is one fire on tx, writing state and nid (f.Outcome) on its
+// digest: the guarded UPDATE first, then the
 // notification's enqueue.
-func (s *Store) fireDigest(ctx context.Context, tx *writeTx, f store.DigestFire) (bool, store.EnqueueResult, error) {
-	state, nid, _ := f.Outcome()
+func (s *Store) fireDigest(ctx context.Context, tx *writeTx, f store.DigestFire, state, nid string) (bool, store.EnqueueResult, error) {
 	r, err := s.exec(ctx, tx, `UPDATE digests SET state = ?, notification_id = NULLIF(?, ''), sent_at = ?, last_error = ?,
 	lease_owner = '', lease_until = NULL
 WHERE id = ? AND lease_owner = ? AND state = 'closed' AND cancelled = ?`, state, nid, micros(f.Now), f.Failure, f.ID, f.Owner,
