@@ -289,7 +289,7 @@ func (s *Store) ListWebhookMessages(ctx context.Context, f store.WebhookMessageF
 		CASE WHEN l.state = 'sent' THEN 1 ELSE 0 END, e.occurred_at, e.occurred_at, e.occurred_at, 0, '', NULL::timestamptz, e.txid::text
 	FROM {s}.webhook_events e JOIN {s}.webhook_endpoints w ON w.id = e.endpoint_id,
 		LATERAL (SELECT CASE WHEN (e.txid, e.seq) <= (w.cursor_txid, w.cursor_seq) THEN 'sent' ELSE 'pending' END AS state) l
-	WHERE e.endpoint_id = $1 AND ($3 <= 0 OR (e.endpoint_id, e.txid, e.seq) < ($1, $5::text::xid8, $3))
+	WHERE e.endpoint_id = $1 AND ($3 <= 0 OR (e.txid, e.seq) < ($5::text::xid8, $3))
 		AND ($2 = '' OR l.state = $2)
 		AND NOT EXISTS (SELECT 1 FROM {s}.webhook_messages c WHERE c.seq = e.seq)
 	ORDER BY e.txid DESC, e.seq DESC LIMIT $4)
@@ -360,7 +360,7 @@ func (s *Store) PruneWebhookMessages(ctx context.Context, cutoff time.Time) (int
 	RETURNING 1
 ), l AS (
 	DELETE FROM {s}.webhook_events e USING {s}.webhook_endpoints w
-	WHERE e.endpoint_id = w.id AND (e.endpoint_id, e.txid, e.seq) <= (w.id, w.cursor_txid, w.cursor_seq) AND e.occurred_at < $1
+	WHERE e.endpoint_id = w.id AND (e.txid, e.seq) <= (w.cursor_txid, w.cursor_seq) AND e.occurred_at < $1
 	RETURNING 1
 ), ids AS (
 	-- The log's endpoints, one index probe each (a loose index scan).
@@ -432,7 +432,7 @@ func (s *Store) CountWebhookMessagesPending(ctx context.Context, max int) (int, 
 	(SELECT 1 FROM {s}.webhook_messages WHERE state IN ('pending', 'leased') ORDER BY run_at, seq LIMIT $1)
 	UNION ALL
 	(SELECT 1 FROM {s}.webhook_endpoints w JOIN LATERAL (SELECT 1 FROM {s}.webhook_events e
-		WHERE e.endpoint_id = w.id AND (e.endpoint_id, e.txid, e.seq) > (w.id, w.cursor_txid, w.cursor_seq) LIMIT $1) e ON true
+		WHERE e.endpoint_id = w.id AND (e.txid, e.seq) > (w.cursor_txid, w.cursor_seq) LIMIT $1) e ON true
 	LIMIT $1)
 ) c`), max).Scan(&n)
 	n = min(n, max)
