@@ -248,21 +248,43 @@ func (c class) predicateSQL() string {
 func countColumn(c Class) string { return "n_" + classes[c].name }
 func codeColumn(c Class) string  { return "code_" + classes[c].name }
 
-// tallySQL is the select list of the aggregates.
+// tallySQL is the select list of the aggregates, named by tallyColumns.
 func tallySQL() string {
 	var cols []string
 	for i, c := range classes {
 		cols = append(cols, "count(*) FILTER (WHERE "+c.predicateSQL()+") AS "+countColumn(Class(i)))
 	}
+	for _, c := range reasonClasses() {
+		cols = append(cols, "max(d.last_error_code"+ByteOrder+") FILTER (WHERE "+classes[c].predicateSQL()+") AS "+codeColumn(c))
+	}
+	return strings.Join(cols, ",\n\t\t")
+}
+
+// tallyColumns are the names of tallySQL's columns, in its order: the
+// counts (n_…), then the greatest codes (code_…).
+func tallyColumns() []string {
+	var cols []string
+	for i := range classes {
+		cols = append(cols, countColumn(Class(i)))
+	}
+	for _, c := range reasonClasses() {
+		cols = append(cols, codeColumn(c))
+	}
+	return cols
+}
+
+// reasonClasses are the classes a status rule takes its reason from, each
+// once, in the rules' order.
+func reasonClasses() []Class {
+	var out []Class
 	seen := map[Class]bool{}
 	for _, r := range StatusRules {
 		if r.ReasonOf != nil && !seen[*r.ReasonOf] {
 			seen[*r.ReasonOf] = true
-			cols = append(cols, "max(d.last_error_code"+ByteOrder+") FILTER (WHERE "+classes[*r.ReasonOf].predicateSQL()+") AS "+
-				codeColumn(*r.ReasonOf))
+			out = append(out, *r.ReasonOf)
 		}
 	}
-	return strings.Join(cols, ",\n\t\t")
+	return out
 }
 
 // caseSQL is a CASE over the rows of StatusRules whose value per row is
