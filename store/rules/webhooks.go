@@ -168,16 +168,17 @@ func OutcomeEventsSQL(d WebhookDialect, ev OutcomeEvents) string {
 
 // StatusEventsSQL is the INSERT of the notification.status_changed
 // messages of ev's moves alone (OutcomeEventsSQL says which and what),
-// for a store that writes them apart (OutcomeEvents.StatusApart). It
-// computes the same status, reason and channel_status as the in-statement
-// form in one pass over ev.Current: each channel's tally first, then the
-// notification's as the sum of its channels' (every delivery is on one
-// channel of the notification). The in-statement form tallies the
-// notification and its channels apart and joins the two; PostgreSQL,
-// held to nested loops (indexPlans), joined them row by row, 34,000
-// comparisons and ~5 ms for a batch of 185 (issue 35 item 5).
+// for PostgreSQL's Complete, which writes them apart
+// (OutcomeEvents.StatusApart). It computes the same status, reason and
+// channel_status as the in-statement form, reading each finished
+// notification once and its deliveries once (a LATERAL per
+// notification): each channel's tally, with a delivery-less row for each
+// channel the notification asked for, then the notification's as the sum
+// of its channels' (every delivery is on one channel). The in-statement
+// form tallies the notification and its channels apart and joins the two;
+// held to nested loops (indexPlans), PostgreSQL joined them row by row,
+// 34,000 comparisons for a batch of 185 (issue 35 item 5).
 func StatusEventsSQL(d WebhookDialect, ev OutcomeEvents) string {
-	f := finishedNotifications(ev)
 	var rollup []string
 	for _, col := range tallyColumns() {
 		agg := "sum"
@@ -187,22 +188,20 @@ func StatusEventsSQL(d WebhookDialect, ev OutcomeEvents) string {
 		rollup = append(rollup, agg+"(c."+col+") AS "+col)
 	}
 	parts := `SELECT 'evt_n' || s.id || 'r' || s.replays AS event_id, '` + heraldtype.WebhookNotificationStatusChanged + `' AS type,
-		s.id AS ordering_key, ` + jsonObject(d, `'notification_id', s.id, 'user_id', n.user_id, 'notification_type', n.type,
+		s.id AS ordering_key, ` + jsonObject(d, `'notification_id', s.id, 'user_id', s.user_id, 'notification_type', s.type,
 		'status', `+statusSQL()+`, 'reason', `+reasonSQL()+`, 'channel_status', `+d.Nested+`(s.channel_status)`) + ` AS payload,
 		s.at AS at, s.ord AS ord, 2 AS part
-	FROM (SELECT c.notification_id AS id, c.at, c.ord, CAST(sum(c.replays) AS bigint) AS replays,
+	FROM (SELECT c.id, c.user_id, c.type, c.at, c.ord, CAST(sum(c.replays) AS bigint) AS replays,
 			` + strings.Join(rollup, ", ") + `, ` + d.JSONObjectAgg + `(c.channel, c.status) AS channel_status
-		FROM (SELECT t.*, ` + statusSQL() + ` AS status
-			FROM (SELECT k.notification_id, k.at, k.ord, k.channel, sum(d.replay_count) AS replays,
+		FROM (SELECT n.id, n.user_id, n.type, f.at, f.ord, t.*, ` + statusSQL() + ` AS status
+			FROM ` + finishedNotifications(ev) + ` f JOIN ` + Schema + `notifications n ON n.id = f.notification_id,
+			LATERAL (SELECT d.channel, sum(d.replay_count) AS replays,
 				` + tallySQL() + `
-				FROM (SELECT f.notification_id, f.at, f.ord, ` + d.Channel + ` AS channel
-						FROM ` + f + ` f JOIN ` + Schema + `notifications n ON n.id = f.notification_id, ` + d.Channels + `
-					UNION SELECT f.notification_id, f.at, f.ord, d.channel
-						FROM ` + f + ` f JOIN ` + ev.Current + ` d ON d.notification_id = f.notification_id) k
-				LEFT JOIN ` + ev.Current + ` d ON d.notification_id = k.notification_id AND d.channel = k.channel
-				GROUP BY k.notification_id, k.at, k.ord, k.channel) t) c
-		GROUP BY c.notification_id, c.at, c.ord) s
-	JOIN ` + Schema + `notifications n ON n.id = s.id
+				FROM (SELECT d.id, d.channel, d.state, d.last_error_code, d.replay_count FROM ` + ev.Current + ` d
+						WHERE d.notification_id = n.id
+					UNION ALL SELECT NULL, ` + d.Channel + `, NULL, NULL, NULL FROM ` + d.Channels + `) d
+				GROUP BY d.channel) t) c
+		GROUP BY c.id, c.user_id, c.type, c.at, c.ord) s
 	WHERE s.` + countColumn(ClassLive) + ` = 0 AND EXISTS (SELECT 1 FROM ` + Schema + `webhook_endpoints e
 		WHERE ` + WebhookSubscribed("e", "'"+heraldtype.WebhookNotificationStatusChanged+"'") + `)`
 	return insertEvents(d, parts)
