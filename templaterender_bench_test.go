@@ -12,8 +12,9 @@ import (
 
 // BenchmarkTemplatedTrigger100 is a 100-recipient trigger's Enqueue on
 // SQLite, its title and body written ("literal") or rendered from the
-// type's templates for each recipient ("templated": a GetUser and an
-// in-app render per recipient, issue 37), each recipient with one push
+// type's templates for each recipient ("templated": one read of the
+// recipients' locales and zones, a render per recipient, issue 37), each
+// recipient with one push
 // device; nothing is sent. The difference is the templates' cost at the
 // enqueue. docs/PERFORMANCE.md, "Templates", has the figures.
 func BenchmarkTemplatedTrigger100(b *testing.B) {
