@@ -46,9 +46,9 @@ func TestDeliveriesRenderFromTemplates(t *testing.T) {
 	p.work()
 	want := map[string][2]string{
 		"tok-kim":  {"주문 2건", "2026년 11월 29일 오전 12:30 준비 완료"},
-		"tok-ann":  {"2 orders", "Ready November 28, 2026 at 10:30 AM"},
+		"tok-ann":  {"2 orders", "Ready November 28, 2026 at 10:30\u202fAM"},
 		"tok-omar": {"طلبان", "جاهز"},
-		"tok-zed":  {"2 orders", "Ready November 28, 2026 at 4:30 PM"},
+		"tok-zed":  {"2 orders", "Ready November 28, 2026 at 4:30\u202fPM"},
 	}
 	for tok, w := range want {
 		msgs := p.em.MessagesTo(tok)

@@ -118,6 +118,8 @@ func sourceLabel(src *heraldtype.Source) string {
 		return fmt.Sprintf("digest of %d", src.Count)
 	case heraldtype.SourceEscalation:
 		return fmt.Sprintf("escalation step %d", src.Count)
+	case heraldtype.SourceTest:
+		return "test-send"
 	}
 	if src.Name == "" {
 		return src.Kind

@@ -209,6 +209,9 @@ func cause(n heraldtype.Notification) []timelineItem {
 	case heraldtype.SourceEscalation:
 		return []timelineItem{{Kind: "escalation", At: n.CreatedAt, What: fmt.Sprintf("Escalation step %d of a notification nobody reacted to", src.Count),
 			Link: pathLink("/console/notifications/", src.ID), LinkText: "notification " + src.ID}}
+	case heraldtype.SourceTest:
+		return []timelineItem{{Kind: "test", At: n.CreatedAt, What: "Test-send of the type's templates: sent now, past quiet hours, de-duplication and the daily cap, never past the user's opt-outs",
+			Link: pathLink("/console/types/", n.Type) + "/templates", LinkText: "templates of " + n.Type}}
 	case heraldtype.SourceCampaign:
 		return []timelineItem{{Kind: "campaign_run", At: n.CreatedAt, What: fmt.Sprintf("Campaign %s, run %s", src.Name, orDash(src.ID)),
 			Link: pathLink("/console/campaigns/", src.Name), LinkText: "campaign " + src.Name}}

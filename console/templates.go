@@ -25,6 +25,8 @@ type typeTemplatesData struct {
 	// Versions are the latest saved versions, newest first.
 	Versions []heraldtype.TemplateVersion
 	Err      *formResult
+	// Sent is a test-send's answer when it skipped a channel.
+	Sent *herald.TestSendResult
 }
 
 // typeTemplates shows the preview; a type without templates says so.
@@ -65,12 +67,26 @@ func (c *Console) fillTemplates(r *http.Request, d *typeTemplatesData) error {
 }
 
 // testSendTemplates sends the type's latest templates to the user the
-// form names and opens the notification it made.
+// form names and opens the notification it made; when a channel was
+// skipped (an opt-out, no device, no address), it shows each channel's
+// outcome first, so none is dropped unseen.
 func (c *Console) testSendTemplates(w http.ResponseWriter, r *http.Request, s Session) error {
 	typ, user := r.PathValue("type"), postValue(r, "user_id")
 	res, err := c.client.TestSend(r.Context(), typ, herald.TestSendRequest{UserID: user})
 	if err == nil && len(res.Notifications) == 1 {
-		seeOther(w, r, pathLink("/console/notifications/", res.Notifications[0].ID))
+		skipped := false
+		for _, ch := range res.Channels {
+			skipped = skipped || ch.Status == herald.TestSendSkipped
+		}
+		if !skipped {
+			seeOther(w, r, pathLink("/console/notifications/", res.Notifications[0].ID))
+			return nil
+		}
+		d := typeTemplatesData{Type: typ, User: user, Sent: &res}
+		if err := c.fillTemplates(r, &d); err != nil {
+			return err
+		}
+		c.render(w, r, http.StatusOK, "type-templates", page{Title: "Templates of " + typ, Path: "/console/types", Session: s, Data: d})
 		return nil
 	}
 	if err == nil {

@@ -13,7 +13,8 @@ import (
 // TestTypeTemplatesPage (issue 37 item 5): the type's page links to its
 // templates, which show every locale rendered with the sample data — an
 // RTL locale marked — and a user's render when one is named; a test-send
-// opens the notification it made, and a type without templates says so.
+// lists a skipped channel with why, else opens the notification it made,
+// whose timeline says it is a test; a type without templates says so.
 func TestTypeTemplatesPage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{dev: true})
@@ -36,6 +37,15 @@ func TestTypeTemplatesPage(t *testing.T) {
 	wellFormed(t, p.body)
 	p.has(t, `data-version="1"`, `id="locale-ar-h" lang="ar"`, `<tbody lang="ar" dir="auto">`, `&lt;Mina&gt;님 안녕하세요`,
 		`1 segment(s), UCS-2`, `id="templates-user"`, `picks <code>ko</code>`, `id="test-send-form"`)
+	// kim has no device yet: the push is skipped, and the page says so
+	// before linking the notification.
+	skipped := e.post("/console/types/order/test-send", url.Values{"csrf": {p.csrf(t)}, "user_id": {"kim"}}).expect(t, 200)
+	wellFormed(t, skipped.body)
+	skipped.has(t, `id="test-send-result"`, `data-channel="push" data-status="skipped"`, `no device that takes push notifications (no_device)`,
+		`href="/console/notifications/`)
+	if _, err := e.client.RegisterDevice(ctx, "kim", herald.DeviceInput{DeviceID: "d1", Token: "tok-kim", Platform: "android"}); err != nil {
+		t.Fatal(err)
+	}
 	r := e.post("/console/types/order/test-send", url.Values{"csrf": {p.csrf(t)}, "user_id": {"kim"}}).expect(t, 303)
 	loc := r.header.Get("Location")
 	if !strings.HasPrefix(loc, "/console/notifications/") {
@@ -44,7 +54,7 @@ func TestTypeTemplatesPage(t *testing.T) {
 	// The notification's timeline names the version it was rendered
 	// from, which opens that version.
 	n := e.get(loc).expect(t, 200)
-	n.has(t, `id="template-version" href="/console/types/order/templates?version=1"`)
+	n.has(t, `id="template-version" href="/console/types/order/templates?version=1"`, `Test-send of the type&#39;s templates`)
 	e.get("/console/types/order/templates?version=1").expect(t, 200).has(t, `data-version="1"`, `id="templates-versions"`, `<strong aria-current="page">1</strong>`)
 	e.get("/console/types/order/templates?version=9").expect(t, 404)
 	e.get("/console/types/order/templates?version=x").expect(t, 400)

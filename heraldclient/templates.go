@@ -61,11 +61,30 @@ type TestSendRequest struct {
 	Channels []heraldtype.Channel `json:"channels,omitempty"`
 }
 
-// TestSendTemplates triggers the type for one user, rendered from its
-// latest templates (POST /v1/types/{type}/test-send): an ordinary
-// notification, whose timeline shows what was sent.
-func (c *Client) TestSendTemplates(ctx context.Context, typ string, in TestSendRequest) (TriggerResult, error) {
-	var r TriggerResult
+// TestSendResult is what a test-send recorded: the notification, and
+// each channel queued or skipped with why.
+type TestSendResult struct {
+	TriggerResult
+	Channels []TestSendChannel `json:"channels"`
+}
+
+// TestSendChannel is one channel of a test-send: Status "queued" or
+// "skipped", with Code and Reason (an opt-out, no_device, no_address,
+// suppressed) when skipped.
+type TestSendChannel struct {
+	Channel    heraldtype.Channel `json:"channel"`
+	Status     string             `json:"status"`
+	Deliveries int                `json:"deliveries"`
+	Code       string             `json:"code,omitempty"`
+	Reason     string             `json:"reason,omitempty"`
+}
+
+// TestSendTemplates sends the type's latest templates to one user now
+// (POST /v1/types/{type}/test-send): past quiet hours, de-duplication, the
+// daily cap and digests, never past the user's opt-outs, which the answer
+// reports per channel.
+func (c *Client) TestSendTemplates(ctx context.Context, typ string, in TestSendRequest) (TestSendResult, error) {
+	var r TestSendResult
 	_, err := c.do(ctx, call{method: http.MethodPost, path: pathf("/v1/types/%s/test-send", typ), body: in, out: &r})
 	return r, err
 }

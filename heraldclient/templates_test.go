@@ -73,7 +73,7 @@ func TestTemplates(t *testing.T) {
 		t.Fatalf("a draft that does not render: %+v %v", p, err)
 	}
 	res, err := c.TestSendTemplates(ctx, "order", heraldclient.TestSendRequest{UserID: "kim"})
-	if err != nil || len(res.Notifications) != 1 {
+	if err != nil || len(res.Notifications) != 1 || len(res.Channels) != 1 || res.Channels[0].Status != "queued" {
 		t.Fatalf("TestSendTemplates: %+v %v", res, err)
 	}
 	n, err := c.GetNotification(ctx, res.Notifications[0].ID)

@@ -235,7 +235,8 @@ type Notification struct {
 // written with the notification, in the transaction of the enqueue, and
 // shown on its detail (GET /v1/notifications/{id}).
 type Source struct {
-	// Kind is SourceReminder, SourceCampaign, SourceRule or SourceDigest.
+	// Kind is SourceReminder, SourceCampaign, SourceRule, SourceDigest,
+	// SourceEscalation or SourceTest.
 	Kind string `json:"kind"`
 	// ID is the id of what produced it: the reminder's id, the campaign
 	// run's id, the event's id.
@@ -257,7 +258,15 @@ const (
 	SourceReminder = "reminder"
 	SourceCampaign = "campaign"
 	SourceRule     = "rule"
+	// SourceTest is a test-send of a type's templates to one named user
+	// (POST /v1/types/{type}/test-send): sent now, past quiet hours,
+	// de-duplication, the daily cap and digests, but never past the
+	// user's opt-outs; the engagement report leaves it out.
+	SourceTest = "test"
 )
+
+// IsTest reports whether s is a test-send's (SourceTest); nil is not.
+func (s *Source) IsTest() bool { return s != nil && s.Kind == SourceTest }
 
 // Delivery is one attempt target: a notification × channel × device. The
 // deliveries table is the queue.

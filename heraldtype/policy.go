@@ -56,10 +56,11 @@ type NotificationType struct {
 // critical type never does; a type that says so decides; otherwise what
 // rules and campaigns send to audiences counts — the seed's cap is about
 // them (S3.8: the 11th is blocked) — and a trigger, which Herald cannot
-// tell from a password reset, does not.
+// tell from a password reset, does not. A test-send never counts: it is
+// the operator's, not the user's traffic.
 func (t NotificationType) CountsTowardCapFor(src *Source) bool {
 	switch {
-	case t.Critical:
+	case t.Critical, src.IsTest():
 		return false
 	case t.CountsTowardCap != nil:
 		return *t.CountsTowardCap

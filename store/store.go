@@ -71,6 +71,10 @@ type Store interface {
 	UpsertUser(ctx context.Context, u heraldtype.User, now time.Time) (heraldtype.User, error)
 	// GetUser returns ENOTFOUND if the user does not exist.
 	GetUser(ctx context.Context, id string) (heraldtype.User, error)
+	// GetUsers reads many users in one round trip, by id; a user that does
+	// not exist is absent (what a templated trigger renders each
+	// recipient's locale and zone from).
+	GetUsers(ctx context.Context, ids []string) (map[string]heraldtype.User, error)
 
 	// UpsertDevice registers or refreshes a device by its id (S0.1, S0.2) in
 	// one transaction. The user must exist (ENOTFOUND otherwise). The device

@@ -78,7 +78,7 @@ environment variables (HERALD_WORKER__BATCH_SIZE sets worker.batch_size), then f
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&e.configPath, "config", lookupEnv(e.environ, "HERALD_CONFIG"), "YAML configuration file (env HERALD_CONFIG)")
-	root.AddCommand(newServeCmd(e), newMigrateCmd(e), newEmulateCmd(e), newSendCmd(e), newUsersCmd(e), newDevicesCmd(e), newTypesCmd(e), newPreferencesCmd(e),
+	root.AddCommand(newServeCmd(e), newMigrateCmd(e), newEmulateCmd(e), newSendCmd(e), newUsersCmd(e), newDevicesCmd(e), newTypesCmd(e), newTemplatesCmd(e), newPreferencesCmd(e),
 		newInterestsCmd(e), newNotificationsCmd(e), newDeliveriesCmd(e), newRemindersCmd(e), newDigestsCmd(e), newCampaignsCmd(e), newRulesCmd(e), newEventsCmd(e), newWebhooksCmd(e), newWhyCmd(e), newVAPIDCmd(e), newBenchCmd(e), newFaultRunCmd(e), newKeysCmd(e))
 	return root
 }

@@ -96,11 +96,18 @@ func funcs(cur func() tmpl.Call) map[string]any {
 			if err != nil {
 				return "", fmt.Errorf("date: %w", err)
 			}
-			lay, err := layoutFor(e.tag, style)
-			if err != nil {
-				return "", err
+			// A style's output is bounded by the table (a few names and
+			// numbers), so 256 bytes covers every locale's longest.
+			var ferr error
+			out, err := b.Build(256, func() string {
+				var s string
+				s, ferr = formatDate(e.tag, style, t.In(e.zone))
+				return s
+			})
+			if ferr != nil {
+				return "", ferr
 			}
-			return b.Build(128, func() string { return lay.format(t.In(e.zone), e.printer) })
+			return out, err
 		},
 	}
 }

@@ -97,36 +97,6 @@ func TestRenderLocales(t *testing.T) {
 	}
 }
 
-func TestDates(t *testing.T) {
-	at := time.Date(2026, 3, 8, 21, 5, 0, 0, time.UTC)
-	seoul, _ := time.LoadLocation("Asia/Seoul")
-	jerusalem, _ := time.LoadLocation("Asia/Jerusalem")
-	mt := heraldtype.MessageTemplates{DefaultLocale: "en", Locales: map[string]heraldtype.ChannelTemplates{}}
-	for _, l := range []string{"en", "ko", "he", "ar", "fr"} {
-		mt.Locales[l] = heraldtype.ChannelTemplates{SMS: &heraldtype.SMSTemplate{Text: `{{date "short" .at}}|{{date "long" .at}}|{{date "time" .at}}`}}
-	}
-	c := compile(t, mt)
-	for _, tc := range []struct {
-		locale string
-		zone   *time.Location
-		want   string
-	}{
-		{"en", time.UTC, "3/8/26|March 8, 2026|9:05 PM"},
-		{"ko", seoul, "26. 3. 9.|2026년 3월 9일|오전 6:05"},
-		{"he", jerusalem, "8.3.2026|8 במרץ 2026|23:05"},
-		{"ar", time.UTC, "٨\u200f/٣\u200f/٢٠٢٦|٨ مارس ٢٠٢٦|٩:٠٥ م"},
-		{"fr", time.UTC, "2026-03-08|2026-03-08|21:05"},
-	} {
-		r, err := c.Render(context.Background(), Recipient{Locale: tc.locale, Zone: tc.zone}, map[string]any{"at": at})
-		if err != nil {
-			t.Fatalf("%s: %v", tc.locale, err)
-		}
-		if r.SMS.Text != tc.want {
-			t.Errorf("%s: %q, want %q", tc.locale, r.SMS.Text, tc.want)
-		}
-	}
-}
-
 func TestPluralAndNumbers(t *testing.T) {
 	mt := heraldtype.MessageTemplates{DefaultLocale: "en", Locales: map[string]heraldtype.ChannelTemplates{}}
 	for _, l := range []string{"en", "ko", "he", "ar", "fr"} {

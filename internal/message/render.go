@@ -104,7 +104,7 @@ func (c *Compiled) render(ctx context.Context, l *locale, zone *time.Location, d
 		r.Push.APNsBytes, r.Push.FCMBytes = payloadSizes(r.Push)
 	}
 	if l.sms != nil && want(heraldtype.ChannelSMS) {
-		text := o.exec(l.sms, MaxTextBytes*4)
+		text := plainSpaces(o.exec(l.sms, MaxTextBytes*4))
 		n := CountSMS(text)
 		r.SMS = &SMS{Text: text, Encoding: n.Encoding, Units: n.Units, Segments: n.Segments}
 	}

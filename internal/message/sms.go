@@ -24,6 +24,19 @@ const (
 	ucs2Part   = 67
 )
 
+// smsSpaces are the Unicode spaces an SMS sends as a plain space: the
+// no-break, narrow and fixed-width ones (CLDR writes a narrow no-break
+// space before an English "AM"), none of them in GSM-7, so one would make
+// an English SMS UCS-2 and cut its segments from 160 characters to 70.
+var smsSpaces = strings.NewReplacer(
+	"\u00a0", " ", "\u2000", " ", "\u2001", " ", "\u2002", " ", "\u2003", " ", "\u2004", " ",
+	"\u2005", " ", "\u2006", " ", "\u2007", " ", "\u2008", " ", "\u2009", " ", "\u200a", " ",
+	"\u202f", " ", "\u205f", " ",
+)
+
+// plainSpaces is an SMS's text with smsSpaces made plain.
+func plainSpaces(text string) string { return smsSpaces.Replace(text) }
+
 // gsm7Basic is the GSM 03.38 default alphabet (without the escape, 0x1B).
 const gsm7Basic = "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?" +
 	"¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà"

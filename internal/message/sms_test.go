@@ -1,8 +1,11 @@
 package message
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/heraldhq/herald/heraldtype"
 )
 
 func TestCountSMS(t *testing.T) {
@@ -34,5 +37,21 @@ func TestCountSMS(t *testing.T) {
 		if got := CountSMS(tc.text); got != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestSMSPlainSpaces: an English time's narrow no-break space (CLDR's
+// "h:mm\u202fa") is sent as a space, so the SMS stays GSM-7.
+func TestSMSPlainSpaces(t *testing.T) {
+	mt := heraldtype.MessageTemplates{DefaultLocale: "en", Locales: map[string]heraldtype.ChannelTemplates{
+		"en": {SMS: &heraldtype.SMSTemplate{Text: "At {{date \"time\" .at}}\u00a0today"}},
+	}}
+	c := compile(t, mt)
+	r, err := c.Render(context.Background(), Recipient{Locale: "en"}, map[string]any{"at": "2026-11-28T15:04:00Z"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.SMS.Text != "At 3:04 PM today" || r.SMS.Encoding != EncodingGSM7 {
+		t.Errorf("%q in %s, want %q in GSM-7", r.SMS.Text, r.SMS.Encoding, "At 3:04 PM today")
 	}
 }

@@ -19,6 +19,12 @@
 //     says nothing caps what rules and campaigns produce, not triggers
 //     (heraldtype.NotificationType.CountsTowardCapFor).
 //
+// A test-send (heraldtype.SourceTest: an operator trying a type's
+// templates on one named user) takes step 1 only, like a critical type
+// but without its bypass of the opt-outs: it is sent now, whatever the
+// user's quiet hours, and neither takes a dedupe lock nor counts toward
+// the cap.
+//
 // The order puts the checks that consume nothing first: an opted-out or
 // deferred delivery must not take a dedupe lock or a slot of the day's cap
 // it will not use (a notification deferred overnight counts toward the day
@@ -243,7 +249,7 @@ func (e *Engine) Check(ctx context.Context, job *heraldtype.Job, now time.Time, 
 	if err != nil || done {
 		return d, err
 	}
-	if n.DedupeKey != "" {
+	if n.DedupeKey != "" && !n.Source.IsTest() {
 		if d, ok, err := e.dedupe(ctx, &s, now); err != nil || !ok {
 			return d, err
 		}
@@ -285,7 +291,7 @@ func (e *Engine) screen(ctx context.Context, job *heraldtype.Job, prefs heraldty
 	if err != nil {
 		return s, Decision{}, true, err
 	}
-	if t.QuietHours && !t.Critical && prefs.QuietHours != nil {
+	if t.QuietHours && !t.Critical && !n.Source.IsTest() && prefs.QuietHours != nil {
 		w, err := ParseQuietHours(*prefs.QuietHours)
 		if err != nil {
 			return s, Decision{}, true, fmt.Errorf("policy: quiet hours of user %q: %w", n.UserID, err)

@@ -194,6 +194,50 @@ func TestEngineOrder(t *testing.T) {
 	}
 }
 
+// A test-send (issue 37): past quiet hours, with no dedupe lock taken and
+// no cap slot counted, in Check and in a batch's Prefetch — but refused
+// by the user's opt-outs, as any delivery.
+func TestTestSendBypasses(t *testing.T) {
+	t.Parallel()
+	quiet := &heraldtype.QuietHours{Start: "22:00", End: "08:00"}
+	test := func() *heraldtype.Job {
+		j := job("promo", heraldtype.ChannelPush)
+		j.Notification.Source = &heraldtype.Source{Kind: heraldtype.SourceTest}
+		return j
+	}
+	for _, c := range []struct {
+		name    string
+		prefs   heraldtype.Preferences
+		verdict Verdict
+		code    string
+	}{
+		{"quiet hours, dedupe key and cap", heraldtype.Preferences{QuietHours: quiet, DailyCap: 1}, Allow, ""},
+		{"channel opted out", heraldtype.Preferences{OptedOutChannels: []heraldtype.Channel{heraldtype.ChannelPush}, QuietHours: quiet},
+			Block, CodeChannelOptedOut},
+		{"type turned off", heraldtype.Preferences{Types: map[string]heraldtype.TypePreference{"promo": {Disabled: true}}}, Block, CodeTypeDisabled},
+		{"channel not allowed for the type", heraldtype.Preferences{Types: map[string]heraldtype.TypePreference{
+			"promo": {Channels: []heraldtype.Channel{heraldtype.ChannelEmail}}}}, Block, CodeChannelDisabled},
+	} {
+		l := &fakeLimiter{}
+		e := engine(t, c.prefs, l)
+		d, err := e.Check(t.Context(), test(), night(), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if d.Verdict != c.verdict || d.Code != c.code || l.dedupe != 0 || l.daily != 0 {
+			t.Errorf("%s: %+v with %d dedupe and %d cap calls; want %v %q and none", c.name, d, l.dedupe, l.daily, c.verdict, c.code)
+		}
+		jobs := []heraldtype.Job{*test()}
+		pre, err := e.Prefetch(t.Context(), jobs, night())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, err := e.Check(t.Context(), &jobs[0], night(), pre); err != nil || d.Verdict != c.verdict || l.dedupe != 0 || l.daily != 0 {
+			t.Errorf("%s after Prefetch: %+v %v with %d dedupe and %d cap calls", c.name, d, err, l.dedupe, l.daily)
+		}
+	}
+}
+
 // Fail-closed: a store error is an error, never an allow.
 func TestEngineErrors(t *testing.T) {
 	t.Parallel()

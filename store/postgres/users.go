@@ -40,6 +40,27 @@ func (s *Store) GetUser(ctx context.Context, id string) (heraldtype.User, error)
 	return u, formatError(err, "user "+quote(id))
 }
 
+// GetUsers implements store.Store: one query over the ids as an array.
+func (s *Store) GetUsers(ctx context.Context, ids []string) (map[string]heraldtype.User, error) {
+	out := make(map[string]heraldtype.User, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, s.q(`SELECT `+userColumns+` FROM {s}.users WHERE id = ANY ($1::text[])`), ids)
+	if err != nil {
+		return nil, formatError(err, "users")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, formatError(err, "users")
+		}
+		out[u.ID] = u
+	}
+	return out, formatError(rows.Err(), "users")
+}
+
 const deviceColumns = `id, user_id, platform, token, app_version, push_opt_in, status, fail_count,
 	last_seen_at, invalidated_at, invalid_reason, created_at, updated_at, webpush_p256dh, webpush_auth,
 	previous_user_id, reassigned_at`

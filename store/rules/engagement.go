@@ -3,6 +3,7 @@ package rules
 import (
 	"strings"
 
+	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -26,7 +27,7 @@ var (
 // worth of rows. The columns: start (NULL without an interval), type,
 // channel, rule, campaign ("" for a dimension not grouped by), event, sum.
 // It reads the primary key's range of the hours, however large the
-// deliveries.
+// deliveries. Test-sends are left out.
 func EngagementSQL(f store.EngagementFilter, d EngagementDialect, mark Marker, from, to any) string {
 	start := d.None
 	switch f.Interval {
@@ -44,8 +45,11 @@ func EngagementSQL(f store.EngagementFilter, d EngagementDialect, mark Marker, f
 	source := func(kind string) string {
 		return `CASE WHEN source_kind = '` + kind + `' THEN source_name ELSE '' END`
 	}
+	// A test-send's sends and receipts are counted (source_kind 'test') but
+	// never reported: an operator trying templates on a colleague is not
+	// how users engaged.
 	var where strings.Builder
-	where.WriteString(`bucket >= ` + mark(from) + ` AND bucket < ` + mark(to))
+	where.WriteString(`bucket >= ` + mark(from) + ` AND bucket < ` + mark(to) + ` AND source_kind <> '` + heraldtype.SourceTest + `'`)
 	if f.Type != "" {
 		where.WriteString(` AND type = ` + mark(f.Type))
 	}

@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -45,6 +47,31 @@ RETURNING `+userColumns)
 func (s *Store) GetUser(ctx context.Context, id string) (heraldtype.User, error) {
 	u, err := scanUser(s.read.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id))
 	return u, formatError(err, "user "+quote(id))
+}
+
+// GetUsers implements store.Store: one query, the ids as a JSON array.
+func (s *Store) GetUsers(ctx context.Context, ids []string) (map[string]heraldtype.User, error) {
+	out := make(map[string]heraldtype.User, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	arr, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: users: %w", err)
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE id IN (SELECT value FROM json_each(?))`, string(arr))
+	if err != nil {
+		return nil, formatError(err, "users")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, formatError(err, "users")
+		}
+		out[u.ID] = u
+	}
+	return out, formatError(rows.Err(), "users")
 }
 
 const deviceColumns = `id, user_id, platform, token, app_version, push_opt_in, status, fail_count,

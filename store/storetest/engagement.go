@@ -13,8 +13,8 @@ import (
 // delivery sent once — by the outcome batch and by the inbox at enqueue —
 // and each receipt recorded once (a duplicate counts nothing), in the
 // hour of the attempt row, by type, channel and source; Engagement sums
-// them by the groups asked for, over the hours of the range, and
-// PruneEngagement drops old hours.
+// them by the groups asked for, over the hours of the range, leaving out
+// test-sends, and PruneEngagement drops old hours.
 func testEngagement(t *testing.T, newStore NewStore) {
 	t.Parallel()
 	f := newFixture(t, newStore)
@@ -35,7 +35,12 @@ func testEngagement(t *testing.T, newStore NewStore) {
 	inApp := f.notification("u2")
 	inApp.Channels = []heraldtype.Channel{heraldtype.ChannelInApp}
 	inApp.Source = campaign
-	f.enqueue(params(append(ns, inApp)...))
+	// A test-send's inbox item, sent at enqueue too: counted, never
+	// reported.
+	testInApp := f.notification("u3")
+	testInApp.Channels = []heraldtype.Channel{heraldtype.ChannelInApp}
+	testInApp.Source = &heraldtype.Source{Kind: heraldtype.SourceTest}
+	f.enqueue(params(append(ns, inApp, testInApp)...))
 
 	// Three of the four pushes sent an hour later; the fourth retried.
 	jobs := f.claim("w1", at(time.Hour), 10)

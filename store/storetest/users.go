@@ -35,6 +35,25 @@ func testUsers(t *testing.T, newStore NewStore) {
 		wantTime(t, "CreatedAt", got.CreatedAt, base())
 		wantTime(t, "UpdatedAt", got.UpdatedAt, later)
 	})
+	t.Run("GetMany", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t, newStore)
+		want := map[string]heraldtype.User{}
+		for _, u := range []heraldtype.User{{ID: "u1", Timezone: "Asia/Seoul", Locale: "ko-KR"}, {ID: "u2", Locale: "ar", Email: "a@b.c"}, {ID: "u3"}} {
+			got, err := f.s.UpsertUser(f.ctx, u, base())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[u.ID] = got
+		}
+		got, err := f.s.GetUsers(f.ctx, []string{"u2", "nobody", "u1", "u2"})
+		if err != nil || len(got) != 2 || got["u1"] != want["u1"] || got["u2"] != want["u2"] {
+			t.Fatalf("GetUsers = %+v, %v; want u1 and u2 as upserted", got, err)
+		}
+		if got, err := f.s.GetUsers(f.ctx, nil); err != nil || len(got) != 0 {
+			t.Fatalf("GetUsers of none = %+v, %v", got, err)
+		}
+	})
 	t.Run("NotFound", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, newStore)
