@@ -9,51 +9,15 @@ import (
 )
 
 // TestSendRequest is the body of POST /v1/types/{type}/test-send.
-type TestSendRequest struct {
-	// UserID is who gets the test: their locale, zone, devices and
-	// addresses, through the configured providers (or serve --dev's
-	// emulators).
-	UserID string `json:"user_id"`
-	// Data is what the templates render with; without it, the latest
-	// version's sample data.
-	Data map[string]string `json:"data,omitempty"`
-	// Channels default to the type's.
-	Channels []heraldtype.Channel `json:"channels,omitempty"`
-}
+type TestSendRequest = heraldtype.TestSendRequest
 
 // TestSendResult is what a test-send did: the notification (one, for the
 // named user) and, per channel, whether it is being sent or was skipped
 // and why.
 type TestSendResult struct {
 	Result
-	Channels []TestSendChannel `json:"channels"`
+	Channels []heraldtype.TestSendChannel `json:"channels"`
 }
-
-// TestSendChannel is one channel of a test-send.
-type TestSendChannel struct {
-	Channel heraldtype.Channel `json:"channel"`
-	// Status is TestSendQueued (deliveries due now) or TestSendSkipped.
-	Status string `json:"status"`
-	// Deliveries counts the channel's delivery rows, skipped ones
-	// included (one per device for push).
-	Deliveries int `json:"deliveries"`
-	// Code and Reason say why a channel is skipped: the user's opt-out
-	// (type_disabled, channel_disabled, channel_opted_out), no device
-	// (no_device), no address (no_address) or a suppressed one
-	// (suppressed).
-	Code   string `json:"code,omitempty"`
-	Reason string `json:"reason,omitempty"`
-}
-
-// Statuses of a TestSendChannel.
-const (
-	TestSendQueued  = "queued"
-	TestSendSkipped = "skipped"
-)
-
-// CodeNoDevice is a test-send's skip code of push for a user without a
-// device to push to.
-const CodeNoDevice = "no_device"
 
 // TestSend sends the type's latest templates to one named user now, with
 // the given data or the templates' sample data. A test is the operator's
@@ -127,10 +91,10 @@ func (c *Client) TestSend(ctx context.Context, typ string, in TestSendRequest) (
 // testSendChannels reports each channel of a test-send from the user's
 // preferences (what the policy will refuse) and the deliveries the
 // enqueue wrote (what it could not address).
-func testSendChannels(t heraldtype.NotificationType, prefs heraldtype.Preferences, chs []heraldtype.Channel, ds []heraldtype.Delivery) []TestSendChannel {
-	out := make([]TestSendChannel, 0, len(chs))
+func testSendChannels(t heraldtype.NotificationType, prefs heraldtype.Preferences, chs []heraldtype.Channel, ds []heraldtype.Delivery) []heraldtype.TestSendChannel {
+	out := make([]heraldtype.TestSendChannel, 0, len(chs))
 	for _, ch := range chs {
-		tc := TestSendChannel{Channel: ch, Status: TestSendQueued}
+		tc := heraldtype.TestSendChannel{Channel: ch, Status: heraldtype.TestSendQueued}
 		live := 0
 		for _, d := range ds {
 			if d.Channel != ch {
@@ -146,11 +110,11 @@ func testSendChannels(t heraldtype.NotificationType, prefs heraldtype.Preference
 		}
 		switch refusal, refused := policy.Preferences(t, prefs, ch); {
 		case refused:
-			tc.Status, tc.Code, tc.Reason = TestSendSkipped, refusal.Code, refusal.Reason
+			tc.Status, tc.Code, tc.Reason = heraldtype.TestSendSkipped, refusal.Code, refusal.Reason
 		case tc.Deliveries == 0 && ch == heraldtype.ChannelPush:
-			tc.Status, tc.Code, tc.Reason = TestSendSkipped, CodeNoDevice, "the user has no device that takes push notifications"
+			tc.Status, tc.Code, tc.Reason = heraldtype.TestSendSkipped, heraldtype.CodeNoDevice, "the user has no device that takes push notifications"
 		case live == 0:
-			tc.Status = TestSendSkipped
+			tc.Status = heraldtype.TestSendSkipped
 			if tc.Code == "" {
 				tc.Code, tc.Reason = store.CodeNoAddress, "nothing was addressed on this channel"
 			}

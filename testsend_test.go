@@ -131,9 +131,9 @@ func testSendPolicy(t *testing.T, st store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []TestSendChannel{
-		{Channel: heraldtype.ChannelPush, Status: TestSendQueued, Deliveries: 1},
-		{Channel: heraldtype.ChannelInApp, Status: TestSendSkipped, Deliveries: 1, Code: heraldtype.CodeChannelOptedOut, Reason: "the user opted out of in_app"},
+	want := []heraldtype.TestSendChannel{
+		{Channel: heraldtype.ChannelPush, Status: heraldtype.TestSendQueued, Deliveries: 1},
+		{Channel: heraldtype.ChannelInApp, Status: heraldtype.TestSendSkipped, Deliveries: 1, Code: heraldtype.CodeChannelOptedOut, Reason: "the user opted out of in_app"},
 	}
 	if len(res.Notifications) != 1 || fmt.Sprint(res.Channels) != fmt.Sprint(want) {
 		t.Fatalf("test-send answer %+v, want channels %+v", res, want)
@@ -202,9 +202,9 @@ func testSendPolicy(t *testing.T, st store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []TestSendChannel{
-		{Channel: heraldtype.ChannelPush, Status: TestSendSkipped, Code: CodeNoDevice, Reason: "the user has no device that takes push notifications"},
-		{Channel: heraldtype.ChannelInApp, Status: TestSendQueued, Deliveries: 1},
+	want = []heraldtype.TestSendChannel{
+		{Channel: heraldtype.ChannelPush, Status: heraldtype.TestSendSkipped, Code: heraldtype.CodeNoDevice, Reason: "the user has no device that takes push notifications"},
+		{Channel: heraldtype.ChannelInApp, Status: heraldtype.TestSendQueued, Deliveries: 1},
 	}
 	if fmt.Sprint(res.Channels) != fmt.Sprint(want) {
 		t.Errorf("ann's answer %+v, want %+v", res.Channels, want)

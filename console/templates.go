@@ -76,7 +76,7 @@ func (c *Console) testSendTemplates(w http.ResponseWriter, r *http.Request, s Se
 	if err == nil && len(res.Notifications) == 1 {
 		skipped := false
 		for _, ch := range res.Channels {
-			skipped = skipped || ch.Status == herald.TestSendSkipped
+			skipped = skipped || ch.Status == heraldtype.TestSendSkipped
 		}
 		if !skipped {
 			seeOther(w, r, pathLink("/console/notifications/", res.Notifications[0].ID))

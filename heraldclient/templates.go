@@ -55,28 +55,13 @@ func (c *Client) PreviewTemplates(ctx context.Context, typ string, in PreviewReq
 
 // TestSendRequest names the user a test-send goes to, the data (default:
 // the templates' sample data) and the channels (default: the type's).
-type TestSendRequest struct {
-	UserID   string               `json:"user_id"`
-	Data     map[string]string    `json:"data,omitempty"`
-	Channels []heraldtype.Channel `json:"channels,omitempty"`
-}
+type TestSendRequest = heraldtype.TestSendRequest
 
 // TestSendResult is what a test-send recorded: the notification, and
 // each channel queued or skipped with why.
 type TestSendResult struct {
 	TriggerResult
-	Channels []TestSendChannel `json:"channels"`
-}
-
-// TestSendChannel is one channel of a test-send: Status "queued" or
-// "skipped", with Code and Reason (an opt-out, no_device, no_address,
-// suppressed) when skipped.
-type TestSendChannel struct {
-	Channel    heraldtype.Channel `json:"channel"`
-	Status     string             `json:"status"`
-	Deliveries int                `json:"deliveries"`
-	Code       string             `json:"code,omitempty"`
-	Reason     string             `json:"reason,omitempty"`
+	Channels []heraldtype.TestSendChannel `json:"channels"`
 }
 
 // TestSendTemplates sends the type's latest templates to one user now

@@ -153,3 +153,42 @@ type PreviewDevice struct {
 	ID       string   `json:"device_id"`
 	Platform Platform `json:"platform"`
 }
+
+// TestSendRequest is the body of POST /v1/types/{type}/test-send.
+type TestSendRequest struct {
+	// UserID is who gets the test: their locale, zone, devices and
+	// addresses, through the configured providers (or serve --dev's
+	// emulators).
+	UserID string `json:"user_id"`
+	// Data is what the templates render with; without it, the latest
+	// version's sample data.
+	Data map[string]string `json:"data,omitempty"`
+	// Channels default to the type's.
+	Channels []Channel `json:"channels,omitempty"`
+}
+
+// TestSendChannel is one channel of a test-send.
+type TestSendChannel struct {
+	Channel Channel `json:"channel"`
+	// Status is TestSendQueued (deliveries due now) or TestSendSkipped.
+	Status string `json:"status"`
+	// Deliveries counts the channel's delivery rows, skipped ones
+	// included (one per device for push).
+	Deliveries int `json:"deliveries"`
+	// Code and Reason say why a channel is skipped: the user's opt-out
+	// (type_disabled, channel_disabled, channel_opted_out), no device
+	// (CodeNoDevice), no address (no_address) or a suppressed one
+	// (suppressed).
+	Code   string `json:"code,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Statuses of a TestSendChannel.
+const (
+	TestSendQueued  = "queued"
+	TestSendSkipped = "skipped"
+)
+
+// CodeNoDevice is a test-send's skip code of push for a user without a
+// device to push to.
+const CodeNoDevice = "no_device"

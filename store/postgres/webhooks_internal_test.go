@@ -10,7 +10,6 @@ import (
 
 	"github.com/heraldhq/herald/heraldtype"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/store/postgres/pgtest"
 )
 
 // Issue 35 item 4: the messages of an outcome — its delivery.finished,
@@ -66,28 +65,15 @@ func TestDeliveryFinishedCommitsWithTheOutcome(t *testing.T) {
 // applied): it writes a message of each of the outcome's four types.
 func deadOutcomeWithEndpoint(t *testing.T) (*Store, store.Outcome) {
 	t.Helper()
-	dsn, schema := pgtest.NewSchema(t)
+	s, now := storeWithEndpoint(t, 2)
 	ctx := t.Context()
-	s, err := Open(ctx, dsn, Options{Schema: schema, MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	if err := s.CreateWebhookEndpoint(ctx, store.WebhookEndpoint{WebhookEndpoint: heraldtype.WebhookEndpoint{ID: "wh",
-		URL: "https://example.com/hook", Enabled: true, CreatedAt: now, UpdatedAt: now}, Secret: "whsec_x"}); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := s.UpsertUser(ctx, heraldtype.User{ID: "u1", Timezone: "Asia/Seoul"}, now); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.UpsertDevice(ctx, heraldtype.Device{ID: "d1", UserID: "u1", Platform: heraldtype.PlatformAndroid, Token: "t", PushOptIn: true}, now, 0); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Enqueue(ctx, store.EnqueueParams{Notifications: []heraldtype.Notification{{ID: "n1", UserID: "u1", Type: "t",
+	_, err := s.Enqueue(ctx, store.EnqueueParams{Notifications: []heraldtype.Notification{{ID: "n1", UserID: "u1", Type: "t",
 		Title: "x", Channels: []heraldtype.Channel{heraldtype.ChannelPush}, Priority: heraldtype.PriorityNormal,
 		PayloadMode: heraldtype.PayloadAlert, Guarantee: heraldtype.AtLeastOnce, CreatedAt: now}}, MaxAttempts: 3,
 		PushProviders: map[heraldtype.Platform]string{heraldtype.PlatformAndroid: "fcm"}, Now: now})

@@ -20,21 +20,8 @@ import (
 func TestStreamWaitsForOlderTransactions(t *testing.T) {
 	// Three connections at once: A's open transaction, B's insert, the
 	// claim.
-	dsn, schema := pgtest.NewSchema(t)
+	s, now := storeWithEndpoint(t, 4)
 	ctx := t.Context()
-	s, err := Open(ctx, dsn, Options{Schema: schema, MaxConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	if err := s.CreateWebhookEndpoint(ctx, store.WebhookEndpoint{WebhookEndpoint: heraldtype.WebhookEndpoint{ID: "wh",
-		URL: "https://example.com/hook", Enabled: true, CreatedAt: now, UpdatedAt: now}, Secret: "whsec_x"}); err != nil {
-		t.Fatal(err)
-	}
 	insert := s.q(`INSERT INTO {s}.webhook_events (endpoint_id, event_id, type, ordering_key, payload, occurred_at)
 VALUES ('wh', $1, 'test.event', $1, '{}', $2)`)
 	a, err := s.pool.Begin(ctx)
@@ -91,21 +78,8 @@ VALUES ('wh', $1, 'test.event', $1, '{}', $2)`)
 // over 20,000 events with the cursor 10 from the end; the buffers they
 // touch must not grow with the log.
 func TestStreamReadStartsAtTheCursor(t *testing.T) {
-	dsn, schema := pgtest.NewSchema(t)
+	s, now := storeWithEndpoint(t, 2)
 	ctx := t.Context()
-	s, err := Open(ctx, dsn, Options{Schema: schema, MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	if err := s.CreateWebhookEndpoint(ctx, store.WebhookEndpoint{WebhookEndpoint: heraldtype.WebhookEndpoint{ID: "wh",
-		URL: "https://example.com/hook", Enabled: true, CreatedAt: now, UpdatedAt: now}, Secret: "whsec_x"}); err != nil {
-		t.Fatal(err)
-	}
 	// 100 transactions of 200 events, as the outcomes write them.
 	const events, perTx = 20000, 200
 	for i := 0; i < events; i += perTx {
@@ -151,4 +125,27 @@ FROM generate_series($2::int, $3::int) i`), now, i, i+perTx-1); err != nil {
 	if rows, blocks := buffers(streamClaimSQL, now, "w", now.Add(time.Minute), []string{}); rows != 1 || blocks > 30 {
 		t.Errorf("the stream claim returned %v rows touching %v blocks; want 1 row and at most 30 blocks", rows, blocks)
 	}
+}
+
+// storeWithEndpoint is a migrated store in a schema of its own, with
+// maxConns connections and the enabled webhook endpoint "wh" subscribed to
+// every type, created at the time it returns.
+func storeWithEndpoint(t *testing.T, maxConns int32) (*Store, time.Time) {
+	t.Helper()
+	dsn, schema := pgtest.NewSchema(t)
+	ctx := t.Context()
+	s, err := Open(ctx, dsn, Options{Schema: schema, MaxConns: maxConns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+	if err := s.CreateWebhookEndpoint(ctx, store.WebhookEndpoint{WebhookEndpoint: heraldtype.WebhookEndpoint{ID: "wh",
+		URL: "https://example.com/hook", Enabled: true, CreatedAt: now, UpdatedAt: now}, Secret: "whsec_x"}); err != nil {
+		t.Fatal(err)
+	}
+	return s, now
 }
