@@ -11,23 +11,7 @@ import (
 
 // PreviewRequest is the body of POST /v1/types/{type}/preview (issue 37
 // item 5).
-type PreviewRequest struct {
-	// Templates, when set, previews these — a draft, checked as a save
-	// checks them but for its sample data, whose failures the preview
-	// shows per locale — instead of a saved version.
-	Templates *heraldtype.MessageTemplates `json:"templates,omitempty"`
-	// Version previews a saved version; 0 the latest.
-	Version int `json:"version,omitempty"`
-	// Data is what the templates render with; without it, their sample
-	// data.
-	Data map[string]string `json:"data,omitempty"`
-	// TimeZone is the IANA zone the locales' dates are shown in; default
-	// UTC. A named user's render uses the user's own.
-	TimeZone string `json:"time_zone,omitempty"`
-	// UserID adds what that user would get: the locale theirs picks, in
-	// their time zone, and the devices a push would go to.
-	UserID string `json:"user_id,omitempty"`
-}
+type PreviewRequest = heraldtype.PreviewRequest
 
 // PreviewTemplates renders a type's templates in every locale — and for
 // a named user — reporting each channel's sizes and SMS segments, and,

@@ -36,13 +36,7 @@ func (c *Client) GetTemplates(ctx context.Context, typ string, version int) (her
 // a saved version (0: the latest), with Data (default: the sample data),
 // the locales' dates in TimeZone (default UTC), and, with UserID, that
 // user's render.
-type PreviewRequest struct {
-	Templates *heraldtype.MessageTemplates `json:"templates,omitempty"`
-	Version   int                          `json:"version,omitempty"`
-	Data      map[string]string            `json:"data,omitempty"`
-	TimeZone  string                       `json:"time_zone,omitempty"`
-	UserID    string                       `json:"user_id,omitempty"`
-}
+type PreviewRequest = heraldtype.PreviewRequest
 
 // PreviewTemplates renders a type's templates in every locale, and for a
 // named user, with each channel's sizes and SMS segments (POST

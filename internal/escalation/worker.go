@@ -97,7 +97,7 @@ func New(cfg Config) (*Worker, error) {
 		cfg.Logger = slog.Default()
 	}
 	w := &Worker{cfg: cfg}
-	w.loop = poll.New(cfg.PollInterval, w.round)
+	w.loop = poll.New(cfg.PollInterval, poll.ClaimRound(cfg.BatchSize, w.RunOnce, cfg.Logger, "escalation"))
 	return w, nil
 }
 
@@ -107,16 +107,6 @@ func (w *Worker) Start(ctx context.Context) { w.loop.Start(ctx) }
 // Stop ends the loop after the batch in hand, or when ctx ends; a step
 // claimed and not fired is claimed again once its lease ends.
 func (w *Worker) Stop(ctx context.Context) error { return w.loop.Stop(ctx) }
-
-// round is one turn of the loop: a claim, full when it took a whole
-// batch (more are probably due).
-func (w *Worker) round(ctx context.Context) bool {
-	n, err := w.RunOnce(ctx)
-	if err != nil && ctx.Err() == nil {
-		w.cfg.Logger.Error("escalation: a claim failed", "err", err)
-	}
-	return n == w.cfg.BatchSize && err == nil
-}
 
 // RunOnce claims one batch of due steps and fires each; it returns how
 // many it claimed.

@@ -1,11 +1,14 @@
 // Package poll is the loop of a worker that claims work from the
-// database in rounds (the digest and escalation workers): one round at
-// Start, the next after an interval, or at once when a round was full and
-// more is probably due; Stop ends it after the round in hand.
+// database in rounds (the digest and escalation workers, the webhook
+// dispatcher and its pending count): one round at Start, the next after
+// the wait the round asks for — at once when a round was full and more is
+// probably due — or sooner when Notify wakes it; Stop ends it after the
+// round in hand.
 package poll
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -15,19 +18,51 @@ import (
 // errors.
 type Round func(ctx context.Context) (full bool)
 
-// Loop runs a Round until stopped. The zero value is not usable: New.
+// Paced is a Round that says how long to wait before the next one.
+type Paced func(ctx context.Context) (wait time.Duration)
+
+// Loop runs a Round until stopped. The zero value is not usable: New or
+// NewPaced.
 type Loop struct {
-	interval time.Duration
-	round    Round
+	round Paced
+	exit  func()
+	wake  chan struct{}
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-// New makes a loop running round every interval.
+// New makes a loop running round every interval, or at once after a full
+// round.
 func New(interval time.Duration, round Round) *Loop {
-	return &Loop{interval: interval, round: round}
+	return NewPaced(func(ctx context.Context) time.Duration {
+		if round(ctx) {
+			return 0
+		}
+		return interval
+	}, nil)
+}
+
+// NewPaced makes a loop running round after the wait its previous call
+// returned. exit, if not nil, runs when the loop ends, before Stop
+// returns: what the rounds started and must finish (sends in flight).
+func NewPaced(round Paced, exit func()) *Loop {
+	return &Loop{round: round, exit: exit, wake: make(chan struct{}, 1)}
+}
+
+// ClaimRound is the Round of a worker whose runOnce claims and handles at
+// most batch items: full when it took a whole batch without error; a
+// failed claim is logged (unless the loop is stopping) with what as its
+// prefix, and the next round waits for the interval.
+func ClaimRound(batch int, runOnce func(context.Context) (int, error), logger *slog.Logger, what string) Round {
+	return func(ctx context.Context) bool {
+		n, err := runOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			logger.Error(what+": a claim failed", "err", err)
+		}
+		return n == batch && err == nil
+	}
 }
 
 // Start runs the loop until Stop; a second Start does nothing.
@@ -42,7 +77,8 @@ func (l *Loop) Start(ctx context.Context) {
 	go l.run(ctx, l.done)
 }
 
-// Stop ends the loop after the round in hand, or when ctx ends.
+// Stop ends the loop after the round in hand (and its exit), or when ctx
+// ends.
 func (l *Loop) Stop(ctx context.Context) error {
 	l.mu.Lock()
 	cancel, done := l.cancel, l.done
@@ -60,8 +96,20 @@ func (l *Loop) Stop(ctx context.Context) error {
 	}
 }
 
+// Notify wakes an idle loop for its next round now; a wake that comes
+// during a round makes the next one run at once.
+func (l *Loop) Notify() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
 func (l *Loop) run(ctx context.Context, done chan struct{}) {
 	defer close(done)
+	if l.exit != nil {
+		defer l.exit()
+	}
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -69,11 +117,10 @@ func (l *Loop) run(ctx context.Context, done chan struct{}) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-l.wake:
 		}
-		wait := l.interval
-		if l.round(ctx) {
-			wait = 0
-		}
-		t.Reset(wait)
+		// Reset on a timer still running is safe: since Go 1.23 no value
+		// sent before the Reset is received after it.
+		t.Reset(l.round(ctx))
 	}
 }

@@ -2,6 +2,8 @@ package poll
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -66,3 +68,59 @@ func TestStopHonoursItsContext(t *testing.T) {
 		t.Fatalf("Stop = %v, want the context's deadline", err)
 	}
 }
+
+// A paced loop waits what its round asked for, Notify cuts that wait
+// short, and Stop returns only after the exit hook (what the rounds
+// started) has run.
+func TestPacedNotifyAndExit(t *testing.T) {
+	rounds := make(chan struct{}, 10)
+	exited := make(chan struct{})
+	l := NewPaced(func(ctx context.Context) time.Duration {
+		rounds <- struct{}{}
+		return time.Hour
+	}, func() { close(exited) })
+	l.Start(t.Context())
+	<-rounds // the round at Start
+	select {
+	case <-rounds:
+		t.Fatal("a second round ran before the hour's wait or a Notify")
+	case <-time.After(20 * time.Millisecond):
+	}
+	l.Notify()
+	select {
+	case <-rounds:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Notify did not wake the loop")
+	}
+	if err := l.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	default:
+		t.Fatal("Stop returned before the exit hook ran")
+	}
+}
+
+// ClaimRound is full only when runOnce took a whole batch without error,
+// and logs a failed claim.
+func TestClaimRound(t *testing.T) {
+	var logged atomic.Int32
+	logger := slog.New(slog.NewTextHandler(countWriter{&logged}, nil))
+	for _, c := range []struct {
+		n    int
+		err  error
+		full bool
+		logs int32
+	}{{3, nil, true, 0}, {2, nil, false, 0}, {3, errors.New("down"), false, 1}} {
+		logged.Store(0)
+		r := ClaimRound(3, func(context.Context) (int, error) { return c.n, c.err }, logger, "test")
+		if got := r(t.Context()); got != c.full || logged.Load() != c.logs {
+			t.Errorf("runOnce %d, %v: full %v with %d log lines, want %v with %d", c.n, c.err, got, logged.Load(), c.full, c.logs)
+		}
+	}
+}
+
+type countWriter struct{ n *atomic.Int32 }
+
+func (w countWriter) Write(p []byte) (int, error) { w.n.Add(1); return len(p), nil }

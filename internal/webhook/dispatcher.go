@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/heraldtype"
+	"github.com/heraldhq/herald/internal/poll"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -143,12 +144,10 @@ var Outcomes = []string{OutcomeSent, OutcomeRetried, OutcomeDead, OutcomeHeld}
 // instance: it claims due messages, signs and sends each through the
 // outbound guard, and records the outcome.
 type Dispatcher struct {
-	cfg  Config
-	wake chan struct{}
-
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	cfg Config
+	// loop claims and sends; its exit waits for the sends in flight.
+	// pending reports the pending count (nil without Config.Pending).
+	loop, pending *poll.Loop
 
 	// flightMu guards busy (this instance's sends in flight per endpoint)
 	// and inFlight (all of them); sending counts the groups of sends the
@@ -212,110 +211,67 @@ func New(cfg Config) (*Dispatcher, error) {
 	if cfg.Jitter == nil {
 		cfg.Jitter = rand.Float64
 	}
-	return &Dispatcher{cfg: cfg, wake: make(chan struct{}, 1), busy: map[string]int{}}, nil
+	d := &Dispatcher{cfg: cfg, busy: map[string]int{}}
+	// The sends in flight end (each bounded) before Stop returns.
+	d.loop = poll.NewPaced(d.round, d.sending.Wait)
+	if cfg.Pending != nil {
+		d.pending = poll.NewPaced(d.countPending, nil)
+	}
+	return d, nil
 }
 
 // Start runs the dispatcher in the background until Stop.
 func (d *Dispatcher) Start(ctx context.Context) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.cancel != nil {
-		return
+	d.loop.Start(ctx)
+	if d.pending != nil {
+		d.pending.Start(ctx)
 	}
-	ctx, d.cancel = context.WithCancel(ctx)
-	d.done = make(chan struct{})
-	go d.run(ctx, d.done)
 }
 
 // Stop ends the loop after the sends in flight (each bounded by Timeout),
 // or when ctx ends; a message whose outcome was not recorded is sent
 // again once its lease ends.
 func (d *Dispatcher) Stop(ctx context.Context) error {
-	d.mu.Lock()
-	cancel, done := d.cancel, d.done
-	d.cancel = nil
-	d.mu.Unlock()
-	if cancel == nil {
-		return nil
+	err := d.loop.Stop(ctx)
+	if d.pending != nil {
+		err = errors.Join(err, d.pending.Stop(ctx))
 	}
-	cancel()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return err
 }
 
 // Notify wakes an idle dispatcher (messages were written).
-func (d *Dispatcher) Notify() {
-	select {
-	case d.wake <- struct{}{}:
-	default:
+func (d *Dispatcher) Notify() { d.loop.Notify() }
+
+// round is one turn of the loop: a claim and its sends started. A full
+// claim is followed at once by the next (more are probably due); a group
+// of sends that ends wakes the loop (Notify), so an endpoint freed or
+// room in the batch is claimed for at once.
+func (d *Dispatcher) round(ctx context.Context) time.Duration {
+	n, limit, _, err := d.claimAndSend(ctx)
+	if err != nil {
+		d.cfg.Logger.Error("webhook: a claim failed", "err", err)
 	}
+	if n > 0 && n == limit && err == nil {
+		return 0
+	}
+	return d.cfg.PollInterval
 }
 
-func (d *Dispatcher) run(ctx context.Context, done chan struct{}) {
-	defer close(done)
-	// The sends in flight end (each bounded) before Stop returns.
-	defer d.sending.Wait()
-	if d.cfg.Pending != nil {
-		counted := make(chan struct{})
-		go d.pendingLoop(ctx, counted)
-		defer func() { <-counted }()
+// countPending tells Config.Pending the pending count; the next count
+// comes after PendingInterval, or pendingIdle times as long as this one
+// took.
+func (d *Dispatcher) countPending(ctx context.Context) time.Duration {
+	start := time.Now()
+	cctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
+	n, err := d.cfg.Store.CountWebhookMessagesPending(cctx, PendingCountCap)
+	cancel()
+	switch {
+	case err == nil:
+		d.cfg.Pending(n)
+	case ctx.Err() == nil:
+		d.cfg.Logger.Warn("webhook: counting the pending messages failed", "err", err)
 	}
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-d.wake:
-		}
-		n, limit, _, err := d.claimAndSend(ctx)
-		if err != nil {
-			d.cfg.Logger.Error("webhook: a claim failed", "err", err)
-		}
-		wait := d.cfg.PollInterval
-		if n > 0 && n == limit && err == nil {
-			wait = 0 // a full claim: more are probably due
-		}
-		// A group of sends that ends wakes the loop (Notify), so an
-		// endpoint freed or room in the batch is claimed for at once.
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-		t.Reset(wait)
-	}
-}
-
-// pendingLoop tells Config.Pending the pending count now and then every
-// PendingInterval, or pendingIdle times as long as the last count took.
-func (d *Dispatcher) pendingLoop(ctx context.Context, done chan struct{}) {
-	defer close(done)
-	for {
-		start := time.Now()
-		cctx, cancel := context.WithTimeout(ctx, d.cfg.StoreTimeout)
-		n, err := d.cfg.Store.CountWebhookMessagesPending(cctx, PendingCountCap)
-		cancel()
-		switch {
-		case err == nil:
-			d.cfg.Pending(n)
-		case ctx.Err() == nil:
-			d.cfg.Logger.Warn("webhook: counting the pending messages failed", "err", err)
-		}
-		t := time.NewTimer(max(d.cfg.PendingInterval, pendingIdle*time.Since(start)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
+	return max(d.cfg.PendingInterval, pendingIdle*time.Since(start))
 }
 
 // RunOnce claims one batch of due messages, sends them side by side and
