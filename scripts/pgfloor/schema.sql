@@ -65,3 +65,33 @@ CREATE TABLE herald_floor.queue2 (
 	lease_until timestamptz
 );
 CREATE INDEX queue2_pending ON herald_floor.queue2 (run_at, delivery_id) WHERE lease_until IS NULL;
+
+-- records_log.sql (issue 39 item 2, weighed in session 21): the same
+-- records with no queue at all. Each delivery carries its shard and its
+-- writing transaction's id; a worker leases a shard's cursor row, reads
+-- the page past it (only transactions older than every one still running,
+-- so nothing can commit behind the cursor), sends, and records the
+-- outcomes with the cursor's advance. The record's outcome changes no
+-- indexed column (HOT, given room on its page); the claim writes one row
+-- per page, not one per delivery.
+CREATE TABLE herald_floor.deliveries3 (
+	id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	shard           integer NOT NULL,
+	txid            xid8 NOT NULL DEFAULT pg_current_xact_id(),
+	notification_id text NOT NULL,
+	token           text NOT NULL,
+	run_at          timestamptz NOT NULL,
+	state           text NOT NULL,
+	attempt         integer NOT NULL DEFAULT 0,
+	finished_at     timestamptz
+) WITH (fillfactor = 50);
+CREATE INDEX deliveries3_log ON herald_floor.deliveries3 (shard, txid, id);
+CREATE INDEX deliveries3_notification ON herald_floor.deliveries3 (notification_id);
+CREATE TABLE herald_floor.cursors3 (
+	shard       integer PRIMARY KEY,
+	txid        xid8 NOT NULL DEFAULT '0',
+	id          bigint NOT NULL DEFAULT 0,
+	owner       text NOT NULL DEFAULT '',
+	lease_until timestamptz
+);
+INSERT INTO herald_floor.cursors3 (shard) SELECT generate_series(0, 63);
