@@ -102,6 +102,37 @@ func TestPacedNotifyAndExit(t *testing.T) {
 	}
 }
 
+// A Notify that comes while a round runs is not lost: the next round
+// starts as soon as that one ends, not after the wait it asked for (a
+// webhook send group that ends mid-claim wakes the dispatcher this way).
+func TestNotifyDuringARound(t *testing.T) {
+	rounds := make(chan struct{}, 10)
+	inRound, release := make(chan struct{}), make(chan struct{})
+	var n atomic.Int32
+	l := NewPaced(func(ctx context.Context) time.Duration {
+		if n.Add(1) == 1 {
+			close(inRound)
+			<-release
+		}
+		rounds <- struct{}{}
+		return time.Hour
+	}, nil)
+	l.Start(t.Context())
+	<-inRound
+	l.Notify()
+	close(release)
+	for i := range 2 {
+		select {
+		case <-rounds:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d did not run: the Notify during the first was lost", i+1)
+		}
+	}
+	if err := l.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // ClaimRound is full only when runOnce took a whole batch without error,
 // and logs a failed claim.
 func TestClaimRound(t *testing.T) {

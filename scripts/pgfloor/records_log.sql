@@ -2,7 +2,9 @@
 -- writes the records into the client's shard; the claim leases the
 -- shard's cursor and reads the page past it with each delivery's
 -- notification; the outcome updates the records (HOT) and advances the
--- cursor in one statement.
+-- cursor in one statement. One shard per client: schema.sql makes 64, so
+-- run it with at most 64 clients (a client past them would find no cursor
+-- and send nothing).
 \set k random(1, 1000000000)
 \set shard :client_id
 BEGIN;
