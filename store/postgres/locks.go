@@ -51,13 +51,29 @@ func (s *Store) Unlock(ctx context.Context, name, owner string, until time.Time)
 // their deliveries and attempt rows (which have no foreign keys to
 // cascade from, migration 0007; inbox items still cascade). SKIP LOCKED
 // leaves a notification whose deliveries a concurrent statement is
-// changing for the next round.
+// changing for the next round. It runs under indexPlans: each step is
+// driven by at most limit rows, so an index probe per row is always
+// right, and on statistics that had not caught up with the attempt rows
+// PostgreSQL merge-joined them instead, sorting the whole attempts table
+// for every batch (a median 269 µs of CPU per pruned delivery against 24;
+// docs/PERFORMANCE.md, session 22; issue 39).
 func (s *Store) PruneFinished(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	if err := store.CheckPruneFinished(limit); err != nil {
 		return 0, err
 	}
 	var n int
-	err := s.pool.QueryRow(ctx, s.q(`WITH n AS (
+	err := s.indexedQuery(ctx, "notifications", pruneFinishedSQL, func(rows pgx.Rows) error {
+		if !rows.Next() {
+			return rows.Err()
+		}
+		return rows.Scan(&n)
+	}, cutoff, limit)
+	return n, err
+}
+
+// pruneFinishedSQL is PruneFinished's statement: $1 the cutoff, $2 the
+// batch's size.
+const pruneFinishedSQL = `WITH n AS (
 	DELETE FROM {s}.notifications WHERE id IN (
 		SELECT n.id FROM {s}.notifications n WHERE n.created_at < $1
 			AND NOT EXISTS (SELECT 1 FROM {s}.deliveries d WHERE d.notification_id = n.id AND d.state IN ('pending', 'leased'))
@@ -68,6 +84,4 @@ func (s *Store) PruneFinished(ctx context.Context, cutoff time.Time, limit int) 
 ), a AS (
 	DELETE FROM {s}.delivery_attempts a USING d WHERE a.delivery_id = d.id
 )
-SELECT count(*) FROM n`), cutoff, limit).Scan(&n)
-	return n, formatError(err, "notifications")
-}
+SELECT count(*) FROM n`

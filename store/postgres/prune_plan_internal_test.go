@@ -1,0 +1,103 @@
+package postgres
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPruneFinishedProbesIndexes (issue 39): the pruner deletes a batch of
+// notifications with their deliveries and attempt rows. On statistics
+// that had not caught up with the attempt rows (here: never analyzed,
+// as on a server whose autovacuum is off or behind) PostgreSQL joined the
+// batch's deliveries to their attempts by sorting the whole attempts
+// table, once per batch: a median 269 µs of CPU per pruned delivery against 24
+// with index probes (docs/PERFORMANCE.md, session 22). Under indexPlans,
+// as PruneFinished runs it, the statement must read no table in full and
+// sort no table; without them it does (the control, so that the test
+// proves it reproduces the statistics that went wrong).
+func TestPruneFinishedProbesIndexes(t *testing.T) {
+	s := migratedStore(t)
+	ctx := t.Context()
+	const n = 50000
+	for _, q := range []string{
+		`INSERT INTO {s}.notifications (id, user_id, type, title, body, channels, priority, payload_mode, guarantee, created_at)
+			SELECT 'n' || g, 'u' || (g % 1000), 'order', 't', 'b', '{push}', 'normal', 'notification', 'at_least_once',
+				now() - interval '40 days' FROM generate_series(1, $1) g`,
+		`INSERT INTO {s}.deliveries (id, notification_id, user_id, type, channel, provider, guarantee, max_attempts, run_at, state,
+			attempt, created_at, updated_at)
+			OVERRIDING SYSTEM VALUE
+			SELECT g, 'n' || g, 'u' || (g % 1000), 'order', 'push', 'fcm', 'at_least_once', 4, now(), 'sent', 1, now(), now()
+			FROM generate_series(1, $1) g`,
+		`INSERT INTO {s}.delivery_attempts (delivery_id, attempt, at, outcome) SELECT g, 1, now(), 'sent' FROM generate_series(1, $1) g`,
+	} {
+		if _, err := s.pool.Exec(ctx, s.q(q), n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	explain := func(settings string) string {
+		t.Helper()
+		tx, err := s.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		if settings != "" {
+			if _, err := tx.Exec(ctx, settings); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return planText(t)(tx.Query(ctx, "EXPLAIN "+s.q(pruneFinishedSQL), time.Now().Add(-30*24*time.Hour), 1000))
+	}
+	whole := func(plan string) bool {
+		return strings.Contains(plan, "Seq Scan on delivery_attempts") || strings.Contains(plan, "Seq Scan on deliveries") ||
+			strings.Contains(plan, "Sort Key: a.delivery_id")
+	}
+	if plan := explain(""); !whole(plan) {
+		t.Fatalf("control: without indexPlans the planner probed the indexes; the test no longer reproduces the statistics:\n%s", plan)
+	}
+	if plan := explain(indexPlans); whole(plan) {
+		t.Fatalf("under indexPlans the prune reads or sorts a whole table:\n%s", plan)
+	}
+	// What PruneFinished itself runs: the three tables' count of
+	// sequential scans (the store has one connection; its statistics are
+	// flushed before each read) must not move.
+	seqScans := func() int64 {
+		t.Helper()
+		if _, err := s.pool.Exec(ctx, `SELECT pg_stat_force_next_flush()`); err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		if err := s.pool.QueryRow(ctx, s.q(`SELECT coalesce(sum(seq_scan), 0) FROM pg_stat_user_tables
+			WHERE relid IN ('{s}.notifications'::regclass, '{s}.deliveries'::regclass, '{s}.delivery_attempts'::regclass)`)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := seqScans()
+	if tx, err := s.pool.Begin(ctx); err != nil {
+		t.Fatal(err)
+	} else {
+		_, err := tx.Exec(ctx, s.q(pruneFinishedSQL), time.Now().Add(-30*24*time.Hour), 1000)
+		tx.Rollback(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	control := seqScans()
+	if control == before {
+		t.Fatalf("control: the statement without indexPlans scanned no table in full (%d sequential scans before and after)", before)
+	}
+	pruned, err := s.PruneFinished(ctx, time.Now().Add(-30*24*time.Hour), 1000)
+	if err != nil || pruned != 1000 {
+		t.Fatalf("PruneFinished = %d, %v; want 1000 pruned", pruned, err)
+	}
+	if after := seqScans(); after != control {
+		t.Fatalf("PruneFinished read a table in full: %d sequential scans, %d before it", after, control)
+	}
+	var left int
+	if err := s.pool.QueryRow(ctx, s.q(`SELECT (SELECT count(*) FROM {s}.notifications) + (SELECT count(*) FROM {s}.deliveries)
+		+ (SELECT count(*) FROM {s}.delivery_attempts)`)).Scan(&left); err != nil || left != 3*(n-1000) {
+		t.Fatalf("rows left = %d, %v; want %d", left, err, 3*(n-1000))
+	}
+}
