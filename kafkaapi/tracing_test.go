@@ -208,11 +208,13 @@ func eventIsTraced(t *testing.T, s store.Store, rules herald.RuleConfig) {
 		}
 		return out
 	}
-	// The record's span ends after its transaction commits, and the
-	// worker may send both deliveries before that: wait for all three (CI
-	// once found the deliveries' spans alone).
-	f.waitFor("both deliveries' spans and the record's", 20*time.Second, func() bool {
-		return len(named("herald.deliver")) == 2 && len(named("herald.kafka.record events.v1")) > 0
+	// The record's span ends after its transaction commits, and so does
+	// the runner's batch span after its batch's; the worker may send both
+	// deliveries before either: wait for all four (CI once found the
+	// deliveries' spans alone, and a loaded machine the batch's missing).
+	f.waitFor("both deliveries' spans, the record's and the batch's", 20*time.Second, func() bool {
+		return len(named("herald.deliver")) == 2 && len(named("herald.kafka.record events.v1")) > 0 &&
+			len(named("herald.rule.batch")) > 0
 	})
 	recSpans := named("herald.kafka.record events.v1")
 	if len(recSpans) != 1 || recSpans[0].Parent().SpanID().String() != producerSpan {
