@@ -48,8 +48,8 @@ func (s *Store) Unlock(ctx context.Context, name, owner string, until time.Time)
 // PruneFinished implements store.Store. One statement picks the oldest
 // notifications whose deliveries are all final (none pending or leased;
 // a notification without deliveries qualifies) and deletes them with
-// their deliveries and attempt rows (which have no foreign keys to
-// cascade from, migration 0007; inbox items still cascade). SKIP LOCKED
+// their deliveries, attempt rows, inbox items and escalation steps (none
+// has a foreign key to cascade from: migrations 0007 and 0046). SKIP LOCKED
 // leaves a notification whose deliveries a concurrent statement is
 // changing for the next round. It runs under indexPlans: each step is
 // driven by at most limit rows, so an index probe per row is always
@@ -83,5 +83,9 @@ const pruneFinishedSQL = `WITH n AS (
 	DELETE FROM {s}.deliveries d USING n WHERE d.notification_id = n.id RETURNING d.id
 ), a AS (
 	DELETE FROM {s}.delivery_attempts a USING d WHERE a.delivery_id = d.id
+), i AS (
+	DELETE FROM {s}.inbox_items i USING n WHERE i.notification_id = n.id
+), e AS (
+	DELETE FROM {s}.escalations e USING n WHERE e.notification_id = n.id
 )
 SELECT count(*) FROM n`

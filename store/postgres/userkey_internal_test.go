@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/heraldtype"
 )
 
 // TestUserDeleteWaitsForTrigger: the notifications have no foreign key to
@@ -47,5 +49,43 @@ func TestUserDeleteWaitsForTrigger(t *testing.T) {
 	}
 	if n != 0 {
 		t.Fatalf("%d notifications of the deleted user are left, want 0", n)
+	}
+}
+
+// TestUserDeleteTakesInboxAndEscalations: inbox items and escalation
+// steps have no foreign key to their notification (migration 0046); a
+// user deleted out of band still takes them with their notifications,
+// and nobody else's.
+func TestUserDeleteTakesInboxAndEscalations(t *testing.T) {
+	s := batchStore(t, 1, 2)
+	ctx := t.Context()
+	for _, u := range []string{"u1", "u2"} {
+		p := batchTrigger("n-"+u, u, "")
+		p.Notifications[0].Channels = []heraldtype.Channel{heraldtype.ChannelInApp}
+		p.Escalate = []heraldtype.EscalationStep{{After: time.Hour, Unless: heraldtype.ReceiptRead,
+			Channels: []heraldtype.Channel{heraldtype.ChannelPush}}}
+		if _, err := s.Enqueue(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(user string) (items, steps int) {
+		t.Helper()
+		if err := s.pool.QueryRow(ctx, s.q(`SELECT (SELECT count(*) FROM {s}.inbox_items WHERE user_id = $1),
+			(SELECT count(*) FROM {s}.escalations WHERE user_id = $1)`), user).Scan(&items, &steps); err != nil {
+			t.Fatal(err)
+		}
+		return items, steps
+	}
+	if items, steps := count("u1"); items != 1 || steps != 1 {
+		t.Fatalf("before the delete: %d inbox items, %d escalation steps; want 1 and 1", items, steps)
+	}
+	if _, err := s.pool.Exec(ctx, s.q(`DELETE FROM {s}.users WHERE id = 'u1'`)); err != nil {
+		t.Fatal(err)
+	}
+	if items, steps := count("u1"); items != 0 || steps != 0 {
+		t.Fatalf("the deleted user's %d inbox items and %d escalation steps are left, want none", items, steps)
+	}
+	if items, steps := count("u2"); items != 1 || steps != 1 {
+		t.Fatalf("the other user kept %d inbox items and %d escalation steps, want 1 and 1", items, steps)
 	}
 }

@@ -247,6 +247,25 @@ func testEscalations(t *testing.T, h Harness) {
 			t.Fatalf("steps after the cancel = %+v", es)
 		}
 	})
+	t.Run("PrunedWithTheirNotification", func(t *testing.T) {
+		t.Parallel()
+		f := setup(t)
+		n := trigger(f, heraldtype.ChannelInApp)
+		recent := f.on("u1", heraldtype.ChannelInApp)
+		recent.CreatedAt = at(2 * time.Hour)
+		p := channelParams(recent)
+		p.Escalate = steps
+		f.enqueue(p)
+		if n, err := f.s.PruneFinished(f.ctx, at(time.Hour), 10); err != nil || n != 1 {
+			t.Fatalf("PruneFinished = %d, %v; want 1", n, err)
+		}
+		if es := list(f, n.ID); len(es) != 0 {
+			t.Fatalf("steps of a pruned notification = %+v", es)
+		}
+		if es := list(f, recent.ID); len(es) != 2 {
+			t.Fatalf("steps of a kept notification = %+v", es)
+		}
+	})
 	t.Run("Failure", func(t *testing.T) {
 		t.Parallel()
 		f := setup(t)
