@@ -95,3 +95,34 @@ CREATE TABLE herald_floor.cursors3 (
 	lease_until timestamptz
 );
 INSERT INTO herald_floor.cursors3 (shard) SELECT generate_series(0, 63);
+
+-- records_part.sql (issue 39 item 2, weighed in session 22): records.sql's
+-- shape with the history rotated: the notifications partitioned by day,
+-- the deliveries by ranges of id, so that retention drops a partition
+-- instead of deleting rows and vacuuming after them. The run script makes
+-- the partitions (PARTS, default 30: a month of days, the current one open).
+CREATE TABLE herald_floor.notifications4 (
+	id         text NOT NULL,
+	user_id    text NOT NULL,
+	title      text NOT NULL,
+	body       text NOT NULL,
+	data       jsonb,
+	created_at timestamptz NOT NULL,
+	PRIMARY KEY (id, created_at)
+) PARTITION BY RANGE (created_at);
+CREATE INDEX notifications4_user ON herald_floor.notifications4 (user_id, created_at);
+CREATE SEQUENCE herald_floor.deliveries4_id;
+CREATE TABLE herald_floor.deliveries4 (
+	id              bigint NOT NULL DEFAULT nextval('herald_floor.deliveries4_id') PRIMARY KEY,
+	notification_id text NOT NULL,
+	notification_at timestamptz NOT NULL,
+	token           text NOT NULL,
+	run_at          timestamptz NOT NULL,
+	state           text NOT NULL,
+	owner           text NOT NULL DEFAULT '',
+	attempt         integer NOT NULL DEFAULT 0,
+	lease_until     timestamptz,
+	finished_at     timestamptz
+) PARTITION BY RANGE (id);
+CREATE INDEX deliveries4_pending ON herald_floor.deliveries4 (run_at, id) WHERE state = 'pending';
+CREATE INDEX deliveries4_notification ON herald_floor.deliveries4 (notification_id);

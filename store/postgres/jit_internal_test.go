@@ -57,7 +57,7 @@ func TestIndexPlansTurnJITOff(t *testing.T) {
 
 // migratedStore opens a store of one connection on a fresh schema, with
 // Herald's tables, for a test that reads plans.
-func migratedStore(t *testing.T) *Store {
+func migratedStore(t testing.TB) *Store {
 	t.Helper()
 	dsn, schema := pgtest.NewSchema(t)
 	s, err := Open(t.Context(), dsn, Options{Schema: schema, MaxConns: 1})
