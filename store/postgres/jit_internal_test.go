@@ -23,21 +23,9 @@ func TestIndexPlansTurnJITOff(t *testing.T) {
 	ctx := t.Context()
 	explain := func(settings string) string {
 		t.Helper()
-		tx, err := s.pool.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback(ctx)
-		if _, err := tx.Exec(ctx, `SET LOCAL jit_above_cost = 0`); err != nil {
-			t.Fatal(err)
-		}
-		if settings != "" {
-			if _, err := tx.Exec(ctx, settings); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return planText(t)(tx.Query(ctx, s.q(`EXPLAIN (ANALYZE) SELECT id FROM {s}.deliveries
-	WHERE state = 'pending' AND run_at <= now() ORDER BY run_at, id LIMIT 100 FOR UPDATE SKIP LOCKED`)))
+		return planIn(t, s, s.q(`EXPLAIN (ANALYZE) SELECT id FROM {s}.deliveries
+	WHERE state = 'pending' AND run_at <= now() ORDER BY run_at, id LIMIT 100 FOR UPDATE SKIP LOCKED`), nil,
+			`SET LOCAL jit_above_cost = 0`, settings)
 	}
 	var available bool
 	if err := s.pool.QueryRow(ctx, `SELECT pg_jit_available()`).Scan(&available); err != nil {
@@ -71,8 +59,30 @@ func migratedStore(t testing.TB) *Store {
 	return s
 }
 
+// planIn runs explain (an EXPLAIN statement) with args in a transaction
+// of its own, rolled back, after the settings statements given (an empty
+// one is skipped), and returns the plan's text.
+func planIn(t testing.TB, s *Store, explain string, args []any, settings ...string) string {
+	t.Helper()
+	ctx := t.Context()
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	for _, set := range settings {
+		if set == "" {
+			continue
+		}
+		if _, err := tx.Exec(ctx, set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return planText(t)(tx.Query(ctx, explain, args...))
+}
+
 // planText reads the lines of an EXPLAIN's answer: planText(t)(q.Query(…)).
-func planText(t *testing.T) func(pgx.Rows, error) string {
+func planText(t testing.TB) func(pgx.Rows, error) string {
 	return func(rows pgx.Rows, err error) string {
 		t.Helper()
 		if err != nil {

@@ -11,11 +11,11 @@ import (
 // that had not caught up with the attempt rows (here: never analyzed,
 // as on a server whose autovacuum is off or behind) PostgreSQL joined the
 // batch's deliveries to their attempts by sorting the whole attempts
-// table, once per batch: a median 269 µs of CPU per pruned delivery against 24
-// with index probes (docs/PERFORMANCE.md, session 22). Under indexPlans,
-// as PruneFinished runs it, the statement must read no table in full and
-// sort no table; without them it does (the control, so that the test
-// proves it reproduces the statistics that went wrong).
+// table, once per batch: a median 269 µs of CPU per pruned delivery
+// against 24 with index probes (docs/PERFORMANCE.md, session 22). Under
+// indexPlans, as PruneFinished runs it, the statement must read no table
+// in full and sort no table; without them it does (the control, so that
+// the test proves it reproduces the statistics that went wrong).
 func TestPruneFinishedProbesIndexes(t *testing.T) {
 	s := migratedStore(t)
 	ctx := t.Context()
@@ -23,17 +23,7 @@ func TestPruneFinishedProbesIndexes(t *testing.T) {
 	fillFinished(t, s, n)
 	explain := func(settings string) string {
 		t.Helper()
-		tx, err := s.pool.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback(ctx)
-		if settings != "" {
-			if _, err := tx.Exec(ctx, settings); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return planText(t)(tx.Query(ctx, "EXPLAIN "+s.q(pruneFinishedSQL), time.Now().Add(-30*24*time.Hour), 1000))
+		return planIn(t, s, "EXPLAIN "+s.q(pruneFinishedSQL), []any{time.Now().Add(-30 * 24 * time.Hour), 1000}, settings)
 	}
 	whole := func(plan string) bool {
 		return strings.Contains(plan, "Seq Scan on delivery_attempts") || strings.Contains(plan, "Seq Scan on deliveries") ||
