@@ -52,11 +52,11 @@ func TestUserDeleteWaitsForTrigger(t *testing.T) {
 	}
 }
 
-// TestUserDeleteTakesInboxAndEscalations: inbox items and escalation
-// steps have no foreign key to their notification (migration 0046); a
-// user deleted out of band still takes them with their notifications,
-// and nobody else's.
-func TestUserDeleteTakesInboxAndEscalations(t *testing.T) {
+// TestUserDeleteTakesTheNotificationsRows: inbox items, escalation steps,
+// deliveries and attempt rows have no foreign key to their notification
+// (migrations 0007, 0046); a user deleted out of band still takes them
+// with their notifications, and nobody else's.
+func TestUserDeleteTakesTheNotificationsRows(t *testing.T) {
 	s := batchStore(t, 1, 2)
 	ctx := t.Context()
 	for _, u := range []string{"u1", "u2"} {
@@ -67,25 +67,43 @@ func TestUserDeleteTakesInboxAndEscalations(t *testing.T) {
 		if _, err := s.Enqueue(ctx, p); err != nil {
 			t.Fatal(err)
 		}
-	}
-	count := func(user string) (items, steps int) {
-		t.Helper()
-		if err := s.pool.QueryRow(ctx, s.q(`SELECT (SELECT count(*) FROM {s}.inbox_items WHERE user_id = $1),
-			(SELECT count(*) FROM {s}.escalations WHERE user_id = $1)`), user).Scan(&items, &steps); err != nil {
+		if _, err := s.Enqueue(ctx, batchTrigger("p-"+u, u, "")); err != nil { // a pending push
 			t.Fatal(err)
 		}
-		return items, steps
 	}
-	if items, steps := count("u1"); items != 1 || steps != 1 {
-		t.Fatalf("before the delete: %d inbox items, %d escalation steps; want 1 and 1", items, steps)
+	if _, err := s.pool.Exec(ctx, s.q(`INSERT INTO {s}.delivery_attempts (delivery_id, attempt, at, outcome)
+		SELECT id, 1, now(), 'failed' FROM {s}.deliveries`)); err != nil {
+		t.Fatal(err)
 	}
+	type rows struct{ items, steps, deliveries, attempts int }
+	count := func(user string) (r rows) {
+		t.Helper()
+		if err := s.pool.QueryRow(ctx, s.q(`SELECT (SELECT count(*) FROM {s}.inbox_items WHERE user_id = $1),
+			(SELECT count(*) FROM {s}.escalations WHERE user_id = $1),
+			(SELECT count(*) FROM {s}.deliveries WHERE user_id = $1),
+			(SELECT count(*) FROM {s}.delivery_attempts a JOIN {s}.deliveries d ON d.id = a.delivery_id WHERE d.user_id = $1)`),
+			user).Scan(&r.items, &r.steps, &r.deliveries, &r.attempts); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	before := count("u1")
+	if before.items == 0 || before.steps == 0 || before.deliveries < 2 || before.attempts < 2 {
+		t.Fatalf("before the delete: %+v; want some of each", before)
+	}
+	other := count("u2")
 	if _, err := s.pool.Exec(ctx, s.q(`DELETE FROM {s}.users WHERE id = 'u1'`)); err != nil {
 		t.Fatal(err)
 	}
-	if items, steps := count("u1"); items != 0 || steps != 0 {
-		t.Fatalf("the deleted user's %d inbox items and %d escalation steps are left, want none", items, steps)
+	if r := count("u1"); r != (rows{}) {
+		t.Fatalf("the deleted user's rows are left: %+v, want none", r)
 	}
-	if items, steps := count("u2"); items != 1 || steps != 1 {
-		t.Fatalf("the other user kept %d inbox items and %d escalation steps, want 1 and 1", items, steps)
+	var orphans int
+	if err := s.pool.QueryRow(ctx, s.q(`SELECT count(*) FROM {s}.delivery_attempts a
+		WHERE NOT EXISTS (SELECT 1 FROM {s}.deliveries d WHERE d.id = a.delivery_id)`)).Scan(&orphans); err != nil || orphans != 0 {
+		t.Fatalf("%d attempt rows outlived their deliveries (%v), want none", orphans, err)
+	}
+	if r := count("u2"); r != other {
+		t.Fatalf("the other user has %+v after the delete, %+v before", r, other)
 	}
 }

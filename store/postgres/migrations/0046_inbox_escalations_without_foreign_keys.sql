@@ -14,7 +14,10 @@ ALTER TABLE escalations DROP CONSTRAINT escalations_notification_id_fkey;
 
 -- A user deleted out of band (0019) took their notifications, and through
 -- these foreign keys the notifications' inbox items and escalation steps;
--- the statement trigger now deletes those itself.
+-- the statement trigger now deletes those itself, and the notifications'
+-- deliveries and attempt rows, which it had left behind since 0007 (a
+-- pending delivery without its notification was leased by a claim, and
+-- again after each lease ran out, but never returned as a job).
 CREATE OR REPLACE FUNCTION delete_users_notifications() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 BEGIN
@@ -22,8 +25,12 @@ BEGIN
 		DELETE FROM notifications n USING deleted_users d WHERE n.user_id = d.id RETURNING n.id
 	), i AS (
 		DELETE FROM inbox_items i USING n WHERE i.notification_id = n.id
+	), e AS (
+		DELETE FROM escalations e USING n WHERE e.notification_id = n.id
+	), d AS (
+		DELETE FROM deliveries d USING n WHERE d.notification_id = n.id RETURNING d.id
 	)
-	DELETE FROM escalations e USING n WHERE e.notification_id = n.id;
+	DELETE FROM delivery_attempts a USING d WHERE a.delivery_id = d.id;
 	RETURN NULL;
 END
 $$;
