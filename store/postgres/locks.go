@@ -62,11 +62,9 @@ func (s *Store) PruneFinished(ctx context.Context, cutoff time.Time, limit int) 
 		return 0, err
 	}
 	var n int
-	err := s.indexedQuery(ctx, "notifications", pruneFinishedSQL, func(rows pgx.Rows) error {
-		if !rows.Next() {
-			return rows.Err()
-		}
-		return rows.Scan(&n)
+	err := s.indexedQuery(ctx, "notifications", pruneFinishedSQL, func(rows pgx.Rows) (err error) {
+		n, err = pgx.CollectExactlyOneRow(rows, pgx.RowTo[int])
+		return err
 	}, cutoff, limit)
 	return n, err
 }

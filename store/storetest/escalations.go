@@ -256,8 +256,8 @@ func testEscalations(t *testing.T, h Harness) {
 		p := channelParams(recent)
 		p.Escalate = steps
 		f.enqueue(p)
-		if n, err := f.s.PruneFinished(f.ctx, at(time.Hour), 10); err != nil || n != 1 {
-			t.Fatalf("PruneFinished = %d, %v; want 1", n, err)
+		if pruned, err := f.s.PruneFinished(f.ctx, at(time.Hour), 10); err != nil || pruned != 1 {
+			t.Fatalf("PruneFinished = %d, %v; want 1", pruned, err)
 		}
 		if es := list(f, n.ID); len(es) != 0 {
 			t.Fatalf("steps of a pruned notification = %+v", es)
